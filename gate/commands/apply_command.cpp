@@ -1,0 +1,165 @@
+// `ropecheck apply`: the reference applied to given inputs, printed exactly.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gate/commands/command.h"
+#include "gate/readers/npy.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+
+namespace ropecheck::gate {
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, sep)) out.push_back(item);
+  if (!text.empty() && text.back() == sep) out.emplace_back();
+  return out;
+}
+
+// "P1,P2,..." with ':' between the components of one token's position tuple.
+std::vector<std::int64_t> parse_positions(const std::string& text, int components) {
+  std::vector<std::int64_t> out;
+  for (const std::string& token : split(text, ',')) {
+    const auto parts = split(token, ':');
+    if (static_cast<int>(parts.size()) != components) {
+      throw UsageError("--positions: expected " + std::to_string(components) + " ':'-separated component(s) per token, got '" +
+                       token + "'");
+    }
+    for (const std::string& part : parts) {
+      std::size_t used = 0;
+      long long value = 0;
+      try {
+        value = std::stoll(part, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != part.size()) throw UsageError("--positions: expected an integer, got '" + part + "'");
+      out.push_back(value);
+    }
+  }
+  return out;
+}
+
+void flatten_json(const nlohmann::json& j, const std::string& file, std::vector<double>& out) {
+  if (j.is_array()) {
+    for (const auto& item : j) flatten_json(item, file, out);
+  } else if (j.is_number()) {
+    out.push_back(j.get<double>());
+  } else if (j.is_string()) {
+    try {
+      out.push_back(reference::parse_float(j.get<std::string>()));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(file + ": input value: " + e.what());
+    }
+  } else {
+    throw InputError(file + ": input value: expected a number or a hex-float string, got " + j.dump());
+  }
+}
+
+std::vector<double> read_input(const std::string& text) {
+  std::vector<double> values;
+  if (std::filesystem::is_regular_file(text)) {
+    if (text.size() >= 4 && text.substr(text.size() - 4) == ".npy") {
+      try {
+        return read_npy(text).values;
+      } catch (const NpyError& e) {
+        throw InputError(e.what());
+      }
+    }
+    std::ifstream in(text);
+    const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(content);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(text + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
+    }
+    if (j.is_object() && j.contains("input")) j = j["input"];
+    flatten_json(j, text, values);
+    return values;
+  }
+  for (const std::string& item : split(text, ',')) {
+    try {
+      values.push_back(reference::parse_float(item));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--input: ") + e.what() + " (or an existing .json/.npy file)");
+    }
+  }
+  return values;
+}
+
+}  // namespace
+
+void add_apply_command(CLI::App& root, int& status) {
+  auto* cmd = root.add_subcommand("apply", "Apply the exact reference to inputs and print the correctly rounded outputs");
+  struct Args {
+    std::string spec, positions, input, model = "exact", format = "hex";
+    std::int64_t heads = 0;
+    int precision = 256;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--spec", args->spec, "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32")->required();
+  cmd->add_option("--positions", args->positions,
+                  "One position per token, comma-separated; multi-axis tuples as m1:m2 (e.g. 3:5,4:5)")
+      ->required();
+  cmd->add_option("--input", args->input,
+                  "Comma-separated decimal or hex-float values, or a .json/.npy file; row-major [tokens, heads, head_dim]; "
+                  "values are rounded to the spec's dtype")
+      ->required();
+  cmd->add_option("--heads", args->heads, "Heads per token (default: inferred from the input size)");
+  cmd->add_option("--model", args->model, "Rounding model: exact | f32-recipe")->check(CLI::IsMember({"exact", "f32-recipe"}));
+  cmd->add_option("--precision", args->precision, "Working precision in bits of the first attempt (>= 64)")
+      ->check(CLI::Range(64, 16384));
+  cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")
+      ->check(CLI::IsMember({"hex", "json"}));
+  cmd->callback([args, &status] {
+    const Spec spec = parse_spec(args->spec);
+    const int components = position_components(spec);
+    const std::vector<std::int64_t> positions = parse_positions(args->positions, components);
+    std::vector<double> input = read_input(args->input);
+    const std::int64_t tokens = static_cast<std::int64_t>(positions.size()) / components;
+    const std::int64_t per_token = static_cast<std::int64_t>(input.size()) / std::max<std::int64_t>(tokens, 1);
+    std::int64_t heads = args->heads;
+    if (heads == 0) heads = per_token / spec.head_dim;
+    if (heads <= 0 || static_cast<std::int64_t>(input.size()) != tokens * heads * spec.head_dim) {
+      throw UsageError("--input: expected tokens*heads*head_dim values (tokens=" + std::to_string(tokens) +
+                       ", head_dim=" + std::to_string(spec.head_dim) +
+                       (args->heads ? ", heads=" + std::to_string(args->heads) : std::string()) + "), got " +
+                       std::to_string(input.size()));
+    }
+    for (double& v : input) {
+      if (std::isfinite(v)) v = reference::round_to_format(v, spec.dtype);
+    }
+    reference::Options options;
+    options.precision_bits = args->precision;
+    options.model = args->model == "exact" ? reference::Model::exact : reference::Model::f32_recipe;
+    const std::vector<double> out =
+        reference::apply(spec, reference::Shape{tokens, heads, spec.head_dim}, positions, input, options);
+    if (args->format == "hex") {
+      for (double v : out) std::printf("%s\n", reference::to_hex(v).c_str());
+    } else {
+      nlohmann::ordered_json j;
+      j["spec"] = nlohmann::ordered_json::parse(to_json(spec));
+      j["model"] = args->model;
+      j["shape"] = {tokens, heads, spec.head_dim};
+      j["positions"] = positions;
+      std::vector<std::string> hex;
+      for (double v : out) hex.push_back(reference::to_hex(v));
+      j["output"] = hex;
+      std::printf("%s\n", j.dump(2).c_str());
+    }
+    status = 0;
+  });
+}
+
+}  // namespace ropecheck::gate

@@ -1,0 +1,366 @@
+// Exact RoPE: three independent forms at working precision, and correctly rounded application.
+//
+// Correct rounding follows CORE-MATH's shape: a fast path in double-double arithmetic with a
+// written error bound and a rounding test, and a cold path that recomputes with MPFR at doubling
+// precision (a Ziv loop) only when the fast path cannot decide the rounding. With the default
+// 256-bit cos/sin the fast path's bound is ≈ 2^-100·(|x|+|y|), so the cold path runs when an output
+// lies within ~2^-100 relative of a rounding boundary (never seen in the tests' random data) or in
+// the range guards below (magnitudes beyond 2^±900, results rounding to 0 or overflowing).
+#include "reference/rope.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "reference/rounding.h"
+#include "spec/schedule.h"
+
+namespace ropecheck::reference {
+namespace {
+
+// Bits of headroom in the error bound of MPFR-computed cos/sin: θ'_j from the schedule takes a
+// handful of correctly rounded MPFR operations (pow, log, division, a ramp), each within 2^-P
+// relative; 2^12 covers their accumulation with a wide margin. The angle p·θ then carries a relative
+// error ≤ 2^(−P+13), i.e. an absolute error ≤ |a|·2^(−P+13) that cos and sin inherit.
+constexpr int kScheduleErrorBits = 13;
+// Largest precision of the Ziv loop. Past it the exact value is taken to be the computed one: that
+// happens only for outputs that are exactly representable ties (e.g. position 0 with inputs that are
+// not values of the dtype), where the MPFR computation is exact.
+constexpr int kMaxPrecisionBits = 16384;
+
+void check_shapes(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                  std::span<const double> input) {
+  validate(spec);
+  if (shape.head_dim != spec.head_dim) {
+    throw std::invalid_argument("shape: head_dim " + std::to_string(shape.head_dim) + " differs from spec head_dim " +
+                                std::to_string(spec.head_dim));
+  }
+  if (shape.tokens < 0 || shape.heads < 0) throw std::invalid_argument("shape: negative tokens or heads");
+  if (static_cast<std::int64_t>(input.size()) != shape.elements()) {
+    throw std::invalid_argument("input: expected tokens*heads*head_dim = " + std::to_string(shape.elements()) +
+                                " values, got " + std::to_string(input.size()));
+  }
+  const std::int64_t components = position_components(spec);
+  if (static_cast<std::int64_t>(positions.size()) != shape.tokens * components) {
+    throw std::invalid_argument("positions: expected " + std::to_string(shape.tokens * components) + " values (" +
+                                std::to_string(components) + " per token), got " + std::to_string(positions.size()));
+  }
+}
+
+// Per-call plan at one precision: frequencies and the attention factor.
+struct Plan {
+  std::vector<Real> theta;
+  std::vector<double> theta_f32;  // f32-recipe model only: θ'_j correctly rounded to binary32
+  Real attention;
+  std::vector<PairDims> dims;
+  std::vector<int> component;
+};
+
+double recipe_theta(const Spec& spec, int pair_index, int precision);
+
+Plan make_plan(const Spec& spec, Model model, int precision) {
+  Plan plan;
+  const int pairs = spec.rotary_dim / 2;
+  plan.theta.reserve(pairs);
+  for (int j = 0; j < pairs; ++j) {
+    plan.theta.push_back(frequency<Real>(spec, j));
+    plan.dims.push_back(pair_dims(spec, j));
+    plan.component.push_back(position_component(spec, j));
+    if (model == Model::f32_recipe) plan.theta_f32.push_back(recipe_theta(spec, j, precision));
+  }
+  plan.attention = attention_factor<Real>(spec);
+  return plan;
+}
+
+Real signed_angle(const Spec& spec, const Real& position_times_theta) {
+  return spec.direction == Direction::inverse ? Real(-position_times_theta) : position_times_theta;
+}
+
+// θ'_j correctly rounded to binary32 by its own Ziv loop (the MPFR value carries the schedule's
+// error bound).
+double recipe_theta(const Spec& spec, int pair_index, int precision) {
+  for (int bits = precision;; bits *= 2) {
+    PrecisionScope scope(bits);
+    const Real theta = frequency<Real>(spec, pair_index);
+    const Real error = abs(theta) * ldexp(Real(1), -bits + kScheduleErrorBits);
+    if (std::optional<double> theta32 = round_if_decided(theta, error, Dtype::f32)) return *theta32;
+    if (bits >= kMaxPrecisionBits) return static_cast<double>(round_to_format(theta, Dtype::f32));
+  }
+}
+
+// The f32-recipe angle: RN32(RN32(p)·RN32(θ)), exactly representable.
+Real recipe_angle(const Spec& spec, double theta_f32, std::int64_t position) {
+  const Real p32 = round_to_format(Real(static_cast<long long>(position)), Dtype::f32);
+  const Real product = round_to_format(Real(p32 * Real(theta_f32)), Dtype::f32);
+  return signed_angle(spec, product);
+}
+
+// cos and sin of one pair's angle (times the attention factor), with an absolute error bound.
+struct CosSin {
+  Real cos;
+  Real sin;
+  Real error;  // |computed − exact| bound for each of cos and sin
+};
+
+CosSin cos_sin(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position_tuple, int pair_index,
+               Model model, int precision) {
+  const std::int64_t p = position_tuple[plan.component[pair_index]];
+  Real a;
+  Real angle_error;
+  if (model == Model::f32_recipe) {
+    a = recipe_angle(spec, plan.theta_f32[pair_index], p);
+    angle_error = Real(0);
+  } else {
+    a = signed_angle(spec, Real(static_cast<long long>(p)) * plan.theta[pair_index]);
+    angle_error = abs(a) * ldexp(Real(1), -precision + kScheduleErrorBits);
+  }
+  CosSin cs;
+  cs.cos = cos(a) * plan.attention;
+  cs.sin = sin(a) * plan.attention;
+  // cos/sin inherit the angle error (|d cos/da| ≤ 1), plus their own and the product's rounding.
+  cs.error = abs(plan.attention) * (angle_error + ldexp(Real(1), -precision + 3));
+  return cs;
+}
+
+// Double-double helpers (error-free transformations; Dekker, Knuth).
+struct DoubleDouble {
+  double hi;
+  double lo;
+};
+inline DoubleDouble two_sum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+inline DoubleDouble two_product(double a, double b) {
+  const double p = a * b;
+  return {p, std::fma(a, b, -p)};
+}
+
+// x·c − y·s (or x·s + y·c with the roles passed accordingly) in double-double.
+// Error ≤ 2^-100·(|x|+|y|)·max(|c|,|s|) plus the representation error of c and s (≤ 2^-106 relative):
+// the two exact products and their exact sum leave only the low-order terms (each ≤ 2^-52 of the
+// magnitudes), summed with ≤ 4 roundings of 2^-53 each.
+inline DoubleDouble rotate_component(double x, DoubleDouble c, double y, DoubleDouble s) {
+  const DoubleDouble xc = two_product(x, c.hi);
+  const DoubleDouble ys = two_product(y, s.hi);
+  DoubleDouble sum = two_sum(xc.hi, -ys.hi);
+  const double tail = sum.lo + ((xc.lo - ys.lo) + (x * c.lo - y * s.lo));
+  return two_sum(sum.hi, tail);
+}
+
+// The fast rounding test: the correctly rounded value of any v with |v − (h + l)| ≤ error, or
+// nothing. r = RN(h) in the dtype; v rounds to r iff it lies inside r's rounding interval, whose
+// half-width is at least q/4 on the low side when |r| is a power of two (q = r's quantum), else q/2.
+std::optional<double> fast_round(DoubleDouble v, double error, Dtype dtype) {
+  if (!std::isfinite(v.hi)) return std::nullopt;
+  const double r = round_to_format(v.hi, dtype);
+  if (r == 0 || !std::isfinite(r) || std::fabs(r) >= max_finite(dtype)) return std::nullopt;
+  const double q = ulp(r, dtype);
+  int e = 0;
+  const double m = std::frexp(std::fabs(r), &e);
+  const double half_width = (m == 0.5 ? q / 2 : q) / 2;
+  const double distance = (v.hi - r) + v.lo;  // v.hi − r is exact (both within q of each other)
+  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
+  return std::nullopt;
+}
+
+// The cold path: one output component, recomputed with MPFR at doubling precision until decided.
+double slow_component(const Spec& spec, std::span<const std::int64_t> position_tuple, int pair_index, double x,
+                      double y, bool second, Model model, int precision) {
+  for (int bits = std::max(2 * precision, 128);; bits *= 2) {
+    PrecisionScope scope(bits);
+    const Plan plan = make_plan(spec, model, bits);
+    const CosSin cs = cos_sin(spec, plan, position_tuple, pair_index, model, bits);
+    const Real rx(x), ry(y);
+    // first: x·c − y·s; second: x·s + y·c
+    const Real value = second ? Real(rx * cs.sin + ry * cs.cos) : Real(rx * cs.cos - ry * cs.sin);
+    const Real magnitude = abs(rx) + abs(ry);
+    const Real error = magnitude * (cs.error + ldexp(abs(plan.attention), -bits + 2));
+    if (auto r = round_if_decided(value, error, spec.dtype)) return *r;
+    if (bits >= kMaxPrecisionBits) return static_cast<double>(round_to_format(value, spec.dtype));
+  }
+}
+
+}  // namespace
+
+PairDims pair_dims(const Spec& spec, int pair_index) {
+  if (spec.layout == Layout::interleaved) return {2 * pair_index, 2 * pair_index + 1};
+  return {pair_index, pair_index + spec.rotary_dim / 2};
+}
+
+std::vector<Real> frequencies(const Spec& spec, int precision_bits) {
+  validate(spec);
+  PrecisionScope scope(precision_bits);
+  std::vector<Real> out;
+  for (int j = 0; j < spec.rotary_dim / 2; ++j) out.push_back(frequency<Real>(spec, j));
+  return out;
+}
+
+Real angle(const Spec& spec, std::span<const std::int64_t> position, int pair_index, int precision_bits) {
+  validate(spec);
+  if (static_cast<int>(position.size()) != position_components(spec)) {
+    throw std::invalid_argument("angle: expected " + std::to_string(position_components(spec)) + " position components");
+  }
+  PrecisionScope scope(precision_bits);
+  const std::int64_t p = position[position_component(spec, pair_index)];
+  return signed_angle(spec, Real(static_cast<long long>(p)) * frequency<Real>(spec, pair_index));
+}
+
+std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                               std::span<const double> input, int precision_bits, Form form) {
+  check_shapes(spec, shape, positions, input);
+  for (double v : input) {
+    if (!std::isfinite(v)) throw std::invalid_argument("rotate_exact: inputs must be finite");
+  }
+  PrecisionScope scope(precision_bits);
+  const Plan plan = make_plan(spec, Model::exact, precision_bits);
+  const int pairs = spec.rotary_dim / 2;
+  const int components = position_components(spec);
+  const std::int64_t d = spec.head_dim;
+  std::vector<Real> out(static_cast<std::size_t>(shape.elements()));
+  const bool inverse = spec.direction == Direction::inverse;
+
+  for (std::int64_t t = 0; t < shape.tokens; ++t) {
+    std::span<const std::int64_t> position(positions.data() + t * components, components);
+    auto token_angle = [&](int j) {
+      return signed_angle(spec, Real(static_cast<long long>(position[plan.component[j]])) * plan.theta[j]);
+    };
+    if (form == Form::elementwise) {
+      // seed 002: out = q ⊗ cos + rotate(q) ⊗ sin, with cos/sin laid out like the pairs
+      // (interleaved: (cos θ0, cos θ0, cos θ1, …); half: cat(cos, cos)), and 1/0 on pass-through dims.
+      std::vector<Real> cos_vector(d, Real(1)), sin_vector(d, Real(0));
+      for (int j = 0; j < pairs; ++j) {
+        const Real a = token_angle(j);
+        const PairDims pd = plan.dims[j];
+        cos_vector[pd.first] = cos_vector[pd.second] = cos(a) * plan.attention;
+        sin_vector[pd.first] = sin_vector[pd.second] = sin(a) * plan.attention;
+      }
+      for (std::int64_t h = 0; h < shape.heads; ++h) {
+        const std::int64_t row = (t * shape.heads + h) * d;
+        std::vector<Real> rotated(d, Real(0));  // rotate_half / rotate_every_two
+        for (int j = 0; j < pairs; ++j) {
+          const PairDims pd = plan.dims[j];
+          rotated[pd.first] = Real(-input[row + pd.second]);
+          rotated[pd.second] = Real(input[row + pd.first]);
+        }
+        for (std::int64_t i = 0; i < d; ++i) out[row + i] = Real(input[row + i]) * cos_vector[i] + rotated[i] * sin_vector[i];
+      }
+    } else if (form == Form::matrix) {
+      // The block-diagonal R_m (seed 002): 2×2 blocks [[cos, −sin], [sin, cos]] at each pair's dims,
+      // identity elsewhere; out = R_m·q as a full matrix-vector product.
+      std::vector<Real> matrix(static_cast<std::size_t>(d * d), Real(0));
+      for (std::int64_t i = 0; i < d; ++i) matrix[i * d + i] = Real(1);
+      for (int j = 0; j < pairs; ++j) {
+        const Real a = token_angle(j);
+        const Real c = cos(a) * plan.attention;
+        const Real s = sin(a) * plan.attention;
+        const PairDims pd = plan.dims[j];
+        matrix[pd.first * d + pd.first] = c;
+        matrix[pd.first * d + pd.second] = -s;
+        matrix[pd.second * d + pd.first] = s;
+        matrix[pd.second * d + pd.second] = c;
+      }
+      for (std::int64_t h = 0; h < shape.heads; ++h) {
+        const std::int64_t row = (t * shape.heads + h) * d;
+        for (std::int64_t i = 0; i < d; ++i) {
+          Real sum(0);
+          for (std::int64_t k = 0; k < d; ++k) sum += matrix[i * d + k] * Real(input[row + k]);
+          out[row + i] = sum;
+        }
+      }
+    } else {
+      // Complex form (seed 002 appendix): z·(e^{iθ})^m with the power taken by repeated squaring,
+      // never through the angle m·θ; conjugated for negative m and for the inverse direction.
+      for (std::int64_t h = 0; h < shape.heads; ++h) {
+        const std::int64_t row = (t * shape.heads + h) * d;
+        for (std::int64_t i = pairs * 2; i < d; ++i) out[row + i] = Real(input[row + i]);  // pass-through
+      }
+      for (int j = 0; j < pairs; ++j) {
+        const std::int64_t m = position[plan.component[j]];
+        Real base_re = cos(plan.theta[j]), base_im = sin(plan.theta[j]);
+        Real power_re(1), power_im(0);
+        unsigned long long n = m < 0 ? 0ULL - static_cast<unsigned long long>(m) : static_cast<unsigned long long>(m);
+        while (n) {
+          if (n & 1) {
+            const Real re = power_re * base_re - power_im * base_im;
+            power_im = power_re * base_im + power_im * base_re;
+            power_re = re;
+          }
+          const Real re = base_re * base_re - base_im * base_im;
+          base_im = 2 * base_re * base_im;
+          base_re = re;
+          n >>= 1;
+        }
+        if ((m < 0) != inverse) power_im = -power_im;
+        power_re *= plan.attention;
+        power_im *= plan.attention;
+        const PairDims pd = plan.dims[j];
+        for (std::int64_t h = 0; h < shape.heads; ++h) {
+          const std::int64_t row = (t * shape.heads + h) * d;
+          const Real zr(input[row + pd.first]), zi(input[row + pd.second]);
+          out[row + pd.first] = zr * power_re - zi * power_im;
+          out[row + pd.second] = zr * power_im + zi * power_re;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                          std::span<const double> input, Options options) {
+  check_shapes(spec, shape, positions, input);
+  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
+  std::vector<double> out(input.begin(), input.end());  // pass-through dims: copied bit for bit
+  const int pairs = spec.rotary_dim / 2;
+  const int components = position_components(spec);
+  const std::int64_t d = spec.head_dim;
+  const Dtype dtype = spec.dtype;
+
+  PrecisionScope scope(options.precision_bits);
+  const Plan plan = make_plan(spec, options.model, options.precision_bits);
+  for (std::int64_t t = 0; t < shape.tokens; ++t) {
+    std::span<const std::int64_t> position(positions.data() + t * components, components);
+    for (int j = 0; j < pairs; ++j) {
+      const CosSin cs = cos_sin(spec, plan, position, j, options.model, options.precision_bits);
+      const double c_hi = static_cast<double>(cs.cos);
+      const double s_hi = static_cast<double>(cs.sin);
+      const DoubleDouble c{c_hi, static_cast<double>(Real(cs.cos - c_hi))};
+      const DoubleDouble s{s_hi, static_cast<double>(Real(cs.sin - s_hi))};
+      // Error of the double-double cos/sin: MPFR's bound, their split (2^-106 relative), and the
+      // double-double rotation (2^-100 of the largest of |c|, |s|).
+      const double cs_error = static_cast<double>(cs.error) * (1 + 0x1p-40) +
+                              std::max(std::fabs(c_hi), std::fabs(s_hi)) * 0x1p-100;
+      const PairDims pd = plan.dims[j];
+      for (std::int64_t h = 0; h < shape.heads; ++h) {
+        const std::int64_t row = (t * shape.heads + h) * d;
+        const double x = input[row + pd.first];
+        const double y = input[row + pd.second];
+        if (!std::isfinite(x) || !std::isfinite(y) || (x == 0 && y == 0)) {
+          // IEEE 754 arithmetic of the formula with the exact cos/sin's signs and zeroness (a double
+          // rounding of a nonzero cos/sin is nonzero): NaN propagates, Inf·0 = NaN, signed zeros.
+          out[row + pd.first] = x * c_hi - y * s_hi;
+          out[row + pd.second] = x * s_hi + y * c_hi;
+          continue;
+        }
+        const double largest = std::max(std::fabs(x), std::fabs(y));
+        const bool in_range = largest > 0x1p-900 && largest < 0x1p900;
+        const double error = (std::fabs(x) + std::fabs(y)) * cs_error;
+        std::optional<double> first, second;
+        if (in_range) {
+          first = fast_round(rotate_component(x, c, y, s), error, dtype);
+          second = fast_round(rotate_component(x, s, -y, c), error, dtype);
+        }
+        out[row + pd.first] =
+            first ? *first : slow_component(spec, position, j, x, y, false, options.model, options.precision_bits);
+        out[row + pd.second] =
+            second ? *second : slow_component(spec, position, j, x, y, true, options.model, options.precision_bits);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ropecheck::reference

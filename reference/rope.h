@@ -1,0 +1,69 @@
+// Exact RoPE (ROPE.md §1–2): the rotation of a [tokens, heads, head_dim] tensor at given positions,
+// computed in high precision and correctly rounded to the spec's dtype.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "reference/multiprecision.h"
+#include "spec/spec.h"
+
+namespace ropecheck::reference {
+
+// Row-major [tokens, heads, head_dim] (contiguous; strided views are the kernels' concern).
+struct Shape {
+  std::int64_t tokens = 1;
+  std::int64_t heads = 1;
+  std::int64_t head_dim = 0;
+  std::int64_t elements() const { return tokens * heads * head_dim; }
+};
+
+// Positions: position_components(spec) int64 per token, row-major [tokens, components].
+// The reference accepts any int64 (negative too: R_{−m} = R_mᵀ); |position| ≤ 2^62.
+
+// Rounding models (DESIGN.md): `exact` — everything exact, one correct rounding at the end;
+// `f32_recipe` — the common float32 recipe: θ_j rounded to f32, the position rounded to f32, their
+// product rounded to f32, then exact cos/sin of that f32 angle, exact rotation, one final rounding.
+enum class Model { exact, f32_recipe };
+
+struct Options {
+  int precision_bits = 256;  // working precision of the first attempt (the Ziv loop may go higher)
+  Model model = Model::exact;
+};
+
+// The three independent forms (they share only spec/schedule.h):
+//   matrix      — the block-diagonal R_m (head_dim × head_dim, identity on pass-through dims)
+//                 applied as a matrix-vector product (seed 002, eq. of R_m);
+//   complex     — z_j·(e^{iθ_j})^m with z_j = x + i·y, the power taken by repeated squaring
+//                 (seed 002 appendix, Euler's formula);
+//   elementwise — q ⊗ cos + rotate(q) ⊗ sin with the layout's cos/sin vectors (seed 002's sparse form).
+enum class Form { matrix, complex, elementwise };
+
+// Unrounded values at `precision_bits` (error ≈ 2^-P·(1 + |angle|) relative to each pair's norm).
+// Inputs must be finite.
+std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                               std::span<const double> input, int precision_bits, Form form);
+
+// Correctly rounded outputs in spec.dtype, returned as doubles (every dtype value is one).
+// Inputs should be values of spec.dtype. Special values follow IEEE 754 arithmetic of the formula
+// (x·c − y·s, x·s + y·c) with the exact cos/sin: NaN in a pair ⇒ NaN in both outputs; ±Inf
+// propagate with the signs of the products (Inf·0 = NaN at position 0); zeros keep IEEE signs.
+// Pass-through dims are copied bit for bit. Throws std::invalid_argument on size mismatches.
+std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                          std::span<const double> input, Options options = {});
+
+// θ'_j for every pair (rotary_dim/2 values), at `precision_bits`.
+std::vector<Real> frequencies(const Spec& spec, int precision_bits);
+
+// The rotation angle of pair j for one token's position tuple (sign included for `inverse`).
+Real angle(const Spec& spec, std::span<const std::int64_t> position, int pair_index, int precision_bits);
+
+// Which two dims of a head form pair j: (2j, 2j+1) interleaved, (j, j + rotary_dim/2) half.
+struct PairDims {
+  int first;
+  int second;
+};
+PairDims pair_dims(const Spec& spec, int pair_index);
+
+}  // namespace ropecheck::reference

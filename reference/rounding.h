@@ -1,0 +1,103 @@
+// The floating-point formats of RoPE outputs and correct rounding into them (IEEE 754 binary64,
+// binary32, binary16, bfloat16: round to nearest, ties to even; subnormals; overflow to ±Inf;
+// signed zero). Rounding is written once, as a template over the number type, so the exact MPFR
+// path and the double fast path of the reference share it (STYLE.md: one concept, one place).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "spec/spec.h"
+
+namespace ropecheck::reference {
+
+// p: significand bits incl. the hidden one; emin: exponent of the smallest normal; emax: of the largest.
+struct Format {
+  int precision;
+  int emin;
+  int emax;
+};
+
+constexpr Format format_of(Dtype d) {
+  switch (d) {
+    case Dtype::f64: return {53, -1022, 1023};
+    case Dtype::f32: return {24, -126, 127};
+    case Dtype::f16: return {11, -14, 15};
+    case Dtype::bf16: return {8, -126, 127};
+  }
+  return {53, -1022, 1023};
+}
+
+// Largest finite value of a format: (2 − 2^(1−p))·2^emax.
+inline double max_finite(Dtype d) {
+  const Format f = format_of(d);
+  return std::ldexp(2.0 - std::ldexp(1.0, 1 - f.precision), f.emax);
+}
+
+// Round `value` (finite, any precision) to the nearest value of `dtype`, ties to even, with
+// gradual underflow and overflow to ±Inf; the result is returned in T (exact: every value of every
+// supported format is a double). Works for T = double and for Real; T needs frexp, ldexp, floor
+// (found by ADL or in std) and exact arithmetic on integers below 2^p.
+//
+// Method: with 2^(e−1) ≤ |v| < 2^e, the quantum (ulp) of the result is 2^q, q = max(e − p, emin − p + 1);
+// t = |v|/2^q is exact (a power-of-two scaling), rounded to an integer n with ties to even; the
+// result is n·2^q, which overflows exactly when it exceeds the largest finite value.
+template <class T>
+T round_to_format(const T& value, Dtype dtype) {
+  using std::floor;
+  using std::frexp;
+  using std::ldexp;
+  const Format f = format_of(dtype);
+  if (value == 0) return value;  // keeps the sign of zero
+  const bool negative = value < 0;
+  const T magnitude = negative ? T(-value) : value;
+  int e = 0;
+  (void)frexp(magnitude, &e);  // magnitude = m·2^e, 0.5 ≤ m < 1
+  const int q = std::max(e - f.precision, f.emin - f.precision + 1);
+  const T t = ldexp(magnitude, -q);
+  T n = floor(t);
+  const T fraction = t - n;
+  const T half = T(1) / 2;
+  if (fraction > half) {
+    n = n + 1;
+  } else if (fraction == half) {
+    const T halved = n / 2;
+    if (floor(halved) != halved) n = n + 1;  // n odd: ties go to even
+  }
+  T result = ldexp(n, q);
+  if (result > T(max_finite(dtype))) result = T(std::numeric_limits<double>::infinity());
+  if (n == 0) result = T(0);
+  return negative ? T(-result) : result;
+}
+
+// Decides the correctly rounded value of an unknown x with |x − approx| ≤ error, or returns nothing
+// when the interval straddles a rounding boundary (the Ziv test: recompute more precisely).
+template <class T>
+std::optional<double> round_if_decided(const T& approx, const T& error, Dtype dtype) {
+  const T low = round_to_format(T(approx - error), dtype);
+  const T high = round_to_format(T(approx + error), dtype);
+  if (low != high) return std::nullopt;
+  const double a = static_cast<double>(low);
+  const double b = static_cast<double>(high);
+  if (std::signbit(a) != std::signbit(b)) return std::nullopt;
+  return a;
+}
+
+// Encodes a value of `dtype` (given exactly as a double) into its IEEE bit pattern, and back.
+// NaN encodes as the format's quiet NaN with the sign kept.
+std::uint64_t encode_bits(double value, Dtype dtype);
+double decode_bits(std::uint64_t bits, Dtype dtype);
+// True when `value` is exactly representable in `dtype` (NaN and ±Inf included).
+bool representable(double value, Dtype dtype);
+// The ULP of a value of `dtype` (the quantum 2^q of the method above; for ±Inf, the ULP of the max).
+double ulp(double value, Dtype dtype);
+
+// C99 hex-float text of a double ("0x1.8p-1", "-0x0p+0", "inf", "-inf", "nan"), and back.
+std::string to_hex(double value);
+// Throws std::invalid_argument naming the text when it is not a hex or decimal float.
+double parse_float(const std::string& text);
+
+}  // namespace ropecheck::reference

@@ -1,0 +1,177 @@
+// Correct rounding to f64/f32/f16/bf16 on constructed hard cases, checked against MPFR's own
+// IEEE emulation (mpfr_subnormalize), and the bit encodings against IEEE 754 facts.
+#include "reference/rounding.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "reference/multiprecision.h"
+#include "tests/reference/mpfr_oracle.h"
+
+namespace ropecheck {
+namespace {
+
+using reference::Real;
+
+const Dtype kDtypes[] = {Dtype::f64, Dtype::f32, Dtype::f16, Dtype::bf16};
+
+bool same_value(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// Hard cases for one format: exact ties between neighbours (normal, subnormal, at the overflow
+// threshold), the same ± 2^-100 relative, the subnormal/normal boundary and the smallest values.
+std::vector<Real> hard_cases(Dtype dtype) {
+  const reference::Format f = reference::format_of(dtype);
+  std::vector<Real> cases;
+  auto add_around = [&](const Real& x) {
+    for (int sign : {1, -1}) {
+      const Real v = x * sign;
+      cases.push_back(v);
+      cases.push_back(v + abs(v) * ldexp(Real(1), -100));
+      cases.push_back(v - abs(v) * ldexp(Real(1), -100));
+    }
+  };
+  const Real one(1);
+  const Real quantum_at_one = ldexp(one, 1 - f.precision);
+  add_around(one + quantum_at_one / 2);          // tie, lower neighbour even (1.0)
+  add_around(one + quantum_at_one * 3 / 2);      // tie, upper neighbour even
+  add_around(one - quantum_at_one / 4);          // tie just below a power of two (half-width q/4)
+  const Real min_normal = ldexp(one, f.emin);
+  const Real min_subnormal = ldexp(one, f.emin - f.precision + 1);
+  add_around(min_normal);
+  add_around(min_normal - min_subnormal / 2);    // tie between the largest subnormal and min normal
+  add_around(min_subnormal);
+  add_around(min_subnormal / 2);                 // tie between 0 and the smallest subnormal
+  add_around(min_subnormal * 3 / 2);             // tie between the two smallest subnormals
+  add_around(min_subnormal / 4);
+  const Real max = Real(reference::max_finite(dtype));
+  add_around(max);
+  add_around(max + ldexp(one, f.emax - f.precision));  // overflow threshold: the tie rounds to Inf
+  add_around(max + ldexp(one, f.emax - f.precision + 1));
+  return cases;
+}
+
+TEST(Rounding, HardCasesMatchMpfr) {
+  reference::PrecisionScope scope(512);
+  for (Dtype dtype : kDtypes) {
+    for (const Real& value : hard_cases(dtype)) {
+      const double expected = testing::oracle_round(value, dtype);
+      const double got = static_cast<double>(reference::round_to_format(value, dtype));
+      EXPECT_TRUE(same_value(got, expected)) << name(dtype) << " value " << value.str(40, std::ios_base::scientific)
+                                             << " got " << reference::to_hex(got) << " expected "
+                                             << reference::to_hex(expected);
+    }
+  }
+}
+
+TEST(Rounding, RandomValuesMatchMpfr) {
+  reference::PrecisionScope scope(200);
+  std::mt19937_64 rng(12345);
+  for (Dtype dtype : kDtypes) {
+    const reference::Format f = reference::format_of(dtype);
+    for (int i = 0; i < 20000; ++i) {
+      // Random 200-bit significand, exponent spanning subnormals to overflow.
+      Real m(0);
+      for (int w = 0; w < 4; ++w) m = ldexp(m, 50) + Real(static_cast<double>(rng() >> 14));
+      m = ldexp(m, -200);
+      const int exponent = static_cast<int>(rng() % (f.emax - f.emin + 2 * f.precision + 4)) + f.emin - f.precision - 2;
+      Real value = ldexp(m, exponent);
+      if (rng() & 1) value = -value;
+      const double expected = testing::oracle_round(value, dtype);
+      const double got = static_cast<double>(reference::round_to_format(value, dtype));
+      ASSERT_TRUE(same_value(got, expected)) << name(dtype) << " " << value.str(60, std::ios_base::scientific);
+    }
+  }
+}
+
+TEST(Rounding, DoubleAndRealInstantiationsAgree) {
+  // The fast path rounds doubles with the same template: compare with MPFR on random doubles.
+  reference::PrecisionScope scope(64);
+  std::mt19937_64 rng(7);
+  for (Dtype dtype : {Dtype::f32, Dtype::f16, Dtype::bf16}) {
+    for (int i = 0; i < 100000; ++i) {
+      std::uint64_t bits = rng();
+      double v;
+      std::memcpy(&v, &bits, 8);
+      if (!std::isfinite(v)) continue;
+      int exponent = 0;
+      v = std::ldexp(std::frexp(v, &exponent), static_cast<int>(rng() % 300) - 170);
+      ASSERT_TRUE(same_value(reference::round_to_format(v, dtype), testing::oracle_round(Real(v), dtype)))
+          << reference::to_hex(v);
+    }
+  }
+}
+
+TEST(Rounding, RoundIfDecidedRefusesStraddlingIntervals) {
+  reference::PrecisionScope scope(256);
+  const Real tie = Real(1) + ldexp(Real(1), -24);  // midpoint of two f32 neighbours
+  EXPECT_FALSE(reference::round_if_decided(tie, ldexp(Real(1), -80), Dtype::f32).has_value());
+  const auto above = reference::round_if_decided(Real(tie + ldexp(Real(1), -60)), ldexp(Real(1), -80), Dtype::f32);
+  ASSERT_TRUE(above.has_value());
+  EXPECT_EQ(*above, 1.0 + std::ldexp(1.0, -23));
+}
+
+TEST(Encoding, KnownBitPatterns) {
+  // IEEE 754-2008 binary16 / bfloat16 facts.
+  EXPECT_EQ(reference::decode_bits(0x3c00, Dtype::f16), 1.0);
+  EXPECT_EQ(reference::decode_bits(0x7bff, Dtype::f16), 65504.0);
+  EXPECT_EQ(reference::decode_bits(0x0001, Dtype::f16), std::ldexp(1.0, -24));
+  EXPECT_EQ(reference::decode_bits(0x0400, Dtype::f16), std::ldexp(1.0, -14));
+  EXPECT_EQ(reference::decode_bits(0xc000, Dtype::f16), -2.0);
+  EXPECT_TRUE(std::isinf(reference::decode_bits(0x7c00, Dtype::f16)));
+  EXPECT_TRUE(std::isnan(reference::decode_bits(0x7e00, Dtype::f16)));
+  EXPECT_EQ(reference::decode_bits(0x3f80, Dtype::bf16), 1.0);
+  EXPECT_EQ(reference::decode_bits(0x7f7f, Dtype::bf16), reference::max_finite(Dtype::bf16));
+  EXPECT_EQ(reference::decode_bits(0x0001, Dtype::bf16), std::ldexp(1.0, -133));
+  EXPECT_EQ(reference::max_finite(Dtype::f16), 65504.0);
+  EXPECT_EQ(reference::max_finite(Dtype::f32), static_cast<double>(std::numeric_limits<float>::max()));
+  EXPECT_TRUE(std::signbit(reference::decode_bits(0x8000, Dtype::f16)));
+}
+
+TEST(Encoding, EveryNarrowPatternRoundTrips) {
+  for (Dtype dtype : {Dtype::f16, Dtype::bf16}) {
+    for (std::uint64_t bits = 0; bits < 65536; ++bits) {
+      const double v = reference::decode_bits(bits, dtype);
+      if (std::isnan(v)) continue;
+      ASSERT_EQ(reference::encode_bits(v, dtype), bits) << name(dtype);
+      ASSERT_TRUE(reference::representable(v, dtype));
+    }
+  }
+  // f32 patterns agree with the hardware's float.
+  std::mt19937 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    const std::uint32_t bits = rng();
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(reference::encode_bits(f, Dtype::f32), bits);
+    ASSERT_TRUE(same_value(reference::decode_bits(bits, Dtype::f32), f));
+  }
+}
+
+TEST(HexFloat, RoundTripsAndSpellsSpecials) {
+  EXPECT_EQ(reference::to_hex(0.75), "0x1.8p-1");
+  EXPECT_EQ(reference::to_hex(-0.0), "-0x0p+0");
+  EXPECT_EQ(reference::to_hex(INFINITY), "inf");
+  EXPECT_EQ(reference::to_hex(-INFINITY), "-inf");
+  EXPECT_EQ(reference::to_hex(NAN), "nan");
+  EXPECT_TRUE(std::signbit(reference::parse_float("-0x0p+0")));
+  EXPECT_EQ(reference::parse_float("0x1.8p-1"), 0.75);
+  EXPECT_THROW(reference::parse_float("0x1.8q"), std::invalid_argument);
+  EXPECT_THROW(reference::parse_float(""), std::invalid_argument);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 10000; ++i) {
+    std::uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, 8);
+    if (std::isnan(v)) continue;
+    ASSERT_TRUE(same_value(reference::parse_float(reference::to_hex(v)), v));
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck
