@@ -106,7 +106,7 @@ TEST(Apply, CorrectlyRoundedEveryDtypeAndLayout) {
     for (Dtype dtype : {Dtype::f64, Dtype::f32, Dtype::f16, Dtype::bf16}) {
       const Spec spec = parse_spec(std::string("layout=") + layout + ",head_dim=16,rotary_dim=12,base=10000,dtype=" +
                                    std::string(name(dtype)));
-      const std::vector<std::int64_t> positions = {0, 1, 7, 4095, 65536, 2147483647};
+      const std::vector<std::int64_t> positions = {0, 1, 7, 4095, 65536, 2147483647, std::int64_t{1} << 40};
       expect_correctly_rounded(spec, positions, random_inputs(positions.size() * 3 * 16, dtype, 21));
     }
   }

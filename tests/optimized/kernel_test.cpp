@@ -1,0 +1,182 @@
+// Kernel tests: ONE list of cases (llama.cpp test-backend-ops style: each case prints its
+// parameters as its name, which is also the gtest filter), instantiated over every implementation
+// of the C ABI (include/ropecheck/kernel.h); implementations this machine lacks are skipped with a
+// message, never silently untested. Each case is checked against the exact reference
+// (reference::rotate_exact, MPFR at 128 bits) with the error metric of reference/error_metric.h and
+// the tolerance of optimized/error_bounds.h, plus: pass-through dims bit-identical, guard bytes
+// around every output buffer and padding between strided rows untouched, and bit-for-bit
+// agreement with the scalar kernel (all CPU kernels run the same IEEE operations).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <ropecheck/kernel.h>
+
+#include "optimized/c_spec.h"
+#include "optimized/error_bounds.h"
+#include "reference/error_metric.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/schedule.h"
+#include "spec/spec.h"
+#include "tests/optimized/kernel_test_support.h"
+
+namespace ropecheck::kernels::testing {
+namespace {
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> list = [] {
+    std::vector<Case> v;
+    const std::vector<std::int64_t> typical = {0, 1, 7, 1000, 65535};
+    const std::vector<std::int64_t> large = {2147483647, 2147483646, 1000000007, 123456789, 1 << 20};
+    // every layout × dtype, full rotary
+    for (const char* layout : {"interleaved", "half"}) {
+      for (const char* dtype : {"f64", "f32", "f16", "bf16"}) {
+        v.push_back(Case{std::string("layout=") + layout + ",head_dim=64,base=10000,dtype=" + dtype, 5, 3, typical});
+        v.push_back(Case{std::string("layout=") + layout + ",head_dim=64,base=500000,dtype=" + dtype, 5, 2, large});
+      }
+    }
+    // partial rotary (18 pairs: SIMD body + tail), tiny heads
+    for (const char* layout : {"interleaved", "half"}) {
+      for (const char* dtype : {"f32", "bf16", "f64"}) {
+        v.push_back(Case{std::string("layout=") + layout + ",head_dim=80,rotary_dim=36,base=10000,dtype=" + dtype, 4, 3,
+                         {3, 99, 4096, 2147483647}});
+      }
+      v.push_back(Case{std::string("layout=") + layout + ",head_dim=6,rotary_dim=2,base=10000,dtype=f32", 3, 2, {0, 5, 1 << 30}});
+      v.push_back(Case{std::string("layout=") + layout + ",head_dim=10,rotary_dim=10,base=10000000,dtype=f16", 3, 2, {2, 31, 60000}});
+    }
+    // every scaling type (half layout, head_dim 128 as in Llama), f32; f64 for those with A ≠ 1
+    const std::string llama = "layout=half,head_dim=128,base=500000,";
+    std::string factors_short;
+    std::string factors_long;
+    for (int j = 0; j < 64; ++j) {
+      factors_short += (j ? "/" : "") + std::to_string(1.0 + j * 0.01).substr(0, 4);
+      factors_long += (j ? "/" : "") + std::to_string(1.0 + j * 0.25).substr(0, 5);
+    }
+    for (const char* dtype : {"f32", "f64", "bf16"}) {
+      const std::string d = std::string(",dtype=") + dtype;
+      v.push_back(Case{llama + "scaling=linear,factor=4" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=ntk,factor=2" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=dynamic,factor=2,original_max_position=4096,seq_len=16384" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=yarn,factor=8,original_max_position=4096" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=yarn,factor=16,original_max_position=4096,mscale=1,mscale_all_dim=0.5" + d, 3, 2, typical});
+      v.push_back(Case{llama + "scaling=yarn-ggml,freq_scale=0.25,original_max_position=4096" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=llama3,factor=8,original_max_position=8192" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=longrope,short_factor=" + factors_short + ",long_factor=" + factors_long +
+                           ",original_max_position=4096,seq_len=131072" + d,
+                       3, 2, large});
+    }
+    // multi-axis: 2-D RoPE (two position components) and M-RoPE (three)
+    for (const char* dtype : {"f32", "f64"}) {
+      const std::string d = std::string(",dtype=") + dtype;
+      v.push_back(Case{"layout=interleaved,head_dim=64,base=10000,axes=2d" + d, 3, 2, {0, 0, 5, 17, 40000, 2147483647}});
+      v.push_back(Case{"layout=half,head_dim=128,base=1000000,axes=mrope,sections=16/24/24" + d, 2, 2,
+                       {3, 3, 3, 100, 2000, 2147483647}});
+    }
+    // inverse direction, negative positions
+    for (const char* dtype : {"f32", "f64", "f16"}) {
+      v.push_back(Case{std::string("layout=interleaved,head_dim=64,base=10000,direction=inverse,dtype=") + dtype, 4, 2,
+                       {0, 1, -7, 2147483647}});
+    }
+    v.push_back(Case{"layout=half,head_dim=64,base=10000,dtype=f32", 3, 1, {-1, -65536, -2147483648LL}});
+    // strided views, in place, q and k together, threads
+    for (const char* dtype : {"f32", "bf16"}) {
+      const std::string d = std::string(",dtype=") + dtype;
+      Case strided{"layout=half,head_dim=64,base=10000" + d, 4, 3, {1, 2, 3, 70000}};
+      strided.input_head_padding = 5;
+      strided.input_token_padding = 7;
+      strided.output_head_padding = 3;
+      strided.output_token_padding = 11;
+      v.push_back(strided);
+      Case in_place{"layout=interleaved,head_dim=48,rotary_dim=40,base=10000" + d, 4, 3, {9, 8, 100000, 2147483647}};
+      in_place.in_place = true;
+      in_place.input_head_padding = in_place.output_head_padding = 2;
+      v.push_back(in_place);
+      Case qk{"layout=half,head_dim=64,base=500000" + d, 4, 4, {0, 11, 12, 1 << 24}};
+      qk.k_heads = 2;
+      v.push_back(qk);
+      Case threaded{"layout=half,head_dim=128,base=500000" + d, 96, 8, {}};
+      threaded.threads = 2;
+      v.push_back(threaded);
+    }
+    // cache mode (the caller's cos/sin tables, correctly rounded by the reference)
+    const std::pair<const char*, const char*> cache_types[] = {
+        {"f32", "f32"}, {"bf16", "f32"}, {"f16", "f16"}, {"f64", "f64"}, {"bf16", "bf16"}, {"f32", "f64"}};
+    for (const auto& [data, cache] : cache_types) {
+      for (const char* layout : {"interleaved", "half"}) {
+        Case c{std::string("layout=") + layout + ",head_dim=64,rotary_dim=48,base=10000,dtype=" + data, 5, 2, {0, 3, 9, 31, 17}};
+        c.cache = true;
+        c.cache_dtype = parse_dtype(cache);
+        v.push_back(c);
+      }
+    }
+    Case mrope_cache{"layout=half,head_dim=64,base=1000000,axes=mrope,sections=8/12/12,dtype=f32", 2, 2, {1, 2, 3, 30, 20, 10}};
+    mrope_cache.cache = true;
+    v.push_back(mrope_cache);
+    Case inverse_cache{"layout=interleaved,head_dim=32,base=10000,direction=inverse,dtype=f32", 3, 2, {4, 5, 6}};
+    inverse_cache.cache = true;
+    v.push_back(inverse_cache);
+    // f16 overflow: x = y = 60000 rotated by ≈45° gives ≈84853 > 65504, which must become +Inf
+    Case overflow{"layout=interleaved,head_dim=2,base=10000,dtype=f16", 1, 1, {1}};
+    overflow.fixed_input = {60000.0, 60000.0};
+    v.push_back(overflow);
+    // subnormal-free tiny and huge magnitudes in f32
+    Case magnitudes{"layout=half,head_dim=16,base=10000,dtype=f32", 2, 2, {5, 2147483647}};
+    magnitudes.magnitude_exponent = 100;
+    v.push_back(magnitudes);
+    return v;
+  }();
+  return list;
+}
+
+class KernelCase : public ::testing::TestWithParam<std::tuple<std::string, std::size_t>> {};
+
+TEST_P(KernelCase, WithinErrorBoundOfExactReference) {
+  const auto& [implementation, index] = GetParam();
+  const Case& c = cases()[index];
+  skip_unless_available(implementation);
+  if (implementation == "cuda" && c.spec().dtype == Dtype::f64) GTEST_SKIP() << "the CUDA kernel has no f64 (documented)";
+  Run run = run_case(c, implementation);
+  ASSERT_EQ(run.status, ROPECHECK_OK) << ropecheck_status_message(run.status);
+  check_guards_and_padding(c, run);
+  check_against_exact(c, run);
+}
+
+TEST_P(KernelCase, BitForBitEqualToScalar) {
+  const auto& [implementation, index] = GetParam();
+  const Case& c = cases()[index];
+  if (implementation == "scalar") GTEST_SKIP() << "the scalar kernel is the baseline of this comparison";
+  skip_unless_available(implementation);
+  if (implementation == "cuda" && c.spec().dtype == Dtype::f64) GTEST_SKIP() << "the CUDA kernel has no f64 (documented)";
+  const Run run = run_case(c, implementation);
+  const Run baseline = run_case(c, "scalar");
+  ASSERT_EQ(run.status, ROPECHECK_OK);
+  ASSERT_EQ(baseline.status, ROPECHECK_OK);
+  // Same IEEE operations in the same order on every ISA (kernel-inl.h), so the same bits; NaNs are
+  // compared as NaN (their payloads are not specified).
+  const auto a = outputs_as_double(c, run);
+  const auto b = outputs_as_double(c, baseline);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    ASSERT_EQ(reference::to_hex(a[i]), reference::to_hex(b[i])) << "element " << i;
+    ASSERT_EQ(std::signbit(a[i]), std::signbit(b[i])) << "element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, KernelCase,
+                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "cuda"),
+                                            ::testing::Range<std::size_t>(0, cases().size())),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + cases()[std::get<1>(info.param)].name();
+                         });
+
+}  // namespace
+}  // namespace ropecheck::kernels::testing
