@@ -1,0 +1,12 @@
+# rounding_f64_subnormal.g — (the subnormal range of) the binary64 round-to-nearest-even facts of the kernels' rotation
+# (optimized/kernel-inl.h, rotate(): a = RN64(fma(x, c, −RN64(y·s))), b = RN64(fma(x, s, RN64(y·c)))).
+#
+# Proves |RN64(v) − v| ≤ 2^-53·|v| for 2^-1022 ≤ |v| ≤ 2^1023 and ≤ 2^-1075 below 2^-1022, i.e.
+# |RN64(v) − v| ≤ eps64·|v| + mu64 (eps64 = 2^-53, mu64 = 2^-1075).
+# Justifies: hypotheses Hp2, Ha of f64_rotation_bound in coq/ErrorBound.v, hence kOnTheFlyF64 in
+# optimized/error_bounds.h (and, through it, kOnTheFlyF32, kOnTheFlyF16, kOnTheFlyBF16).
+
+@rnd64 = float<ieee_64, ne>;
+w = rnd64(v);
+
+{ v in [-1b-1022, 1b-1022] -> w - v in [-1b-1075, 1b-1075] }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prints `Print Assumptions` for every main theorem into the test log and fails if any axiom other
+# than the three the standard library's real numbers rest on appears:
+#   ClassicalDedekindReals.sig_forall_dec, ClassicalDedekindReals.sig_not_dec — the classical
+#     axioms from which Coq ≥ 8.12 constructs R (Reals.ClassicalDedekindReals);
+#   FunctionalExtensionality.functional_extensionality_dep — used by that same construction
+#     (Reals.Rdefinitions); our own proofs never call it (vectors are compared pointwise).
+# Any lemma of ours that needed another axiom (classic, proof irrelevance, an Axiom/Parameter)
+# would show up here and fail the test.
+# Usage: check_assumptions.sh COQC WORK_DIR   (WORK_DIR holds the .vo files from check_coq.sh)
+set -euo pipefail
+coqc="$1"; work="$2"
+theorems=(
+  Rotation.relative_matrix Rotation.group_law Rotation.norm_preservation
+  Rotation.complex_equivalence Rotation.relative_dot Rotation.multi_axis_relative
+  Layouts.forms_agree Layouts.layout_permutation Attention.attention_shift_invariance
+  ErrorBound.f32_rotation_bound ErrorBound.f16_rotation_bound ErrorBound.bf16_rotation_bound
+  ErrorBound.cos_sin_hypotheses ErrorBound.f64_rotation_bound ErrorBound.f32_kernel_bound
+  ErrorBound.f16_kernel_bound ErrorBound.bf16_kernel_bound
+)
+allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
+
+cd "$work"
+{
+  echo "From RopeCheck Require Rotation Layouts Attention ErrorBound."
+  for t in "${theorems[@]}"; do
+    echo "Locate RopeCheck.$t."
+    echo "Print Assumptions RopeCheck.$t."
+  done
+} > PrintAssumptions.v
+out=$("$coqc" -Q . RopeCheck PrintAssumptions.v 2>&1)
+echo "$out"
+
+# Names of assumptions: lines "Name : type" at column 0 after an "Axioms:" header.
+bad=$(echo "$out" | awk '/^Axioms:/{ax=1; next} /^Closed under the global context/{ax=0; next} ax && /^[A-Za-z_][A-Za-z0-9_.'"'"']* :/{print $1}' \
+      | sort -u | grep -vE "$allowed" || true)
+count=$(echo "$out" | grep -cE '^(Axioms:|Closed under the global context)' || true)
+if [ "$count" -ne "${#theorems[@]}" ]; then
+  echo "check_assumptions: expected ${#theorems[@]} reports, got $count" >&2; exit 1
+fi
+if [ -n "$bad" ]; then
+  echo "check_assumptions: axioms beyond the standard reals: $bad" >&2; exit 1
+fi
+echo "check_assumptions: ${#theorems[@]} theorems, only the standard-library axioms of R"
