@@ -62,16 +62,16 @@ const std::vector<Case>& cases() {
     }
     for (const char* dtype : {"f32", "f64", "bf16"}) {
       const std::string d = std::string(",dtype=") + dtype;
-      v.push_back(Case{llama + "scaling=linear,factor=4" + d, 3, 2, large});
-      v.push_back(Case{llama + "scaling=ntk,factor=2" + d, 3, 2, large});
-      v.push_back(Case{llama + "scaling=dynamic,factor=2,original_max_position=4096,seq_len=16384" + d, 3, 2, large});
-      v.push_back(Case{llama + "scaling=yarn,factor=8,original_max_position=4096" + d, 3, 2, large});
-      v.push_back(Case{llama + "scaling=yarn,factor=16,original_max_position=4096,mscale=1,mscale_all_dim=0.5" + d, 3, 2, typical});
-      v.push_back(Case{llama + "scaling=yarn-ggml,freq_scale=0.25,original_max_position=4096" + d, 3, 2, large});
-      v.push_back(Case{llama + "scaling=llama3,factor=8,original_max_position=8192" + d, 3, 2, large});
+      v.push_back(Case{llama + "scaling=linear,factor=4" + d, 5, 2, large});
+      v.push_back(Case{llama + "scaling=ntk,factor=2" + d, 5, 2, large});
+      v.push_back(Case{llama + "scaling=dynamic,factor=2,original_max_position=4096,seq_len=16384" + d, 5, 2, large});
+      v.push_back(Case{llama + "scaling=yarn,factor=8,original_max_position=4096" + d, 5, 2, large});
+      v.push_back(Case{llama + "scaling=yarn,factor=16,original_max_position=4096,mscale=1,mscale_all_dim=0.5" + d, 5, 2, typical});
+      v.push_back(Case{llama + "scaling=yarn-ggml,freq_scale=0.25,original_max_position=4096" + d, 5, 2, large});
+      v.push_back(Case{llama + "scaling=llama3,factor=8,original_max_position=8192" + d, 5, 2, large});
       v.push_back(Case{llama + "scaling=longrope,short_factor=" + factors_short + ",long_factor=" + factors_long +
                            ",original_max_position=4096,seq_len=131072" + d,
-                       3, 2, large});
+                       5, 2, large});
     }
     // multi-axis: 2-D RoPE (two position components) and M-RoPE (three)
     for (const char* dtype : {"f32", "f64"}) {
@@ -141,9 +141,9 @@ class KernelCase : public ::testing::TestWithParam<std::tuple<std::string, std::
 TEST_P(KernelCase, WithinErrorBoundOfExactReference) {
   const auto& [implementation, index] = GetParam();
   const Case& c = cases()[index];
-  skip_unless_available(implementation);
+  if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
   if (implementation == "cuda" && c.spec().dtype == Dtype::f64) GTEST_SKIP() << "the CUDA kernel has no f64 (documented)";
-  Run run = run_case(c, implementation);
+  KernelRun run = run_case(c, implementation);
   ASSERT_EQ(run.status, ROPECHECK_OK) << ropecheck_status_message(run.status);
   check_guards_and_padding(c, run);
   check_against_exact(c, run);
@@ -153,10 +153,10 @@ TEST_P(KernelCase, BitForBitEqualToScalar) {
   const auto& [implementation, index] = GetParam();
   const Case& c = cases()[index];
   if (implementation == "scalar") GTEST_SKIP() << "the scalar kernel is the baseline of this comparison";
-  skip_unless_available(implementation);
+  if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
   if (implementation == "cuda" && c.spec().dtype == Dtype::f64) GTEST_SKIP() << "the CUDA kernel has no f64 (documented)";
-  const Run run = run_case(c, implementation);
-  const Run baseline = run_case(c, "scalar");
+  const KernelRun run = run_case(c, implementation);
+  const KernelRun baseline = run_case(c, "scalar");
   ASSERT_EQ(run.status, ROPECHECK_OK);
   ASSERT_EQ(baseline.status, ROPECHECK_OK);
   // Same IEEE operations in the same order on every ISA (kernel-inl.h), so the same bits; NaNs are

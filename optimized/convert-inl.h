@@ -1,0 +1,69 @@
+// Scalar conversions between binary32 and the 16-bit formats, bit-exact with the x86 instructions
+// the SIMD kernels use (vcvtps2ph with round-to-nearest-even, vcvtph2ps, and the bfloat16 integer
+// rounding below), so that every kernel produces the same bits.
+//
+// Included INSIDE each kernel's namespace (no include guard, no #include): see kernel-inl.h.
+
+inline float bits_to_float(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+inline std::uint32_t float_to_bits(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// binary16 -> binary32: exact.
+inline float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exponent = (h >> 10) & 0x1Fu;
+  const std::uint32_t mantissa = h & 0x3FFu;
+  if (exponent == 0) {
+    // zero or subnormal: mantissa · 2^-24, exact in binary32
+    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return (sign != 0) ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return bits_to_float(sign | 0x7F800000u | (mantissa << 13) | (mantissa ? 0x400000u : 0u));
+  return bits_to_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+// binary32 -> binary16, round to nearest, ties to even; overflow to ±Inf; NaN stays NaN (quiet).
+inline std::uint16_t float_to_half(float f) {
+  const std::uint32_t x = float_to_bits(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t magnitude = x & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu));
+  // 65520 = 65504 + half an ulp: the tie goes to even, which is 2^16 = overflow.
+  if (magnitude >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);
+  std::uint32_t quotient;
+  std::uint32_t remainder;
+  std::uint32_t halfway;
+  if (magnitude < 0x38800000u) {  // below 2^-14: a subnormal result, n = value / 2^-24
+    const std::uint32_t exponent = magnitude >> 23;
+    if (exponent < 102) return static_cast<std::uint16_t>(sign);  // below 2^-25: rounds to zero
+    const std::uint32_t significand = (magnitude & 0x7FFFFFu) | 0x800000u;
+    const std::uint32_t shift = 126 - exponent;  // 14 .. 24
+    quotient = significand >> shift;
+    remainder = significand & ((1u << shift) - 1u);
+    halfway = 1u << (shift - 1);
+  } else {  // normal: re-bias the exponent (127 -> 15) and drop 13 mantissa bits
+    const std::uint32_t rebiased = magnitude - 0x38000000u;
+    quotient = rebiased >> 13;
+    remainder = rebiased & 0x1FFFu;
+    halfway = 0x1000u;
+  }
+  if (remainder > halfway || (remainder == halfway && (quotient & 1u))) ++quotient;
+  return static_cast<std::uint16_t>(sign | quotient);
+}
+
+inline float bf16_to_float(std::uint16_t b) { return bits_to_float(static_cast<std::uint32_t>(b) << 16); }
+
+// binary32 -> bfloat16, round to nearest, ties to even (add 0x7FFF plus the lowest kept bit, then
+// truncate); overflow carries into the exponent and gives ±Inf; NaN stays NaN (quiet bit set).
+inline std::uint16_t float_to_bf16(float f) {
+  const std::uint32_t x = float_to_bits(f);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}

@@ -1,0 +1,11 @@
+// The CUDA implementation when CUDA is not built (no nvcc, or -DROPECHECK_CUDA=OFF): unavailable.
+#include <ropecheck/kernel.h>
+#include "optimized/cuda/cuda_backend.h"
+
+namespace ropecheck::kernels::cuda {
+
+bool available() { return false; }
+std::int32_t apply(const CallView&, std::int64_t, bool, std::int64_t) { return ROPECHECK_ERROR_UNAVAILABLE; }
+const char* device_name() { return ""; }
+
+}  // namespace ropecheck::kernels::cuda

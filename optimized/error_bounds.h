@@ -1,0 +1,83 @@
+// Error bounds of ropecheck's kernels (scalar, avx2, avx512, cuda: they compute the same bits),
+// in the metric of reference/error_metric.h:
+//     e = max(|a − A|, |b − B|) / (u · ρ · S),   u = 2^-p of the data dtype, ρ = |(x, y)|,
+//     S = max(1, |attention factor|).
+// Valid for every spec, every position |p| < 2^40 (every position component), every base, outputs
+// in the normal range of the dtype. Tests and `ropecheck sweep` use these constants as tolerances;
+// optimized/README.md repeats the derivation. Notation: ε = 2^-53 (binary64 unit roundoff),
+// RN = round to nearest even, |RN(v) − v| ≤ u_format·|v|.
+//
+// ON THE FLY (kernel-inl.h), per token t and pair j:
+//  1. Phase, exact integer arithmetic: step_j = RN_{2^-128}(frac(θ'_j / 2π)) turns, θ'_j from
+//     spec/schedule.h in 128-bit binary floating point (relative error ≤ 2^-120 assumed: ~10
+//     operations of ≤ 2 ulps each). phase = p·step_j mod 2^128 is exact, so the angle error is
+//     |p|·(2^-128 turn + θ'_j·2^-120) ≤ 2^-75 rad for |p| < 2^40, θ'_j ≤ 16.
+//     The remainder after the nearest quarter turn is truncated to 2^-65 turn: < 2^-62.3 rad.
+//  2. r = f·2π·2^-65 as a double-double (r_hi, r_lo): relative error < 2^-100.
+//  3. cos, sin of r (|r| ≤ π/4) by Taylor polynomials (truncation < 2^-63) in binary64 with fused
+//     operations: |ĉ − cos| ≤ 1.06ε (0.25ε from r² = RN(r·r), 0.06ε from the polynomial, 0.25ε
+//     from the fused rounding of r²·P, 0.5ε from the final 1 + w), |ŝ − sin| ≤ 0.8ε (0.24ε from
+//     t = RN(r²·P), 0.5ε from the final r + …); with steps 1–2 both ≤ δ = 1.25ε.
+//     Quadrant swap/negation and the inverse direction's negation are exact. With A ≠ 1:
+//     c = RN(A·ĉ): |c − A·cos α| ≤ |A|(δ + ε) = 2.25ε|A|.
+//     Euclidean norm of the (cos, sin) error vector: κ ≤ √2·1.25ε = 1.77ε (A = 1),
+//     κ ≤ √2·2.25ε·|A| = 3.19ε·|A| (A ≠ 1).
+//  4. Rotation in binary64: a = RN(x·c − RN(y·s)) (one FMA after one product), likewise b:
+//     |a − A(x cos α − y sin α)| ≤ ρκ (Cauchy–Schwarz) + ε|y s| + ε|a| ≤ (κ/ε + 2 + 2^-50)·ε·ρS.
+//     For f64 data this is the result:
+//        e_f64 ≤ 1.77 + 2 + 0.01 = 3.78 → kOnTheFlyF64 = 4        (A = 1)
+//        e_f64 ≤ 3.19 + 2 + 0.01 = 5.20 → kOnTheFlyF64Scaled = 5.5 (A ≠ 1)
+//  5. f32 data: one rounding of the binary64 value w (|w − exact| ≤ 5.2ε·ρS) to binary32:
+//        e_f32 ≤ 1 + 5.2·2^-29·(1 + 2^-24) < 1 + 2^-26  → kOnTheFlyF32 = 1 + 2^-20.
+//     f16/bf16 data: w → binary32 → binary16/bfloat16 (two roundings, the same on every ISA):
+//        e ≤ 1 + (2^-24/u)(1 + u) + 5.2ε/u:  f16 (u = 2^-11): < 1 + 2^-12.9 → kOnTheFlyF16 = 1 + 2^-12
+//                                           bf16 (u = 2^-8): < 1 + 2^-15.9 → kOnTheFlyBF16 = 1 + 2^-15
+//     A correctly rounded result has e ≤ 1 (half an ulp of A is ≤ u·|A| ≤ u·ρ·S), so these kernels
+//     are within a hair of correct rounding at every position; the decided float32 recipe
+//     RN(fma(x, c, −RN(y·s))) with c, s rounded to binary32 reaches e = 2.38 in random testing
+//     (its bound is 2 + √2·0.5 ≈ 2.71), which is why the rotation is done in binary64.
+//  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
+//  in e for f64 and far less for the other dtypes), covered by the margins above.
+//
+// CACHE MODE (the caller's cos/sin): with cache entries correctly rounded to a format of unit
+// u_c (|c − A cos α| ≤ u_c|A cos α|, likewise s), κ ≤ u_c·|A|·√(cos² + sin²) = u_c|A|, so
+//        e ≤ u_c/u + 2ε/u + 1 (final rounding; absent for f64 data, which has 2 instead of 2ε/u),
+//  plus, for f16/bf16, the binary32 intermediate rounding of step 5.
+#pragma once
+
+#include "spec/spec.h"
+
+namespace ropecheck::kernels {
+
+inline constexpr double kOnTheFlyF64 = 4.0;
+inline constexpr double kOnTheFlyF64Scaled = 5.5;
+inline constexpr double kOnTheFlyF32 = 1.0 + 0x1p-20;
+inline constexpr double kOnTheFlyF16 = 1.0 + 0x1p-12;
+inline constexpr double kOnTheFlyBF16 = 1.0 + 0x1p-15;
+// Largest |position| for which the bounds above are derived.
+inline constexpr long long kMaxBoundPosition = 1LL << 40;
+
+// The on-the-fly bound for a dtype; attention_is_one: the spec's attention factor is exactly 1.
+constexpr double on_the_fly_bound(Dtype dtype, bool attention_is_one) {
+  switch (dtype) {
+    case Dtype::f64: return attention_is_one ? kOnTheFlyF64 : kOnTheFlyF64Scaled;
+    case Dtype::f32: return kOnTheFlyF32;
+    case Dtype::f16: return kOnTheFlyF16;
+    case Dtype::bf16: return kOnTheFlyBF16;
+  }
+  return kOnTheFlyF64Scaled;
+}
+
+// The cache-mode bound for data `dtype` and correctly rounded cache entries of `cache_dtype`.
+constexpr double cache_mode_bound(Dtype dtype, Dtype cache_dtype) {
+  const int p = significand_bits(dtype);
+  const int p_cache = significand_bits(cache_dtype);
+  double cache_term = 1.0;  // u_c / u = 2^(p − p_c)
+  for (int i = p_cache; i < p; ++i) cache_term *= 2.0;
+  for (int i = p; i < p_cache; ++i) cache_term *= 0.5;
+  if (dtype == Dtype::f64) return cache_term + 2.0 + 0.01;
+  // the on-the-fly constant already holds the final rounding(s) and the binary64 rotation
+  return cache_term + on_the_fly_bound(dtype, true);
+}
+
+}  // namespace ropecheck::kernels

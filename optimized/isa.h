@@ -1,0 +1,35 @@
+// The per-ISA kernels (isa/kernel_<isa>.cpp, each kernel-inl.h compiled with its own flags) and
+// the visible dispatch table that dispatch.cpp fills once from CPUID (google/highway's targets.h).
+#pragma once
+
+#include <cstdint>
+
+#include "optimized/kernel_types.h"
+
+namespace ropecheck::kernels {
+
+// One CPU implementation: its entry points (plain functions, no state).
+struct CpuKernel {
+  const char* name;
+  void (*process_tokens)(const CallView& call, std::int64_t token_begin, std::int64_t token_end, double* work);
+  void (*cos_sin_rows)(const PlanView& plan, std::int64_t first_position, std::int64_t rows, double* work,
+                       double* cos_rows, double* sin_rows);
+  // Rounds n doubles to `dtype` exactly as the kernels' stores do.
+  void (*round_doubles)(const double* values, std::int64_t n, DtypeCode dtype, void* out);
+};
+
+namespace scalar_isa {
+CpuKernel kernel();
+}
+#if ROPECHECK_HAVE_AVX2
+namespace avx2_isa {
+CpuKernel kernel();
+}
+#endif
+#if ROPECHECK_HAVE_AVX512
+namespace avx512_isa {
+CpuKernel kernel();
+}
+#endif
+
+}  // namespace ropecheck::kernels

@@ -1,0 +1,21 @@
+// The avx512 kernel: kernel-inl.h compiled with this file's flags (optimized/CMakeLists.txt) in its
+// own namespace. Nothing else lives here.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <immintrin.h>
+
+#include "optimized/isa.h"
+
+namespace ropecheck::kernels::avx512_isa {
+
+#include "optimized/convert-inl.h"
+#include "optimized/ops_scalar-inl.h"
+#include "optimized/ops_avx512-inl.h"
+using Ops = Avx512Ops;
+#include "optimized/kernel-inl.h"
+
+CpuKernel kernel() { return CpuKernel{"avx512", &process_tokens, &cos_sin_rows, &round_doubles}; }
+
+}  // namespace ropecheck::kernels::avx512_isa

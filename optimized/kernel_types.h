@@ -1,0 +1,74 @@
+// Plain data shared by the dispatcher (dispatch.cpp) and the per-ISA kernels (isa/*.cpp).
+//
+// The per-ISA translation units are compiled with different -m flags, so they must not
+// instantiate any template (std::vector, ...) that another translation unit also instantiates:
+// the linker keeps one copy of each inline function, and an AVX-512 copy picked for the scalar
+// kernel would crash a machine without AVX-512 (the ODR hazard google/highway avoids with one
+// namespace per target). Everything they receive is therefore plain pointers and integers.
+#pragma once
+
+#include <cstdint>
+
+namespace ropecheck::kernels {
+
+enum class LayoutCode : std::int32_t { interleaved = 0, half = 1 };
+enum class DtypeCode : std::int32_t { f64 = 0, f32 = 1, f16 = 2, bf16 = 3 };
+
+// Storage of the 16-bit formats: the IEEE binary16 / bfloat16 bit pattern.
+struct F16 {
+  std::uint16_t bits;
+};
+struct BF16 {
+  std::uint16_t bits;
+};
+
+// The per-spec constants (built once by plan.cpp from spec/schedule.h).
+struct PlanView {
+  std::int32_t head_dim = 0;
+  std::int32_t rotary_dim = 0;
+  std::int32_t pairs = 0;  // rotary_dim / 2
+  LayoutCode layout = LayoutCode::interleaved;
+  DtypeCode dtype = DtypeCode::f32;
+  bool inverse = false;
+  std::int32_t components = 1;  // position values per token
+  // Phase step of pair j as a 0.128 fixed-point fraction of a turn: frac(θ'_j / 2π)·2^128 =
+  // step_hi[j]·2^64 + step_lo[j] (rounded to nearest). See optimized/README.md "Angles".
+  const std::uint64_t* step_hi = nullptr;
+  const std::uint64_t* step_lo = nullptr;
+  const std::int32_t* component = nullptr;  // position component driving pair j
+  double attention = 1.0;           // A rounded to double
+  bool attention_is_one = true;     // A == 1 exactly: cos/sin are not multiplied
+  // 2π·2^-65 as a double-double (turn units of the 65-bit reduced fraction -> radians).
+  double radians_per_unit_hi = 0.0;
+  double radians_per_unit_lo = 0.0;
+};
+
+// One [tokens, heads, head_dim] tensor (element strides; head dim contiguous).
+struct TensorView {
+  std::int64_t heads = 0;
+  const void* input = nullptr;
+  std::int64_t input_token_stride = 0;
+  std::int64_t input_head_stride = 0;
+  void* output = nullptr;
+  std::int64_t output_token_stride = 0;
+  std::int64_t output_head_stride = 0;
+};
+
+struct CallView {
+  PlanView plan;
+  const std::int64_t* positions = nullptr;  // tokens × plan.components
+  TensorView q;
+  TensorView k;  // heads == 0: absent
+  // Cache mode when cos_cache != nullptr (kernel.h documents the layout).
+  const void* cos_cache = nullptr;
+  const void* sin_cache = nullptr;
+  DtypeCode cache_dtype = DtypeCode::f32;
+  std::int64_t cache_row_stride = 0;
+};
+
+// Scratch doubles a kernel needs per thread: workspace_doubles(pairs).
+constexpr std::int64_t workspace_doubles(std::int32_t pairs) {
+  return 5 * static_cast<std::int64_t>(pairs) + 64;
+}
+
+}  // namespace ropecheck::kernels

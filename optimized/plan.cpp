@@ -1,0 +1,80 @@
+// Plan construction. The schedule (spec/schedule.h) is evaluated in 128-bit binary floating point
+// (Boost.Multiprecision cpp_bin_float, header-only), not in long double: the phase step must be
+// accurate to ~2^-100 turn so that position·step stays accurate for f64 outputs at large positions
+// (error_bounds.h, step 1). The decision and its reason are in optimized/README.md.
+#include "optimized/plan.h"
+
+#include <boost/multiprecision/cpp_bin_float.hpp>
+
+#include "spec/schedule.h"
+
+namespace ropecheck::kernels {
+namespace {
+
+// 128 significand bits, expression templates off (spec/schedule.h uses auto-free plain code).
+using Wide = boost::multiprecision::number<
+    boost::multiprecision::cpp_bin_float<128, boost::multiprecision::digit_base_2>, boost::multiprecision::et_off>;
+
+// frac(v) as a 0.128 fixed-point fraction, rounded to nearest (v ≥ 0).
+void to_fixed_point(Wide v, std::uint64_t& hi, std::uint64_t& lo) {
+  using boost::multiprecision::floor;
+  using boost::multiprecision::ldexp;
+  v = v - floor(v);
+  const Wide scaled_hi = ldexp(v, 64);
+  const Wide hi_part = floor(scaled_hi);
+  const Wide scaled_lo = ldexp(scaled_hi - hi_part, 64);
+  Wide lo_part = floor(scaled_lo + Wide(0.5));
+  hi = hi_part.convert_to<std::uint64_t>();
+  if (lo_part >= ldexp(Wide(1), 64)) {  // rounding carried into the high word
+    lo = 0;
+    hi += 1;  // wraps to 0 at a full turn, which is frac = 0 again
+  } else {
+    lo = lo_part.convert_to<std::uint64_t>();
+  }
+}
+
+}  // namespace
+
+Plan::Plan(const Spec& spec) : spec_(spec) {
+  const int pairs = spec.rotary_dim / 2;
+  step_hi_.resize(static_cast<std::size_t>(pairs));
+  step_lo_.resize(static_cast<std::size_t>(pairs));
+  component_.resize(static_cast<std::size_t>(pairs));
+  const Wide two_pi = 2 * boost::multiprecision::acos(Wide(-1));
+  for (int j = 0; j < pairs; ++j) {
+    const Wide theta = frequency<Wide>(spec, j);
+    Wide turns = theta / two_pi;
+    if (turns < 0) turns = turns + boost::multiprecision::ceil(-turns);  // frequencies are > 0; defensive
+    to_fixed_point(turns, step_hi_[static_cast<std::size_t>(j)], step_lo_[static_cast<std::size_t>(j)]);
+    component_[static_cast<std::size_t>(j)] = position_component(spec, j);
+  }
+  const Wide attention = ropecheck::attention_factor<Wide>(spec);
+  attention_ = attention.convert_to<double>();
+  attention_is_one_ = attention == 1;
+  // 2π·2^-65 as hi + lo doubles: hi = RN(2π)·2^-65, lo = RN(2π − RN(2π))·2^-65.
+  const double hi = two_pi.convert_to<double>();
+  const double lo = Wide(two_pi - Wide(hi)).convert_to<double>();
+  radians_per_unit_hi_ = std::ldexp(hi, -65);
+  radians_per_unit_lo_ = std::ldexp(lo, -65);
+}
+
+PlanView Plan::view() const {
+  PlanView v;
+  v.head_dim = spec_.head_dim;
+  v.rotary_dim = spec_.rotary_dim;
+  v.pairs = spec_.rotary_dim / 2;
+  v.layout = spec_.layout == Layout::half ? LayoutCode::half : LayoutCode::interleaved;
+  v.dtype = static_cast<DtypeCode>(static_cast<int>(spec_.dtype));
+  v.inverse = spec_.direction == Direction::inverse;
+  v.components = position_components(spec_);
+  v.step_hi = step_hi_.data();
+  v.step_lo = step_lo_.data();
+  v.component = component_.data();
+  v.attention = attention_;
+  v.attention_is_one = attention_is_one_;
+  v.radians_per_unit_hi = radians_per_unit_hi_;
+  v.radians_per_unit_lo = radians_per_unit_lo_;
+  return v;
+}
+
+}  // namespace ropecheck::kernels

@@ -1,0 +1,36 @@
+// The per-spec plan: everything a kernel needs that depends on the spec only, computed once
+// (spec/schedule.h instantiated with 128-bit binary floating point) and shared by every token.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "optimized/kernel_types.h"
+#include "spec/spec.h"
+
+namespace ropecheck::kernels {
+
+class Plan {
+ public:
+  explicit Plan(const Spec& spec);  // spec must be valid (spec::validate)
+
+  const Spec& spec() const { return spec_; }
+  // Plain view for the kernels (pointers into this object: keep it alive while in use).
+  PlanView view() const;
+  // θ'_j/2π as a 0.128 fixed-point fraction of a turn, for tests and the CUDA kernel.
+  std::uint64_t step_hi(int pair) const { return step_hi_[static_cast<std::size_t>(pair)]; }
+  std::uint64_t step_lo(int pair) const { return step_lo_[static_cast<std::size_t>(pair)]; }
+  double attention_factor() const { return attention_; }
+
+ private:
+  Spec spec_;
+  std::vector<std::uint64_t> step_hi_;
+  std::vector<std::uint64_t> step_lo_;
+  std::vector<std::int32_t> component_;
+  double attention_ = 1.0;
+  bool attention_is_one_ = true;
+  double radians_per_unit_hi_ = 0.0;
+  double radians_per_unit_lo_ = 0.0;
+};
+
+}  // namespace ropecheck::kernels

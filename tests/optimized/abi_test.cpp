@@ -1,0 +1,314 @@
+// The C ABI's contract (include/ropecheck/kernel.h): status codes for every kind of bad call
+// (nothing written on error), implementation names and "auto", special values (IEEE arithmetic of
+// the formula, as the reference), the cache filler, and the example plugin loaded with dlopen
+// as the gate loads plugins (including its "unsupported" answers).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <ropecheck/kernel.h>
+
+#include "optimized/c_spec.h"
+#include "reference/error_metric.h"
+#include "reference/multiprecision.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/schedule.h"
+#include "spec/spec.h"
+
+namespace ropecheck::kernels::testing {
+namespace {
+
+// A small valid f32 call over caller-owned buffers.
+struct SmallCall {
+  explicit SmallCall(const std::string& text = "layout=half,head_dim=8,rotary_dim=4,base=10000,dtype=f32")
+      : spec(parse_spec(text)), c_spec(spec), input(2 * 3 * 8), output(2 * 3 * 8, -7.0f), positions{5, 9} {
+    for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i % 11) - 5.0f;
+    call.spec = c_spec.get();
+    call.tokens = 2;
+    call.positions = positions.data();
+    call.q.heads = 3;
+    call.q.input = input.data();
+    call.q.input_token_stride = 24;
+    call.q.input_head_stride = 8;
+    call.q.output = output.data();
+    call.q.output_token_stride = 24;
+    call.q.output_head_stride = 8;
+  }
+  bool output_untouched() const {
+    for (float v : output) {
+      if (v != -7.0f) return false;
+    }
+    return true;
+  }
+  Spec spec;
+  CSpec c_spec;
+  std::vector<float> input;
+  std::vector<float> output;
+  std::vector<std::int64_t> positions;
+  ropecheck_call call{};
+};
+
+TEST(KernelAbi, VersionAndNames) {
+  EXPECT_EQ(ropecheck_kernel_abi_version(), ROPECHECK_KERNEL_ABI_VERSION);
+  ASSERT_EQ(ropecheck_kernel_count(), 4);
+  const std::vector<std::string> expected = {"scalar", "avx2", "avx512", "cuda"};
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ropecheck_kernel_name(i), expected[static_cast<std::size_t>(i)]);
+  EXPECT_EQ(ropecheck_kernel_name(-1), nullptr);
+  EXPECT_EQ(ropecheck_kernel_available("scalar"), 1);
+  EXPECT_EQ(ropecheck_kernel_available("sse9"), ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION);
+  EXPECT_EQ(ropecheck_kernel_resolve("sse9"), nullptr);
+}
+
+TEST(KernelAbi, AutoPicksTheBestAvailableCpuKernel) {
+  const char* picked = ropecheck_kernel_resolve("auto");
+  ASSERT_NE(picked, nullptr);
+  EXPECT_EQ(ropecheck_kernel_available(picked), 1);
+  std::string best = "scalar";
+  if (ropecheck_kernel_available("avx2") == 1) best = "avx2";
+  if (ropecheck_kernel_available("avx512") == 1) best = "avx512";
+  EXPECT_EQ(std::string(picked), best);
+  EXPECT_STREQ(ropecheck_kernel_resolve(nullptr), picked);
+  for (const char* name : {"scalar", "avx2", "avx512", "cuda"}) {
+    const bool available = ropecheck_kernel_available(name) == 1;
+    EXPECT_EQ(ropecheck_kernel_resolve(name) != nullptr, available) << name;
+    std::printf("kernel %-7s %s\n", name, available ? "available" : "unavailable on this machine");
+  }
+}
+
+TEST(KernelAbi, UnavailableImplementationIsReportedNotRun) {
+  for (const char* name : {"avx2", "avx512", "cuda"}) {
+    if (ropecheck_kernel_available(name) == 1) continue;
+    SmallCall small;
+    EXPECT_EQ(ropecheck_kernel_apply(name, &small.call), ROPECHECK_ERROR_UNAVAILABLE) << name;
+    EXPECT_TRUE(small.output_untouched());
+  }
+}
+
+TEST(KernelAbi, ValidCallSucceeds) {
+  SmallCall small;
+  ASSERT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_OK);
+  EXPECT_FALSE(small.output_untouched());
+}
+
+TEST(KernelAbi, InvalidCallsReturnStatusAndWriteNothing) {
+  struct Bad {
+    const char* what;
+    void (*mutate)(SmallCall&);
+    std::int32_t status;
+  };
+  const Bad bad[] = {
+      {"negative tokens", [](SmallCall& s) { s.call.tokens = -1; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"null positions", [](SmallCall& s) { s.call.positions = nullptr; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"no q heads", [](SmallCall& s) { s.call.q.heads = 0; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"null output", [](SmallCall& s) { s.call.q.output = nullptr; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"overlapping output heads", [](SmallCall& s) { s.call.q.output_head_stride = 4; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"overlapping output tokens", [](SmallCall& s) { s.call.q.output_token_stride = 8; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"in place with other strides",
+       [](SmallCall& s) {
+         s.call.q.output = s.input.data();
+         s.call.q.output_head_stride = 9;
+         s.call.q.output_token_stride = 27;
+       },
+       ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"negative threads", [](SmallCall& s) { s.call.threads = -2; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"cos cache without sin", [](SmallCall& s) { s.call.cos_cache = s.input.data(); }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"cache row out of range",
+       [](SmallCall& s) {
+         s.call.cos_cache = s.call.sin_cache = s.input.data();
+         s.call.cache_dtype = ROPECHECK_DTYPE_F32;
+         s.call.cache_rows = 6;  // position 9 needs 10 rows
+         s.call.cache_row_stride = 2;
+       },
+       ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"cache row stride below rotary_dim/2",
+       [](SmallCall& s) {
+         s.call.cos_cache = s.call.sin_cache = s.input.data();
+         s.call.cache_rows = 10;
+         s.call.cache_row_stride = 1;
+       },
+       ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"null spec", [](SmallCall& s) { s.call.spec = nullptr; }, ROPECHECK_ERROR_INVALID_ARGUMENT},
+      {"device pointers on a CPU kernel", [](SmallCall& s) { s.call.device_pointers = 1; }, ROPECHECK_ERROR_UNSUPPORTED},
+  };
+  for (const Bad& b : bad) {
+    SmallCall small;
+    b.mutate(small);
+    EXPECT_EQ(ropecheck_kernel_apply("scalar", &small.call), b.status) << b.what;
+    EXPECT_TRUE(small.output_untouched()) << b.what;
+  }
+  EXPECT_EQ(ropecheck_kernel_apply("scalar", nullptr), ROPECHECK_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(KernelAbi, BadSpecTextOrContradictingFieldsIsInvalidSpec) {
+  {
+    SmallCall small;
+    ropecheck_spec broken = *small.c_spec.get();
+    broken.spec = "layout=diagonal,head_dim=8";
+    small.call.spec = &broken;
+    EXPECT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_ERROR_INVALID_SPEC);
+    EXPECT_TRUE(small.output_untouched());
+  }
+  {
+    SmallCall small;
+    ropecheck_spec contradicting = *small.c_spec.get();
+    contradicting.rotary_dim = 8;  // the text says 4
+    small.call.spec = &contradicting;
+    EXPECT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_ERROR_INVALID_SPEC);
+  }
+}
+
+TEST(KernelAbi, CudaRejectsF64AsUnsupported) {
+  if (ropecheck_kernel_available("cuda") != 1) GTEST_SKIP() << "no CUDA device on this machine (or CUDA not built)";
+  std::vector<double> input(8, 1.0);
+  std::vector<double> output(8, 0.0);
+  const Spec spec = parse_spec("layout=half,head_dim=8,base=10000,dtype=f64");
+  const CSpec c_spec(spec);
+  const std::int64_t position = 3;
+  ropecheck_call call{};
+  call.spec = c_spec.get();
+  call.tokens = 1;
+  call.positions = &position;
+  call.q = ropecheck_tensor{1, input.data(), 8, 8, output.data(), 8, 8};
+  EXPECT_EQ(ropecheck_kernel_apply("cuda", &call), ROPECHECK_ERROR_UNSUPPORTED);
+}
+
+// NaN in a pair gives NaN in both outputs; Inf at position 0 gives Inf·0 = NaN in the partner
+// (IEEE arithmetic of x·cos − y·sin, x·sin + y·cos, as reference::apply documents).
+TEST(KernelAbi, SpecialValuesFollowIeeeArithmeticOfTheFormula) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Spec spec = parse_spec("layout=interleaved,head_dim=8,rotary_dim=8,base=10000,dtype=f32");
+  const CSpec c_spec(spec);
+  const std::vector<double> row = {nan, 1.0, inf, 1.0, -inf, inf, 0.0, -0.0};
+  const std::vector<std::int64_t> positions = {0, 3};
+  std::vector<double> input;
+  for (int t = 0; t < 2; ++t) input.insert(input.end(), row.begin(), row.end());
+  const auto expected = reference::apply(spec, reference::Shape{2, 1, 8}, positions, input);
+  for (const char* name : {"scalar", "avx2", "avx512", "cuda"}) {
+    if (ropecheck_kernel_available(name) != 1) continue;
+    std::vector<float> in(input.begin(), input.end());
+    std::vector<float> out(16, 0.0f);
+    ropecheck_call call{};
+    call.spec = c_spec.get();
+    call.tokens = 2;
+    call.positions = positions.data();
+    call.q = ropecheck_tensor{1, in.data(), 8, 8, out.data(), 8, 8};
+    ASSERT_EQ(ropecheck_kernel_apply(name, &call), ROPECHECK_OK) << name;
+    for (int i = 0; i < 16; i += 2) {
+      const double e = reference::pair_error(out[i], out[i + 1], expected[i], expected[i + 1], input[i], input[i + 1], Dtype::f32);
+      EXPECT_EQ(e, 0.0) << name << " element " << i << ": got (" << out[i] << ", " << out[i + 1] << "), reference ("
+                        << expected[i] << ", " << expected[i + 1] << ")";
+    }
+  }
+}
+
+// ropecheck_kernel_fill_cache: each entry is the kernels' binary64 cos/sin (error ≤ 1.25·2^-53,
+// optimized/error_bounds.h step 3) rounded once to f32, so within 2^-24·|v| + 2^-52 of the exact
+// value (the rounding error bound plus the binary64 error carried through).
+TEST(KernelAbi, FillCacheMatchesExactCosSin) {
+  const Spec spec = parse_spec("layout=half,head_dim=16,base=500000,scaling=yarn,factor=4,original_max_position=64,dtype=f32");
+  const CSpec c_spec(spec);
+  const std::int64_t first = 2147483000;
+  const std::int64_t rows = 3;
+  const int pairs = 8;
+  std::vector<float> cos_cache(rows * pairs);
+  std::vector<float> sin_cache(rows * pairs);
+  ASSERT_EQ(ropecheck_kernel_fill_cache(c_spec.get(), first, rows, ROPECHECK_DTYPE_F32, cos_cache.data(), sin_cache.data()),
+            ROPECHECK_OK);
+  reference::PrecisionScope scope(128);
+  const reference::Real attention = attention_factor<reference::Real>(spec);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t p = first + r;
+    for (int j = 0; j < pairs; ++j) {
+      const reference::Real a = reference::angle(spec, std::span<const std::int64_t>(&p, 1), j, 128);
+      const double c = reference::Real(cos(a) * attention).convert_to<double>();
+      const double s = reference::Real(sin(a) * attention).convert_to<double>();
+      EXPECT_LE(std::fabs(cos_cache[r * pairs + j] - c), std::ldexp(std::fabs(c), -24) + 0x1p-52) << p << " " << j;
+      EXPECT_LE(std::fabs(sin_cache[r * pairs + j] - s), std::ldexp(std::fabs(s), -24) + 0x1p-52) << p << " " << j;
+    }
+  }
+}
+
+#ifdef ROPECHECK_EXAMPLE_PLUGIN
+// The example plugin through dlopen, as the gate runs plugins.
+class ExamplePlugin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    handle_ = dlopen(ROPECHECK_EXAMPLE_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle_, nullptr) << dlerror();
+    version_ = reinterpret_cast<std::uint32_t (*)()>(dlsym(handle_, "ropecheck_kernel_abi_version"));
+    apply_ = reinterpret_cast<std::int32_t (*)(const char*, const ropecheck_call*)>(dlsym(handle_, "ropecheck_kernel_apply"));
+    name_ = reinterpret_cast<const char* (*)(std::int32_t)>(dlsym(handle_, "ropecheck_kernel_name"));
+    ASSERT_NE(version_, nullptr);
+    ASSERT_NE(apply_, nullptr);
+    ASSERT_NE(name_, nullptr);
+  }
+  void TearDown() override {
+    if (handle_) dlclose(handle_);
+  }
+  std::int32_t run(const std::string& text, std::vector<float>& in, std::vector<float>& out,
+                   const std::vector<std::int64_t>& positions, int head_dim) {
+    const CSpec c_spec(parse_spec(text));
+    ropecheck_call call{};
+    call.spec = c_spec.get();
+    call.tokens = static_cast<std::int64_t>(positions.size());
+    call.positions = positions.data();
+    call.q = ropecheck_tensor{1, in.data(), head_dim, head_dim, out.data(), head_dim, head_dim};
+    return apply_(nullptr, &call);
+  }
+  void* handle_ = nullptr;
+  std::uint32_t (*version_)() = nullptr;
+  std::int32_t (*apply_)(const char*, const ropecheck_call*) = nullptr;
+  const char* (*name_)(std::int32_t) = nullptr;
+};
+
+TEST_F(ExamplePlugin, ExportsTheAbi) {
+  EXPECT_EQ(version_(), ROPECHECK_KERNEL_ABI_VERSION);
+  EXPECT_STREQ(name_(0), "example_c");
+}
+
+// Its angle p·θ_j is one binary64 product of pow's θ_j (≤ 1 ulp, glibc): angle error
+// ≤ 3·2^-53·|p|, so e ≤ 1 (final rounding) + √2·(3·2^-53·|p| + 4·2^-53)/2^-24 (cos/sin error
+// vector of norm ≤ √2·(angle error + libm's 1 ulp), plus the binary64 rotation).
+TEST_F(ExamplePlugin, WithinItsDerivedBoundAtSmallPositions) {
+  const std::string text = "layout=interleaved,head_dim=16,rotary_dim=12,base=10000,dtype=f32";
+  const Spec spec = parse_spec(text);
+  const std::vector<std::int64_t> positions = {0, 1, 17, 1000};
+  std::vector<double> input(positions.size() * 16);
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(std::sin(1.0 + 3.7 * static_cast<double>(i)));
+  std::vector<float> in(input.begin(), input.end());
+  std::vector<float> out(in.size(), 0.0f);
+  ASSERT_EQ(run(text, in, out, positions, 16), ROPECHECK_OK);
+  const auto exact = reference::rotate_exact(spec, reference::Shape{4, 1, 16}, positions, input, 128, reference::Form::complex);
+  const double bound = 1.0 + std::sqrt(2.0) * (3.0 * 1000.0 + 4.0) * 0x1p-53 / 0x1p-24;
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    for (int j = 0; j < 6; ++j) {
+      const std::size_t i = t * 16 + 2 * static_cast<std::size_t>(j);
+      const double e = reference::pair_error(out[i], out[i + 1], exact[i].convert_to<long double>(),
+                                             exact[i + 1].convert_to<long double>(), input[i], input[i + 1], Dtype::f32);
+      EXPECT_LE(e, bound) << "position " << positions[t] << " pair " << j;
+    }
+    for (std::size_t i = t * 16 + 12; i < t * 16 + 16; ++i) EXPECT_EQ(out[i], in[i]) << "pass-through " << i;
+  }
+}
+
+TEST_F(ExamplePlugin, ReportsUnsupportedSpecsInsteadOfGuessing) {
+  std::vector<float> in(16, 1.0f);
+  std::vector<float> out(16, 5.0f);
+  const std::vector<std::int64_t> positions = {3};
+  EXPECT_EQ(run("layout=half,head_dim=16,base=10000,scaling=yarn,factor=8,original_max_position=4096,dtype=f32", in, out,
+                positions, 16),
+            ROPECHECK_ERROR_UNSUPPORTED);
+  EXPECT_EQ(run("layout=half,head_dim=16,base=10000,dtype=bf16", in, out, positions, 16), ROPECHECK_ERROR_UNSUPPORTED);
+  for (float v : out) EXPECT_EQ(v, 5.0f);  // nothing written
+}
+#endif
+
+}  // namespace
+}  // namespace ropecheck::kernels::testing

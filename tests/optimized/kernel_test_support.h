@@ -1,0 +1,420 @@
+// Shared machinery of the kernel tests: a Case (spec, shape, positions, strides, mode), running it
+// through the C ABI with guard bytes around every output buffer, and checking the result against
+// the exact reference with reference::pair_error and the bounds of optimized/error_bounds.h.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <ropecheck/kernel.h>
+
+#include "optimized/c_spec.h"
+#include "optimized/error_bounds.h"
+#include "reference/error_metric.h"
+#include "reference/multiprecision.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/schedule.h"
+#include "spec/spec.h"
+
+namespace ropecheck::kernels::testing {
+
+inline constexpr unsigned char kGuardByte = 0xA5;
+inline constexpr std::size_t kGuardBytes = 64;
+
+struct Case {
+  Case() = default;
+  Case(std::string text, std::int64_t token_count, std::int64_t head_count, std::vector<std::int64_t> position_list)
+      : spec_text(std::move(text)), tokens(token_count), heads(head_count), positions(std::move(position_list)) {}
+
+  std::string spec_text;
+  std::int64_t tokens = 1;
+  std::int64_t heads = 1;
+  // Cycled to fill tokens × position_components; empty: a spread of positions up to 2^31 − 1.
+  std::vector<std::int64_t> positions;
+  std::int64_t k_heads = 0;  // > 0: rotate a k tensor in the same call
+  std::int64_t input_head_padding = 0;
+  std::int64_t input_token_padding = 0;
+  std::int64_t output_head_padding = 0;
+  std::int64_t output_token_padding = 0;
+  bool in_place = false;
+  bool cache = false;
+  Dtype cache_dtype = Dtype::f32;
+  int threads = 1;
+  std::vector<double> fixed_input;  // when set: every head row starts with these values
+  int magnitude_exponent = 0;       // inputs scaled by 2^+e and 2^-e in alternate pairs
+
+  Spec spec() const { return parse_spec(spec_text); }
+
+  // The parameters, as the test name (and filter): [A-Za-z0-9_] only.
+  std::string name() const {
+    std::ostringstream out;
+    // long lists (longrope factors) are named by their length
+    std::string shown;
+    std::stringstream fields(spec_text);
+    for (std::string field; std::getline(fields, field, ',');) {
+      const auto eq = field.find('=');
+      if (eq != std::string::npos && std::count(field.begin(), field.end(), '/') > 4) {
+        const auto count = std::count(field.begin(), field.end(), '/') + 1;
+        field.resize(eq + 1);
+        field += std::to_string(count);
+        field += "values";
+      }
+      if (!shown.empty()) shown += ',';
+      shown += field;
+    }
+    out << shown << "_t" << tokens << "_h" << heads;
+    if (k_heads) out << "_k" << k_heads;
+    if (input_head_padding || input_token_padding || output_head_padding || output_token_padding) {
+      out << "_strided" << input_head_padding << "x" << input_token_padding << "x" << output_head_padding << "x"
+          << output_token_padding;
+    }
+    if (in_place) out << "_inplace";
+    if (cache) out << "_cache" << ropecheck::name(cache_dtype);
+    if (threads != 1) out << "_threads" << threads;
+    if (!fixed_input.empty()) out << "_fixedinput";
+    if (magnitude_exponent) out << "_magnitude" << magnitude_exponent;
+    std::string s = out.str();
+    for (char& ch : s) {
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    }
+    return s;
+  }
+
+  std::vector<std::int64_t> position_values() const {
+    const std::int64_t count = tokens * position_components(spec());
+    std::vector<std::int64_t> out(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i) {
+      if (positions.empty()) {
+        out[static_cast<std::size_t>(i)] = cache ? i % 37 : (i * 2654435761LL) % 2147483647LL;
+      } else {
+        out[static_cast<std::size_t>(i)] = positions[static_cast<std::size_t>(i) % positions.size()];
+      }
+    }
+    return out;
+  }
+};
+
+// A strided tensor in its dtype's bytes, surrounded by guard bytes; padding bytes are guard bytes too.
+struct Buffer {
+  std::vector<unsigned char> bytes;
+  std::int64_t token_stride = 0;
+  std::int64_t head_stride = 0;
+  std::size_t element_size = 0;
+  void* data() { return bytes.data() + kGuardBytes; }
+  const void* data() const { return bytes.data() + kGuardBytes; }
+  std::size_t offset(std::int64_t t, std::int64_t h, std::int64_t i) const {
+    return kGuardBytes + static_cast<std::size_t>(t * token_stride + h * head_stride + i) * element_size;
+  }
+};
+
+inline Buffer make_buffer(std::int64_t tokens, std::int64_t heads, int head_dim, std::int64_t head_padding,
+                          std::int64_t token_padding, Dtype dtype) {
+  Buffer b;
+  b.element_size = ropecheck_dtype_size(static_cast<std::int32_t>(dtype));
+  b.head_stride = head_dim + head_padding;
+  b.token_stride = heads * b.head_stride + token_padding;
+  b.bytes.assign(2 * kGuardBytes + static_cast<std::size_t>(tokens * b.token_stride) * b.element_size, kGuardByte);
+  return b;
+}
+
+inline void write_element(Buffer& b, std::size_t offset, double value, Dtype dtype) {
+  unsigned char* p = b.bytes.data() + offset;
+  switch (dtype) {
+    case Dtype::f64: std::memcpy(p, &value, 8); break;
+    case Dtype::f32: {
+      const float f = static_cast<float>(value);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case Dtype::f16:
+    case Dtype::bf16: {
+      const auto bits = static_cast<std::uint16_t>(reference::encode_bits(value, dtype));
+      std::memcpy(p, &bits, 2);
+      break;
+    }
+  }
+}
+
+inline double read_element(const Buffer& b, std::size_t offset, Dtype dtype) {
+  const unsigned char* p = b.bytes.data() + offset;
+  switch (dtype) {
+    case Dtype::f64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case Dtype::f32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case Dtype::f16:
+    case Dtype::bf16: {
+      std::uint16_t bits;
+      std::memcpy(&bits, p, 2);
+      return reference::decode_bits(bits, dtype);
+    }
+  }
+  return 0;
+}
+
+// One tensor of a case: its contiguous input values (for the reference) and its buffers.
+struct TensorData {
+  std::int64_t heads = 0;
+  std::vector<double> input;  // [tokens, heads, head_dim], contiguous
+  Buffer input_buffer;
+  Buffer output_buffer;  // unused when in place
+};
+
+struct KernelRun {
+  std::int32_t status = ROPECHECK_ERROR_INTERNAL;
+  TensorData q;
+  TensorData k;
+  const Buffer& output(const Case& c, const TensorData& t) const { return c.in_place ? t.input_buffer : t.output_buffer; }
+};
+
+inline TensorData make_tensor(const Case& c, std::int64_t heads, std::uint32_t seed) {
+  const Spec spec = c.spec();
+  TensorData t;
+  t.heads = heads;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  const std::int64_t d = spec.head_dim;
+  t.input.resize(static_cast<std::size_t>(c.tokens * heads * d));
+  for (std::size_t i = 0; i < t.input.size(); ++i) {
+    const std::int64_t dim = static_cast<std::int64_t>(i) % d;
+    double v = uniform(rng);
+    if (!c.fixed_input.empty() && dim < static_cast<std::int64_t>(c.fixed_input.size())) v = c.fixed_input[dim];
+    if (c.magnitude_exponent) v = std::ldexp(v, (dim / 2) % 2 ? c.magnitude_exponent : -c.magnitude_exponent);
+    t.input[i] = reference::round_to_format(v, spec.dtype);
+  }
+  t.input_buffer = make_buffer(c.tokens, heads, spec.head_dim, c.input_head_padding, c.input_token_padding, spec.dtype);
+  for (std::int64_t tok = 0; tok < c.tokens; ++tok) {
+    for (std::int64_t h = 0; h < heads; ++h) {
+      for (std::int64_t i = 0; i < d; ++i) {
+        write_element(t.input_buffer, t.input_buffer.offset(tok, h, i), t.input[static_cast<std::size_t>((tok * heads + h) * d + i)],
+                      spec.dtype);
+      }
+    }
+  }
+  if (c.in_place) {
+    t.output_buffer = Buffer{};
+  } else {
+    t.output_buffer = make_buffer(c.tokens, heads, spec.head_dim, c.output_head_padding, c.output_token_padding, spec.dtype);
+  }
+  return t;
+}
+
+inline ropecheck_tensor c_tensor(const Case& c, TensorData& t) {
+  ropecheck_tensor v{};
+  v.heads = t.heads;
+  v.input = t.input_buffer.data();
+  v.input_token_stride = t.input_buffer.token_stride;
+  v.input_head_stride = t.input_buffer.head_stride;
+  Buffer& out = c.in_place ? t.input_buffer : t.output_buffer;
+  v.output = out.data();
+  v.output_token_stride = out.token_stride;
+  v.output_head_stride = out.head_stride;
+  return v;
+}
+
+// The cos/sin cache [rows, pairs] of a case from the reference: A·cos and A·sin of the forward
+// angle at 128 bits, correctly rounded to the cache dtype, stored in its encoding.
+struct Cache {
+  std::vector<unsigned char> cos_bytes;
+  std::vector<unsigned char> sin_bytes;
+  std::int64_t rows = 0;
+};
+
+inline Cache reference_cache(const Case& c) {
+  Spec forward = c.spec();
+  forward.direction = Direction::forward;  // kernel.h: the kernel negates sin for inverse
+  const auto positions = c.position_values();
+  Cache cache;
+  cache.rows = *std::max_element(positions.begin(), positions.end()) + 1;
+  const int pairs = forward.rotary_dim / 2;
+  const std::size_t element = ropecheck_dtype_size(static_cast<std::int32_t>(c.cache_dtype));
+  cache.cos_bytes.resize(static_cast<std::size_t>(cache.rows * pairs) * element);
+  cache.sin_bytes.resize(cache.cos_bytes.size());
+  reference::PrecisionScope scope(128);
+  const reference::Real attention = attention_factor<reference::Real>(forward);
+  std::vector<std::int64_t> tuple(static_cast<std::size_t>(position_components(forward)));
+  Buffer cos_buffer;
+  Buffer sin_buffer;
+  cos_buffer.element_size = sin_buffer.element_size = element;
+  cos_buffer.bytes.assign(cache.cos_bytes.size() + 2 * kGuardBytes, 0);
+  sin_buffer.bytes.assign(cache.cos_bytes.size() + 2 * kGuardBytes, 0);
+  for (std::int64_t row = 0; row < cache.rows; ++row) {
+    std::fill(tuple.begin(), tuple.end(), row);
+    for (int j = 0; j < pairs; ++j) {
+      const reference::Real angle = reference::angle(forward, tuple, j, 128);
+      const double cos_value =
+          reference::round_to_format(reference::Real(cos(angle) * attention), c.cache_dtype).convert_to<double>();
+      const double sin_value =
+          reference::round_to_format(reference::Real(sin(angle) * attention), c.cache_dtype).convert_to<double>();
+      const std::size_t offset = kGuardBytes + static_cast<std::size_t>(row * pairs + j) * element;
+      write_element(cos_buffer, offset, cos_value, c.cache_dtype);
+      write_element(sin_buffer, offset, sin_value, c.cache_dtype);
+    }
+  }
+  std::memcpy(cache.cos_bytes.data(), cos_buffer.bytes.data() + kGuardBytes, cache.cos_bytes.size());
+  std::memcpy(cache.sin_bytes.data(), sin_buffer.bytes.data() + kGuardBytes, cache.sin_bytes.size());
+  return cache;
+}
+
+inline KernelRun run_case(const Case& c, const std::string& implementation) {
+  const Spec spec = c.spec();
+  const CSpec c_spec(spec);
+  KernelRun run;
+  run.q = make_tensor(c, c.heads, static_cast<std::uint32_t>(std::hash<std::string>{}(c.name())));
+  if (c.k_heads > 0) run.k = make_tensor(c, c.k_heads, static_cast<std::uint32_t>(std::hash<std::string>{}(c.name() + "k")));
+  const auto positions = c.position_values();
+  ropecheck_call call{};
+  call.spec = c_spec.get();
+  call.tokens = c.tokens;
+  call.positions = positions.data();
+  call.q = c_tensor(c, run.q);
+  if (c.k_heads > 0) call.k = c_tensor(c, run.k);
+  call.threads = c.threads;
+  Cache cache;
+  if (c.cache) {
+    cache = reference_cache(c);
+    call.cos_cache = cache.cos_bytes.data();
+    call.sin_cache = cache.sin_bytes.data();
+    call.cache_dtype = static_cast<std::int32_t>(c.cache_dtype);
+    call.cache_rows = cache.rows;
+    call.cache_row_stride = spec.rotary_dim / 2;
+  }
+  run.status = ropecheck_kernel_apply(implementation.c_str(), &call);
+  return run;
+}
+
+inline bool unavailable(const std::string& implementation) {
+  return ropecheck_kernel_available(implementation.c_str()) != 1;
+}
+inline std::string unavailable_message(const std::string& implementation) {
+  return "implementation '" + implementation +
+         "' is not available on this machine (not built, no CPU support per CPUID, or no GPU)";
+}
+
+// Every byte outside the tensor's elements (guards and padding) still holds the guard pattern.
+inline void check_untouched(const Case& c, const Buffer& b, std::int64_t heads, const char* what) {
+  const Spec spec = c.spec();
+  std::vector<bool> element(b.bytes.size(), false);
+  for (std::int64_t t = 0; t < c.tokens; ++t) {
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::size_t begin = b.offset(t, h, 0);
+      std::fill(element.begin() + static_cast<std::ptrdiff_t>(begin),
+                element.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<std::size_t>(spec.head_dim) * b.element_size), true);
+    }
+  }
+  for (std::size_t i = 0; i < b.bytes.size(); ++i) {
+    if (!element[i]) {
+      ASSERT_EQ(b.bytes[i], kGuardByte) << what << ": byte " << i << " outside the tensor was written";
+    }
+  }
+}
+
+inline void check_guards_and_padding(const Case& c, const KernelRun& run) {
+  check_untouched(c, run.output(c, run.q), run.q.heads, "q output");
+  if (c.k_heads > 0) check_untouched(c, run.output(c, run.k), run.k.heads, "k output");
+}
+
+// Exact results per case (computed once; every implementation compares with the same values).
+inline const std::vector<long double>& exact_for(const Case& c, const TensorData& t, const std::string& tag) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<long double>> memo;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = c.name() + "/" + tag;
+  auto it = memo.find(key);
+  if (it != memo.end()) return it->second;
+  const Spec spec = c.spec();
+  const auto positions = c.position_values();
+  std::vector<long double> out;
+  bool finite = std::all_of(t.input.begin(), t.input.end(), [](double v) { return std::isfinite(v); });
+  if (finite) {
+    const auto exact = reference::rotate_exact(spec, reference::Shape{c.tokens, t.heads, spec.head_dim}, positions, t.input,
+                                               128, reference::Form::elementwise);
+    for (const auto& v : exact) out.push_back(v.convert_to<long double>());
+  } else {
+    for (double v : reference::apply(spec, reference::Shape{c.tokens, t.heads, spec.head_dim}, positions, t.input)) {
+      out.push_back(v);
+    }
+  }
+  return memo.emplace(key, std::move(out)).first->second;
+}
+
+inline double case_bound(const Case& c) {
+  const Spec spec = c.spec();
+  const bool attention_is_one = attention_factor<long double>(spec) == 1.0L;
+  return c.cache ? cache_mode_bound(spec.dtype, c.cache_dtype) : on_the_fly_bound(spec.dtype, attention_is_one);
+}
+
+inline void check_tensor_against_exact(const Case& c, const KernelRun& run, const TensorData& t, const std::string& tag) {
+  const Spec spec = c.spec();
+  const auto& exact = exact_for(c, t, tag);
+  const Buffer& out = run.output(c, t);
+  const double bound = case_bound(c);
+  const double attention = static_cast<double>(attention_factor<long double>(spec));
+  const std::int64_t d = spec.head_dim;
+  double worst = 0;
+  for (std::int64_t tok = 0; tok < c.tokens; ++tok) {
+    for (std::int64_t h = 0; h < t.heads; ++h) {
+      const std::size_t row = static_cast<std::size_t>((tok * t.heads + h) * d);
+      for (int j = 0; j < spec.rotary_dim / 2; ++j) {
+        const auto dims = reference::pair_dims(spec, j);
+        const double a = read_element(out, out.offset(tok, h, dims.first), spec.dtype);
+        const double b = read_element(out, out.offset(tok, h, dims.second), spec.dtype);
+        const double e = reference::pair_error(a, b, exact[row + dims.first], exact[row + dims.second],
+                                               t.input[row + dims.first], t.input[row + dims.second], spec.dtype, attention);
+        worst = std::max(worst, e);
+        ASSERT_LE(e, bound) << tag << " token " << tok << " head " << h << " pair " << j << ": got ("
+                            << reference::to_hex(a) << ", " << reference::to_hex(b) << ") for input ("
+                            << reference::to_hex(t.input[row + dims.first]) << ", "
+                            << reference::to_hex(t.input[row + dims.second]) << ")";
+      }
+      // pass-through dims: bit for bit (kernel.h; DESIGN.md)
+      for (std::int64_t i = spec.rotary_dim; i < d; ++i) {
+        const Buffer& in = t.input_buffer;
+        ASSERT_EQ(std::memcmp(&out.bytes[out.offset(tok, h, i)], &in.bytes[in.offset(tok, h, i)], out.element_size), 0)
+            << tag << " pass-through dim " << i << " changed";
+      }
+    }
+  }
+  ::testing::Test::RecordProperty(tag + "_worst_e", std::to_string(worst));
+}
+
+inline void check_against_exact(const Case& c, const KernelRun& run) {
+  check_tensor_against_exact(c, run, run.q, "q");
+  if (c.k_heads > 0) check_tensor_against_exact(c, run, run.k, "k");
+}
+
+// All output elements (q then k) decoded to doubles, in logical order.
+inline std::vector<double> outputs_as_double(const Case& c, const KernelRun& run) {
+  const Spec spec = c.spec();
+  std::vector<double> out;
+  for (const TensorData* t : {&run.q, &run.k}) {
+    if (t->heads == 0) continue;
+    const Buffer& b = run.output(c, *t);
+    for (std::int64_t tok = 0; tok < c.tokens; ++tok) {
+      for (std::int64_t h = 0; h < t->heads; ++h) {
+        for (std::int64_t i = 0; i < spec.head_dim; ++i) out.push_back(read_element(b, b.offset(tok, h, i), spec.dtype));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ropecheck::kernels::testing
