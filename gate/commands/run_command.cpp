@@ -1,0 +1,199 @@
+// `ropecheck run`: runs a project kernel (--impl) or an external plugin (--plugin) over the golden
+// suites, each call in a child process (gate/isolation.h), and, with --props, over the identity
+// catalog (proofs/); then judges the outputs exactly as `check` does. gate/README.md.
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "gate/commands/command.h"
+#include "gate/compare.h"
+#include "gate/golden_set.h"
+#include "gate/isolation.h"
+#include "gate/report.h"
+#include "proofs/catalog.h"
+#include "proofs/implementation.h"
+#include "proofs/runner.h"
+#include "spec/schedule.h"
+
+#ifndef ROPECHECK_GOLDEN_DIR
+#define ROPECHECK_GOLDEN_DIR "golden/suites"
+#endif
+
+namespace ropecheck::gate {
+namespace {
+
+// The isolated kernel as the identity catalog's implementation under test. Its claim is the gate's
+// default tolerance for the model (gate/tolerance.cpp), relative to g·ρ; a call that crashes, hangs
+// or errs throws, which RapidCheck records as that case's failure.
+class IsolatedImplementation final : public proofs::Implementation {
+ public:
+  IsolatedImplementation(IsolatedKernel& kernel, std::string name, Model model, std::optional<Tolerance> tolerance)
+      : kernel_(kernel), name_(std::move(name)), model_(model), tolerance_(std::move(tolerance)) {}
+
+  std::string name() const override { return name_; }
+
+  // Asked once per spec with a one-pair call: the kernel's own answer (unsupported or not).
+  bool supports(const Spec& spec) const override {
+    const std::string key = to_string(spec);
+    const auto it = supported_.find(key);
+    if (it != supported_.end()) return it->second;
+    std::vector<double> input(static_cast<std::size_t>(spec.head_dim), 0.5);
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(position_components(spec)), 1);
+    const ApplyResult r = kernel_.apply(spec, reference::Shape{1, 1, spec.head_dim}, positions, input);
+    const bool ok = r.status != ApplyResult::Status::unsupported;
+    supported_[key] = ok;
+    return ok;
+  }
+
+  std::vector<double> apply(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                            std::span<const double> input) const override {
+    ApplyResult r = kernel_.apply(spec, shape, positions, input);
+    if (r.status != ApplyResult::Status::ok) throw std::runtime_error(std::string(kind_name(r.status)) + ": " + r.message);
+    return std::move(r.output);
+  }
+
+  proofs::ErrorClaim claim(const Spec& spec) const override {
+    const Tolerance t = tolerance_ && tolerance_->kind == Tolerance::Kind::e ? *tolerance_ : default_tolerance(model_, spec.dtype);
+    return proofs::ErrorClaim::from_units(t.value * std::max(1.0, std::fabs(attention_factor<double>(spec))), spec);
+  }
+
+ private:
+  IsolatedKernel& kernel_;
+  std::string name_;
+  Model model_;
+  std::optional<Tolerance> tolerance_;
+  mutable std::map<std::string, bool> supported_;
+};
+
+}  // namespace
+
+void add_run_command(CLI::App& root, int& status) {
+  auto* cmd = root.add_subcommand("run", "Run a project kernel or a plugin over the golden suites (and the identities) and judge it");
+  struct Args {
+    std::string impl, plugin, golden = ROPECHECK_GOLDEN_DIR, model = "exact", tolerance, json, junit, html;
+    bool props = false;
+    double timeout = 10;
+    int props_cases = 25;
+    std::uint64_t seed = 1;
+    int worst = 10;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--impl", args->impl,
+                  "Project kernel: scalar | avx2 | avx512 | cuda | auto | reference (the exact reference, a self-check); "
+                  "with --plugin: the name passed to the plugin (default auto)");
+  cmd->add_option("--plugin", args->plugin, "Shared library exporting the C ABI of include/ropecheck/kernel.h");
+  cmd->add_option("--golden", args->golden, "Golden suite file or folder (default: the repository's golden/suites)");
+  cmd->add_option("--model", args->model, "Rounding model the implementation claims: exact | f32-recipe")
+      ->check(CLI::IsMember({"exact", "f32-recipe"}));
+  cmd->add_option("--tolerance", args->tolerance, "Override the default bound: e=NUMBER or ulp=NUMBER");
+  cmd->add_flag("--props", args->props, "Also run the identity catalog (proofs/) against the implementation");
+  cmd->add_option("--props-cases", args->props_cases, "Cases per identity with --props")->check(CLI::Range(1, 100000));
+  cmd->add_option("--seed", args->seed, "RapidCheck seed of --props (the same seed replays the same cases)");
+  cmd->add_option("--timeout", args->timeout, "Seconds allowed per call before the child is killed")->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("--json", args->json, "Write the JSON report here");
+  cmd->add_option("--junit", args->junit, "Write a JUnit XML file here");
+  cmd->add_option("--html", args->html, "Write a self-contained HTML report here");
+  cmd->add_option("--worst", args->worst, "Worst cases listed per group")->check(CLI::Range(1, 1000));
+  cmd->callback([args, &status] {
+    if (args->impl.empty() && args->plugin.empty()) throw UsageError("run: expected --impl NAME or --plugin PATH");
+    CompareOptions options;
+    options.model = args->model == "exact" ? Model::exact : Model::f32_recipe;
+    if (!args->tolerance.empty()) options.tolerance = parse_tolerance(args->tolerance);
+    options.worst_cases = args->worst;
+
+    Source source = Source::library;
+    std::string implementation = args->impl.empty() ? "auto" : args->impl;
+    if (!args->plugin.empty()) {
+      source = Source::plugin;
+      if (!std::filesystem::is_regular_file(args->plugin)) {
+        throw UsageError("--plugin: expected an existing shared library, got '" + args->plugin + "'");
+      }
+    } else if (implementation == "reference") {
+      source = Source::reference;
+    } else {
+      const auto kernels = project_kernels();
+      bool known = implementation == "auto", available = implementation == "auto";
+      std::string names = "reference, auto";
+      for (const KernelInfo& k : kernels) {
+        names += ", " + k.name;
+        if (k.name == implementation) {
+          known = true;
+          available = k.available;
+        }
+      }
+      if (!known) throw UsageError("--impl: expected one of " + names + ", got '" + implementation + "'");
+      if (!available) throw UsageError("--impl " + implementation + ": expected a kernel that runs on this machine (it does not)");
+    }
+    const std::vector<LoadedGolden> suites = load_golden(args->golden);
+
+    IsolatedKernel kernel(source, args->plugin, implementation, args->timeout);
+    Report report;
+    report.command = "run";
+    report.model = options.model;
+    report.candidate = source == Source::plugin ? args->plugin : implementation;
+    report.implementation = source == Source::plugin ? "plugin " + args->plugin + ": " + kernel.describe()
+                                                     : "ropecheck kernel " + kernel.describe();
+    if (const ApplyResult* e = kernel.start_error()) report.notes.push_back(std::string(kind_name(e->status)) + ": " + e->message);
+
+    std::int64_t total = 0;
+    for (const LoadedGolden& g : suites) total += g.file.number_of_tests;
+    std::int64_t done = 0;
+    {
+      Progress progress(total);
+      for (const LoadedGolden& loaded : suites) {
+        report.golden_files.push_back(loaded.path);
+        const golden::GoldenFile& file = loaded.file;
+        if (file.kind != golden::Kind::rope) {
+          report.notes.push_back("suite " + file.suite + " (" + std::string(golden::name(file.kind)) +
+                                 " tests) is not run: the kernel ABI applies RoPE only");
+          continue;
+        }
+        for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
+          const golden::Group& group = file.groups[gi];
+          GroupComparer comparer(file.suite, static_cast<int>(gi), group, options);
+          for (const golden::RopeTest& test : group.rope_tests) {
+            progress.update(++done, file.suite);
+            const ApplyResult r =
+                kernel.apply(group.spec, reference::Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input);
+            if (r.status == ApplyResult::Status::ok) {
+              comparer.add(test, r.output);
+            } else if (r.status == ApplyResult::Status::unsupported) {
+              comparer.skip(test, r.message);
+            } else {
+              comparer.fail(test, std::string(kind_name(r.status)), r.message + " (suite " + file.suite + ", test " +
+                                                                       std::to_string(test.id) + ")");
+            }
+          }
+          report.groups.push_back(comparer.finish());
+        }
+      }
+    }
+    if (args->props) {
+      IsolatedImplementation adapter(kernel, report.implementation, options.model, options.tolerance);
+      proofs::RunOptions run_options;
+      run_options.cases = args->props_cases;
+      run_options.seed = args->seed;
+      for (const proofs::Identity& identity : proofs::catalog()) {
+        const proofs::IdentityReport r = proofs::run_identity(identity, adapter, run_options);
+        PropertyResult p;
+        p.name = r.name;
+        p.formula = std::string(identity.formula);
+        p.holds = r.holds;
+        p.cases = r.cases;
+        p.gave_up = r.gave_up;
+        p.worst_units = r.tally.worst_units;
+        p.failure = r.failure;
+        p.counterexample = r.counterexample;
+        report.properties.push_back(std::move(p));
+      }
+    }
+    report.decide();
+    std::vector<std::string> inputs = report.golden_files;
+    if (!args->plugin.empty()) inputs.push_back(args->plugin);
+    emit_reports(report, args->json, args->junit, args->html, inputs);
+    status = report.verdict == "pass" ? 0 : 1;
+  });
+}
+
+}  // namespace ropecheck::gate

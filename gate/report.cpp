@@ -1,0 +1,482 @@
+#include "gate/report.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "gate/commands/command.h"
+#include "reference/rounding.h"
+
+#ifndef ROPECHECK_VERSION
+#define ROPECHECK_VERSION "0"
+#endif
+
+namespace ropecheck::gate {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// JSON has no Inf/NaN: such metrics are written as the strings "inf" / "nan".
+ojson number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+std::string fixed(double v, int digits = 3) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buffer[64];
+  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) {
+    std::snprintf(buffer, sizeof buffer, "%.*e", digits - 1, v);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  }
+  return buffer;
+}
+
+std::string metric_name(const GroupResult& g) { return g.tolerance.kind == Tolerance::Kind::e ? "e" : "ulp"; }
+
+std::string describe(const Case& c) {
+  std::ostringstream s;
+  s << c.suite << " test " << c.test_id << " [" << c.kind << "]";
+  if (c.dim >= 0) {
+    s << " token " << c.token << " head " << c.head << " dims (" << c.dim;
+    if (c.second_dim >= 0) s << ", " << c.second_dim;
+    s << ") position " << c.position;
+  }
+  s << ": " << c.message;
+  if (c.dim >= 0 && c.kind != "passthrough") {
+    s << "; input (" << reference::to_hex(c.input_x) << ", " << reference::to_hex(c.input_y) << ") expected ("
+      << reference::to_hex(c.expected_a) << ", " << reference::to_hex(c.expected_b) << ") got ("
+      << reference::to_hex(c.got_a) << ", " << reference::to_hex(c.got_b) << ")";
+  }
+  return s.str();
+}
+
+std::vector<std::int64_t> failed_ids(const GroupResult& g) {
+  std::vector<std::int64_t> ids;
+  for (const TestOutcome& o : g.outcomes) {
+    if (o.status == "fail") ids.push_back(o.id);
+  }
+  return ids;
+}
+
+std::string join_ids(const std::vector<std::int64_t>& ids, std::size_t limit = 20) {
+  std::string s;
+  for (std::size_t i = 0; i < ids.size() && i < limit; ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  if (ids.size() > limit) s += ", ... (" + std::to_string(ids.size()) + " in all)";
+  return s;
+}
+
+std::string group_name(const GroupResult& g) { return g.suite + "#" + std::to_string(g.index); }
+
+}  // namespace
+
+void Report::decide() {
+  bool any_fail = false, any_judged = false;
+  for (const GroupResult& g : groups) {
+    any_fail = any_fail || g.verdict == "fail";
+    any_judged = any_judged || g.verdict == "pass";
+  }
+  for (const PropertyResult& p : properties) {
+    // An identity that found no case the implementation supports (RapidCheck gave up) is skipped.
+    if (p.gave_up && !p.holds) continue;
+    any_fail = any_fail || !p.holds;
+    any_judged = true;
+  }
+  if (!any_judged && !any_fail) notes.push_back("nothing was judged: every test was skipped");
+  verdict = any_fail || !any_judged ? "fail" : "pass";
+}
+
+std::string format_horizon(const GroupResult& g) {
+  if (!g.horizon) return g.max_position < 0 ? "-" : "none";
+  const bool complete = g.tests_failed == 0;
+  return (complete ? ">=" : "") + std::to_string(*g.horizon);
+}
+
+std::string format_table(const Report& r) {
+  std::ostringstream s;
+  s << "ropecheck " << r.command << ": " << r.implementation << " (model " << name(r.model) << ")\n";
+  std::size_t width = 5;
+  for (const GroupResult& g : r.groups) width = std::max(width, group_name(g).size());
+  char line[512];
+  std::snprintf(line, sizeof line, "%-*s  %-6s %7s %6s %6s %11s %11s %12s  %s\n", static_cast<int>(width), "group", "dtype",
+                "tests", "failed", "skip", "worst e", "worst ulp", "horizon", "verdict");
+  s << line;
+  for (const GroupResult& g : r.groups) {
+    std::snprintf(line, sizeof line, "%-*s  %-6s %7lld %6lld %6lld %11s %11s %12s  %s\n", static_cast<int>(width),
+                  group_name(g).c_str(), std::string(ropecheck::name(g.dtype)).c_str(), static_cast<long long>(g.tests),
+                  static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), fixed(g.worst_e).c_str(),
+                  fixed(g.worst_ulp).c_str(), format_horizon(g).c_str(), g.verdict.c_str());
+    s << line;
+  }
+  for (const PropertyResult& p : r.properties) {
+    const bool skipped = p.gave_up && !p.holds;
+    s << "identity " << p.name << ": " << (skipped ? "skipped (no supported case)" : p.holds ? "holds" : "FAILS") << " (" << p.cases << " cases, worst "
+      << fixed(p.worst_units) << " u)\n";
+  }
+  std::int64_t tests = 0, failed = 0, skipped = 0, groups_failed = 0;
+  for (const GroupResult& g : r.groups) {
+    tests += g.tests;
+    failed += g.tests_failed;
+    skipped += g.tests_skipped;
+    groups_failed += g.verdict == "fail";
+  }
+  for (const GroupResult& g : r.groups) {
+    if (g.verdict != "fail") continue;
+    s << "FAIL " << group_name(g) << " (" << g.spec << "; tolerance " << metric_name(g) << " <= " << fixed(g.tolerance.value)
+      << "): tests " << join_ids(failed_ids(g)) << "\n";
+    for (std::size_t i = 0; i < g.worst.size() && i < 3; ++i) s << "  " << describe(g.worst[i]) << "\n";
+  }
+  for (const std::string& n : r.notes) s << "note: " << n << "\n";
+  s << "verdict: " << r.verdict << " (" << r.groups.size() << " groups, " << groups_failed << " failed; " << tests << " tests, "
+    << failed << " failed, " << skipped << " skipped)\n";
+  return s.str();
+}
+
+std::string to_json(const Report& r) {
+  ojson j;
+  j["schema"] = "ropecheck-report/1";
+  j["tool"] = {{"name", "ropecheck"}, {"version", ROPECHECK_VERSION}};
+  j["command"] = r.command;
+  j["implementation"] = r.implementation;
+  j["candidate"] = r.candidate;
+  j["model"] = std::string(name(r.model));
+  j["golden"] = r.golden_files;
+  j["verdict"] = r.verdict;
+  std::int64_t tests = 0, failed = 0, skipped = 0, groups_failed = 0;
+  ojson groups = ojson::array();
+  for (const GroupResult& g : r.groups) {
+    tests += g.tests;
+    failed += g.tests_failed;
+    skipped += g.tests_skipped;
+    groups_failed += g.verdict == "fail";
+    ojson o;
+    o["suite"] = g.suite;
+    o["group"] = g.index;
+    o["spec"] = g.spec;
+    o["dtype"] = std::string(ropecheck::name(g.dtype));
+    o["verdict"] = g.verdict;
+    o["tolerance"] = {{"kind", metric_name(g)}, {"value", g.tolerance.value}, {"source", g.tolerance.source}};
+    o["attention_magnitude"] = g.attention_magnitude;
+    o["tests"] = g.tests;
+    o["tests_failed"] = g.tests_failed;
+    o["tests_skipped"] = g.tests_skipped;
+    o["pairs_checked"] = g.pairs_checked;
+    o["pairs_failed"] = g.pairs_failed;
+    o["passthrough_checked"] = g.passthrough_checked;
+    o["passthrough_failed"] = g.passthrough_failed;
+    o["special_checked"] = g.special_checked;
+    o["special_failed"] = g.special_failed;
+    o["worst_e"] = number(g.worst_e);
+    o["worst_ulp"] = number(g.worst_ulp);
+    o["worst_abs"] = number(g.worst_abs);
+    o["max_position"] = g.max_position;
+    o["horizon"] = g.horizon ? ojson(*g.horizon) : ojson(nullptr);
+    o["horizon_complete"] = g.tests_failed == 0 && g.horizon.has_value();
+    o["failed_tests"] = failed_ids(g);
+    ojson skips = ojson::array();
+    for (const TestOutcome& t : g.outcomes) {
+      if (t.status == "skip") skips.push_back({{"id", t.id}, {"reason", t.reason}});
+    }
+    o["skipped_tests"] = skips;
+    ojson worst = ojson::array();
+    for (const Case& c : g.worst) {
+      ojson w;
+      w["test_id"] = c.test_id;
+      w["kind"] = c.kind;
+      w["message"] = c.message;
+      w["position"] = c.position;
+      w["token"] = c.token;
+      w["head"] = c.head;
+      w["dims"] = c.dim < 0 ? ojson::array() : (c.second_dim < 0 ? ojson::array({c.dim}) : ojson::array({c.dim, c.second_dim}));
+      w["input"] = {reference::to_hex(c.input_x), reference::to_hex(c.input_y)};
+      w["expected"] = {reference::to_hex(c.expected_a), reference::to_hex(c.expected_b)};
+      w["got"] = {reference::to_hex(c.got_a), reference::to_hex(c.got_b)};
+      w["e"] = number(c.e);
+      w["ulp"] = number(c.ulp);
+      w["abs"] = number(c.abs);
+      worst.push_back(w);
+    }
+    o["worst_cases"] = worst;
+    ojson points = ojson::array();
+    for (const Point& p : g.points) points.push_back({p.position, number(p.e), p.pass});
+    o["points"] = points;
+    groups.push_back(o);
+  }
+  j["summary"] = {{"groups", r.groups.size()}, {"groups_failed", groups_failed}, {"tests", tests},
+                  {"tests_failed", failed}, {"tests_skipped", skipped}};
+  j["groups"] = groups;
+  ojson props = ojson::array();
+  for (const PropertyResult& p : r.properties) {
+    props.push_back({{"name", p.name}, {"formula", p.formula}, {"holds", p.holds}, {"cases", p.cases},
+                     {"gave_up", p.gave_up}, {"worst_units", number(p.worst_units)}, {"failure", p.failure},
+                     {"counterexample", p.counterexample}});
+  }
+  j["properties"] = props;
+  j["notes"] = r.notes;
+  return j.dump(1) + "\n";
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default:
+        // XML 1.0 allows only TAB, LF, CR below 0x20; bytes >= 0x80 are replaced (inputs are ASCII,
+        // and a stray byte must not make the file unreadable).
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') out += '?';
+        else if (c >= 0x80) out += '?';
+        else out += ch;
+    }
+  }
+  return out;
+}
+
+std::string to_junit(const Report& r) {
+  std::int64_t cases = 0, failures = 0, skipped = 0;
+  std::ostringstream body;
+  for (const GroupResult& g : r.groups) {
+    ++cases;
+    body << "  <testcase classname=\"ropecheck." << xml_escape(g.suite) << "\" name=\"" << xml_escape(group_name(g) + " " + g.spec)
+         << "\" time=\"0\">\n";
+    if (g.verdict == "fail") {
+      ++failures;
+      const auto ids = failed_ids(g);
+      std::string text;
+      for (const Case& c : g.worst) text += describe(c) + "\n";
+      body << "   <failure type=\"accuracy\" message=\""
+           << xml_escape(std::to_string(ids.size()) + " failing test(s): " + join_ids(ids) + "; worst " + metric_name(g) + " " +
+                         fixed(g.worst_e) + ", tolerance " + fixed(g.tolerance.value))
+           << "\">" << xml_escape(text) << "</failure>\n";
+    } else if (g.verdict == "skip") {
+      ++skipped;
+      std::string reason = g.outcomes.empty() ? "no tests" : g.outcomes.front().reason;
+      body << "   <skipped message=\"" << xml_escape(reason) << "\"/>\n";
+    }
+    body << "   <system-out>" << xml_escape("tests " + std::to_string(g.tests) + ", worst e " + fixed(g.worst_e) + ", worst ulp " +
+                                            fixed(g.worst_ulp) + ", horizon " + format_horizon(g) + ", tolerance " +
+                                            g.tolerance.source)
+         << "</system-out>\n  </testcase>\n";
+  }
+  for (const PropertyResult& p : r.properties) {
+    ++cases;
+    body << "  <testcase classname=\"ropecheck.identities\" name=\"" << xml_escape(p.name) << "\" time=\"0\">\n";
+    if (p.gave_up && !p.holds) {
+      ++skipped;
+      body << "   <skipped message=\"no case the implementation supports\"/>\n";
+    } else if (!p.holds) {
+      ++failures;
+      body << "   <failure type=\"identity\" message=\"" << xml_escape(p.failure) << "\">" << xml_escape(p.counterexample)
+           << "</failure>\n";
+    }
+    body << "  </testcase>\n";
+  }
+  std::ostringstream s;
+  s << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s << "<testsuites name=\"ropecheck\" tests=\"" << cases << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped
+    << "\">\n";
+  s << " <testsuite name=\"" << xml_escape("ropecheck " + r.command + " " + r.implementation) << "\" tests=\"" << cases
+    << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped << "\">\n";
+  s << body.str();
+  s << " </testsuite>\n</testsuites>\n";
+  return s.str();
+}
+
+namespace {
+
+// e (or ULP) against position, both on log scales: x = log2(1 + position), y = log10(metric) clamped
+// to [10^-2, 10^8]; the tolerance is a dashed line; failing points are red.
+std::string svg_plot(const GroupResult& g) {
+  const double width = 640, height = 240, left = 60, right = 12, top = 12, bottom = 36;
+  const double plot_w = width - left - right, plot_h = height - top - bottom;
+  double max_x = 1;
+  for (const Point& p : g.points) max_x = std::max(max_x, std::log2(1.0 + std::max<std::int64_t>(p.position, 0)));
+  max_x = std::ceil(max_x);
+  const double y_min = -2, y_max = 8;
+  auto px = [&](double position) { return left + plot_w * std::log2(1.0 + std::max(position, 0.0)) / max_x; };
+  auto py = [&](double metric) {
+    double l = metric > 0 ? std::log10(metric) : y_min;
+    if (!std::isfinite(l)) l = y_max;
+    l = std::clamp(l, y_min, y_max);
+    return top + plot_h * (1 - (l - y_min) / (y_max - y_min));
+  };
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width
+    << " " << height << "\" role=\"img\">\n";
+  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\"" << plot_h
+    << "\" fill=\"#fafafa\" stroke=\"#999\"/>\n";
+  for (int k = static_cast<int>(y_min); k <= static_cast<int>(y_max); k += 2) {
+    s << "<text x=\"" << left - 4 << "\" y=\"" << py(std::pow(10.0, k)) + 4 << "\" font-size=\"10\" text-anchor=\"end\">1e" << k
+      << "</text>\n";
+  }
+  const int step = std::max(1, static_cast<int>(max_x) / 8);
+  for (int k = 0; k <= static_cast<int>(max_x); k += step) {
+    const double x = left + plot_w * k / max_x;
+    s << "<text x=\"" << x << "\" y=\"" << height - bottom + 14 << "\" font-size=\"10\" text-anchor=\"middle\">2^" << k << "</text>\n";
+  }
+  s << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 4
+    << "\" font-size=\"11\" text-anchor=\"middle\">position + 1 (log scale)</text>\n";
+  s << "<text x=\"12\" y=\"" << top + plot_h / 2 << "\" font-size=\"11\" transform=\"rotate(-90 12 " << top + plot_h / 2
+    << ")\" text-anchor=\"middle\">" << metric_name(g) << " (log scale)</text>\n";
+  const double tol_y = py(g.tolerance.value * (g.tolerance.kind == Tolerance::Kind::e ? g.attention_magnitude : 1));
+  s << "<line x1=\"" << left << "\" y1=\"" << tol_y << "\" x2=\"" << left + plot_w << "\" y2=\"" << tol_y
+    << "\" stroke=\"#c60\" stroke-dasharray=\"6 3\"/>\n";
+  s << "<text x=\"" << left + plot_w - 4 << "\" y=\"" << tol_y - 3 << "\" font-size=\"10\" text-anchor=\"end\" fill=\"#c60\">tolerance "
+    << xml_escape(fixed(g.tolerance.value)) << "</text>\n";
+  for (const Point& p : g.points) {
+    s << "<circle cx=\"" << px(static_cast<double>(p.position)) << "\" cy=\"" << py(p.e) << "\" r=\"2.5\" fill=\""
+      << (p.pass ? "#2a7" : "#d22") << "\"/>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+}  // namespace
+
+std::string to_html(const Report& r) {
+  std::ostringstream s;
+  s << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n";
+  s << "<title>" << xml_escape("ropecheck " + r.command + ": " + r.implementation) << "</title>\n";
+  s << "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}"
+       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l,th.l{text-align:left}.pass{color:#2a7}"
+       ".fail{color:#d22;font-weight:bold}.skip{color:#888}code{font-size:12px}</style>\n</head>\n<body>\n";
+  s << "<h1>ropecheck " << xml_escape(r.command) << ": <span class=\"" << xml_escape(r.verdict) << "\">" << xml_escape(r.verdict)
+    << "</span></h1>\n";
+  s << "<p>Implementation: <code>" << xml_escape(r.implementation) << "</code>; model <code>" << xml_escape(std::string(name(r.model)))
+    << "</code>; golden: <code>";
+  for (std::size_t i = 0; i < r.golden_files.size(); ++i) s << (i ? ", " : "") << xml_escape(r.golden_files[i]);
+  s << "</code></p>\n";
+  s << "<p>e = max(|a &#8722; A|, |b &#8722; B|) / (u&#183;&#961;) per rotated pair (DESIGN.md, Error metric); horizon = largest "
+       "tested position up to which every check passed.</p>\n";
+  s << "<table>\n<tr><th class=\"l\">group</th><th class=\"l\">spec</th><th>tests</th><th>failed</th><th>skipped</th><th>worst e</th>"
+       "<th>worst ulp</th><th>horizon</th><th>verdict</th></tr>\n";
+  for (const GroupResult& g : r.groups) {
+    s << "<tr><td class=\"l\"><a href=\"#g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+      << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
+      << "</td><td>" << xml_escape(fixed(g.worst_e)) << "</td><td>" << xml_escape(fixed(g.worst_ulp)) << "</td><td>"
+      << xml_escape(format_horizon(g)) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
+      << "</td></tr>\n";
+  }
+  s << "</table>\n";
+  for (const PropertyResult& p : r.properties) {
+    const bool skipped = p.gave_up && !p.holds;
+    s << "<p>identity <code>" << xml_escape(p.name) << "</code>: <span class=\"" << (skipped ? "skip" : p.holds ? "pass" : "fail") << "\">"
+      << (skipped ? "skipped" : p.holds ? "holds" : "fails") << "</span> (" << p.cases << " cases) " << xml_escape(p.failure) << "</p>\n";
+  }
+  for (const GroupResult& g : r.groups) {
+    s << "<h2 id=\"g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << " <span class=\"" << xml_escape(g.verdict)
+      << "\">" << xml_escape(g.verdict) << "</span></h2>\n";
+    s << "<p><code>" << xml_escape(g.spec) << "</code><br/>tolerance " << xml_escape(metric_name(g)) << " &#8804; "
+      << xml_escape(fixed(g.tolerance.value)) << " (" << xml_escape(g.tolerance.source) << ")</p>\n";
+    s << svg_plot(g);
+    if (!g.worst.empty()) {
+      s << "<table>\n<tr><th>test</th><th class=\"l\">kind</th><th>position</th><th>token</th><th>head</th><th>dims</th>"
+           "<th class=\"l\">input</th><th class=\"l\">expected</th><th class=\"l\">got</th><th>e</th><th>ulp</th></tr>\n";
+      for (const Case& c : g.worst) {
+        s << "<tr><td>" << c.test_id << "</td><td class=\"l\">" << xml_escape(c.kind) << "</td><td>" << c.position << "</td><td>"
+          << c.token << "</td><td>" << c.head << "</td><td>"
+          << (c.dim < 0 ? std::string("-") : std::to_string(c.dim) + (c.second_dim >= 0 ? "," + std::to_string(c.second_dim) : ""))
+          << "</td>";
+        if (c.dim < 0) {
+          s << "<td class=\"l\" colspan=\"5\">" << xml_escape(c.message) << "</td></tr>\n";
+          continue;
+        }
+        s << "<td class=\"l\"><code>" << xml_escape(reference::to_hex(c.input_x) + " " + reference::to_hex(c.input_y))
+          << "</code></td><td class=\"l\"><code>" << xml_escape(reference::to_hex(c.expected_a) + " " + reference::to_hex(c.expected_b))
+          << "</code></td><td class=\"l\"><code>" << xml_escape(reference::to_hex(c.got_a) + " " + reference::to_hex(c.got_b))
+          << "</code></td><td>" << xml_escape(fixed(c.e)) << "</td><td>" << xml_escape(fixed(c.ulp)) << "</td></tr>\n";
+      }
+      s << "</table>\n";
+    }
+  }
+  for (const std::string& n : r.notes) s << "<p>note: " << xml_escape(n) << "</p>\n";
+  s << "</body>\n</html>\n";
+  return s.str();
+}
+
+namespace {
+void check_output_path(const std::string& path, const std::vector<std::string>& inputs);
+}  // namespace
+
+void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
+                  const std::string& html_path, const std::vector<std::string>& inputs) {
+  std::vector<std::string> others = inputs;
+  for (const std::string* p : {&json_path, &junit_path, &html_path}) {
+    if (p->empty()) continue;
+    for (const std::string* q : {&json_path, &junit_path, &html_path}) {
+      if (q != p && *q == *p) throw UsageError(*p + ": report path: expected different files for --json, --junit and --html");
+    }
+  }
+  for (const std::string* p : {&json_path, &junit_path, &html_path}) {
+    if (!p->empty()) check_output_path(*p, others);
+  }
+  std::fputs(format_table(report).c_str(), stdout);
+  std::fflush(stdout);
+  if (!json_path.empty()) write_atomically(json_path, to_json(report), others);
+  if (!junit_path.empty()) write_atomically(junit_path, to_junit(report), others);
+  if (!html_path.empty()) write_atomically(html_path, to_html(report), others);
+}
+
+namespace {
+
+void check_output_path(const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path target(path);
+  if (fs::is_directory(target, ec)) throw UsageError(path + ": report path: expected a file name, got a folder");
+  for (const std::string& input : inputs) {
+    if (input.empty()) continue;
+    const bool same = fs::exists(target, ec) && fs::exists(input, ec) ? fs::equivalent(target, input, ec)
+                                                                      : fs::weakly_canonical(target, ec) == fs::weakly_canonical(input, ec);
+    if (same) throw UsageError(path + ": report path: expected a file that is not an input (it is " + input + ")");
+  }
+}
+
+}  // namespace
+
+void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  check_output_path(path, inputs);
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string temp = (folder / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) throw InputError(path + ": report: expected a writable folder " + folder.string());
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  const bool ok = written == content.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) {
+    ::unlink(temp.c_str());
+    throw InputError(path + ": report: expected " + std::to_string(content.size()) + " bytes written");
+  }
+  ::chmod(temp.c_str(), 0644);
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    ::unlink(temp.c_str());
+    throw InputError(path + ": report: expected to rename the temporary file into place");
+  }
+}
+
+}  // namespace ropecheck::gate

@@ -1,0 +1,61 @@
+// The gate's reports: the verdict table on stdout, and the --json (schema gate/schema/report.schema.json),
+// --junit (one testcase per group) and --html (one self-contained page with an SVG plot per group)
+// files, each written atomically and never onto an input file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gate/compare.h"
+
+namespace ropecheck::gate {
+
+// One identity of the catalog run with `run --props`.
+struct PropertyResult {
+  std::string name;
+  std::string formula;
+  bool holds = false;
+  int cases = 0;
+  bool gave_up = false;
+  double worst_units = 0;  // worst discrepancy in u·ρ units
+  std::string failure;
+  std::string counterexample;
+};
+
+struct Report {
+  std::string command;         // "check" or "run"
+  std::string implementation;  // which kernel ran: the resolved kernel name, the plugin, or the candidate file
+  std::string candidate;       // candidate file (check) or plugin path / --impl name (run)
+  Model model = Model::exact;
+  std::vector<std::string> golden_files;
+  std::vector<GroupResult> groups;
+  std::vector<PropertyResult> properties;
+  std::vector<std::string> notes;  // e.g. suites not gated, and why
+  std::string verdict;             // pass | fail
+
+  // pass when no group and no property fails and something was judged.
+  void decide();
+};
+
+// Text forms. The table lists one row per group; `format_horizon` prints "≥N" when nothing failed.
+std::string format_table(const Report& report);
+std::string format_horizon(const GroupResult& group);
+std::string to_json(const Report& report);
+std::string to_junit(const Report& report);
+std::string to_html(const Report& report);
+
+// Writes `content` to `path` through a temporary file in the same folder and a rename, so a reader
+// never sees a half-written report. Throws UsageError when `path` is one of `inputs` (same file) or a
+// folder, InputError when it cannot be written.
+void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs);
+
+// Prints the table on stdout and writes each report whose path is non-empty (atomically, never
+// onto one of `inputs`). Report paths are all checked before anything is written.
+void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
+                  const std::string& html_path, const std::vector<std::string>& inputs);
+
+// Escapes text for XML/HTML attribute and element content; drops characters XML 1.0 forbids.
+std::string xml_escape(std::string_view text);
+
+}  // namespace ropecheck::gate

@@ -1,0 +1,235 @@
+// End-to-end tests of `ropecheck check` and its reports: a correct candidate passes in every file
+// format, candidates made wrong on purpose fail with the right test ids, reports are valid XML/HTML.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "gate/writers/tensor_writer.h"
+#include "gate_test_support.h"
+
+namespace ropecheck::gate {
+namespace {
+
+using namespace testing;
+
+const std::string kBin = ROPECHECK_BIN;
+
+// The candidate file of per-test outputs, tensors named gate-small/ID/output.
+std::string write_candidate(const TempDir& dir, const std::string& name, const golden::GoldenFile& file,
+                            const std::vector<std::vector<double>>& outputs, const std::string& format = "npz") {
+  std::vector<OutTensor> tensors;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& t = file.groups[0].rope_tests[i];
+    tensors.push_back({file.suite + "/" + std::to_string(t.id) + "/output", "F32", {t.tokens, t.heads, t.head_dim}, outputs[i], {}});
+  }
+  const std::string path = dir / name;
+  spit(path, format == "npz" ? encode_npz(tensors) : encode_safetensors(tensors));
+  return path;
+}
+
+std::vector<std::vector<double>> expected_outputs(const golden::GoldenFile& file) {
+  std::vector<std::vector<double>> out;
+  for (const auto& t : file.groups[0].rope_tests) out.push_back(t.expected);
+  return out;
+}
+
+struct CheckFixture : ::testing::Test {
+  TempDir dir;
+  golden::GoldenFile file = small_golden();
+  std::string golden_path = dir / "small.json";
+  void SetUp() override { spit(golden_path, golden::write_golden(file)); }
+
+  Ran check(const std::string& candidate, const std::string& extra = "") {
+    return run(kBin + " check --golden " + golden_path + " --candidate " + candidate + " --json " + (dir / "report.json") + " " + extra,
+               dir);
+  }
+  nlohmann::json report() { return nlohmann::json::parse(slurp(dir / "report.json")); }
+};
+
+TEST_F(CheckFixture, CorrectCandidatePassesInEveryFormat) {
+  for (const std::string format : {"npz", "safetensors"}) {
+    const Ran r = check(write_candidate(dir, "good." + format, file, expected_outputs(file), format));
+    EXPECT_EQ(r.code, 0) << format << "\n" << r.out << r.err;
+    const auto j = report();
+    EXPECT_EQ(j["verdict"], "pass");
+    // Correctly rounded outputs: each component within half an ulp ≤ u·|A| ≤ u·ρ of the exact one, so e ≤ 1.
+    EXPECT_LE(j["groups"][0]["worst_e"].get<double>(), 1.0);
+    EXPECT_EQ(j["groups"][0]["tests"], 7);
+    EXPECT_EQ(j["groups"][0]["horizon"], 2147483647);
+    EXPECT_EQ(j["groups"][0]["horizon_complete"], true);
+  }
+  // The JSON form, values as hex strings.
+  nlohmann::json candidate;
+  candidate["implementation"] = "hand-written JSON";
+  for (const auto& t : file.groups[0].rope_tests) {
+    std::vector<std::string> hex;
+    for (double v : t.expected) hex.push_back(reference::to_hex(v));
+    candidate["gate-small/" + std::to_string(t.id) + "/output"] = hex;
+  }
+  spit(dir / "good.json", candidate.dump());
+  const Ran r = check(dir / "good.json");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("hand-written JSON"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckFixture, RecipeAnglesFailUnderTheExactModelAtLargePositionsOnly) {
+  std::vector<std::vector<double>> outputs;
+  for (const auto& t : file.groups[0].rope_tests) outputs.push_back(*t.expected_f32_recipe);
+  const std::string candidate = write_candidate(dir, "recipe.npz", file, outputs);
+  const Ran r = check(candidate);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto failed = failed_tests(report());
+  // Position 0: the recipe is exact. Position 1: the angle is RN32(θ_j), within 2^-25·θ_j ≤ 2^-25
+  // rad of θ_j, moving each component by ≤ 2^-25·ρ = u·ρ/2 besides the final rounding (≤ u·ρ):
+  // e ≤ 1.5 < 4. Positions 2^24 + 1 and 2^31 − 1: RN32(p) ≠ p moves pair 0's angle (θ_0 = 1) by
+  // 1 rad and 64 rad — off by far more than 4 u.
+  EXPECT_FALSE(failed.count(1));
+  EXPECT_FALSE(failed.count(2));
+  EXPECT_TRUE(failed.count(6));
+  EXPECT_TRUE(failed.count(7));
+  const auto horizon = report()["groups"][0]["horizon"].get<std::int64_t>();
+  EXPECT_GE(horizon, 1);
+  EXPECT_LT(horizon, (1 << 24) + 1);
+  // The same outputs are exactly what the f32-recipe model expects.
+  EXPECT_EQ(check(candidate, "--model f32-recipe").code, 0);
+}
+
+TEST_F(CheckFixture, SwappedLayoutFailsEveryRotatedTest) {
+  // The half layout pairs (j, j + 3) instead of (2j, 2j + 1): the same rotation at position 0
+  // (the identity), a different one everywhere else.
+  const golden::GoldenFile swapped = small_golden("layout=half,head_dim=8,rotary_dim=6,base=10000,dtype=f32");
+  const Ran r = check(write_candidate(dir, "swapped.npz", file, expected_outputs(swapped)));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(failed_tests(report()), ids_where([](std::int64_t p) { return p != 0; }));
+}
+
+TEST_F(CheckFixture, OneFlippedBitFailsExactlyThatTest) {
+  auto outputs = expected_outputs(file);
+  auto flip = [](double v, int bit) {
+    float f = static_cast<float>(v);
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits ^= 1u << bit;
+    std::memcpy(&f, &bits, 4);
+    return static_cast<double>(f);
+  };
+  outputs[3][0] = flip(outputs[3][0], 22);  // test 4, dim 0: the top significand bit — ≥ 2^-2 relative
+  outputs[2][7] = flip(outputs[2][7], 0);   // test 3, dim 7: one ulp on a pass-through dim (must be bit-exact)
+  const Ran r = check(write_candidate(dir, "flipped.npz", file, outputs), "--junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto j = report();
+  EXPECT_EQ(failed_tests(j), (std::set<std::int64_t>{3, 4}));
+  std::set<std::string> kinds;
+  for (const auto& c : j["groups"][0]["worst_cases"]) kinds.insert(c["kind"].get<std::string>());
+  EXPECT_TRUE(kinds.count("tolerance"));
+  EXPECT_TRUE(kinds.count("passthrough"));
+  EXPECT_EQ(j["groups"][0]["passthrough_failed"], 1);
+
+  // The JUnit file parses as XML and its failure names both tests; the HTML page parses as XML
+  // (XHTML) and with Python's HTML parser, and holds one SVG plot.
+  const std::string junit_check =
+      "/usr/bin/python3 -c \"import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
+      "f = r.findall('.//failure'); assert r.tag == 'testsuites' and len(f) == 1, f; m = f[0].get('message'); "
+      "assert '3' in m and '4' in m, m; print('ok')\" " +
+      (dir / "junit.xml");
+  EXPECT_EQ(run(junit_check, dir).code, 0) << slurp(dir / "junit.xml");
+  const std::string html_check =
+      "/usr/bin/python3 -c \"import sys, html.parser, xml.etree.ElementTree as E; t = open(sys.argv[1]).read(); "
+      "html.parser.HTMLParser().feed(t); r = E.fromstring(t); "
+      "assert len(r.findall('.//{http://www.w3.org/2000/svg}svg')) == 1; print('ok')\" " +
+      (dir / "r.html");
+  EXPECT_EQ(run(html_check, dir).code, 0) << run(html_check, dir).err;
+  // The JSON report conforms to its documented schema.
+  const std::string schema_check =
+      "/usr/bin/python3 -c \"import sys, json, jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))"
+      ".validate(json.load(open(sys.argv[2]))); print('ok')\" " SCHEMA_PATH " " + (dir / "report.json");
+  const Ran v = run(schema_check, dir);
+  EXPECT_EQ(v.code, 0) << v.err;
+}
+
+TEST_F(CheckFixture, SpecialValuesAreTheirOwnClass) {
+  // A NaN input must give NaN in both outputs of its pair (reference/rope.h); a candidate that
+  // writes a number there fails with kind "special", even though e cannot be measured.
+  golden::GoldenFile nan_file = file;
+  auto& t = nan_file.groups[0].rope_tests[1];
+  t.input[0] = std::nan("");
+  t.expected = reference::apply(nan_file.groups[0].spec, {1, 2, 8}, t.positions, t.input);
+  ASSERT_TRUE(std::isnan(t.expected[0]) && std::isnan(t.expected[1]));
+  t.expected_f32_recipe.reset();
+  spit(golden_path, golden::write_golden(nan_file));
+  auto outputs = expected_outputs(nan_file);
+  EXPECT_EQ(check(write_candidate(dir, "nan-ok.npz", nan_file, outputs)).code, 0);
+  outputs[1][0] = 0.0;
+  EXPECT_EQ(check(write_candidate(dir, "nan-bad.npz", nan_file, outputs)).code, 1);
+  const auto j = report();
+  EXPECT_EQ(failed_tests(j), (std::set<std::int64_t>{2}));
+  EXPECT_EQ(j["groups"][0]["special_failed"], 1);
+}
+
+TEST_F(CheckFixture, MissingOutputsFailOrAreSkipped) {
+  auto outputs = expected_outputs(file);
+  outputs.pop_back();  // no output for test 7
+  const std::string candidate = write_candidate(dir, "partial.npz", file, outputs);
+  EXPECT_EQ(check(candidate).code, 1);
+  EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{7}));
+  EXPECT_EQ(check(candidate, "--allow-missing").code, 0);
+  EXPECT_EQ(report()["groups"][0]["tests_skipped"], 1);
+}
+
+TEST_F(CheckFixture, ToleranceOverride) {
+  // Correctly rounded outputs have e ≤ 1 but e > 0 somewhere: e=0 must fail them, ulp=0 must pass.
+  const std::string candidate = write_candidate(dir, "good.npz", file, expected_outputs(file));
+  EXPECT_EQ(check(candidate, "--tolerance e=0").code, 1);
+  EXPECT_EQ(check(candidate, "--tolerance ulp=0").code, 0);
+  const Ran bad = check(candidate, "--tolerance zeta=1");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--tolerance"), std::string::npos) << bad.err;
+}
+
+TEST_F(CheckFixture, BadInputIsOneLineAndExitCode2) {
+  const std::string good = write_candidate(dir, "good.npz", file, expected_outputs(file));
+  std::string bytes = slurp(good);
+  spit(dir / "truncated.npz", bytes.substr(0, bytes.size() / 2));
+  for (const std::string& candidate : {dir / "truncated.npz", dir / "absent.npz"}) {
+    const Ran r = check(candidate);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  // A report never overwrites an input.
+  const std::string before = slurp(golden_path);
+  const Ran r = run(kBin + " check --golden " + golden_path + " --candidate " + good + " --json " + golden_path, dir);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("not an input"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(golden_path), before);
+}
+
+TEST_F(CheckFixture, ExportRoundTripsThroughNumpy) {
+  // Export, then a NumPy candidate that simply returns the expected outputs read from the golden
+  // file (np.savez_compressed: deflate members); check must read NumPy's zip64 records.
+  const Ran e = run(kBin + " golden export --golden " + golden_path + " --format npz --out " + (dir / "in.npz"), dir);
+  ASSERT_EQ(e.code, 0) << e.err;
+  const std::string script =
+      "import sys, json, numpy as np\n"
+      "d = np.load(sys.argv[1]); g = json.load(open(sys.argv[2]))\n"
+      "assert str(d['gate-small/4/spec']).startswith('layout=interleaved'), d['gate-small/4/spec']\n"
+      "assert d['gate-small/7/positions'].tolist() == [2147483647]\n"
+      "out = {}\n"
+      "for t in g['groups'][0]['tests']:\n"
+      "    x = d['gate-small/%d/input' % t['id']]\n"
+      "    assert x.dtype == np.float32 and x.shape == (1, 2, 8)\n"
+      "    assert [float.fromhex(v) for v in t['input']] == x.ravel().tolist()\n"
+      "    out['gate-small/%d/output' % t['id']] = np.array([float.fromhex(v) for v in t['expected']], np.float32).reshape(x.shape)\n"
+      "np.savez_compressed(sys.argv[3], **out)\n";
+  spit(dir / "candidate.py", script);
+  const Ran p = run("/usr/bin/python3 " + (dir / "candidate.py") + " " + (dir / "in.npz") + " " + golden_path + " " + (dir / "out.npz"), dir);
+  ASSERT_EQ(p.code, 0) << p.err;
+  const Ran r = check(dir / "out.npz");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // safetensors export carries the same names.
+  EXPECT_EQ(run(kBin + " golden export --golden " + golden_path + " --format safetensors --out " + (dir / "in.safetensors"), dir).code, 0);
+  const std::string header = slurp(dir / "in.safetensors").substr(8, 4000);
+  EXPECT_NE(header.find("\"gate-small/7/positions\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ropecheck::gate

@@ -1,0 +1,135 @@
+// End-to-end tests of `ropecheck run`: plugins built beside this test (tests/gate/plugins/) that
+// are correct, segfault, abort, hang, speak another ABI version or write out of bounds are each
+// reported as that plugin's failure with the test id, and the run completes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "gate_test_support.h"
+
+namespace ropecheck::gate {
+namespace {
+
+using namespace testing;
+
+const std::string kBin = ROPECHECK_BIN;
+const std::string kPluginDir = PLUGIN_DIR;
+
+std::string plugin(const std::string& variant) { return kPluginDir + "/libgate_plugin_" + variant + ".so"; }
+
+struct RunFixture : ::testing::Test {
+  TempDir dir;
+  std::string golden_path = dir / "small.json";
+  void SetUp() override { spit(golden_path, golden::write_golden(small_golden())); }
+
+  Ran run_plugin(const std::string& variant, const std::string& extra = "") {
+    return run(kBin + " run --plugin " + plugin(variant) + " --golden " + golden_path + " --timeout 1 --json " +
+                   (dir / "report.json") + " " + extra,
+               dir);
+  }
+  nlohmann::json report() { return nlohmann::json::parse(slurp(dir / "report.json")); }
+  // The kinds of the failures reported for each failing test.
+  std::map<std::int64_t, std::string> failure_kinds() {
+    std::map<std::int64_t, std::string> kinds;
+    const nlohmann::json j = report();  // kept alive for the loop (a temporary's member would dangle)
+    for (const auto& c : j["groups"][0]["worst_cases"]) kinds[c["test_id"].get<std::int64_t>()] = c["kind"].get<std::string>();
+    return kinds;
+  }
+};
+
+TEST_F(RunFixture, CorrectPluginPasses) {
+  const Ran r = run_plugin("good");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = report();
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_NE(j["implementation"].get<std::string>().find("tiny"), std::string::npos) << j["implementation"];
+  // Long double angles (error < 2^-31 rad) and one rounding to float32: e ≤ 1 + 2^-31/2^-24·√2 < 1.02.
+  EXPECT_LT(j["groups"][0]["worst_e"].get<double>(), 1.02);
+}
+
+TEST_F(RunFixture, CrashesAreTheCandidatesFailureWithTheTestId) {
+  // Test 3 is the one at position 7, where the misbehaving plugins misbehave; the others must still
+  // run in a fresh child and pass.
+  const struct {
+    const char* variant;
+    const char* kind;
+    const char* text;
+  } cases[] = {{"segv", "crash", "SIGSEGV"}, {"abort", "crash", "SIGABRT"}, {"hang", "timeout", "no answer within 1 s"},
+               {"guard", "guard", "outside its output"}};
+  for (const auto& c : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    const Ran r = run_plugin(c.variant);
+    EXPECT_EQ(r.code, 1) << c.variant << "\n" << r.out << r.err;
+    EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{3})) << c.variant << "\n" << r.out;
+    EXPECT_EQ(failure_kinds()[3], c.kind) << c.variant;
+    EXPECT_NE(r.out.find(c.text), std::string::npos) << c.variant << "\n" << r.out;
+    EXPECT_EQ(report()["groups"][0]["tests"], 7) << c.variant;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20)) << c.variant;
+  }
+}
+
+TEST_F(RunFixture, AbiMismatchFailsEveryTest) {
+  const Ran r = run_plugin("abi");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(failed_tests(report()).size(), 7u);
+  ASSERT_FALSE(failure_kinds().empty());
+  EXPECT_EQ(failure_kinds().begin()->second, "abi");
+  EXPECT_NE(r.out.find("ABI version mismatch"), std::string::npos) << r.out;
+}
+
+TEST_F(RunFixture, UnsupportedSpecsAreSkippedNotFailed) {
+  // The tiny plugin computes f32/f64 only: a bf16 group is reported skipped, and a run where
+  // nothing was judged does not pass.
+  spit(golden_path, golden::write_golden(small_golden("layout=interleaved,head_dim=8,rotary_dim=6,base=10000,dtype=bf16")));
+  const Ran r = run_plugin("good");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(report()["groups"][0]["verdict"], "skip");
+  EXPECT_EQ(report()["groups"][0]["tests_skipped"], 7);
+}
+
+TEST_F(RunFixture, UsageErrors) {
+  Ran r = run(kBin + " run --plugin " + (dir / "absent.so") + " --golden " + golden_path, dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--plugin"), std::string::npos) << r.err;
+  r = run(kBin + " run --impl nosuchkernel --golden " + golden_path, dir);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--impl"), std::string::npos) << r.err;
+  // A file that is not a shared library is that candidate's failure (load), not the gate's crash.
+  r = run(kBin + " run --plugin " + golden_path + " --golden " + golden_path + " --json " + (dir / "report.json"), dir);
+  EXPECT_EQ(r.code, 1) << r.err;
+  ASSERT_FALSE(failure_kinds().empty());
+  EXPECT_EQ(failure_kinds().begin()->second, "load");
+}
+
+TEST_F(RunFixture, ReferenceAndProjectKernelPassTheSmallSuite) {
+  for (const std::string impl : {"reference", "scalar"}) {
+    const Ran r = run(kBin + " run --impl " + impl + " --golden " + golden_path + " --json " + (dir / "report.json"), dir);
+    EXPECT_EQ(r.code, 0) << impl << "\n" << r.out << r.err;
+    EXPECT_EQ(report()["groups"][0]["tests"], 7);
+  }
+}
+
+TEST_F(RunFixture, PropsRunsTheIdentityCatalog) {
+  // The exact reference (correctly rounded, e ≤ 1 < 4) satisfies every identity; each appears in
+  // the JSON report and as a JUnit testcase. The tiny plugin has no multi-axis support: that
+  // identity is skipped, not failed.
+  const Ran r = run(kBin + " run --impl reference --props --props-cases 3 --golden " + golden_path + " --json " +
+                        (dir / "report.json") + " --junit " + (dir / "junit.xml"),
+                    dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json j = report();
+  EXPECT_GE(j["properties"].size(), 10u);
+  for (const auto& p : j["properties"]) EXPECT_TRUE(p["holds"].get<bool>()) << p.dump();
+  EXPECT_NE(slurp(dir / "junit.xml").find("classname=\"ropecheck.identities\" name=\"relative_matrix\""), std::string::npos);
+  const Ran tiny = run_plugin("good", "--props --props-cases 3");
+  const nlohmann::json t = report();
+  for (const auto& p : t["properties"]) {
+    if (p["name"] == "multi_axis_relative") {
+      EXPECT_TRUE(p["gave_up"].get<bool>()) << p.dump();
+    }
+  }
+  EXPECT_NE(tiny.out.find("multi_axis_relative: skipped"), std::string::npos) << tiny.out;
+}
+
+}  // namespace
+}  // namespace ropecheck::gate

@@ -1,0 +1,130 @@
+// Shared by the gate's end-to-end tests: a small golden file built in the test (expected values
+// from the exact reference, never from the gate), a temporary folder, and running the CLI.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "golden/golden.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+
+namespace ropecheck::gate::testing {
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A fresh folder under $TMPDIR, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "ropecheck-gate-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    if (std::getenv("ROPECHECK_KEEP_TEST_FILES")) return;  // for debugging a failure
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `command` through /bin/sh, capturing stdout and stderr into files of `dir`.
+inline Ran run(const std::string& command, const TempDir& dir) {
+  const std::string out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const int status = std::system((command + " >" + out + " 2>" + err).c_str());
+  Ran r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// Positions of the tests of the small golden file, one test each (ids 1..7): 0 (identity), 1, 7 (the
+// plugins' misbehaviour trigger), 100, 2^16, 2^24 + 1 (not a float32 value), 2^31 − 1.
+inline const std::vector<std::int64_t>& test_positions() {
+  static const std::vector<std::int64_t> p{0, 1, 7, 100, 65536, (1 << 24) + 1, 2147483647};
+  return p;
+}
+
+// One group: interleaved, head_dim 8, rotary_dim 6 (dims 6, 7 pass through), base 10000, f32;
+// 1 token × 2 heads per test, inputs from a fixed LCG rounded to float32.
+inline golden::GoldenFile small_golden(const std::string& spec_text =
+                                           "layout=interleaved,head_dim=8,rotary_dim=6,base=10000,dtype=f32") {
+  golden::GoldenFile file;
+  file.suite = "gate-small";
+  file.description = "The gate's end-to-end tests";
+  golden::Group group;
+  group.spec = parse_spec(spec_text);
+  std::uint64_t state = 12345;
+  std::int64_t id = 0;
+  for (std::int64_t position : test_positions()) {
+    golden::RopeTest t;
+    t.id = ++id;
+    t.comment = "position " + std::to_string(position);
+    t.positions = {position};
+    t.tokens = 1;
+    t.heads = 2;
+    t.head_dim = group.spec.head_dim;
+    for (std::int64_t i = 0; i < t.heads * t.head_dim; ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      const double unit = static_cast<double>(state >> 11) / 9007199254740992.0;  // [0, 1)
+      t.input.push_back(reference::round_to_format(2 * unit - 1, group.spec.dtype));
+    }
+    const reference::Shape shape{t.tokens, t.heads, t.head_dim};
+    t.expected = reference::apply(group.spec, shape, t.positions, t.input);
+    reference::Options recipe;
+    recipe.model = reference::Model::f32_recipe;
+    t.expected_f32_recipe = reference::apply(group.spec, shape, t.positions, t.input, recipe);
+    group.rope_tests.push_back(std::move(t));
+  }
+  file.groups.push_back(std::move(group));
+  file.number_of_tests = id;
+  return file;
+}
+
+inline std::set<std::int64_t> failed_tests(const nlohmann::json& report) {
+  std::set<std::int64_t> ids;
+  for (const auto& g : report["groups"]) {
+    for (const auto& id : g["failed_tests"]) ids.insert(id.get<std::int64_t>());
+  }
+  return ids;
+}
+
+inline std::set<std::int64_t> ids_where(bool (*predicate)(std::int64_t position)) {
+  std::set<std::int64_t> ids;
+  for (std::size_t i = 0; i < test_positions().size(); ++i) {
+    if (predicate(test_positions()[i])) ids.insert(static_cast<std::int64_t>(i + 1));
+  }
+  return ids;
+}
+
+}  // namespace ropecheck::gate::testing

@@ -1,0 +1,92 @@
+/* A small plugin for the gate's tests, in plain C against include/ropecheck/kernel.h: its own
+ * unscaled RoPE in long double (x87 80-bit: θ_j and the angle p·θ_j within about 2^-63 relative,
+ * so the angle error stays below 2^-31 rad for positions up to 2^31 and a float32 result is
+ * within e ≈ 1 of the exact one), f32 and f64 only, everything else reported as unsupported.
+ *
+ * Compiled once per MISBEHAVE variant; variants 1–4 misbehave on a call whose first position is 7:
+ *   0 correct, 1 segfault, 2 abort, 3 hang, 4 ABI version 2 (every call refused by the gate),
+ *   5 write past the end of the output. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ropecheck/kernel.h>
+
+#ifndef MISBEHAVE
+#define MISBEHAVE 0
+#endif
+
+uint32_t ropecheck_kernel_abi_version(void) { return MISBEHAVE == 4 ? 2u : ROPECHECK_KERNEL_ABI_VERSION; }
+int32_t ropecheck_kernel_count(void) { return 1; }
+const char* ropecheck_kernel_name(int32_t index) { return index == 0 ? "tiny" : NULL; }
+int32_t ropecheck_kernel_available(const char* implementation) {
+  (void)implementation;
+  return 1;
+}
+const char* ropecheck_kernel_resolve(const char* implementation) {
+  (void)implementation;
+  return "tiny";
+}
+
+static long double load(const void* base, int32_t dtype, int64_t i) {
+  return dtype == ROPECHECK_DTYPE_F64 ? (long double)((const double*)base)[i] : (long double)((const float*)base)[i];
+}
+
+static void store(void* base, int32_t dtype, int64_t i, long double v) {
+  if (dtype == ROPECHECK_DTYPE_F64) {
+    ((double*)base)[i] = (double)v;
+  } else {
+    ((float*)base)[i] = (float)v;
+  }
+}
+
+int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call* call) {
+  (void)implementation;
+  if (!call || !call->spec) return ROPECHECK_ERROR_INVALID_ARGUMENT;
+  const ropecheck_spec* s = call->spec;
+  if (s->scaling != ROPECHECK_SCALING_NONE || s->axes != ROPECHECK_AXES_NONE || call->cos_cache || call->device_pointers ||
+      (s->dtype != ROPECHECK_DTYPE_F32 && s->dtype != ROPECHECK_DTYPE_F64) || call->k.heads != 0) {
+    return ROPECHECK_ERROR_UNSUPPORTED;
+  }
+  if (call->tokens > 0 && call->positions[0] == 7) {
+    if (MISBEHAVE == 1) {
+      volatile int* nowhere = NULL;
+      *nowhere = 1;
+    } else if (MISBEHAVE == 2) {
+      abort();
+    } else if (MISBEHAVE == 3) {
+      for (;;) pause();
+    }
+  }
+  const int pairs = s->rotary_dim / 2;
+  const ropecheck_tensor* q = &call->q;
+  for (int64_t t = 0; t < call->tokens; ++t) {
+    const long double position = (long double)call->positions[t];
+    for (int64_t h = 0; h < q->heads; ++h) {
+      const int64_t in = t * q->input_token_stride + h * q->input_head_stride;
+      const int64_t out = t * q->output_token_stride + h * q->output_head_stride;
+      for (int j = 0; j < pairs; ++j) {
+        /* θ_j = base^(−2j/d) (ROPE.md §2, seed 004). */
+        const long double theta = powl((long double)s->base, -2.0L * j / s->rotary_dim);
+        long double angle = position * theta;
+        if (s->direction == ROPECHECK_DIRECTION_INVERSE) angle = -angle;
+        const long double c = cosl(angle), sn = sinl(angle);
+        const int64_t a = s->layout == ROPECHECK_LAYOUT_INTERLEAVED ? 2 * j : j;
+        const int64_t b = s->layout == ROPECHECK_LAYOUT_INTERLEAVED ? 2 * j + 1 : j + pairs;
+        const long double x = load(q->input, s->dtype, in + a), y = load(q->input, s->dtype, in + b);
+        store(q->output, s->dtype, out + a, x * c - y * sn);
+        store(q->output, s->dtype, out + b, x * sn + y * c);
+      }
+      for (int i = s->rotary_dim; i < s->head_dim; ++i) {
+        const size_t size = ropecheck_dtype_size(s->dtype);
+        memcpy((char*)q->output + (out + i) * size, (const char*)q->input + (in + i) * size, size);
+      }
+    }
+  }
+  if (MISBEHAVE == 5 && call->tokens > 0 && call->positions[0] == 7) {
+    const int64_t end = (call->tokens - 1) * q->output_token_stride + (q->heads - 1) * q->output_head_stride + s->head_dim;
+    store(q->output, s->dtype, end, 1.0L);
+  }
+  return ROPECHECK_OK;
+}
