@@ -1,0 +1,183 @@
+// `ropecheck golden`: list, generate, verify and lint golden files (golden/README.md).
+//   golden list                                          suite names, one per line
+//   golden generate (--suite NAME... | --all) --out DIR [--force]
+//   golden verify FILE|DIR...                            recompute every expected value
+//   golden lint FILE|DIR...                              schema, unique ids, notes, counts
+//   golden export ...                                    gate/commands/golden_export_command.cpp
+// Each action is its own add_golden_* function, so that a later action is one more function and
+// one more call in add_golden_command.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include <unistd.h>
+
+#include "gate/commands/command.h"
+#include "golden/golden.h"
+
+namespace ropecheck::gate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Files named on the command line, with folders expanded to their *.json files in name order.
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code error;
+    if (fs::is_directory(path, error)) {
+      std::vector<std::string> files;
+      for (const auto& entry : fs::directory_iterator(path, error)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
+      }
+      if (error) throw InputError(path + ": expected a readable folder, got " + error.message());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) throw InputError(path + ": expected a folder with *.json golden files, got none");
+      out.insert(out.end(), files.begin(), files.end());
+    } else if (fs::is_regular_file(path, error)) {
+      out.push_back(path);
+    } else {
+      throw InputError(path + ": expected a golden file or a folder of them, got nothing there");
+    }
+  }
+  return out;
+}
+
+// Writes `text` to `target` atomically: a temporary file in the same folder, then rename.
+void write_atomically(const fs::path& target, const std::string& text) {
+  const fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      throw InputError(temporary.string() + ": expected a writable file, got a write error");
+    }
+  }
+  std::error_code error;
+  fs::rename(temporary, target, error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw InputError(target.string() + ": expected to replace it, got " + error.message());
+  }
+}
+
+void add_golden_list(CLI::App& golden, int& status) {
+  CLI::App* list = golden.add_subcommand("list", "Print the names of the suites the generator knows");
+  list->callback([&status] {
+    for (const std::string& name : golden::suite_names()) std::printf("%s\n", name.c_str());
+    status = 0;
+  });
+}
+
+void add_golden_generate(CLI::App& golden, int& status) {
+  CLI::App* generate = golden.add_subcommand("generate", "Write golden suites (deterministic: same bytes on every run)");
+  auto suites = std::make_shared<std::vector<std::string>>();
+  auto all = std::make_shared<bool>(false);
+  auto out_dir = std::make_shared<std::string>();
+  auto force = std::make_shared<bool>(false);
+  generate->add_option("--suite", *suites, "Suite to write (repeatable; see `ropecheck golden list`)");
+  generate->add_flag("--all", *all, "Write every suite");
+  generate->add_option("--out", *out_dir, "Folder to write NAME.json into (created if missing)")->required();
+  generate->add_flag("--force", *force, "Replace existing files");
+  generate->callback([&status, suites, all, out_dir, force] {
+    if (*all == !suites->empty()) throw UsageError("golden generate: expected exactly one of --suite NAME or --all");
+    const std::vector<std::string> known = golden::suite_names();
+    const std::vector<std::string> names = *all ? known : *suites;
+    for (const std::string& name : names) {
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        throw UsageError("--suite: expected one of the names `ropecheck golden list` prints, got '" + name + "'");
+      }
+    }
+    std::error_code error;
+    fs::create_directories(*out_dir, error);
+    if (error) throw InputError(*out_dir + ": expected a folder to write into, got " + error.message());
+    // Refuse before generating anything, so that a refused run changes nothing.
+    for (const std::string& name : names) {
+      const fs::path target = fs::path(*out_dir) / (name + ".json");
+      if (!*force && fs::exists(target)) {
+        throw UsageError(target.string() + ": expected a new file, got an existing one (use --force to replace it)");
+      }
+    }
+    for (const std::string& name : names) {
+      const fs::path target = fs::path(*out_dir) / (name + ".json");
+      const golden::GoldenFile file = golden::generate_suite(name);
+      const std::string text = golden::write_golden(file);
+      write_atomically(target, text);
+      std::printf("wrote %s (%lld tests, %zu bytes)\n", target.string().c_str(),
+                  static_cast<long long>(file.number_of_tests), text.size());
+    }
+    status = 0;
+  });
+}
+
+void add_golden_verify(CLI::App& golden, int& status) {
+  CLI::App* verify = golden.add_subcommand("verify", "Recompute every expected value of golden files with the reference");
+  auto paths = std::make_shared<std::vector<std::string>>();
+  verify->add_option("paths", *paths, "Golden files or folders of them")->required();
+  verify->callback([&status, paths] {
+    int failed_files = 0;
+    for (const std::string& path : expand_paths(*paths)) {
+      golden::GoldenFile file;
+      try {
+        file = golden::read_golden_file(path);
+      } catch (const golden::GoldenError& e) {
+        throw InputError(e.what());
+      }
+      const golden::VerifyResult result = golden::verify(file, path);
+      if (result.failing_tests == 0) {
+        std::printf("%s: ok (%lld tests, %lld values)\n", path.c_str(), static_cast<long long>(result.tests_checked),
+                    static_cast<long long>(result.values_checked));
+        continue;
+      }
+      ++failed_files;
+      for (const std::string& failure : result.failures) std::printf("%s\n", failure.c_str());
+      std::printf("%s: FAILED (%lld of %lld tests differ from the reference)\n", path.c_str(),
+                  static_cast<long long>(result.failing_tests), static_cast<long long>(result.tests_checked));
+    }
+    status = failed_files == 0 ? 0 : 1;
+  });
+}
+
+void add_golden_lint(CLI::App& golden, int& status) {
+  CLI::App* lint = golden.add_subcommand("lint", "Check golden files: schema, unique ids, documented flags, declared counts");
+  auto paths = std::make_shared<std::vector<std::string>>();
+  lint->add_option("paths", *paths, "Golden files or folders of them")->required();
+  lint->callback([&status, paths] {
+    int failed_files = 0;
+    for (const std::string& path : expand_paths(*paths)) {
+      std::vector<std::string> problems;
+      try {
+        problems = golden::lint(golden::read_golden_file(path), path);
+      } catch (const golden::GoldenError& e) {
+        problems.push_back(e.what());
+      }
+      if (problems.empty()) {
+        std::printf("%s: ok\n", path.c_str());
+        continue;
+      }
+      ++failed_files;
+      for (const std::string& problem : problems) std::printf("%s\n", problem.c_str());
+    }
+    status = failed_files == 0 ? 0 : 1;
+  });
+}
+
+}  // namespace
+
+void add_golden_command(CLI::App& root, int& status) {
+  CLI::App* golden = root.add_subcommand("golden", "Golden vector files: list, generate, verify, lint, export");
+  golden->require_subcommand(1);
+  add_golden_list(*golden, status);
+  add_golden_generate(*golden, status);
+  add_golden_verify(*golden, status);
+  add_golden_lint(*golden, status);
+  add_golden_export_command(*golden, status);
+}
+
+}  // namespace ropecheck::gate
