@@ -59,15 +59,18 @@ struct Plan {
 
 double recipe_theta(const Spec& spec, int pair_index, int precision);
 
-Plan make_plan(const Spec& spec, Model model, int precision) {
+// With only_pair ≥ 0 the frequencies of that pair alone are computed (the cold path needs one).
+Plan make_plan(const Spec& spec, Model model, int precision, int only_pair = -1) {
   Plan plan;
   const int pairs = spec.rotary_dim / 2;
-  plan.theta.reserve(pairs);
+  plan.theta.assign(pairs, Real(0));
+  if (model == Model::f32_recipe) plan.theta_f32.assign(pairs, 0.0);
   for (int j = 0; j < pairs; ++j) {
-    plan.theta.push_back(frequency<Real>(spec, j));
     plan.dims.push_back(pair_dims(spec, j));
     plan.component.push_back(position_component(spec, j));
-    if (model == Model::f32_recipe) plan.theta_f32.push_back(recipe_theta(spec, j, precision));
+    if (only_pair >= 0 && j != only_pair) continue;
+    plan.theta[j] = frequency<Real>(spec, j);
+    if (model == Model::f32_recipe) plan.theta_f32[j] = recipe_theta(spec, j, precision);
   }
   plan.attention = attention_factor<Real>(spec);
   return plan;
@@ -171,7 +174,7 @@ double slow_component(const Spec& spec, std::span<const std::int64_t> position_t
                       double y, bool second, Model model, int precision) {
   for (int bits = std::max(2 * precision, 128);; bits *= 2) {
     PrecisionScope scope(bits);
-    const Plan plan = make_plan(spec, model, bits);
+    const Plan plan = make_plan(spec, model, bits, pair_index);
     const CosSin cs = cos_sin(spec, plan, position_tuple, pair_index, model, bits);
     const Real rx(x), ry(y);
     // first: x·c − y·s; second: x·s + y·c
@@ -345,13 +348,22 @@ std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::in
           out[row + pd.second] = x * s_hi + y * c_hi;
           continue;
         }
+        // An exactly zero output: at angle 0 (sin exactly ±0) the first component is x·c, zero when
+        // x is; the second is y·c, zero when y is. No rounding test can decide an exact zero, so
+        // take its IEEE sign from the formula directly. (cos is never exactly 0: cos of a nonzero
+        // algebraic angle is transcendental, Lindemann–Weierstrass.)
+        const bool angle_zero = s_hi == 0;
+        const bool first_zero = angle_zero && x == 0;
+        const bool second_zero = angle_zero && y == 0;
         const double largest = std::max(std::fabs(x), std::fabs(y));
         const bool in_range = largest > 0x1p-900 && largest < 0x1p900;
         const double error = (std::fabs(x) + std::fabs(y)) * cs_error;
         std::optional<double> first, second;
+        if (first_zero) first = x * c_hi - y * s_hi;
+        if (second_zero) second = x * s_hi + y * c_hi;
         if (in_range) {
-          first = fast_round(rotate_component(x, c, y, s), error, dtype);
-          second = fast_round(rotate_component(x, s, -y, c), error, dtype);
+          if (!first) first = fast_round(rotate_component(x, c, y, s), error, dtype);
+          if (!second) second = fast_round(rotate_component(x, s, -y, c), error, dtype);
         }
         out[row + pd.first] =
             first ? *first : slow_component(spec, position, j, x, y, false, options.model, options.precision_bits);

@@ -156,6 +156,24 @@ TEST(Apply, TiesAtPositionZeroRoundToEven) {
   EXPECT_EQ(out[1], 1.0 + std::ldexp(1.0, -22));
 }
 
+TEST(Apply, ExactZeroOutputsAtPositionZeroAreSignedAndFast) {
+  // (0, y) at position 0: the first output is 0·1 − y·(+0) = +0 − (±0), exactly zero, IEEE sign;
+  // the second is 0·(+0) + y·1 = y. With an attention factor the nonzero one is rounded.
+  const Spec spec = parse_spec("layout=interleaved,head_dim=4,rotary_dim=2,base=10000,dtype=f32");
+  const std::vector<double> input = {0.0, 3.0, -0.0, -0.0, 5.0, -0.0, -0.0, 2.5};
+  const auto out = reference::apply(spec, {1, 2, 4}, std::vector<std::int64_t>{0}, input);
+  EXPECT_TRUE(same_value(out[0], 0.0));   // +0 − (3·+0) = +0 − +0 = +0
+  EXPECT_EQ(out[1], 3.0);
+  EXPECT_TRUE(same_value(out[2], -0.0));  // pass-through dims unchanged
+  EXPECT_TRUE(same_value(out[4], 5.0));
+  EXPECT_TRUE(same_value(out[5], 0.0));   // 5·(+0) + (−0)·1 = +0 + −0 = +0
+  EXPECT_TRUE(same_value(out[6], -0.0));
+  EXPECT_EQ(out[7], 2.5);
+  const Spec scaled = parse_spec(
+      "layout=interleaved,head_dim=2,base=10000,dtype=bf16,scaling=yarn,factor=4,original_max_position=4096");
+  expect_correctly_rounded(scaled, {0, 0}, {0.0, 3.0, -2.0, -0.0});
+}
+
 TEST(Apply, IssueExampleCosSinOfOne) {
   // cos(1) and sin(1) rounded to binary64 (values from the issue; any libm agrees).
   const Spec spec = parse_spec("layout=interleaved,head_dim=2,base=10000,dtype=f64");
