@@ -1,0 +1,114 @@
+// `ropecheck props`: runs the identity catalog (proofs/catalog.h) against one implementation from
+// the registry (proofs/registry.h) and prints one row per identity; on a failure, the shrunk
+// counterexample as hex floats and the command that replays it.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+
+#include "gate/commands/command.h"
+#include "proofs/catalog.h"
+#include "proofs/registry.h"
+#include "proofs/runner.h"
+
+namespace ropecheck::gate {
+namespace {
+
+struct PropsArguments {
+  std::string implementation = "reference";
+  int precision_bits = 256;
+  std::string model = "exact";
+  int cases = 100;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+  std::string only;
+  bool no_shrink = false;
+};
+
+std::string discrepancy_text(const proofs::IdentityReport& report, bool bits) {
+  char buffer[64];
+  if (bits) {
+    if (report.tally.worst_relative == 0) return "exact";
+    std::snprintf(buffer, sizeof buffer, "%.1f bits", -std::log2(report.tally.worst_relative));
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.3g u*rho", report.tally.worst_units);
+  }
+  return buffer;
+}
+
+int run_props(const PropsArguments& args) {
+  const proofs::RegistryEntry* entry = proofs::find_implementation(args.implementation);
+  if (!entry) {
+    std::string names;
+    for (const auto& e : proofs::registry()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    throw UsageError("--impl: expected one of " + names + ", got '" + args.implementation + "'");
+  }
+  if (args.cases < 1) throw UsageError("--cases: expected an integer >= 1, got " + std::to_string(args.cases));
+  if (args.precision_bits < 64) throw UsageError("--precision: expected >= 64 bits, got " + std::to_string(args.precision_bits));
+  if (args.model != "exact" && args.model != "f32-recipe") {
+    throw UsageError("--model: expected exact or f32-recipe, got '" + args.model + "'");
+  }
+  if (!args.only.empty() && !proofs::find_identity(args.only)) {
+    std::string names;
+    for (const auto& identity : proofs::catalog()) names += (names.empty() ? "" : ", ") + std::string(identity.name);
+    throw UsageError("--only: expected one of " + names + ", got '" + args.only + "'");
+  }
+  proofs::ImplementationOptions options;
+  options.precision_bits = args.precision_bits;
+  options.model = args.model == "exact" ? reference::Model::exact : reference::Model::f32_recipe;
+  const auto implementation = entry->make(options);
+  const bool bits = implementation->exact_precision_bits() > 0;
+
+  proofs::RunOptions run;
+  run.cases = args.cases;
+  run.seed = args.seed_given ? args.seed : std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32);
+  run.shrink = !args.no_shrink;
+
+  std::printf("implementation: %s (%s)\nseed: %llu\n\n", implementation->name().c_str(),
+              bits ? ("unrounded outputs at " + std::to_string(args.precision_bits) + " bits").c_str()
+                   : "outputs in the spec's dtype",
+              static_cast<unsigned long long>(run.seed));
+  std::printf("%-28s %7s  %-20s %10s  %s\n", "identity", "cases", "worst discrepancy", "of bound", "verdict");
+  std::fflush(stdout);
+  int status = 0;
+  for (const proofs::Identity& identity : proofs::catalog()) {
+    if (!args.only.empty() && identity.name != args.only) continue;
+    const proofs::IdentityReport report = proofs::run_identity(identity, *implementation, run);
+    const char* verdict = report.holds ? "holds" : report.gave_up ? "GAVE UP" : "VIOLATED";
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%.2g", report.tally.worst_fraction);
+    std::printf("%-28s %7d  %-20s %10s  %s\n", report.name.c_str(), report.cases, discrepancy_text(report, bits).c_str(),
+                fraction, verdict);
+    if (!report.holds) {
+      status = 1;
+      std::printf("  %s\n", report.failure.c_str());
+      if (!report.counterexample.empty()) std::printf("  counterexample:\n%s", report.counterexample.c_str());
+      std::printf("  replay: ropecheck props --impl %s --precision %d --model %s --cases %d --seed %llu --only %s%s\n",
+                  args.implementation.c_str(), args.precision_bits, args.model.c_str(), args.cases,
+                  static_cast<unsigned long long>(run.seed), report.name.c_str(), args.no_shrink ? " --no-shrink" : "");
+    }
+    std::fflush(stdout);
+  }
+  return status;
+}
+
+}  // namespace
+
+void add_props_command(CLI::App& root, int& status) {
+  auto args = std::make_shared<PropsArguments>();
+  CLI::App* cmd = root.add_subcommand("props", "Check RoPE's identities (proofs/ catalog) against an implementation");
+  cmd->add_option("--impl", args->implementation, "Implementation under test (see proofs/registry.cpp)")->capture_default_str();
+  cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits")->capture_default_str();
+  cmd->add_option("--model", args->model, "Rounding model of the reference: exact | f32-recipe")->capture_default_str();
+  cmd->add_option("--cases", args->cases, "Successful cases required per identity")->capture_default_str();
+  cmd->add_option_function<std::uint64_t>(
+      "--seed", [args](const std::uint64_t& seed) { args->seed = seed, args->seed_given = true; },
+      "RapidCheck seed (random when absent; printed)");
+  cmd->add_option("--only", args->only, "Run one identity");
+  cmd->add_flag("--no-shrink", args->no_shrink, "Report the first failing case without shrinking");
+  cmd->callback([args, &status] { status = run_props(*args); });
+}
+
+}  // namespace ropecheck::gate
