@@ -2,21 +2,31 @@
 // the SIMD kernels use (vcvtps2ph with round-to-nearest-even, vcvtph2ps, and the bfloat16 integer
 // rounding below), so that every kernel produces the same bits.
 //
-// Included INSIDE each kernel's namespace (no include guard, no #include): see kernel-inl.h.
+// Included INSIDE each kernel's namespace (no include guard, no #include): see kernel-inl.h. The
+// CUDA kernel includes it too (ROPECHECK_HD from optimized/hd.h), so its 16-bit outputs are
+// rounded by the same integer code as on the CPU.
 
-inline float bits_to_float(std::uint32_t bits) {
+ROPECHECK_HD inline float bits_to_float(std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
   float f;
   std::memcpy(&f, &bits, sizeof f);
   return f;
+#endif
 }
-inline std::uint32_t float_to_bits(float f) {
+ROPECHECK_HD inline std::uint32_t float_to_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
   std::uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
   return bits;
+#endif
 }
 
 // binary16 -> binary32: exact.
-inline float half_to_float(std::uint16_t h) {
+ROPECHECK_HD inline float half_to_float(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exponent = (h >> 10) & 0x1Fu;
   const std::uint32_t mantissa = h & 0x3FFu;
@@ -30,7 +40,7 @@ inline float half_to_float(std::uint16_t h) {
 }
 
 // binary32 -> binary16, round to nearest, ties to even; overflow to ±Inf; NaN stays NaN (quiet).
-inline std::uint16_t float_to_half(float f) {
+ROPECHECK_HD inline std::uint16_t float_to_half(float f) {
   const std::uint32_t x = float_to_bits(f);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const std::uint32_t magnitude = x & 0x7FFFFFFFu;
@@ -58,11 +68,11 @@ inline std::uint16_t float_to_half(float f) {
   return static_cast<std::uint16_t>(sign | quotient);
 }
 
-inline float bf16_to_float(std::uint16_t b) { return bits_to_float(static_cast<std::uint32_t>(b) << 16); }
+ROPECHECK_HD inline float bf16_to_float(std::uint16_t b) { return bits_to_float(static_cast<std::uint32_t>(b) << 16); }
 
 // binary32 -> bfloat16, round to nearest, ties to even (add 0x7FFF plus the lowest kept bit, then
 // truncate); overflow carries into the exponent and gives ±Inf; NaN stays NaN (quiet bit set).
-inline std::uint16_t float_to_bf16(float f) {
+ROPECHECK_HD inline std::uint16_t float_to_bf16(float f) {
   const std::uint32_t x = float_to_bits(f);
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
   return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);

@@ -160,6 +160,28 @@ TensorView view_of(const ropecheck_tensor& t) {
   return v;
 }
 
+// A CPU kernel's per-thread scratch (kernel_types.h Workspace) with its storage.
+class WorkspaceStorage {
+ public:
+  explicit WorkspaceStorage(int pairs)
+      : doubles_(4 * static_cast<std::size_t>(pairs) + 8), words_(static_cast<std::size_t>(pairs) + 8) {
+    const std::size_t n = static_cast<std::size_t>(pairs);
+    view_.r_hi = doubles_.data();
+    view_.r_lo = doubles_.data() + n;
+    view_.cos_j = doubles_.data() + 2 * n;
+    view_.sin_j = doubles_.data() + 3 * n;
+    view_.words = words_.data();
+  }
+  WorkspaceStorage(const WorkspaceStorage&) = delete;
+  WorkspaceStorage& operator=(const WorkspaceStorage&) = delete;
+  const Workspace& view() const { return view_; }
+
+ private:
+  std::vector<double> doubles_;
+  std::vector<std::uint64_t> words_;
+  Workspace view_;
+};
+
 // Splits tokens over threads; small calls stay on the calling thread.
 void run_threaded(const CpuKernel& kernel, const CallView& view, std::int64_t tokens, int threads) {
   const std::int64_t pairs = view.plan.pairs;
@@ -169,10 +191,9 @@ void run_threaded(const CpuKernel& kernel, const CallView& view, std::int64_t to
   std::int64_t workers = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   workers = std::min(workers, std::max<std::int64_t>(1, tokens * work_per_token / kMinWorkPerThread));
   workers = std::min(workers, std::max<std::int64_t>(1, tokens));
-  const std::size_t work_size = static_cast<std::size_t>(workspace_doubles(view.plan.pairs));
   if (workers == 1) {
-    std::vector<double> work(work_size);
-    kernel.process_tokens(view, 0, tokens, work.data());
+    const WorkspaceStorage work(view.plan.pairs);
+    kernel.process_tokens(view, 0, tokens, work.view());
     return;
   }
   std::vector<std::thread> pool;
@@ -180,9 +201,9 @@ void run_threaded(const CpuKernel& kernel, const CallView& view, std::int64_t to
   for (std::int64_t w = 0; w < workers; ++w) {
     const std::int64_t begin = tokens * w / workers;
     const std::int64_t end = tokens * (w + 1) / workers;
-    pool.emplace_back([&kernel, &view, begin, end, work_size] {
-      std::vector<double> work(work_size);
-      kernel.process_tokens(view, begin, end, work.data());
+    pool.emplace_back([&kernel, &view, begin, end] {
+      const WorkspaceStorage work(view.plan.pairs);
+      kernel.process_tokens(view, begin, end, work.view());
     });
   }
   for (auto& thread : pool) thread.join();
@@ -242,17 +263,19 @@ int fill_cache(const ropecheck_spec* c_spec, std::int64_t first_position, std::i
   if (rows > 0 && (cos_cache == nullptr || sin_cache == nullptr)) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (position_components(parsed.spec) > 16) return ROPECHECK_ERROR_UNSUPPORTED;
   const std::shared_ptr<const Plan> plan = cached_plan(parsed.text, parsed.spec);
-  const PlanView view = plan->view();
+  PlanView view = plan->view();
+  // an f64 cache gets the precise angles even for a spec whose data is f32/f16/bf16
+  view.precise_angles = view.precise_angles || dtype == ROPECHECK_DTYPE_F64;
   const CpuKernel& kernel = table().cpu[table().best_cpu];
   const std::int64_t pairs = view.pairs;
   const std::size_t element = ropecheck_dtype_size(dtype);
   constexpr std::int64_t kChunk = 256;  // rows per batch
-  std::vector<double> work(static_cast<std::size_t>(workspace_doubles(view.pairs)));
+  const WorkspaceStorage work(view.pairs);
   std::vector<double> cos_rows(static_cast<std::size_t>(kChunk * pairs));
   std::vector<double> sin_rows(static_cast<std::size_t>(kChunk * pairs));
   for (std::int64_t row = 0; row < rows; row += kChunk) {
     const std::int64_t n = std::min(kChunk, rows - row);
-    kernel.cos_sin_rows(view, first_position + row, n, work.data(), cos_rows.data(), sin_rows.data());
+    kernel.cos_sin_rows(view, first_position + row, n, work.view(), cos_rows.data(), sin_rows.data());
     const std::size_t offset = static_cast<std::size_t>(row * pairs) * element;
     kernel.round_doubles(cos_rows.data(), n * pairs, static_cast<DtypeCode>(dtype), static_cast<char*>(cos_cache) + offset);
     kernel.round_doubles(sin_rows.data(), n * pairs, static_cast<DtypeCode>(dtype), static_cast<char*>(sin_cache) + offset);

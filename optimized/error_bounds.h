@@ -7,31 +7,47 @@
 // optimized/README.md repeats the derivation. Notation: ε = 2^-53 (binary64 unit roundoff),
 // RN = round to nearest even, |RN(v) − v| ≤ u_format·|v|.
 //
-// ON THE FLY (kernel-inl.h), per token t and pair j:
+// ON THE FLY (angle-inl.h, the same per-lane code in every kernel), per token t and pair j.
+// Two angle paths: PRECISE for f64 data, FAST for f32/f16/bf16 data (PlanView::precise_angles).
 //  1. Phase, exact integer arithmetic: step_j = RN_{2^-128}(frac(θ'_j / 2π)) turns, θ'_j from
 //     spec/schedule.h in 128-bit binary floating point (relative error ≤ 2^-120 assumed: ~10
 //     operations of ≤ 2 ulps each). phase = p·step_j mod 2^128 is exact, so the angle error is
 //     |p|·(2^-128 turn + θ'_j·2^-120) ≤ 2^-75 rad for |p| < 2^40, θ'_j ≤ 16.
-//     The remainder after the nearest quarter turn is truncated to 2^-65 turn: < 2^-62.3 rad.
-//  2. r = f·2π·2^-65 as a double-double (r_hi, r_lo): relative error < 2^-100.
-//  3. cos, sin of r (|r| ≤ π/4) by Taylor polynomials (truncation < 2^-63) in binary64 with fused
-//     operations: |ĉ − cos| ≤ 1.06ε (0.25ε from r² = RN(r·r), 0.06ε from the polynomial, 0.25ε
-//     from the fused rounding of r²·P, 0.5ε from the final 1 + w), |ŝ − sin| ≤ 0.8ε (0.24ε from
-//     t = RN(r²·P), 0.5ε from the final r + …); with steps 1–2 both ≤ δ = 1.25ε.
-//     Quadrant swap/negation and the inverse direction's negation are exact. With A ≠ 1:
-//     c = RN(A·ĉ): |c − A·cos α| ≤ |A|(δ + ε) = 2.25ε|A|.
-//     Euclidean norm of the (cos, sin) error vector: κ ≤ √2·1.25ε = 1.77ε (A = 1),
-//     κ ≤ √2·2.25ε·|A| = 3.19ε·|A| (A ≠ 1).
+//  2. PRECISE: the remainder after the nearest quarter turn is truncated to 2^-65 turn
+//     (< 2^-62.3 rad) and r = f·2π·2^-65 is formed as a double-double (r_hi, r_lo): relative error
+//     < 2^-100.
+//  3. PRECISE: cos, sin of r (|r| ≤ π/4) by Taylor polynomials (truncation < 2^-63) in binary64
+//     with fused operations and the first-order correction for r_lo: |ĉ − cos| ≤ 1.06ε (0.25ε
+//     from r² = RN(r·r), 0.06ε from the polynomial, 0.25ε from the fused rounding of r²·P, 0.5ε
+//     from the final 1 + w), |ŝ − sin| ≤ 0.8ε (0.24ε from t = RN(r²·P), 0.5ε from the final
+//     r + …); with steps 1–2 both ≤ δ = 1.25ε  (kPreciseCosSinError).
+//  2'. FAST: only the high 64 bits T of the 128-bit phase are used (the phase truncated to 2^-64
+//     turn: < 2^-61.3 rad = 0.0031ε). q = (T + 2^61) >> 62; the remainder U − 2^61 (U = (T + 2^61)
+//     mod 2^62) is rounded to units of 2^-54 turn, V = (U + 2^9) >> 10 (error ≤ 2^-55 turn =
+//     (π/2)·2^-53 rad = 1.5708ε); d = V − 2^51 is converted exactly (integer trick, angle-inl.h),
+//     |d| ≤ 2^51, and r = RN(d·K) with K = RN(2π·2^-54): |r − d·2π·2^-54| ≤ (2ε + ε²)·|d|·2π·2^-54
+//     ≤ 2.0001ε·π/4 = 1.5709ε. Angle error of r: ≤ 0.0031ε + 1.5708ε + 1.5709ε + 2^-75 ≤ 3.15ε.
+//  3'. FAST: the same polynomials as step 3 without the r_lo term (sine = r + RN(r·t), cosine =
+//     1 + RN(r²·pc)): evaluation and truncation error as in step 3 (≤ 1.06ε, ≤ 0.8ε; the r_lo
+//     terms only added to it), and cos, sin are 1-Lipschitz, so with step 2':
+//     |ĉ − cos α| ≤ 3.15ε + 1.06ε = 4.21ε, |ŝ − sin α| ≤ 3.95ε: both ≤ δ = 4.25ε (kFastCosSinError).
+//  Both paths: quadrant swap/negation and the inverse direction's negation are exact (sign-bit
+//     flips). With A ≠ 1: c = RN(A·ĉ): |c − A·cos α| ≤ |A|(δ + ε(1 + δ)) ≤ |A|(δ + 1.0001ε).
+//     Euclidean norm of the (cos, sin) error vector: κ ≤ √2·δ (A = 1), ≤ √2·(δ + 1.0001ε)·|A|:
+//        precise: κ ≤ 1.77ε (A = 1), 3.19ε·|A| (A ≠ 1);  fast: κ ≤ 6.02ε (A = 1), 7.43ε·|A|.
 //  4. Rotation in binary64: a = RN(x·c − RN(y·s)) (one FMA after one product), likewise b:
 //     |a − A(x cos α − y sin α)| ≤ ρκ (Cauchy–Schwarz) + ε|y s| + ε|a| ≤ (κ/ε + 2 + 2^-50)·ε·ρS.
-//     For f64 data this is the result:
+//     For f64 data (precise path) this is the result:
 //        e_f64 ≤ 1.77 + 2 + 0.01 = 3.78 → kOnTheFlyF64 = 4        (A = 1)
 //        e_f64 ≤ 3.19 + 2 + 0.01 = 5.20 → kOnTheFlyF64Scaled = 5.5 (A ≠ 1)
-//  5. f32 data: one rounding of the binary64 value w (|w − exact| ≤ 5.2ε·ρS) to binary32:
-//        e_f32 ≤ 1 + 5.2·2^-29·(1 + 2^-24) < 1 + 2^-26  → kOnTheFlyF32 = 1 + 2^-20.
+//     For f32/f16/bf16 data (fast path) the binary64 value w has |w − exact| ≤ D·ρS with
+//        D ≤ (7.43 + 2 + 0.01)ε = 9.44ε < 2^-49.7.
+//  5. f32 data: one rounding of w to binary32 (|RN32(w) − w| ≤ u|w|, |w| ≤ ρS(1 + D)):
+//        e_f32 ≤ 1 + D(1 + u)/u = 1 + 9.44·2^-29·(1 + 2^-24) < 1 + 2^-25.7  → kOnTheFlyF32 = 1 + 2^-20.
 //     f16/bf16 data: w → binary32 → binary16/bfloat16 (two roundings, the same on every ISA):
-//        e ≤ 1 + (2^-24/u)(1 + u) + 5.2ε/u:  f16 (u = 2^-11): < 1 + 2^-12.9 → kOnTheFlyF16 = 1 + 2^-12
-//                                           bf16 (u = 2^-8): < 1 + 2^-15.9 → kOnTheFlyBF16 = 1 + 2^-15
+//        e ≤ 1 + (2^-24/u)(1 + u) + D(1 + u)/u:
+//          f16 (u = 2^-11):  < 1 + 2^-13 + 2^-13·2^-11 + 9.44·2^-42 < 1 + 2^-12.9 → kOnTheFlyF16 = 1 + 2^-12
+//          bf16 (u = 2^-8):  < 1 + 2^-16 + 2^-16·2^-8 + 9.44·2^-45 < 1 + 2^-15.9 → kOnTheFlyBF16 = 1 + 2^-15
 //     A correctly rounded result has e ≤ 1 (half an ulp of A is ≤ u·|A| ≤ u·ρ·S), so these kernels
 //     are within a hair of correct rounding at every position; the decided float32 recipe
 //     RN(fma(x, c, −RN(y·s))) with c, s rounded to binary32 reaches e = 2.38 in random testing
@@ -48,6 +64,10 @@
 #include "spec/spec.h"
 
 namespace ropecheck::kernels {
+
+// |computed − exact| of each of cos α and sin α (before the attention factor), steps 1–3 / 1–3'.
+inline constexpr double kPreciseCosSinError = 1.25 * 0x1p-53;
+inline constexpr double kFastCosSinError = 4.25 * 0x1p-53;
 
 inline constexpr double kOnTheFlyF64 = 4.0;
 inline constexpr double kOnTheFlyF64Scaled = 5.5;

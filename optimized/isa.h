@@ -11,8 +11,9 @@ namespace ropecheck::kernels {
 // One CPU implementation: its entry points (plain functions, no state).
 struct CpuKernel {
   const char* name;
-  void (*process_tokens)(const CallView& call, std::int64_t token_begin, std::int64_t token_end, double* work);
-  void (*cos_sin_rows)(const PlanView& plan, std::int64_t first_position, std::int64_t rows, double* work,
+  void (*process_tokens)(const CallView& call, std::int64_t token_begin, std::int64_t token_end,
+                         const Workspace& work);
+  void (*cos_sin_rows)(const PlanView& plan, std::int64_t first_position, std::int64_t rows, const Workspace& work,
                        double* cos_rows, double* sin_rows);
   // Rounds n doubles to `dtype` exactly as the kernels' stores do.
   void (*round_doubles)(const double* values, std::int64_t n, DtypeCode dtype, void* out);

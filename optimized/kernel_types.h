@@ -41,6 +41,9 @@ struct PlanView {
   // 2π·2^-65 as a double-double (turn units of the 65-bit reduced fraction -> radians).
   double radians_per_unit_hi = 0.0;
   double radians_per_unit_lo = 0.0;
+  // Which angle path (angle-inl.h, error_bounds.h): precise (double-double reduced angle, for f64
+  // data) or fast (one double, for f32/f16/bf16 data).
+  bool precise_angles = false;
 };
 
 // One [tokens, heads, head_dim] tensor (element strides; head dim contiguous).
@@ -66,9 +69,13 @@ struct CallView {
   std::int64_t cache_row_stride = 0;
 };
 
-// Scratch doubles a kernel needs per thread: workspace_doubles(pairs).
-constexpr std::int64_t workspace_doubles(std::int32_t pairs) {
-  return 5 * static_cast<std::int64_t>(pairs) + 64;
-}
+// Per-thread scratch of a CPU kernel: arrays of `pairs` entries (dispatch.cpp owns the storage).
+struct Workspace {
+  double* r_hi = nullptr;  // precise path: reduced angle, high and low parts
+  double* r_lo = nullptr;
+  std::uint64_t* words = nullptr;  // fast path: phase high words; precise path: quadrants
+  double* cos_j = nullptr;  // the token's cos/sin table
+  double* sin_j = nullptr;
+};
 
 }  // namespace ropecheck::kernels

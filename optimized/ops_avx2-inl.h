@@ -1,10 +1,11 @@
-// AVX2 + FMA + F16C operations on 4 doubles; same contract as ScalarOps (ops_scalar-inl.h).
-// Included INSIDE the avx2 kernel namespace (no include guard, no #include).
+// AVX2 + FMA + F16C operations on 4 doubles (and 4 uint64 lanes); same contract as ScalarOps
+// (ops_scalar-inl.h). Included INSIDE the avx2 kernel namespace (no include guard, no #include).
 
 struct Avx2Ops {
   static constexpr int lanes = 4;
   static constexpr const char* name = "avx2";
   using V = __m256d;
+  using U = __m256i;
 
   static V load(const double* p) { return _mm256_loadu_pd(p); }
   static V load(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
@@ -16,13 +17,11 @@ struct Avx2Ops {
     return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(halves), 16)));
   }
 
-  static void store(double* p, V v) { _mm256_storeu_pd(p, v); }
-  static void store(float* p, V v) { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
-  static void store(F16* p, V v) {
-    const __m128i h = _mm_cvtps_ph(_mm256_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), h);
+  // 4 binary16 / bfloat16 results in the low 64 bits.
+  static __m128i f16_bits(V v) {
+    return _mm_cvtps_ph(_mm256_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  static void store(BF16* p, V v) {
+  static __m128i bf16_bits(V v) {
     const __m128 f = _mm256_cvtpd_ps(v);
     const __m128i bits = _mm_castps_si128(f);
     // round to nearest even: (bits + 0x7FFF + lowest kept bit) >> 16, as float_to_bf16
@@ -32,12 +31,72 @@ struct Avx2Ops {
     const __m128i quiet_nan = _mm_or_si128(_mm_srli_epi32(bits, 16), _mm_set1_epi32(0x40));
     const __m128i is_nan = _mm_castps_si128(_mm_cmpunord_ps(f, f));
     const __m128i result = _mm_blendv_epi8(rounded, quiet_nan, is_nan);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi32(result, result));
+    return _mm_packus_epi32(result, result);
   }
+
+  // 16-bit data, 8 elements at a time (two vectors of 4 doubles): the conversions run on 8 lanes
+  // of binary32 at once, with the same per-lane results as load/store above (kernel-inl.h uses
+  // them for the half layout; wide() says for which element types).
+  static constexpr bool wide(const void*) { return false; }
+  static constexpr bool wide(const F16*) { return true; }
+  static constexpr bool wide(const BF16*) { return true; }
+  static void split(__m256 f, V& lo, V& hi) {
+    lo = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
+    hi = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
+  }
+  static void load8(const F16* p, V& lo, V& hi) {
+    split(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), lo, hi);
+  }
+  static void load8(const BF16* p, V& lo, V& hi) {
+    const __m256i halves = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    split(_mm256_castsi256_ps(_mm256_slli_epi32(halves, 16)), lo, hi);
+  }
+  static void store8(F16* p, V lo, V hi) {
+    const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  static void store8(BF16* p, V lo, V hi) {
+    const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+    const __m256i bits = _mm256_castps_si256(f);
+    const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), lowest_kept), 16);
+    const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(0x40));
+    const __m256i is_nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q));
+    const __m256i result = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);  // 8 values < 2^16
+    // packus works per 128-bit half: (r0..r3 r0..r3 | r4..r7 r4..r7); gather qwords 0 and 2
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(result, result), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
+
+  static void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  static void store(float* p, V v) { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
+  static void store(F16* p, V v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), f16_bits(v)); }
+  static void store(BF16* p, V v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bf16_bits(v)); }
 
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm256_fmsub_pd(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
+  static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
+  static V set(double v) { return _mm256_set1_pd(v); }
+
+  static U load_u(const std::uint64_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static U set_u(std::uint64_t v) { return _mm256_set1_epi64x(static_cast<long long>(v)); }
+  static U add_u(U a, U b) { return _mm256_add_epi64(a, b); }
+  static U and_u(U a, U b) { return _mm256_and_si256(a, b); }
+  static U xor_u(U a, U b) { return _mm256_xor_si256(a, b); }
+  template <int n>
+  static U shl_u(U a) {
+    return _mm256_slli_epi64(a, n);
+  }
+  template <int n>
+  static U shr_u(U a) {
+    return _mm256_srli_epi64(a, n);
+  }
+  static V as_double(U bits) { return _mm256_castsi256_pd(bits); }
+  static U as_bits(V v) { return _mm256_castpd_si256(v); }
+  static V select(U mask, V if_set, V if_clear) { return _mm256_blendv_pd(if_clear, if_set, _mm256_castsi256_pd(mask)); }
 
   // (x0 y0 x1 y1)(x2 y2 x3 y3) -> x = (x0 x1 x2 x3), y = (y0 y1 y2 y3)
   template <class T>

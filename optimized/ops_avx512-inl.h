@@ -1,10 +1,13 @@
-// AVX-512F operations on 8 doubles (with AVX2/FMA/F16C for the 16-bit conversions); same
+// AVX-512F operations on 8 doubles and 8 uint64 lanes (with AVX2/FMA/F16C for the 16-bit conversions); same
 // contract as ScalarOps (ops_scalar-inl.h). Included INSIDE the avx512 kernel namespace.
 
 struct Avx512Ops {
   static constexpr int lanes = 8;
   static constexpr const char* name = "avx512";
   using V = __m512d;
+  using U = __m512i;
+  // no 8-element 16-bit path (Avx2Ops::wide): this Ops' own lanes are used
+  static constexpr bool wide(const void*) { return false; }
 
   static V load(const double* p) { return _mm512_loadu_pd(p); }
   static V load(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
@@ -18,11 +21,11 @@ struct Avx512Ops {
 
   static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
-  static void store(F16* p, V v) {
-    const __m128i h = _mm256_cvtps_ph(_mm512_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), h);
+  // 8 binary16 / bfloat16 results.
+  static __m128i f16_bits(V v) {
+    return _mm256_cvtps_ph(_mm512_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  static void store(BF16* p, V v) {
+  static __m128i bf16_bits(V v) {
     const __m256 f = _mm512_cvtpd_ps(v);
     const __m256i bits = _mm256_castps_si256(f);
     const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
@@ -33,12 +36,37 @@ struct Avx512Ops {
     const __m256i result = _mm256_blendv_epi8(rounded, quiet_nan, is_nan);
     // vpmovdw: 8 × int32 -> 8 × int16 (values are < 2^16, truncation is exact)
     const __m256i packed = _mm512_cvtepi32_epi16(_mm512_castsi256_si512(result));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+    return _mm256_castsi256_si128(packed);
   }
+  static void store(F16* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), f16_bits(v)); }
+  static void store(BF16* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_bits(v)); }
 
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm512_fmsub_pd(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
+  static V set(double v) { return _mm512_set1_pd(v); }
+
+  static U load_u(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
+  static U set_u(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
+  static U add_u(U a, U b) { return _mm512_add_epi64(a, b); }
+  static U and_u(U a, U b) { return _mm512_and_si512(a, b); }
+  static U xor_u(U a, U b) { return _mm512_xor_si512(a, b); }
+  template <int n>
+  static U shl_u(U a) {
+    return _mm512_slli_epi64(a, n);
+  }
+  template <int n>
+  static U shr_u(U a) {
+    return _mm512_srli_epi64(a, n);
+  }
+  static V as_double(U bits) { return _mm512_castsi512_pd(bits); }
+  static U as_bits(V v) { return _mm512_castpd_si512(v); }
+  static V select(U mask, V if_set, V if_clear) {
+    const __mmask8 set = _mm512_test_epi64_mask(mask, _mm512_set1_epi64(static_cast<long long>(1ull << 63)));
+    return _mm512_mask_blend_pd(set, if_clear, if_set);
+  }
 
   template <class T>
   static void load_pairs(const T* p, V& x, V& y) {

@@ -1,7 +1,9 @@
-// Scalar "vector" operations (one lane): the portable kernel, and the tail loops of the SIMD
-// kernels. Every SIMD Ops struct (ops_avx2-inl.h, ops_avx512-inl.h) provides the same functions
-// with the same IEEE results per lane: loads convert the element exactly to double, fmadd/fmsub
-// are fused (one rounding), stores round double -> binary32 (-> binary16/bfloat16) to nearest even.
+// Scalar "vector" operations (one lane): the portable kernel, the tail loops of the SIMD kernels,
+// and the CUDA kernel (one lane per thread; every function is ROPECHECK_HD, optimized/hd.h). Every
+// SIMD Ops struct (ops_avx2-inl.h, ops_avx512-inl.h) provides the same functions with the same IEEE
+// results per lane: loads convert the element exactly to double, fmadd/fmsub are fused (one
+// rounding), stores round double -> binary32 (-> binary16/bfloat16) to nearest even; the U lanes
+// are 64-bit unsigned integers (exact, wrapping).
 //
 // Included INSIDE each kernel's namespace, after convert-inl.h (no include guard, no #include).
 
@@ -9,32 +11,73 @@ struct ScalarOps {
   static constexpr int lanes = 1;
   static constexpr const char* name = "scalar";
   using V = double;
+  // no 8-element 16-bit path (Avx2Ops::wide): this Ops' own lanes are used
+  static constexpr bool wide(const void*) { return false; }
+  using U = std::uint64_t;
 
-  static V load(const double* p) { return *p; }
-  static V load(const float* p) { return static_cast<double>(*p); }
-  static V load(const F16* p) { return static_cast<double>(half_to_float(p->bits)); }
-  static V load(const BF16* p) { return static_cast<double>(bf16_to_float(p->bits)); }
+  ROPECHECK_HD static V load(const double* p) { return *p; }
+  ROPECHECK_HD static V load(const float* p) { return static_cast<double>(*p); }
+  ROPECHECK_HD static V load(const F16* p) { return static_cast<double>(half_to_float(p->bits)); }
+  ROPECHECK_HD static V load(const BF16* p) { return static_cast<double>(bf16_to_float(p->bits)); }
 
-  static void store(double* p, V v) { *p = v; }
-  static void store(float* p, V v) { *p = static_cast<float>(v); }
+  ROPECHECK_HD static void store(double* p, V v) { *p = v; }
+  ROPECHECK_HD static void store(float* p, V v) { *p = static_cast<float>(v); }
   // double -> binary32 -> binary16: the same two roundings as the SIMD kernels (the error bound
   // in error_bounds.h accounts for the first one).
-  static void store(F16* p, V v) { p->bits = float_to_half(static_cast<float>(v)); }
-  static void store(BF16* p, V v) { p->bits = float_to_bf16(static_cast<float>(v)); }
+  ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(static_cast<float>(v)); }
+  ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(static_cast<float>(v)); }
 
-  // a·b + c and a·b − c, one rounding.
-  static V fmadd(V a, V b, V c) { return std::fma(a, b, c); }
-  static V fmsub(V a, V b, V c) { return std::fma(a, b, -c); }
-  static V mul(V a, V b) { return a * b; }
+  // a·b + c and a·b − c, one rounding (::fma: the C library's on the host, the device's on CUDA).
+  ROPECHECK_HD static V fmadd(V a, V b, V c) { return ::fma(a, b, c); }
+  ROPECHECK_HD static V fmsub(V a, V b, V c) { return ::fma(a, b, -c); }
+  ROPECHECK_HD static V mul(V a, V b) { return a * b; }
+  ROPECHECK_HD static V add(V a, V b) { return a + b; }
+  ROPECHECK_HD static V sub(V a, V b) { return a - b; }
+  ROPECHECK_HD static V set(double v) { return v; }
+
+  // 64-bit integer lanes
+  ROPECHECK_HD static U load_u(const std::uint64_t* p) { return *p; }
+  ROPECHECK_HD static U set_u(std::uint64_t v) { return v; }
+  ROPECHECK_HD static U add_u(U a, U b) { return a + b; }
+  ROPECHECK_HD static U and_u(U a, U b) { return a & b; }
+  ROPECHECK_HD static U xor_u(U a, U b) { return a ^ b; }
+  template <int n>
+  ROPECHECK_HD static U shl_u(U a) {
+    return a << n;
+  }
+  template <int n>
+  ROPECHECK_HD static U shr_u(U a) {
+    return a >> n;
+  }
+  ROPECHECK_HD static V as_double(U bits) {
+#if defined(__CUDA_ARCH__)
+    return __longlong_as_double(static_cast<long long>(bits));
+#else
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+#endif
+  }
+  ROPECHECK_HD static U as_bits(V v) {
+#if defined(__CUDA_ARCH__)
+    return static_cast<U>(__double_as_longlong(v));
+#else
+    U bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+#endif
+  }
+  // if_set where bit 63 of mask is set, else if_clear (as vblendvpd).
+  ROPECHECK_HD static V select(U mask, V if_set, V if_clear) { return (mask >> 63) != 0 ? if_set : if_clear; }
 
   // Interleaved pairs: p[2i] is x_i, p[2i+1] is y_i.
   template <class T>
-  static void load_pairs(const T* p, V& x, V& y) {
+  ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {
     x = load(p);
     y = load(p + 1);
   }
   template <class T>
-  static void store_pairs(T* p, V x, V y) {
+  ROPECHECK_HD static void store_pairs(T* p, V x, V y) {
     store(p, x);
     store(p + 1, y);
   }

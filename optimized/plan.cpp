@@ -74,6 +74,7 @@ PlanView Plan::view() const {
   v.attention_is_one = attention_is_one_;
   v.radians_per_unit_hi = radians_per_unit_hi_;
   v.radians_per_unit_lo = radians_per_unit_lo_;
+  v.precise_angles = spec_.dtype == Dtype::f64;  // error_bounds.h: f64 data needs the precise path
   return v;
 }
 

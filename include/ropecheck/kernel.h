@@ -160,9 +160,11 @@ typedef struct ropecheck_call {
   int64_t cache_row_stride; /* elements; >= rotary_dim/2 */
   /* CPU threads to use: 0 = all cores. Ignored by GPU implementations. */
   int32_t threads;
-  /* 0: every pointer is host memory. 1: q, k, positions and cache are CUDA device pointers
-   * (only the "cuda" implementation accepts this; CPU implementations return
-   * ROPECHECK_ERROR_UNSUPPORTED). */
+  /* 0: every pointer is host memory (the "cuda" implementation then copies the tensors, positions
+   * and cache to the device and the outputs back: simplest for a gate, not fast). 1: q, k,
+   * positions and cache are CUDA device pointers of the current device (only the "cuda"
+   * implementation accepts this; CPU implementations return ROPECHECK_ERROR_UNSUPPORTED); the
+   * call is synchronous, and cache rows are checked on the device before anything is written. */
   int32_t device_pointers;
 } ropecheck_call;
 

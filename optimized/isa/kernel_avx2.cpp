@@ -6,6 +6,7 @@
 #include <cstring>
 #include <immintrin.h>
 
+#include "optimized/hd.h"
 #include "optimized/isa.h"
 
 namespace ropecheck::kernels::avx2_isa {
@@ -14,6 +15,7 @@ namespace ropecheck::kernels::avx2_isa {
 #include "optimized/ops_scalar-inl.h"
 #include "optimized/ops_avx2-inl.h"
 using Ops = Avx2Ops;
+#include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 
 CpuKernel kernel() { return CpuKernel{"avx2", &process_tokens, &cos_sin_rows, &round_doubles}; }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 
+#include "optimized/hd.h"
 #include "optimized/isa.h"
 
 namespace ropecheck::kernels::scalar_isa {
@@ -13,6 +14,7 @@ namespace ropecheck::kernels::scalar_isa {
 #include "optimized/convert-inl.h"
 #include "optimized/ops_scalar-inl.h"
 using Ops = ScalarOps;
+#include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 
 CpuKernel kernel() { return CpuKernel{"scalar", &process_tokens, &cos_sin_rows, &round_doubles}; }

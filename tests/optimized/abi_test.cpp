@@ -163,21 +163,6 @@ TEST(KernelAbi, BadSpecTextOrContradictingFieldsIsInvalidSpec) {
   }
 }
 
-TEST(KernelAbi, CudaRejectsF64AsUnsupported) {
-  if (ropecheck_kernel_available("cuda") != 1) GTEST_SKIP() << "no CUDA device on this machine (or CUDA not built)";
-  std::vector<double> input(8, 1.0);
-  std::vector<double> output(8, 0.0);
-  const Spec spec = parse_spec("layout=half,head_dim=8,base=10000,dtype=f64");
-  const CSpec c_spec(spec);
-  const std::int64_t position = 3;
-  ropecheck_call call{};
-  call.spec = c_spec.get();
-  call.tokens = 1;
-  call.positions = &position;
-  call.q = ropecheck_tensor{1, input.data(), 8, 8, output.data(), 8, 8};
-  EXPECT_EQ(ropecheck_kernel_apply("cuda", &call), ROPECHECK_ERROR_UNSUPPORTED);
-}
-
 // NaN in a pair gives NaN in both outputs; Inf at position 0 gives Inf·0 = NaN in the partner
 // (IEEE arithmetic of x·cos − y·sin, x·sin + y·cos, as reference::apply documents).
 TEST(KernelAbi, SpecialValuesFollowIeeeArithmeticOfTheFormula) {

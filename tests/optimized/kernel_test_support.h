@@ -305,8 +305,14 @@ inline bool unavailable(const std::string& implementation) {
   return ropecheck_kernel_available(implementation.c_str()) != 1;
 }
 inline std::string unavailable_message(const std::string& implementation) {
-  return "implementation '" + implementation +
-         "' is not available on this machine (not built, no CPU support per CPUID, or no GPU)";
+  if (implementation == "cuda") {
+#if ROPECHECK_HAVE_CUDA
+    return "no CUDA device: cuda kernel not run (the CUDA kernel is built; a machine with an sm_80+ GPU runs it)";
+#else
+    return "no CUDA device: cuda kernel not run (CUDA not built: no nvcc or -DROPECHECK_CUDA=OFF)";
+#endif
+  }
+  return "implementation '" + implementation + "' is not available on this machine (not built, or no CPU support per CPUID)";
 }
 
 // Every byte outside the tensor's elements (guards and padding) still holds the guard pattern.

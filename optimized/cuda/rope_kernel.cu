@@ -1,0 +1,448 @@
+// The "cuda" implementation of include/ropecheck/kernel.h (sm_80 and sm_90, built with
+// --fmad=false: optimized/CMakeLists.txt).
+//
+// Same numerics as the CPU kernels, from the same source: the per-lane math (exact 128-bit phase,
+// reduction, cos/sin polynomials, quadrant and signs, attention factor, binary64 rotation) is
+// optimized/angle-inl.h and the 16-bit conversions optimized/convert-inl.h, instantiated here with
+// the one-lane ScalarOps (ops_scalar-inl.h), whose operations are IEEE binary64 with explicit
+// fused multiply-adds on the device too (--fmad=false forbids any other contraction). So the
+// outputs are bit-identical to the CPU kernels' and the bounds of optimized/error_bounds.h apply
+// unchanged. The plan (the 0.128 fixed-point phase steps of spec/schedule.h, computed on the host
+// by plan.cpp) is copied to the device.
+//
+// Work split: one block per token (grid-stride over tokens). The block first computes cos/sin of
+// the token's pairs (up to kChunkPairs at a time) into shared memory, one thread per pair, then
+// every thread rotates pairs of every head of q and k with them (consecutive threads take
+// consecutive pairs: coalesced for the half layout), then copies the pass-through dims.
+//
+// Pointers: with device_pointers = 0 (kernel.h) every pointer is host memory: this file copies the
+// spans of the tensors, positions and cache to the device, runs, and copies the outputs back
+// (output spans with gaps — padding between strided rows — are first copied in, so padding bytes
+// come back unchanged). With device_pointers = 1 they are used as they are, and the cache rows
+// are checked on the device before anything is written.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <ropecheck/kernel.h>
+
+#include "optimized/cuda/cuda_backend.h"
+#include "optimized/hd.h"
+#include "optimized/kernel_types.h"
+
+namespace ropecheck::kernels::cuda {
+namespace lane {
+
+#include "optimized/convert-inl.h"
+#include "optimized/ops_scalar-inl.h"
+#include "optimized/angle-inl.h"
+
+}  // namespace lane
+
+namespace {
+
+using lane::ScalarOps;
+
+constexpr int kThreadsPerBlock = 256;
+constexpr int kChunkPairs = 1024;  // cos/sin entries per shared-memory chunk (16 KiB)
+constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
+
+// A call whose pointers are all device pointers.
+struct DeviceCall {
+  PlanView plan;  // step_hi, step_lo, component: device arrays
+  std::int64_t tokens = 0;
+  const std::int64_t* positions = nullptr;
+  TensorView q;
+  TensorView k;
+  const void* cos_cache = nullptr;  // nullptr: on the fly
+  const void* sin_cache = nullptr;
+  DtypeCode cache_dtype = DtypeCode::f32;
+  std::int64_t cache_row_stride = 0;
+};
+
+template <class C>
+__device__ void load_cache_entry(const DeviceCall& call, std::int64_t row, int j, double& c, double& s) {
+  const std::int64_t offset = row * call.cache_row_stride + j;
+  c = ScalarOps::load(static_cast<const C*>(call.cos_cache) + offset);
+  const double sine = ScalarOps::load(static_cast<const C*>(call.sin_cache) + offset);
+  s = call.plan.inverse ? -sine : sine;  // as the CPU kernels' load_cache
+}
+
+// cos/sin of pair j of the token whose position tuple is position_row.
+__device__ void token_entry(const DeviceCall& call, const std::int64_t* position_row, int j, double& c, double& s) {
+  const std::int64_t position = position_row[call.plan.component[j]];
+  if (call.cos_cache == nullptr) {
+    lane::pair_cos_sin(call.plan, position, j, c, s);
+    return;
+  }
+  switch (call.cache_dtype) {
+    case DtypeCode::f64: load_cache_entry<double>(call, position, j, c, s); break;
+    case DtypeCode::f32: load_cache_entry<float>(call, position, j, c, s); break;
+    case DtypeCode::f16: load_cache_entry<F16>(call, position, j, c, s); break;
+    case DtypeCode::bf16: load_cache_entry<BF16>(call, position, j, c, s); break;
+  }
+}
+
+// Pairs [chunk_begin, chunk_begin + chunk) of every head of one token of one tensor.
+template <class T>
+__device__ void rotate_chunk(const PlanView& plan, const TensorView& tensor, std::int64_t token, int chunk_begin,
+                             int chunk, const double* cos_s, const double* sin_s) {
+  const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
+  T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
+  const std::int64_t work = tensor.heads * chunk;
+  for (std::int64_t w = threadIdx.x; w < work; w += blockDim.x) {
+    const std::int64_t h = w / chunk;
+    const int i = static_cast<int>(w - h * chunk);
+    const int j = chunk_begin + i;
+    const int first = plan.layout == LayoutCode::half ? j : 2 * j;
+    const int second = plan.layout == LayoutCode::half ? j + plan.pairs : 2 * j + 1;
+    const T* in_head = in + h * tensor.input_head_stride;
+    T* out_head = out + h * tensor.output_head_stride;
+    double a;
+    double b;
+    lane::rotate<ScalarOps>(ScalarOps::load(in_head + first), ScalarOps::load(in_head + second), cos_s[i], sin_s[i], a,
+                            b);
+    ScalarOps::store(out_head + first, a);
+    ScalarOps::store(out_head + second, b);
+  }
+}
+
+// Dims [rotary_dim, head_dim) of every head of one token, bit for bit (nothing to do in place).
+template <class T>
+__device__ void copy_pass_through(const PlanView& plan, const TensorView& tensor, std::int64_t token) {
+  const int rest = plan.head_dim - plan.rotary_dim;
+  if (rest == 0 || tensor.input == tensor.output) return;
+  const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
+  T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
+  const std::int64_t work = tensor.heads * rest;
+  for (std::int64_t w = threadIdx.x; w < work; w += blockDim.x) {
+    const std::int64_t h = w / rest;
+    const int i = plan.rotary_dim + static_cast<int>(w - h * rest);
+    out[h * tensor.output_head_stride + i] = in[h * tensor.input_head_stride + i];
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreadsPerBlock) rope_kernel(DeviceCall call) {
+  __shared__ double cos_s[kChunkPairs];
+  __shared__ double sin_s[kChunkPairs];
+  const int pairs = call.plan.pairs;
+  for (std::int64_t t = blockIdx.x; t < call.tokens; t += gridDim.x) {
+    const std::int64_t* position_row = call.positions + t * call.plan.components;
+    for (int chunk_begin = 0; chunk_begin < pairs; chunk_begin += kChunkPairs) {
+      const int chunk = min(kChunkPairs, pairs - chunk_begin);
+      for (int i = threadIdx.x; i < chunk; i += blockDim.x) {
+        token_entry(call, position_row, chunk_begin + i, cos_s[i], sin_s[i]);
+      }
+      __syncthreads();
+      rotate_chunk<T>(call.plan, call.q, t, chunk_begin, chunk, cos_s, sin_s);
+      if (call.k.heads > 0) rotate_chunk<T>(call.plan, call.k, t, chunk_begin, chunk, cos_s, sin_s);
+      __syncthreads();  // the table is overwritten next
+    }
+    copy_pass_through<T>(call.plan, call.q, t);
+    if (call.k.heads > 0) copy_pass_through<T>(call.plan, call.k, t);
+  }
+}
+
+// Device pointers and a cache: every row looked up must exist (kernel.h); *bad = 1 otherwise.
+__global__ void check_cache_rows(const std::int64_t* positions, std::int64_t count, std::int64_t cache_rows, int* bad) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    if (positions[i] < 0 || positions[i] >= cache_rows) *bad = 1;
+  }
+}
+
+// ---- host side ------------------------------------------------------------------------------------
+
+// Owned device memory, freed on scope exit.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { reset(); }
+  bool allocate(std::size_t bytes) {
+    reset();
+    if (bytes == 0) bytes = 1;
+    return cudaMalloc(&pointer_, bytes) == cudaSuccess;
+  }
+  void reset() {
+    if (pointer_ != nullptr) cudaFree(pointer_);
+    pointer_ = nullptr;
+  }
+  char* get() const { return static_cast<char*>(pointer_); }
+
+ private:
+  void* pointer_ = nullptr;
+};
+
+// Serializes calls: the plan buffer below is shared.
+std::mutex& call_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// The last plan's arrays on the device, re-uploaded only when they change (a benchmark or a model
+// calls with the same spec again and again; the comparison is a host memcmp of a few KiB).
+struct DevicePlan {
+  std::vector<std::uint64_t> step_hi;
+  std::vector<std::uint64_t> step_lo;
+  std::vector<std::int32_t> component;
+  DeviceBuffer buffer;
+  std::size_t capacity = 0;  // pairs the buffer holds
+};
+
+DevicePlan& device_plan() {
+  static DevicePlan plan;
+  return plan;
+}
+
+// Points view's arrays at the device copy of them; false on a CUDA error.
+bool upload_plan(PlanView& view) {
+  DevicePlan& d = device_plan();
+  const std::size_t pairs = static_cast<std::size_t>(view.pairs);
+  const bool same = d.step_hi.size() == pairs && d.capacity >= pairs &&
+                    std::equal(d.step_hi.begin(), d.step_hi.end(), view.step_hi) &&
+                    std::equal(d.step_lo.begin(), d.step_lo.end(), view.step_lo) &&
+                    std::equal(d.component.begin(), d.component.end(), view.component);
+  if (!same) {
+    d.step_hi.clear();  // stale until the upload succeeds
+    if (d.capacity < pairs) {
+      if (!d.buffer.allocate(pairs * 20)) {
+        d.capacity = 0;
+        return false;
+      }
+      d.capacity = pairs;
+    }
+    char* base = d.buffer.get();
+    if (cudaMemcpy(base, view.step_hi, pairs * 8, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(base + d.capacity * 8, view.step_lo, pairs * 8, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(base + d.capacity * 16, view.component, pairs * 4, cudaMemcpyHostToDevice) != cudaSuccess) {
+      return false;
+    }
+    d.step_lo.assign(view.step_lo, view.step_lo + pairs);
+    d.component.assign(view.component, view.component + pairs);
+    d.step_hi.assign(view.step_hi, view.step_hi + pairs);
+  }
+  char* base = d.buffer.get();
+  view.step_hi = reinterpret_cast<const std::uint64_t*>(base);
+  view.step_lo = reinterpret_cast<const std::uint64_t*>(base + d.capacity * 8);
+  view.component = reinterpret_cast<const std::int32_t*>(base + d.capacity * 16);
+  return true;
+}
+
+// The element offsets a strided [tokens, heads, head_dim] view touches: [low, high).
+struct Span {
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+};
+Span span_of(std::int64_t tokens, std::int64_t heads, int head_dim, std::int64_t token_stride, std::int64_t head_stride) {
+  const std::int64_t t = (tokens - 1) * token_stride;
+  const std::int64_t h = (heads - 1) * head_stride;
+  return Span{std::min<std::int64_t>(0, t) + std::min<std::int64_t>(0, h),
+              std::max<std::int64_t>(0, t) + std::max<std::int64_t>(0, h) + head_dim};
+}
+
+// One tensor's host spans mirrored on the device.
+struct MirroredTensor {
+  DeviceBuffer input;
+  DeviceBuffer output;
+  TensorView device;
+  std::size_t output_bytes = 0;
+  const char* host_output_begin = nullptr;
+  const char* device_output_begin = nullptr;
+};
+
+// Copies a host tensor's spans to the device and points m.device at them.
+bool mirror(const TensorView& host, std::int64_t tokens, int head_dim, std::size_t element, MirroredTensor& m) {
+  m.device = host;
+  if (host.heads == 0) return true;
+  const Span in = span_of(tokens, host.heads, head_dim, host.input_token_stride, host.input_head_stride);
+  const Span out = span_of(tokens, host.heads, head_dim, host.output_token_stride, host.output_head_stride);
+  const auto in_bytes = static_cast<std::size_t>(in.high - in.low) * element;
+  const char* host_in = static_cast<const char*>(host.input) + in.low * static_cast<std::int64_t>(element);
+  if (!m.input.allocate(in_bytes) || cudaMemcpy(m.input.get(), host_in, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    return false;
+  }
+  m.device.input = m.input.get() - in.low * static_cast<std::int64_t>(element);
+  m.output_bytes = static_cast<std::size_t>(out.high - out.low) * element;
+  m.host_output_begin = static_cast<const char*>(host.output) + out.low * static_cast<std::int64_t>(element);
+  if (host.output == host.input) {  // in place: one span (equal strides, checked by the dispatcher)
+    m.device.output = const_cast<void*>(m.device.input);
+    m.device_output_begin = m.input.get();
+    return true;
+  }
+  if (!m.output.allocate(m.output_bytes)) return false;
+  // a span with gaps (padding between rows) is copied in first, so the gaps come back unchanged
+  const bool dense = out.high - out.low == tokens * host.heads * head_dim;
+  if (!dense && cudaMemcpy(m.output.get(), m.host_output_begin, m.output_bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    return false;
+  }
+  m.device.output = m.output.get() - out.low * static_cast<std::int64_t>(element);
+  m.device_output_begin = m.output.get();
+  return true;
+}
+
+bool copy_back(const MirroredTensor& m) {
+  if (m.device.heads == 0) return true;
+  return cudaMemcpy(const_cast<char*>(m.host_output_begin), m.device_output_begin, m.output_bytes,
+                    cudaMemcpyDeviceToHost) == cudaSuccess;
+}
+
+template <class T>
+cudaError_t launch_typed(const DeviceCall& call) {
+  const auto blocks = static_cast<unsigned>(std::min(call.tokens, kMaxBlocks));
+  rope_kernel<T><<<blocks, kThreadsPerBlock>>>(call);
+  const cudaError_t launched = cudaGetLastError();
+  if (launched != cudaSuccess) return launched;
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t launch(const DeviceCall& call) {
+  switch (call.plan.dtype) {
+    case DtypeCode::f64: return launch_typed<double>(call);
+    case DtypeCode::f32: return launch_typed<float>(call);
+    case DtypeCode::f16: return launch_typed<F16>(call);
+    case DtypeCode::bf16: return launch_typed<BF16>(call);
+  }
+  return cudaErrorInvalidValue;
+}
+
+std::size_t dtype_bytes(DtypeCode dtype) { return ropecheck_dtype_size(static_cast<std::int32_t>(dtype)); }
+
+std::int32_t apply_locked(const CallView& call, std::int64_t tokens, bool device_pointers, std::int64_t cache_rows) {
+  DeviceCall d;
+  d.plan = call.plan;
+  d.tokens = tokens;
+  d.cache_dtype = call.cache_dtype;
+  d.cache_row_stride = call.cache_row_stride;
+  if (!upload_plan(d.plan)) return ROPECHECK_ERROR_INTERNAL;
+  const std::int64_t position_count = tokens * call.plan.components;
+  const bool cache = call.cos_cache != nullptr;
+  if (device_pointers) {
+    d.positions = call.positions;
+    d.q = call.q;
+    d.k = call.k;
+    d.cos_cache = call.cos_cache;
+    d.sin_cache = call.sin_cache;
+    if (cache) {
+      DeviceBuffer flag;
+      if (!flag.allocate(sizeof(int)) || cudaMemset(flag.get(), 0, sizeof(int)) != cudaSuccess) return ROPECHECK_ERROR_INTERNAL;
+      const auto blocks = static_cast<unsigned>(std::min<std::int64_t>((position_count + 255) / 256, 4096));
+      check_cache_rows<<<blocks, 256>>>(call.positions, position_count, cache_rows, reinterpret_cast<int*>(flag.get()));
+      int bad = 0;
+      if (cudaGetLastError() != cudaSuccess ||
+          cudaMemcpy(&bad, flag.get(), sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        return ROPECHECK_ERROR_INTERNAL;
+      }
+      if (bad != 0) return ROPECHECK_ERROR_INVALID_ARGUMENT;
+    }
+    return launch(d) == cudaSuccess ? ROPECHECK_OK : ROPECHECK_ERROR_INTERNAL;
+  }
+  // host pointers: mirror everything on the device
+  const std::size_t element = dtype_bytes(call.plan.dtype);
+  DeviceBuffer positions;
+  const auto position_bytes = static_cast<std::size_t>(position_count) * sizeof(std::int64_t);
+  if (!positions.allocate(position_bytes) ||
+      cudaMemcpy(positions.get(), call.positions, position_bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+    return ROPECHECK_ERROR_INTERNAL;
+  }
+  d.positions = reinterpret_cast<const std::int64_t*>(positions.get());
+  MirroredTensor q;
+  MirroredTensor k;
+  if (!mirror(call.q, tokens, call.plan.head_dim, element, q) || !mirror(call.k, tokens, call.plan.head_dim, element, k)) {
+    return ROPECHECK_ERROR_INTERNAL;
+  }
+  d.q = q.device;
+  d.k = k.device;
+  DeviceBuffer cos_cache;
+  DeviceBuffer sin_cache;
+  if (cache) {
+    // rows [0, cache_rows), each row_stride elements; the last row needs only `pairs`
+    const std::size_t cache_element = dtype_bytes(call.cache_dtype);
+    const auto cache_bytes =
+        static_cast<std::size_t>(std::max<std::int64_t>(0, (cache_rows - 1) * call.cache_row_stride + call.plan.pairs)) *
+        cache_element;
+    if (!cos_cache.allocate(cache_bytes) || !sin_cache.allocate(cache_bytes) ||
+        cudaMemcpy(cos_cache.get(), call.cos_cache, cache_bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMemcpy(sin_cache.get(), call.sin_cache, cache_bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+      return ROPECHECK_ERROR_INTERNAL;
+    }
+    d.cos_cache = cos_cache.get();
+    d.sin_cache = sin_cache.get();
+  }
+  if (launch(d) != cudaSuccess) return ROPECHECK_ERROR_INTERNAL;
+  return copy_back(q) && copy_back(k) ? ROPECHECK_OK : ROPECHECK_ERROR_INTERNAL;
+}
+
+struct DeviceInfo {
+  bool usable = false;
+  std::string name;
+};
+
+const DeviceInfo& device_info() {
+  static const DeviceInfo info = [] {
+    DeviceInfo i;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= 0) {
+      cudaGetLastError();  // clear the sticky "no device" error
+      return i;
+    }
+    // the kernel must have an image this device runs (SASS for sm_80/sm_90, or PTX to JIT)
+    cudaFuncAttributes attributes{};
+    if (cudaFuncGetAttributes(&attributes, rope_kernel<float>) != cudaSuccess) {
+      cudaGetLastError();
+      return i;
+    }
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, 0) == cudaSuccess) i.name = properties.name;
+    i.usable = true;
+    return i;
+  }();
+  return info;
+}
+
+}  // namespace
+
+bool available() { return device_info().usable; }
+
+const char* device_name() { return device_info().name.c_str(); }
+
+std::int32_t apply(const CallView& call, std::int64_t tokens, bool device_pointers, std::int64_t cache_rows) {
+  if (!available()) return ROPECHECK_ERROR_UNAVAILABLE;
+  if (tokens == 0) return ROPECHECK_OK;
+  std::lock_guard<std::mutex> lock(call_mutex());
+  return apply_locked(call, tokens, device_pointers, cache_rows);
+}
+
+void* device_allocate(std::size_t bytes) {
+  if (!available()) return nullptr;
+  void* p = nullptr;
+  return cudaMalloc(&p, bytes == 0 ? 1 : bytes) == cudaSuccess ? p : nullptr;
+}
+
+void device_free(void* pointer) {
+  if (pointer != nullptr) cudaFree(pointer);
+}
+
+bool copy_to_device(void* device_destination, const void* host_source, std::size_t bytes) {
+  return available() && cudaMemcpy(device_destination, host_source, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+}
+
+bool copy_to_host(void* host_destination, const void* device_source, std::size_t bytes) {
+  return available() && cudaMemcpy(host_destination, device_source, bytes, cudaMemcpyDeviceToHost) == cudaSuccess;
+}
+
+bool device_copy(void* device_destination, const void* device_source, std::size_t bytes) {
+  return available() && cudaMemcpy(device_destination, device_source, bytes, cudaMemcpyDeviceToDevice) == cudaSuccess &&
+         cudaDeviceSynchronize() == cudaSuccess;
+}
+
+}  // namespace ropecheck::kernels::cuda

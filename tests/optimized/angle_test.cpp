@@ -1,0 +1,97 @@
+// The two angle paths of the kernels (optimized/angle-inl.h) checked on their own, against MPFR:
+// cos α and sin α of every pair at positions up to 2^40 − 1 (and negative ones) must be within
+// kPreciseCosSinError (f64 data) and kFastCosSinError (f32/f16/bf16 data) of the exact values —
+// the intermediate bounds of optimized/error_bounds.h (steps 1–3 and 2'–3'), times the attention
+// factor's extra rounding when A ≠ 1. The end-to-end tests cannot see an error of a few ε in
+// cos/sin through an f32 output; this test does.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "optimized/error_bounds.h"
+#include "optimized/isa.h"
+#include "optimized/plan.h"
+#include "reference/multiprecision.h"
+#include "reference/rope.h"
+#include "spec/schedule.h"
+#include "spec/spec.h"
+
+namespace ropecheck::kernels::testing {
+namespace {
+
+std::vector<std::int64_t> test_positions() {
+  std::vector<std::int64_t> p;
+  for (std::int64_t i = -3; i < 40; ++i) p.push_back(i);
+  for (int k = 5; k < 40; ++k) {
+    const std::int64_t power = std::int64_t{1} << k;
+    for (std::int64_t v : {power - 1, power, power + 1, -power}) p.push_back(v);
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::int64_t> any(-(std::int64_t{1} << 40) + 1, (std::int64_t{1} << 40) - 1);
+  for (int i = 0; i < 40; ++i) p.push_back(any(rng));
+  return p;
+}
+
+class AnglePath : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(AnglePath, CosSinWithinTheirBound) {
+  const auto& [text, precise] = GetParam();
+  const Spec spec = parse_spec(text);
+  const Plan plan(spec);
+  PlanView view = plan.view();
+  view.precise_angles = precise;
+  const int pairs = view.pairs;
+  std::vector<double> doubles(4 * static_cast<std::size_t>(pairs));
+  std::vector<std::uint64_t> words(static_cast<std::size_t>(pairs));
+  Workspace work;
+  work.r_hi = doubles.data();
+  work.r_lo = doubles.data() + pairs;
+  work.cos_j = doubles.data() + 2 * pairs;
+  work.sin_j = doubles.data() + 3 * pairs;
+  work.words = words.data();
+  const CpuKernel kernel = scalar_isa::kernel();  // every CPU kernel computes the same bits (kernel_test)
+  reference::PrecisionScope scope(256);
+  const reference::Real attention = attention_factor<reference::Real>(spec);
+  const double a = std::fabs(attention.convert_to<double>());
+  const double delta = precise ? kPreciseCosSinError : kFastCosSinError;
+  // error_bounds.h: |c − A cos α| ≤ |A|(δ + ε(1 + δ)) when A ≠ 1 (one more rounding)
+  const double bound = view.attention_is_one ? delta : a * (delta + 0x1p-53 * (1 + delta));
+  double worst = 0;
+  std::vector<double> cos_row(static_cast<std::size_t>(pairs));
+  std::vector<double> sin_row(static_cast<std::size_t>(pairs));
+  for (const std::int64_t position : test_positions()) {
+    kernel.cos_sin_rows(view, position, 1, work, cos_row.data(), sin_row.data());
+    const std::vector<std::int64_t> tuple(static_cast<std::size_t>(position_components(spec)), position);
+    for (int j = 0; j < pairs; ++j) {
+      const reference::Real angle = reference::angle(spec, tuple, j, 256);
+      const double cos_error = std::fabs((reference::Real(cos_row[static_cast<std::size_t>(j)]) - attention * cos(angle))
+                                             .convert_to<double>());
+      const double sin_error = std::fabs((reference::Real(sin_row[static_cast<std::size_t>(j)]) - attention * sin(angle))
+                                             .convert_to<double>());
+      worst = std::max({worst, cos_error, sin_error});
+      ASSERT_LE(cos_error, bound) << "cos, position " << position << " pair " << j;
+      ASSERT_LE(sin_error, bound) << "sin, position " << position << " pair " << j;
+    }
+  }
+  std::printf("%s path, %s: worst |error| = %.3g ε (bound %.3g ε)\n", precise ? "precise" : "fast", text.c_str(),
+              worst / 0x1p-53, bound / 0x1p-53);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Specs, AnglePath,
+    ::testing::Combine(::testing::Values("layout=half,head_dim=128,base=500000,dtype=f32",
+                                         "layout=interleaved,head_dim=64,base=10000,direction=inverse,dtype=f32",
+                                         "layout=half,head_dim=64,base=10000000,scaling=yarn,factor=16,"
+                                         "original_max_position=4096,mscale=1,mscale_all_dim=0.5,dtype=f32",
+                                         "layout=half,head_dim=64,base=1000000,axes=mrope,sections=8/12/12,dtype=bf16"),
+                       ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<1>(info.param) ? "precise_" : "fast_") + "case" + std::to_string(info.index / 2);
+    });
+
+}  // namespace
+}  // namespace ropecheck::kernels::testing
