@@ -1,5 +1,7 @@
 #include "gate/golden_set.h"
 
+#include <map>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +33,22 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder) {
       out.push_back({path, golden::read_golden_file(path)});
     } catch (const golden::GoldenError& e) {
       throw InputError(e.what());
+    }
+    // Candidates are keyed by suite and test id, so an id must name one test (golden lint reports
+    // the same; reading refuses, so that a check never silently judges two tests as one).
+    std::map<std::int64_t, std::string> seen;
+    const golden::GoldenFile& file = out.back().file;
+    for (std::size_t g = 0; g < file.groups.size(); ++g) {
+      auto check = [&](std::int64_t id, std::size_t t) {
+        const std::string where = "groups[" + std::to_string(g) + "].tests[" + std::to_string(t) + "].id";
+        const auto [it, fresh] = seen.emplace(id, where);
+        if (!fresh) {
+          throw InputError(path + ": " + where + ": expected a unique test id, got " + std::to_string(id) +
+                           " (also at " + it->second + ")");
+        }
+      };
+      for (std::size_t t = 0; t < file.groups[g].rope_tests.size(); ++t) check(file.groups[g].rope_tests[t].id, t);
+      for (std::size_t t = 0; t < file.groups[g].attention_tests.size(); ++t) check(file.groups[g].attention_tests[t].id, t);
     }
   }
   return out;

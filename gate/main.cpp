@@ -12,6 +12,13 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   int status = 0;
   add_apply_command(app, status);
+  add_golden_command(app, status);
+  add_props_command(app, status);
+  add_check_command(app, status);
+  add_run_command(app, status);
+  add_fuzz_command(app, status);
+  add_report_merge_command(app, status);
+  add_sweep_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "gate/commands/command.h"
+#include "gate/kernel_implementation.h"
 #include "proofs/catalog.h"
 #include "proofs/registry.h"
 #include "proofs/runner.h"
@@ -18,6 +21,8 @@ namespace {
 
 struct PropsArguments {
   std::string implementation = "reference";
+  std::string plugin;
+  double timeout = 10;
   int precision_bits = 256;
   std::string model = "exact";
   int cases = 100;
@@ -39,11 +44,20 @@ std::string discrepancy_text(const proofs::IdentityReport& report, bool bits) {
 }
 
 int run_props(const PropsArguments& args) {
-  const proofs::RegistryEntry* entry = proofs::find_implementation(args.implementation);
+  // The reference variants come from the catalog's registry; kernels and plugins from the gate
+  // (gate/kernel_implementation.h), each call in a child process.
+  const proofs::RegistryEntry* entry = args.plugin.empty() ? proofs::find_implementation(args.implementation) : nullptr;
+  std::optional<Candidate> candidate;
   if (!entry) {
-    std::string names;
-    for (const auto& e : proofs::registry()) names += (names.empty() ? "" : ", ") + std::string(e.name);
-    throw UsageError("--impl: expected one of " + names + ", got '" + args.implementation + "'");
+    try {
+      candidate = resolve_candidate(args.implementation, args.plugin);
+    } catch (const UsageError&) {
+      if (!args.plugin.empty()) throw;
+      std::string names;
+      for (const auto& e : proofs::registry()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+      for (const KernelInfo& k : project_kernels()) names += ", " + k.name + (k.available ? "" : " (not on this machine)");
+      throw UsageError("--impl: expected one of " + names + ", auto, or --plugin PATH; got '" + args.implementation + "'");
+    }
   }
   if (args.cases < 1) throw UsageError("--cases: expected an integer >= 1, got " + std::to_string(args.cases));
   if (args.precision_bits < 64) throw UsageError("--precision: expected >= 64 bits, got " + std::to_string(args.precision_bits));
@@ -58,7 +72,20 @@ int run_props(const PropsArguments& args) {
   proofs::ImplementationOptions options;
   options.precision_bits = args.precision_bits;
   options.model = args.model == "exact" ? reference::Model::exact : reference::Model::f32_recipe;
-  const auto implementation = entry->make(options);
+  std::unique_ptr<IsolatedKernel> kernel;
+  std::unique_ptr<proofs::Implementation> implementation;
+  if (entry) {
+    implementation = entry->make(options);
+  } else {
+    kernel = std::make_unique<IsolatedKernel>(candidate->source, candidate->plugin, candidate->implementation, args.timeout);
+    const std::string described = (candidate->source == Source::plugin ? "plugin " + candidate->plugin + ": "
+                                                                        : std::string("ropecheck kernel ")) +
+                                  kernel->describe();
+    implementation = std::make_unique<KernelImplementation>(*kernel, candidate->source, described,
+                                                            options.model == reference::Model::exact ? Model::exact
+                                                                                                     : Model::f32_recipe,
+                                                            std::nullopt);
+  }
   const bool bits = implementation->exact_precision_bits() > 0;
 
   proofs::RunOptions run;
@@ -85,8 +112,9 @@ int run_props(const PropsArguments& args) {
       status = 1;
       std::printf("  %s\n", report.failure.c_str());
       if (!report.counterexample.empty()) std::printf("  counterexample:\n%s", report.counterexample.c_str());
-      std::printf("  replay: ropecheck props --impl %s --precision %d --model %s --cases %d --seed %llu --only %s%s\n",
-                  args.implementation.c_str(), args.precision_bits, args.model.c_str(), args.cases,
+      const std::string target = args.plugin.empty() ? "--impl " + args.implementation : "--plugin " + args.plugin;
+      std::printf("  replay: ropecheck props %s --precision %d --model %s --cases %d --seed %llu --only %s%s\n",
+                  target.c_str(), args.precision_bits, args.model.c_str(), args.cases,
                   static_cast<unsigned long long>(run.seed), report.name.c_str(), args.no_shrink ? " --no-shrink" : "");
     }
     std::fflush(stdout);
@@ -100,6 +128,8 @@ void add_props_command(CLI::App& root, int& status) {
   auto args = std::make_shared<PropsArguments>();
   CLI::App* cmd = root.add_subcommand("props", "Check RoPE's identities (proofs/ catalog) against an implementation");
   cmd->add_option("--impl", args->implementation, "Implementation under test (see proofs/registry.cpp)")->capture_default_str();
+  cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
+  cmd->add_option("--timeout", args->timeout, "Seconds allowed per kernel or plugin call")->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits")->capture_default_str();
   cmd->add_option("--model", args->model, "Rounding model of the reference: exact | f32-recipe")->capture_default_str();
   cmd->add_option("--cases", args->cases, "Successful cases required per identity")->capture_default_str();

@@ -10,6 +10,7 @@
 #include "gate/compare.h"
 #include "gate/golden_set.h"
 #include "gate/isolation.h"
+#include "gate/kernel_implementation.h"
 #include "gate/report.h"
 #include "proofs/catalog.h"
 #include "proofs/implementation.h"
@@ -22,49 +23,6 @@
 
 namespace ropecheck::gate {
 namespace {
-
-// The isolated kernel as the identity catalog's implementation under test. Its claim is the gate's
-// default tolerance for the model (gate/tolerance.cpp), relative to g·ρ; a call that crashes, hangs
-// or errs throws, which RapidCheck records as that case's failure.
-class IsolatedImplementation final : public proofs::Implementation {
- public:
-  IsolatedImplementation(IsolatedKernel& kernel, std::string name, Model model, std::optional<Tolerance> tolerance)
-      : kernel_(kernel), name_(std::move(name)), model_(model), tolerance_(std::move(tolerance)) {}
-
-  std::string name() const override { return name_; }
-
-  // Asked once per spec with a one-pair call: the kernel's own answer (unsupported or not).
-  bool supports(const Spec& spec) const override {
-    const std::string key = to_string(spec);
-    const auto it = supported_.find(key);
-    if (it != supported_.end()) return it->second;
-    std::vector<double> input(static_cast<std::size_t>(spec.head_dim), 0.5);
-    std::vector<std::int64_t> positions(static_cast<std::size_t>(position_components(spec)), 1);
-    const ApplyResult r = kernel_.apply(spec, reference::Shape{1, 1, spec.head_dim}, positions, input);
-    const bool ok = r.status != ApplyResult::Status::unsupported;
-    supported_[key] = ok;
-    return ok;
-  }
-
-  std::vector<double> apply(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                            std::span<const double> input) const override {
-    ApplyResult r = kernel_.apply(spec, shape, positions, input);
-    if (r.status != ApplyResult::Status::ok) throw std::runtime_error(std::string(kind_name(r.status)) + ": " + r.message);
-    return std::move(r.output);
-  }
-
-  proofs::ErrorClaim claim(const Spec& spec) const override {
-    const Tolerance t = tolerance_ && tolerance_->kind == Tolerance::Kind::e ? *tolerance_ : default_tolerance(model_, spec.dtype);
-    return proofs::ErrorClaim::from_units(t.value * std::max(1.0, std::fabs(attention_factor<double>(spec))), spec);
-  }
-
- private:
-  IsolatedKernel& kernel_;
-  std::string name_;
-  Model model_;
-  std::optional<Tolerance> tolerance_;
-  mutable std::map<std::string, bool> supported_;
-};
 
 }  // namespace
 
@@ -102,29 +60,9 @@ void add_run_command(CLI::App& root, int& status) {
     if (!args->tolerance.empty()) options.tolerance = parse_tolerance(args->tolerance);
     options.worst_cases = args->worst;
 
-    Source source = Source::library;
-    std::string implementation = args->impl.empty() ? "auto" : args->impl;
-    if (!args->plugin.empty()) {
-      source = Source::plugin;
-      if (!std::filesystem::is_regular_file(args->plugin)) {
-        throw UsageError("--plugin: expected an existing shared library, got '" + args->plugin + "'");
-      }
-    } else if (implementation == "reference") {
-      source = Source::reference;
-    } else {
-      const auto kernels = project_kernels();
-      bool known = implementation == "auto", available = implementation == "auto";
-      std::string names = "reference, auto";
-      for (const KernelInfo& k : kernels) {
-        names += ", " + k.name;
-        if (k.name == implementation) {
-          known = true;
-          available = k.available;
-        }
-      }
-      if (!known) throw UsageError("--impl: expected one of " + names + ", got '" + implementation + "'");
-      if (!available) throw UsageError("--impl " + implementation + ": expected a kernel that runs on this machine (it does not)");
-    }
+    const Candidate candidate = resolve_candidate(args->impl, args->plugin);
+    const Source source = candidate.source;
+    const std::string& implementation = candidate.implementation;
     const std::vector<LoadedGolden> suites = load_golden(args->golden);
 
     IsolatedKernel kernel(source, args->plugin, implementation, args->timeout);
@@ -170,7 +108,7 @@ void add_run_command(CLI::App& root, int& status) {
       }
     }
     if (args->props) {
-      IsolatedImplementation adapter(kernel, report.implementation, options.model, options.tolerance);
+      KernelImplementation adapter(kernel, source, report.implementation, options.model, options.tolerance);
       proofs::RunOptions run_options;
       run_options.cases = args->props_cases;
       run_options.seed = args->seed;

@@ -1,5 +1,7 @@
 #include "gate/readers/tensors.h"
 
+#include <set>
+
 #include <zlib.h>
 
 #include <cstring>
@@ -459,11 +461,25 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
 
 TensorMap parse_candidate_json(std::string_view bytes, std::string_view file) {
   nlohmann::json j;
+  // A key given twice would let one output silently replace another: refuse it. The parser
+  // callback sees each object's keys in order; one set of keys per open object.
+  std::vector<std::set<std::string>> keys_per_object;
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::object_start) keys_per_object.emplace_back();
+    if (event == nlohmann::json::parse_event_t::object_end && !keys_per_object.empty()) keys_per_object.pop_back();
+    if (event == nlohmann::json::parse_event_t::key && !keys_per_object.empty() &&
+        !keys_per_object.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    j = nlohmann::json::parse(bytes);
+    j = nlohmann::json::parse(bytes, callback);
   } catch (const nlohmann::json::exception& e) {
     fail(file, "JSON", std::string("valid JSON (") + excerpt(e.what()) + ")");
   }
+  if (!duplicate.empty()) fail(file, excerpt(duplicate), "each key once, got it twice");
   if (!j.is_object()) fail(file, "top level", "an object {\"SUITE/ID/output\": [values...]}");
   TensorMap out;
   for (const auto& [name, value] : j.items()) {

@@ -1,0 +1,561 @@
+#include "fuzz/search/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <ropecheck/kernel.h>
+
+#include "fuzz/search/generators.h"
+#include "reference/error_metric.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/schedule.h"
+
+namespace ropecheck::fuzz {
+namespace {
+
+using reference::to_hex;
+
+// Working precision of the exact values: reference/rope.h bounds rotate_exact's error by about
+// 2^(14−P)·|φ|·ρ; with P = 128 and |φ| ≤ 2^31·θ ≤ 2^35 that is 2^-79·ρ, below 2^-55·u·ρ for f64.
+constexpr int kExactBits = 128;
+constexpr int kStartCases = 16;
+constexpr int kClimbRounds = 24;
+constexpr int kMutantsPerRound = 8;
+constexpr int kShrinkEvaluations = 400;
+
+std::string pair_text(double a, double b) { return "(" + to_hex(a) + ", " + to_hex(b) + ")"; }
+
+struct PairJudgement {
+  Violation violation = Violation::none;
+  double e = -1;  // pair_error when judged by it (normal range), −1 otherwise
+  std::string message;
+};
+
+}  // namespace
+
+std::string_view name(Violation v) {
+  switch (v) {
+    case Violation::none: return "none";
+    case Violation::status: return "status";
+    case Violation::passthrough: return "passthrough";
+    case Violation::special_value: return "special_value";
+    case Violation::tolerance: return "tolerance";
+    case Violation::underflow: return "underflow";
+  }
+  return "none";
+}
+
+std::string case_text(const FuzzCase& c) {
+  std::string position;
+  for (std::size_t k = 0; k < c.position.size(); ++k) position += (k ? ":" : "") + std::to_string(c.position[k]);
+  return "position=" + position + ";pair=" + std::to_string(c.pair) + ";x=" + to_hex(c.x) + ";y=" + to_hex(c.y) +
+         ";background=" + std::to_string(c.background);
+}
+
+FuzzCase parse_case(const std::string& text, const Spec& spec) {
+  FuzzCase c;
+  bool seen[5] = {};
+  std::istringstream in(text);
+  std::string item;
+  auto integer = [](const std::string& field, const std::string& value) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size()) {
+      throw std::invalid_argument("--replay: " + field + ": expected an integer, got '" + value + "'");
+    }
+    return static_cast<std::int64_t>(v);
+  };
+  while (std::getline(in, item, ';')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "position") {
+      std::istringstream parts(value);
+      std::string part;
+      while (std::getline(parts, part, ':')) c.position.push_back(integer("position", part));
+      seen[0] = true;
+    } else if (key == "pair") {
+      c.pair = static_cast<int>(integer("pair", value));
+      seen[1] = true;
+    } else if (key == "x" || key == "y") {
+      double v = 0;
+      try {
+        v = reference::parse_float(value);
+      } catch (const std::invalid_argument&) {
+        throw std::invalid_argument("--replay: " + key + ": expected a hex float, got '" + value + "'");
+      }
+      if (!reference::representable(v, spec.dtype)) {
+        throw std::invalid_argument("--replay: " + key + ": expected a value of " + std::string(name(spec.dtype)) +
+                                    ", got " + value);
+      }
+      (key == "x" ? c.x : c.y) = v;
+      seen[key == "x" ? 2 : 3] = true;
+    } else if (key == "background") {
+      std::size_t used = 0;
+      unsigned long long bits = 0;
+      try {
+        bits = value.empty() || value[0] == '-' ? 0 : std::stoull(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size()) {
+        throw std::invalid_argument("--replay: background: expected an unsigned 64-bit integer, got '" + value + "'");
+      }
+      c.background = bits;
+      seen[4] = true;
+    } else {
+      throw std::invalid_argument("--replay: expected position=, pair=, x=, y=, background= fields separated by ';', got '" +
+                                  item + "'");
+    }
+  }
+  for (bool s : seen) {
+    if (!s) throw std::invalid_argument("--replay: expected all of position=, pair=, x=, y=, background=, got '" + text + "'");
+  }
+  if (static_cast<int>(c.position.size()) != position_components(spec)) {
+    throw std::invalid_argument("--replay: position: expected " + std::to_string(position_components(spec)) +
+                                " ':'-separated component(s) for this spec, got " + std::to_string(c.position.size()));
+  }
+  if (c.pair < 0 || c.pair >= spec.rotary_dim / 2) {
+    throw std::invalid_argument("--replay: pair: expected 0 <= pair < rotary_dim/2 = " +
+                                std::to_string(spec.rotary_dim / 2) + ", got " + std::to_string(c.pair));
+  }
+  return c;
+}
+
+std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, double tolerance,
+                              const std::vector<FuzzCase>& cases) {
+  const std::size_t n = cases.size();
+  const std::size_t d = static_cast<std::size_t>(spec.head_dim);
+  const int components = position_components(spec);
+  std::vector<double> input;
+  std::vector<std::int64_t> positions;
+  for (const FuzzCase& c : cases) {
+    const std::vector<double> head = head_input(spec, c);
+    input.insert(input.end(), head.begin(), head.end());
+    positions.insert(positions.end(), c.position.begin(), c.position.end());
+  }
+  std::vector<Outcome> outcomes(n);
+  ApplyResult result;
+  try {
+    result = candidate.apply(spec, static_cast<std::int64_t>(n), positions, input);
+  } catch (const std::exception& error) {
+    result.status = ROPECHECK_ERROR_INTERNAL;
+    result.output.clear();
+    if (n == 1) {
+      outcomes[0].violation = Violation::status;
+      outcomes[0].message = std::string("the implementation threw: ") + error.what();
+      return outcomes;
+    }
+  }
+  if (result.status == ROPECHECK_ERROR_UNSUPPORTED) {
+    for (Outcome& o : outcomes) o.unsupported = true;
+    return outcomes;
+  }
+  if (result.status != ROPECHECK_OK || result.output.size() != n * d) {
+    if (n > 1) {  // attribute the failure to its cases
+      for (std::size_t i = 0; i < n; ++i) outcomes[i] = evaluate(candidate, spec, tolerance, {cases[i]})[0];
+      return outcomes;
+    }
+    if (outcomes[0].violation == Violation::none) {
+      outcomes[0].violation = Violation::status;
+      outcomes[0].message = result.status != ROPECHECK_OK
+                                ? (result.message.empty() ? "status " + std::to_string(result.status) + " (" +
+                                                                ropecheck_status_message(result.status) + ")"
+                                                          : result.message)
+                                : "expected " + std::to_string(d) + " outputs, got " + std::to_string(result.output.size());
+    }
+    return outcomes;
+  }
+
+  // Exact values (non-finite inputs replaced by zeros; their pairs are judged by the policy below).
+  std::vector<double> finite_input = input;
+  for (double& v : finite_input) {
+    if (!std::isfinite(v)) v = 0;
+  }
+  const std::vector<reference::Real> exact_real = reference::rotate_exact(
+      spec, reference::Shape{static_cast<std::int64_t>(n), 1, spec.head_dim}, positions, finite_input, kExactBits,
+      reference::Form::elementwise);
+  std::vector<long double> exact(exact_real.size());
+  for (std::size_t i = 0; i < exact.size(); ++i) exact[i] = exact_real[i].convert_to<long double>();
+
+  const Dtype dtype = spec.dtype;
+  const reference::Format format = reference::format_of(dtype);
+  const double g = static_cast<double>(attention_factor<long double>(spec));
+  const long double scale = std::max(1.0L, std::fabs(static_cast<long double>(g)));
+  const long double u = std::ldexp(1.0L, -format.precision);
+  const long double smallest_normal = std::ldexp(1.0L, format.emin);
+  // Subnormal outputs: no multiple of u·ρ bounds their absolute rounding error when ρ is tiny
+  // (reference/error_metric.h). Allowance: two quanta 2^(emin−p+1) — the final rounding (half a
+  // quantum) plus up to three intermediate roundings in the subnormal range (two products and a
+  // sum, half a quantum each) of an implementation computing in the dtype itself.
+  const long double underflow_allowance = std::ldexp(1.0L, format.emin - format.precision + 2);
+  const int pairs = spec.rotary_dim / 2;
+
+  for (std::size_t i = 0; i < n; ++i) {
+    Outcome& outcome = outcomes[i];
+    const double* in = &input[i * d];
+    const double* got = &result.output[i * d];
+    const long double* ex = &exact[i * d];
+    // The correctly rounded result under the IEEE policy, where special values or exact zeros occur.
+    bool need_rounded = false;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(spec.rotary_dim); ++k) {
+      if (!std::isfinite(in[k]) || ex[k] == 0) need_rounded = true;
+    }
+    std::vector<double> rounded;
+    if (need_rounded) {
+      rounded = reference::apply(spec, reference::Shape{1, 1, spec.head_dim},
+                                 std::span<const std::int64_t>(&positions[i * components], components),
+                                 std::span<const double>(in, d));
+    }
+    auto consider = [&](Violation v, int pair, double x, double y, double a, double b, double ea, double eb,
+                        std::string message) {
+      if (outcome.violation != Violation::none && outcome.violation <= v) return;
+      outcome.violation = v;
+      outcome.worst_pair = pair;
+      outcome.x = x, outcome.y = y, outcome.got_a = a, outcome.got_b = b, outcome.expected_a = ea, outcome.expected_b = eb;
+      outcome.message = std::move(message);
+    };
+    for (std::size_t k = static_cast<std::size_t>(spec.rotary_dim); k < d; ++k) {
+      if (reference::encode_bits(got[k], dtype) != reference::encode_bits(in[k], dtype)) {
+        consider(Violation::passthrough, -1, in[k], 0, got[k], 0, in[k], 0,
+                 "pass-through dim " + std::to_string(k) + ": expected " + to_hex(in[k]) + " bit for bit, got " + to_hex(got[k]));
+        break;
+      }
+    }
+    bool judged_any = false;
+    for (int j = 0; j < pairs; ++j) {
+      const reference::PairDims dims = reference::pair_dims(spec, j);
+      const double x = in[dims.first], y = in[dims.second];
+      const double a = got[dims.first], b = got[dims.second];
+      const long double exact_a = ex[dims.first], exact_b = ex[dims.second];
+      const std::string where = "pair " + std::to_string(j) + " input " + pair_text(x, y) + ": ";
+      if (!std::isfinite(x) || !std::isfinite(y)) {
+        const double ra = rounded[dims.first], rb = rounded[dims.second];
+        if (reference::pair_error(a, b, ra, rb, x, y, dtype, g) != 0) {
+          consider(Violation::special_value, j, x, y, a, b, ra, rb,
+                   where + "expected " + pair_text(ra, rb) + " (IEEE policy, reference/README.md), got " + pair_text(a, b));
+        }
+        continue;
+      }
+      const long double ra = reference::round_to_format(exact_a, dtype);
+      const long double rb = reference::round_to_format(exact_b, dtype);
+      const double ra_d = static_cast<double>(ra), rb_d = static_cast<double>(rb);
+      if (std::isinf(ra) || std::isinf(rb) || !std::isfinite(a) || !std::isfinite(b)) {
+        if (reference::pair_error(a, b, exact_a, exact_b, x, y, dtype, g) != 0) {
+          consider(Violation::special_value, j, x, y, a, b, ra_d, rb_d,
+                   where + (std::isinf(ra) || std::isinf(rb) ? "overflow: expected " : "expected finite ") +
+                       pair_text(ra_d, rb_d) + ", got " + pair_text(a, b));
+        }
+        continue;
+      }
+      if (need_rounded) {  // signed zeros follow IEEE arithmetic of the formula
+        const double za = rounded[dims.first], zb = rounded[dims.second];
+        if ((za == 0 && a == 0 && std::signbit(za) != std::signbit(a)) ||
+            (zb == 0 && b == 0 && std::signbit(zb) != std::signbit(b))) {
+          consider(Violation::special_value, j, x, y, a, b, za, zb,
+                   where + "signed zero: expected " + pair_text(za, zb) + ", got " + pair_text(a, b));
+        }
+      }
+      if (std::max(std::fabs(ra), std::fabs(rb)) < smallest_normal) {
+        const long double x_l = x, y_l = y;
+        const long double rho = std::sqrt(x_l * x_l + y_l * y_l);
+        const long double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
+        if (difference > tolerance * u * rho * scale + underflow_allowance) {
+          consider(Violation::underflow, j, x, y, a, b, ra_d, rb_d,
+                   where + "subnormal result: expected " + pair_text(ra_d, rb_d) + " within " +
+                       to_hex(static_cast<double>(underflow_allowance)) + " + tolerance, got " + pair_text(a, b));
+        }
+        continue;
+      }
+      const double e = reference::pair_error(a, b, exact_a, exact_b, x, y, dtype, g);
+      const bool new_worst = !judged_any || e > outcome.e;
+      if (!new_worst) continue;
+      judged_any = true;
+      outcome.e = e;
+      // The reported pair: the worst-e one, unless a more severe class of violation holds the slot.
+      const bool tolerance_slot = outcome.violation == Violation::none || outcome.violation >= Violation::tolerance;
+      if (!tolerance_slot) continue;
+      if (e > tolerance) {
+        std::ostringstream message;
+        message.precision(6);
+        message << where << "e = " << e << " > tolerance " << tolerance << ": expected " << pair_text(ra_d, rb_d)
+                << ", got " << pair_text(a, b);
+        outcome.violation = Violation::tolerance;
+        outcome.message = message.str();
+      } else if (outcome.violation != Violation::none) {
+        continue;  // an underflow violation keeps its pair
+      }
+      outcome.worst_pair = j;
+      outcome.x = x, outcome.y = y, outcome.got_a = a, outcome.got_b = b;
+      outcome.expected_a = ra_d, outcome.expected_b = rb_d;
+    }
+  }
+  return outcomes;
+}
+
+FuzzCase shrink(const Candidate& candidate, const Spec& spec, double tolerance, FuzzCase c, Violation violation) {
+  int budget = kShrinkEvaluations;
+  auto still = [&](const FuzzCase& trial) {
+    if (budget <= 0) return false;
+    --budget;
+    return evaluate(candidate, spec, tolerance, {trial})[0].violation == violation;
+  };
+  auto simpler_values = [&](double v) {
+    std::vector<double> out;
+    if (!std::isfinite(v) || v == 0) return out;
+    out.push_back(0.0);
+    out.push_back(std::copysign(1.0, v));
+    int exponent = 0;
+    const double m = std::frexp(v, &exponent);
+    out.push_back(std::ldexp(std::copysign(0.5, m), exponent));  // one significant bit
+    for (int bits : {2, 4, 8, 16, 32}) {
+      const double kept = std::ldexp(std::trunc(std::ldexp(m, bits)), exponent - bits);
+      if (kept != v) out.push_back(kept);
+    }
+    return out;
+  };
+  // A breach in a background pair: refocus the case on that pair, with its own inputs and no
+  // background, so that the printed case names the pair that actually breaches.
+  if (c.background != 0) {
+    const Outcome first = evaluate(candidate, spec, tolerance, {c})[0];
+    if (first.worst_pair >= 0 && first.worst_pair != c.pair) {
+      FuzzCase focused = c;
+      focused.pair = first.worst_pair;
+      focused.x = first.x;
+      focused.y = first.y;
+      focused.background = 0;
+      if (still(focused)) c = focused;
+    }
+  }
+  bool changed = true;
+  while (changed && budget > 0) {
+    changed = false;
+    auto attempt = [&](FuzzCase trial) {
+      if (!changed && trial != c && still(trial)) {
+        c = trial;
+        changed = true;
+      }
+    };
+    if (c.background != 0) {
+      FuzzCase t = c;
+      t.background = 0;
+      attempt(t);
+    }
+    for (int pair : {0, c.pair / 2, c.pair - 1}) {
+      if (pair >= 0 && pair < c.pair) {
+        FuzzCase t = c;
+        t.pair = pair;
+        attempt(t);
+      }
+    }
+    for (std::size_t k = 0; k < c.position.size(); ++k) {
+      const std::int64_t p = c.position[k];
+      for (std::int64_t smaller : {std::int64_t{0}, std::int64_t{1}, p / 2, p - p / 4, p & (p - 1), p - 1}) {
+        if (smaller >= 0 && smaller < p) {
+          FuzzCase t = c;
+          t.position[k] = smaller;
+          attempt(t);
+        }
+      }
+    }
+    for (double FuzzCase::*field : {&FuzzCase::x, &FuzzCase::y}) {
+      for (double v : simpler_values(c.*field)) {
+        FuzzCase t = c;
+        t.*field = reference::round_to_format(v, spec.dtype);
+        attempt(t);
+      }
+    }
+  }
+  return c;
+}
+
+std::vector<Spec> default_specs() {
+  auto factors = [](int count, const char* first, const char* step) {
+    std::string out;
+    for (int i = 0; i < count; ++i) {
+      const double v = std::strtod(first, nullptr) + i * std::strtod(step, nullptr);
+      std::ostringstream s;
+      s << v;
+      out += (i ? "/" : "") + s.str();
+    }
+    return out;
+  };
+  const std::string short_factor = factors(8, "1", "0.125");
+  const std::string long_factor = factors(8, "1", "0.5");
+  const std::string longrope = "layout=half,head_dim=16,base=10000,dtype=f32,scaling=longrope,short_factor=" +
+                               short_factor + ",long_factor=" + long_factor + ",factor=8,original_max_position=4096";
+  const std::vector<std::string> texts = {
+      "layout=interleaved,head_dim=64,base=10000,dtype=f32",
+      "layout=half,head_dim=128,base=500000,dtype=f32",
+      "layout=half,head_dim=128,base=10000,dtype=bf16",
+      "layout=interleaved,head_dim=64,base=10000,dtype=f16",
+      "layout=half,head_dim=64,base=1000000,dtype=f64",
+      "layout=interleaved,head_dim=2,base=2,dtype=f32",
+      "layout=half,head_dim=512,rotary_dim=2,base=1000000000,dtype=f16",
+      "layout=half,head_dim=512,base=1000000000,dtype=f32",
+      "layout=interleaved,head_dim=96,rotary_dim=32,base=10000,dtype=f16,direction=inverse",
+      "layout=half,head_dim=128,base=10000,dtype=f32,scaling=linear,factor=4",
+      "layout=half,head_dim=128,base=10000,dtype=f32,scaling=ntk,factor=8",
+      "layout=half,head_dim=128,base=10000,dtype=f32,scaling=dynamic,factor=2,original_max_position=4096,seq_len=4096",
+      "layout=half,head_dim=128,base=10000,dtype=f32,scaling=dynamic,factor=2,original_max_position=4096,seq_len=4097",
+      "layout=half,head_dim=128,base=10000,dtype=f32,scaling=yarn,factor=4,original_max_position=4096",
+      "layout=half,head_dim=128,base=1000000,dtype=bf16,scaling=yarn,factor=4,original_max_position=32768,truncate=false,"
+      "mscale=1,mscale_all_dim=0.5",
+      "layout=half,head_dim=128,base=10000,dtype=f32,scaling=yarn-ggml,freq_scale=0.25,original_max_position=4096,ext_factor=1",
+      "layout=half,head_dim=128,base=500000,dtype=f32,scaling=llama3",
+      "layout=half,head_dim=128,base=500000,dtype=f16,scaling=llama3",
+      longrope + ",seq_len=4096",
+      longrope + ",seq_len=4097",
+      "layout=interleaved,head_dim=16,base=10000,dtype=f32,axes=2d",
+      "layout=half,head_dim=128,base=1000000,dtype=bf16,axes=mrope,sections=16/24/24",
+  };
+  std::vector<Spec> specs;
+  for (const std::string& text : texts) specs.push_back(parse_spec(text));
+  return specs;
+}
+
+std::string replay_command(const Candidate& candidate, const Spec& spec, const FuzzCase& c,
+                           std::optional<double> tolerance) {
+  auto quote = [](const std::string& s) {
+    std::string out = "'";
+    for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return out + "'";
+  };
+  std::string selector = candidate.selector();
+  const auto space = selector.find(' ');
+  if (space != std::string::npos) selector = selector.substr(0, space + 1) + quote(selector.substr(space + 1));
+  std::string command = "ropecheck fuzz " + selector + " --spec " + quote(to_string(spec)) + " --replay " + quote(case_text(c));
+  if (tolerance) {
+    std::ostringstream t;
+    t.precision(17);
+    t << *tolerance;
+    command += " --tolerance e=" + t.str();
+  }
+  return command;
+}
+
+FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
+  const std::vector<Spec> specs = options.specs.empty() ? default_specs() : options.specs;
+  FuzzReport report;
+  report.implementation = candidate.name();
+  report.selector = candidate.selector();
+  report.seed = options.seed;
+  report.shard_index = options.shard_index;
+  report.shard_count = options.shard_count;
+  std::vector<double> tolerances;
+  for (const Spec& spec : specs) {
+    report.specs.push_back(to_string(spec));
+    tolerances.push_back(options.tolerance.value_or(candidate.default_tolerance(spec)));
+    report.tolerance_sources.push_back(options.tolerance ? "--tolerance" : candidate.tolerance_source(spec));
+  }
+  report.tolerances = tolerances;
+  const std::int64_t trials =
+      options.trials.value_or(options.seconds ? std::numeric_limits<std::int64_t>::max() : std::int64_t{100});
+  const auto start = std::chrono::steady_clock::now();
+
+  struct Seen {
+    std::int64_t trial;
+    std::size_t spec_index;
+    FuzzCase fuzz_case;
+    Violation violation;
+  };
+  std::vector<Seen> seen_violations;
+  for (std::int64_t t = options.shard_index; t < trials; t += options.shard_count) {
+    if (options.seconds) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (elapsed >= *options.seconds) {
+        report.stopped_by_time = true;
+        break;
+      }
+    }
+    ++report.trials_run;
+    Rng rng = trial_rng(options.seed, t);
+    const std::size_t spec_index = static_cast<std::size_t>(t) % specs.size();
+    const Spec& spec = specs[spec_index];
+    const double tolerance = tolerances[spec_index];
+    bool first_of_class[6] = {true, true, true, true, true, true};
+    auto note = [&](const std::vector<FuzzCase>& cases, const std::vector<Outcome>& outcomes) {
+      report.cases += static_cast<std::int64_t>(cases.size());
+      for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto v = static_cast<std::size_t>(outcomes[i].violation);
+        if (v == 0) continue;
+        ++report.violation_counts[v];
+        if (first_of_class[v]) {
+          first_of_class[v] = false;
+          seen_violations.push_back({t, spec_index, cases[i], outcomes[i].violation});
+        }
+      }
+    };
+    std::vector<FuzzCase> cases;
+    for (int i = 0; i < kStartCases; ++i) cases.push_back(edge_case(spec, rng));
+    std::vector<Outcome> outcomes = evaluate(candidate, spec, tolerance, cases);
+    if (outcomes[0].unsupported) {
+      ++report.trials_unsupported;
+      report.cases += static_cast<std::int64_t>(cases.size());
+      continue;
+    }
+    note(cases, outcomes);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < cases.size(); ++i) {
+      if (outcomes[i].e > outcomes[best].e) best = i;
+    }
+    FuzzCase best_case = cases[best];
+    Outcome best_outcome = outcomes[best];
+    for (int round = 0; round < kClimbRounds; ++round) {
+      std::vector<FuzzCase> mutants;
+      for (int i = 0; i < kMutantsPerRound; ++i) mutants.push_back(mutate(spec, best_case, rng));
+      const std::vector<Outcome> mutant_outcomes = evaluate(candidate, spec, tolerance, mutants);
+      note(mutants, mutant_outcomes);
+      for (std::size_t i = 0; i < mutants.size(); ++i) {
+        if (mutant_outcomes[i].e > best_outcome.e) {
+          best_case = mutants[i];
+          best_outcome = mutant_outcomes[i];
+        }
+      }
+    }
+    Finding finding;
+    finding.trial = t;
+    finding.spec = report.specs[spec_index];
+    finding.fuzz_case = best_case;
+    finding.outcome = best_outcome;
+    finding.tolerance = tolerance;
+    finding.replay = replay_command(candidate, spec, best_case, options.tolerance);
+    report.worst.push_back(finding);
+    std::sort(report.worst.begin(), report.worst.end(), [](const Finding& a, const Finding& b) {
+      return a.outcome.e != b.outcome.e ? a.outcome.e > b.outcome.e : a.trial < b.trial;
+    });
+    if (static_cast<int>(report.worst.size()) > options.worst_count) report.worst.resize(options.worst_count);
+  }
+
+  // Keep the first violations_per_class of each class (in trial order), then shrink those.
+  std::stable_sort(seen_violations.begin(), seen_violations.end(), [](const Seen& a, const Seen& b) {
+    return a.violation != b.violation ? a.violation < b.violation : a.trial < b.trial;
+  });
+  int kept_of_class[6] = {};
+  for (const Seen& s : seen_violations) {
+    if (kept_of_class[static_cast<int>(s.violation)]++ >= options.violations_per_class) continue;
+    const Spec& spec = specs[s.spec_index];
+    const double tolerance = tolerances[s.spec_index];
+    Finding finding;
+    finding.trial = s.trial;
+    finding.spec = report.specs[s.spec_index];
+    finding.fuzz_case = shrink(candidate, spec, tolerance, s.fuzz_case, s.violation);
+    finding.outcome = evaluate(candidate, spec, tolerance, {finding.fuzz_case})[0];
+    finding.tolerance = tolerance;
+    finding.replay = replay_command(candidate, spec, finding.fuzz_case, options.tolerance);
+    report.violations.push_back(finding);
+  }
+  return report;
+}
+
+}  // namespace ropecheck::fuzz

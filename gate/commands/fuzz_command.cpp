@@ -1,0 +1,173 @@
+// `ropecheck fuzz`: search for the inputs where an implementation is least accurate (fuzz/README.md).
+//   ropecheck fuzz --impl NAME | --plugin PATH.so [--spec SPEC]... [--seconds N] [--trials N] [--seed S]
+//                  [--shard K/N] [--tolerance e=E] [--timeout S] [--json F]
+//   ropecheck fuzz --impl NAME | --plugin PATH.so --spec SPEC --replay CASE [--tolerance e=E] [--json F]
+// Exit status: 0 no violation, 1 a tolerance breach or property violation, 2 bad arguments.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <tuple>
+
+#include <unistd.h>
+
+#include "fuzz/search/search.h"
+#include "gate/commands/command.h"
+#include "reference/rounding.h"
+
+namespace ropecheck::gate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes `text` to `path` through a temporary file and a rename: never a partial file.
+void write_report_file(const std::string& path, const std::string& text) {
+  const fs::path target(path);
+  const fs::path temporary =
+      target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      throw InputError(path + ": expected a writable file, got a write error");
+    }
+  }
+  std::error_code error;
+  fs::rename(temporary, target, error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw InputError(path + ": expected to write the report there, got " + error.message());
+  }
+}
+
+// "K/N" with 0 <= K < N.
+std::pair<int, int> parse_shard(const std::string& text) {
+  int index = -1, count = 0;
+  char slash = 0;
+  std::size_t used = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%zn", &index, &slash, &count, &used) != 3 || slash != '/' ||
+      used != text.size() || count < 1 || index < 0 || index >= count) {
+    throw UsageError("--shard: expected K/N with 0 <= K < N (e.g. 0/4), got '" + text + "'");
+  }
+  return {index, count};
+}
+
+// "e=NUMBER" (as check and run take it) or a bare NUMBER; ulp tolerances do not apply to a search
+// that ranks cases by e.
+double parse_e_tolerance(const std::string& text) {
+  const std::string number = text.rfind("e=", 0) == 0 ? text.substr(2) : text;
+  std::size_t used = 0;
+  double value = -1;
+  try {
+    value = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != number.size() || !std::isfinite(value) || value < 0) {
+    throw UsageError("--tolerance: expected e=NUMBER with a non-negative NUMBER (u*rho units), got '" + text + "'");
+  }
+  return value;
+}
+
+}  // namespace
+
+void add_fuzz_command(CLI::App& root, int& status) {
+  auto* cmd = root.add_subcommand("fuzz", "Search for the inputs where an implementation is least accurate");
+  struct Args {
+    std::string impl, plugin, shard = "0/1", json, replay;
+    std::vector<std::string> specs;
+    double seconds = 0;
+    std::int64_t trials = 0;
+    std::uint64_t seed = 1;
+    std::string tolerance;
+    double timeout = 10;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--impl", args->impl,
+                  "Implementation: a kernel (scalar, avx2, avx512, cuda, auto: through the C ABI), reference, or "
+                  "reference-f32-recipe");
+  cmd->add_option("--plugin", args->plugin, "A plugin shared library exporting include/ropecheck/kernel.h");
+  cmd->add_option("--spec", args->specs, "Spec(s) to search (default: the built-in edge specs; repeatable)");
+  cmd->add_option("--seconds", args->seconds, "Stop starting new trials after this many seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--trials", args->trials,
+                  "Trials over all shards (deterministic budget; default 100, unlimited with --seconds alone)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", args->seed, "Seed of the search (same seed and trials: same output)");
+  cmd->add_option("--shard", args->shard, "Run trials t with t mod N = K (K/N, 0 <= K < N)");
+  cmd->add_option("--tolerance", args->tolerance, "e=NUMBER: tolerance in u*rho units (default: the implementation's bound)");
+  cmd->add_option("--timeout", args->timeout, "Seconds allowed per plugin call before its child process is killed")
+      ->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("--replay", args->replay, "Evaluate one case (as printed by a replay command) and exit");
+  cmd->add_option("--json", args->json, "Write the JSON report (schema ropecheck-fuzz-report/1) to this file");
+  cmd->callback([args, &status] {
+    if (args->impl.empty() == args->plugin.empty()) throw UsageError("fuzz: expected exactly one of --impl NAME or --plugin PATH");
+    std::unique_ptr<fuzz::Candidate> candidate;
+    try {
+      candidate = args->impl.empty() ? fuzz::make_plugin(args->plugin, args->timeout) : fuzz::make_implementation(args->impl);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::vector<Spec> specs;
+    for (const std::string& text : args->specs) {
+      try {
+        specs.push_back(parse_spec(text));
+      } catch (const SpecError& e) {
+        throw UsageError(std::string("--spec: ") + e.what());
+      }
+    }
+    std::optional<double> tolerance;
+    if (!args->tolerance.empty()) tolerance = parse_e_tolerance(args->tolerance);
+
+    nlohmann::ordered_json report;
+    if (!args->replay.empty()) {
+      if (specs.size() != 1) throw UsageError("--replay: expected exactly one --spec");
+      fuzz::FuzzCase c;
+      try {
+        c = fuzz::parse_case(args->replay, specs[0]);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+      const double tol = tolerance.value_or(candidate->default_tolerance(specs[0]));
+      const fuzz::Outcome outcome = fuzz::evaluate(*candidate, specs[0], tol, {c})[0];
+      if (outcome.unsupported) {
+        throw UsageError("--spec: the implementation reports this spec as unsupported (ROPECHECK_ERROR_UNSUPPORTED)");
+      }
+      std::printf("replay %s: e = %.17g (tolerance %.17g), pair %d, input (%s, %s) got (%s, %s) expected (%s, %s), %s%s%s\n",
+                  fuzz::case_text(c).c_str(), outcome.e, tol, outcome.worst_pair, reference::to_hex(outcome.x).c_str(),
+                  reference::to_hex(outcome.y).c_str(), reference::to_hex(outcome.got_a).c_str(),
+                  reference::to_hex(outcome.got_b).c_str(), reference::to_hex(outcome.expected_a).c_str(),
+                  reference::to_hex(outcome.expected_b).c_str(), std::string(fuzz::name(outcome.violation)).c_str(),
+                  outcome.message.empty() ? "" : ": ", outcome.message.c_str());
+      if (!args->json.empty()) {
+        nlohmann::ordered_json j;
+        j["spec"] = to_string(specs[0]);
+        j["case"] = fuzz::case_text(c);
+        j["e"] = outcome.e;
+        j["violation"] = std::string(fuzz::name(outcome.violation));
+        j["message"] = outcome.message;
+        write_report_file(args->json, j.dump(2) + "\n");
+      }
+      status = outcome.violation == fuzz::Violation::none ? 0 : 1;
+      return;
+    }
+
+    fuzz::FuzzOptions options;
+    options.specs = specs;
+    options.seed = args->seed;
+    if (args->trials > 0) options.trials = args->trials;
+    if (args->seconds > 0) options.seconds = args->seconds;
+    std::tie(options.shard_index, options.shard_count) = parse_shard(args->shard);
+    options.tolerance = tolerance;
+    report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
+    if (!args->json.empty()) write_report_file(args->json, report.dump(2) + "\n");
+    std::fputs(fuzz::to_text(report).c_str(), stdout);
+    status = fuzz::verdict_status(report);
+  });
+}
+
+}  // namespace ropecheck::gate

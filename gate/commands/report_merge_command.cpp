@@ -1,0 +1,75 @@
+// `ropecheck report merge A.json B.json ... --out F`: combines the JSON reports of one sharded (or
+// repeated) search into one (fuzz/README.md "Sharding"). Exit status: the merged verdict (0 pass,
+// 1 a violation), 2 for unreadable or mismatched reports (nothing is written then).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include <unistd.h>
+
+#include "fuzz/search/search.h"
+#include "gate/commands/command.h"
+
+namespace ropecheck::gate {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::ordered_json read_report(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": expected a readable JSON report, got no such file");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(path + ": expected a JSON report written by ropecheck fuzz, got text that is not JSON");
+  }
+}
+
+}  // namespace
+
+void add_report_merge_command(CLI::App& root, int& status) {
+  auto* report = root.add_subcommand("report", "Work with JSON reports");
+  report->require_subcommand(1);
+  auto* merge = report->add_subcommand("merge", "Combine the JSON reports of a sharded search into one");
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  merge->add_option("reports", *inputs, "Reports to merge (ropecheck fuzz --json)")->required();
+  merge->add_option("--out", *out, "Where to write the merged report")->required();
+  merge->callback([inputs, out, &status] {
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> reports;
+    for (const std::string& path : *inputs) reports.emplace_back(path, read_report(path));
+    nlohmann::ordered_json merged;
+    try {
+      merged = fuzz::merge_reports(reports);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(e.what());
+    }
+    const std::string text = merged.dump(2) + "\n";
+    const fs::path target(*out);
+    const fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
+    {
+      std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+      file.write(text.data(), static_cast<std::streamsize>(text.size()));
+      file.close();
+      if (!file) {
+        std::error_code ignored;
+        fs::remove(temporary, ignored);
+        throw InputError(*out + ": expected a writable file, got a write error");
+      }
+    }
+    std::error_code error;
+    fs::rename(temporary, target, error);
+    if (error) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      throw InputError(*out + ": expected to write the merged report there, got " + error.message());
+    }
+    std::fputs(fuzz::to_text(merged).c_str(), stdout);
+    status = fuzz::verdict_status(merged);
+  });
+}
+
+}  // namespace ropecheck::gate

@@ -1,0 +1,288 @@
+// Tests of `ropecheck fuzz` (fuzz/search/, gate/commands/fuzz_command.cpp): it finds a breach of a
+// deliberately wrong implementation within a few trials and prints a replay command that reproduces
+// the same worst case; it reports special-value and pass-through violations as their own classes;
+// it is deterministic; shards partition the trials and their merged reports equal the unsharded one.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "fuzz/search/candidate.h"
+#include "fuzz/search/generators.h"
+#include "fuzz/search/search.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/spec.h"
+
+namespace ropecheck::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+// A small f32 spec keeps each trial cheap (8 pairs).
+const char* const kSpec = "layout=interleaved,head_dim=16,base=10000,dtype=f32";
+
+struct Captured {
+  int status = -1;
+  std::string out;
+};
+
+// Runs a shell command line, capturing stdout (stderr joins it).
+Captured shell(const std::string& command) {
+  Captured c;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return c;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) c.out.append(buffer, n);
+  const int raw = ::pclose(pipe);
+  c.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return c;
+}
+
+std::string binary() { return ROPECHECK_BINARY; }
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+FuzzOptions options_for(const char* spec, std::int64_t trials, std::uint64_t seed = 7) {
+  FuzzOptions options;
+  options.specs = {parse_spec(spec)};
+  options.trials = trials;
+  options.seed = seed;
+  return options;
+}
+
+// The float32 recipe's angle error is ≈ p·θ_j·2^-24 rad (ROPE.md §5), i.e. e ≈ p·θ_j in u = 2^-24
+// units: far above the tolerance 3.25 for p·θ_0 = p ≥ 4, which the position generators reach at
+// once (2^k, 2^31 − 1, log-uniform). The search must find it in its first trials.
+TEST(Fuzz, FindsTheFloat32RecipeBreachAndShrinksIt) {
+  const auto candidate = make_implementation("reference-f32-recipe");
+  const FuzzReport report = run_fuzz(*candidate, options_for(kSpec, 3));
+  ASSERT_FALSE(report.worst.empty());
+  EXPECT_GT(report.worst[0].outcome.e, 1000.0);  // p·θ_0 at p ≈ 2^31 is ≈ 2^31 u; 1000 is far below
+  // The recipe's wrong angle also flips the IEEE signs of zero outputs (special_value findings);
+  // the tolerance breach is the one this test is about.
+  const auto found = std::find_if(report.violations.begin(), report.violations.end(),
+                                  [](const Finding& f) { return f.outcome.violation == Violation::tolerance; });
+  ASSERT_NE(found, report.violations.end());
+  const Finding& breach = *found;
+  // Shrunk: zeros elsewhere; and shrinking keeps it a breach of the same class.
+  EXPECT_EQ(breach.fuzz_case.background, 0u);
+  const Spec spec = parse_spec(kSpec);
+  EXPECT_EQ(evaluate(*candidate, spec, breach.tolerance, {breach.fuzz_case})[0].violation, Violation::tolerance);
+  // Minimal: moving the position halfway to 0 is no longer guaranteed to breach, but the shrinker
+  // tried p/2, p − 1 and fewer set bits; at least the result is no larger than any of the trials'.
+  EXPECT_LE(breach.fuzz_case.position[0], report.worst[0].fuzz_case.position[0] * 2 + 1);
+}
+
+TEST(Fuzz, CorrectlyRoundedReferencePassesWithinOne) {
+  const auto candidate = make_implementation("reference");
+  const FuzzReport report = run_fuzz(*candidate, options_for(kSpec, 3));
+  EXPECT_TRUE(report.violations.empty()) << report.violations[0].outcome.message;
+  ASSERT_FALSE(report.worst.empty());
+  EXPECT_LE(report.worst[0].outcome.e, 1.0);  // correct rounding: e ≤ 1 (reference/error_metric.h)
+}
+
+TEST(Fuzz, ProjectKernelMeetsItsBound) {
+  const auto candidate = make_implementation("auto");
+  FuzzOptions options = options_for("layout=half,head_dim=32,base=500000,dtype=bf16", 3);
+  const FuzzReport report = run_fuzz(*candidate, options);
+  EXPECT_TRUE(report.violations.empty()) << report.violations[0].outcome.message;
+  EXPECT_EQ(report.trials_unsupported, 0);
+}
+
+// A candidate that is the reference with one defect, to check the violation classes.
+class Defective final : public Candidate {
+ public:
+  enum class Defect { nan_to_zero, passthrough_bit, overflow_saturates };
+  explicit Defective(Defect defect) : defect_(defect) {}
+  std::string name() const override { return "defective"; }
+  std::string selector() const override { return "--impl defective"; }
+  double default_tolerance(const Spec&) const override { return 1; }
+  std::string tolerance_source(const Spec&) const override { return "test"; }
+  ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
+                    std::span<const double> input) const override {
+    ApplyResult r;
+    r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
+    for (std::size_t i = 0; i < r.output.size(); ++i) {
+      const bool rotary = static_cast<int>(i % static_cast<std::size_t>(spec.head_dim)) < spec.rotary_dim;
+      double& v = r.output[i];
+      if (defect_ == Defect::nan_to_zero && std::isnan(v)) v = 0;
+      if (defect_ == Defect::passthrough_bit && !rotary && v != 0) v = -v;
+      if (defect_ == Defect::overflow_saturates && std::isinf(v)) v = std::copysign(reference::max_finite(spec.dtype), v);
+    }
+    return r;
+  }
+
+ private:
+  Defect defect_;
+};
+
+TEST(Fuzz, ReportsSpecialValueDisagreementsAsTheirOwnClass) {
+  for (auto defect : {Defective::Defect::nan_to_zero, Defective::Defect::overflow_saturates}) {
+    const Defective candidate(defect);
+    const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,base=10000,dtype=f16", 4));
+    EXPECT_GT(report.violation_counts[static_cast<int>(Violation::special_value)], 0);
+    EXPECT_EQ(report.violation_counts[static_cast<int>(Violation::tolerance)], 0);
+    ASSERT_FALSE(report.violations.empty());
+    EXPECT_EQ(report.violations[0].outcome.violation, Violation::special_value);
+  }
+}
+
+TEST(Fuzz, ReportsPassThroughChangesAsTheirOwnClass) {
+  const Defective candidate(Defective::Defect::passthrough_bit);
+  const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,rotary_dim=8,base=10000,dtype=f32", 2));
+  ASSERT_FALSE(report.violations.empty());
+  EXPECT_EQ(report.violations[0].outcome.violation, Violation::passthrough);
+}
+
+TEST(Fuzz, SameSeedSameReportOtherSeedOtherReport) {
+  const auto candidate = make_implementation("reference-f32-recipe");
+  const std::string first = to_json(run_fuzz(*candidate, options_for(kSpec, 2, 11))).dump();
+  const std::string second = to_json(run_fuzz(*candidate, options_for(kSpec, 2, 11))).dump();
+  const std::string other = to_json(run_fuzz(*candidate, options_for(kSpec, 2, 12))).dump();
+  EXPECT_EQ(first, second);
+  EXPECT_NE(first, other);
+}
+
+TEST(Fuzz, ShardsPartitionTheTrialsAndMergeToTheUnshardedReport) {
+  const auto candidate = make_implementation("reference-f32-recipe");
+  const FuzzOptions whole_options = options_for(kSpec, 5);
+  const ordered_json whole = to_json(run_fuzz(*candidate, whole_options));
+  std::vector<std::pair<std::string, ordered_json>> parts;
+  std::int64_t trials = 0;
+  for (int k = 0; k < 3; ++k) {
+    FuzzOptions o = whole_options;
+    o.shard_index = k;
+    o.shard_count = 3;
+    const FuzzReport part = run_fuzz(*candidate, o);
+    for (const Finding& f : part.worst) EXPECT_EQ(f.trial % 3, k);  // shard k runs trials t ≡ k (mod 3)
+    trials += part.trials_run;
+    parts.emplace_back("shard" + std::to_string(k), to_json(part));
+  }
+  EXPECT_EQ(trials, 5);
+  const ordered_json merged = merge_reports(parts);
+  for (const char* field : {"trials", "cases", "worst", "violations", "violation_counts", "verdict"}) {
+    EXPECT_EQ(merged.at(field), whole.at(field)) << field;
+  }
+  EXPECT_EQ(merged.at("shards").size(), 3u);
+}
+
+TEST(Fuzz, MergeRefusesReportsOfDifferentSearches) {
+  const auto candidate = make_implementation("reference-f32-recipe");
+  const ordered_json a = to_json(run_fuzz(*candidate, options_for(kSpec, 1, 1)));
+  const ordered_json b = to_json(run_fuzz(*candidate, options_for(kSpec, 1, 2)));
+  EXPECT_THROW(merge_reports({{"a.json", a}, {"b.json", b}}), std::invalid_argument);
+  EXPECT_THROW(merge_reports({{"a.json", a}, {"a-again.json", a}}), std::invalid_argument);  // shard 0/1 twice
+  EXPECT_THROW(merge_reports({{"x.json", ordered_json{{"schema", "other/1"}}}}), std::invalid_argument);
+}
+
+TEST(Fuzz, CaseTextRoundTrips) {
+  const Spec spec = parse_spec("layout=half,head_dim=128,base=1000000,dtype=bf16,axes=mrope,sections=16/24/24");
+  Rng rng(3);
+  for (int i = 0; i < 200; ++i) {
+    const FuzzCase c = edge_case(spec, rng);
+    const FuzzCase back = parse_case(case_text(c), spec);
+    EXPECT_EQ(case_text(back), case_text(c));  // text, so that NaN inputs compare equal
+  }
+  EXPECT_THROW(parse_case("position=1;pair=99;x=0x1p+0;y=0x0p+0;background=0", spec), std::invalid_argument);
+}
+
+// The generators reach every class the issue lists (ROPE.md §5).
+TEST(Fuzz, EdgeGeneratorsReachEveryClass) {
+  const Spec spec = parse_spec("layout=half,head_dim=64,base=10000,dtype=f16");
+  const double max = reference::max_finite(Dtype::f16);
+  Rng rng(5);
+  bool subnormal = false, zero = false, negative_zero = false, nan = false, inf = false, near_overflow = false,
+       far_apart = false, top_position = false, power_of_two = false;
+  for (int i = 0; i < 4000; ++i) {
+    const FuzzCase c = edge_case(spec, rng);
+    for (double v : {c.x, c.y}) {
+      subnormal |= v != 0 && std::fabs(v) < 0x1p-14;
+      zero |= v == 0 && !std::signbit(v);
+      negative_zero |= v == 0 && std::signbit(v);
+      nan |= std::isnan(v);
+      inf |= std::isinf(v);
+      near_overflow |= std::isfinite(v) && std::fabs(v) >= max / 2;
+    }
+    far_apart |= std::isfinite(c.x) && std::isfinite(c.y) && c.x != 0 && c.y != 0 &&
+                 std::fabs(std::log2(std::fabs(c.x)) - std::log2(std::fabs(c.y))) >= 11;
+    top_position |= c.position[0] == kMaxPosition;
+    power_of_two |= c.position[0] > 1 && (c.position[0] & (c.position[0] - 1)) == 0;
+  }
+  EXPECT_TRUE(subnormal);
+  EXPECT_TRUE(zero);
+  EXPECT_TRUE(negative_zero);
+  EXPECT_TRUE(nan);
+  EXPECT_TRUE(inf);
+  EXPECT_TRUE(near_overflow);
+  EXPECT_TRUE(far_apart);
+  EXPECT_TRUE(top_position);
+  EXPECT_TRUE(power_of_two);
+}
+
+// Through the command line: the wrong plugin (float32 angles, run in a child process) breaches;
+// the worst case's replay command reproduces the same e, bit for bit in its printed digits; the
+// same seed writes the same JSON.
+TEST(FuzzCommand, WrongPluginBreachesAndReplayReproducesTheWorstCase) {
+  const fs::path dir = fs::temp_directory_path() / ("ropecheck-fuzz-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string plugin = ROPECHECK_TEST_PLUGIN;
+  const std::string base = binary() + " fuzz --plugin " + plugin + " --spec '" + kSpec + "' --trials 3 --seed 5";
+  const Captured run1 = shell(base + " --json " + (dir / "a.json").string());
+  EXPECT_EQ(run1.status, 1) << run1.out;
+  EXPECT_NE(run1.out.find("[tolerance]"), std::string::npos) << run1.out;
+  const Captured run2 = shell(base + " --json " + (dir / "b.json").string());
+  EXPECT_EQ(run1.out, run2.out);
+  EXPECT_EQ(read_file(dir / "a.json"), read_file(dir / "b.json"));
+
+  const ordered_json report = ordered_json::parse(read_file(dir / "a.json"));
+  ASSERT_FALSE(report.at("worst").empty());
+  const ordered_json& worst = report.at("worst")[0];
+  std::string replay = worst.at("replay").get<std::string>();
+  ASSERT_EQ(replay.rfind("ropecheck ", 0), 0u) << replay;
+  replay = binary() + replay.substr(std::string("ropecheck").size());
+  const Captured again = shell(replay);
+  EXPECT_EQ(again.status, 1) << again.out;  // the worst case is itself a breach
+  char expected_e[64];
+  std::snprintf(expected_e, sizeof expected_e, "e = %.17g ", worst.at("e").get<double>());
+  EXPECT_NE(again.out.find(expected_e), std::string::npos) << again.out << "\nexpected " << expected_e;
+  EXPECT_NE(again.out.find(worst.at("case").get<std::string>()), std::string::npos) << again.out;
+  fs::remove_all(dir);
+}
+
+TEST(FuzzCommand, ShardReportsMergeOnTheCommandLine) {
+  const fs::path dir = fs::temp_directory_path() / ("ropecheck-merge-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string base = binary() + " fuzz --impl reference-f32-recipe --spec '" + kSpec + "' --trials 4 --seed 9";
+  for (int k = 0; k < 2; ++k) {
+    shell(base + " --shard " + std::to_string(k) + "/2 --json " + (dir / ("s" + std::to_string(k) + ".json")).string());
+  }
+  shell(base + " --json " + (dir / "whole.json").string());
+  const Captured merge = shell(binary() + " report merge " + (dir / "s0.json").string() + " " +
+                               (dir / "s1.json").string() + " --out " + (dir / "merged.json").string());
+  EXPECT_EQ(merge.status, 1) << merge.out;  // the merged verdict: the recipe breaches
+  const ordered_json merged = ordered_json::parse(read_file(dir / "merged.json"));
+  const ordered_json whole = ordered_json::parse(read_file(dir / "whole.json"));
+  EXPECT_EQ(merged.at("worst"), whole.at("worst"));
+  EXPECT_EQ(merged.at("cases"), whole.at("cases"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ropecheck::fuzz
