@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gate/commands/command.h"
-#include "gate/readers/npy.h"
+#include "gate/readers/tensors.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 
@@ -71,8 +71,8 @@ std::vector<double> read_input(const std::string& text) {
   if (std::filesystem::is_regular_file(text)) {
     if (text.size() >= 4 && text.substr(text.size() - 4) == ".npy") {
       try {
-        return read_npy(text).values;
-      } catch (const NpyError& e) {
+        return parse_npy_tensor(read_file_bytes(text), text).values;
+      } catch (const ReaderError& e) {
         throw InputError(e.what());
       }
     }
