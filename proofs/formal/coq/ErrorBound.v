@@ -327,17 +327,29 @@ Proof.
 Qed.
 
 (* ====================================================================================
-   The kernels as written (optimized/kernel-inl.h, optimized/error_bounds.h): cos/sin and the
-   rotation in binary64, then ONE rounding to the element type (via binary32 for f16/bf16):
+   The kernels as written (optimized/kernel-inl.h, optimized/angle-inl.h, optimized/error_bounds.h):
+   cos/sin and the rotation in binary64, then ONE rounding to the element type (via binary32 for
+   f16/bf16):
        a = RN64(fma(x, c, −RN64(y·s))),  b = RN64(fma(x, s, RN64(y·c)))
-       out = RN32(a) (f32), RN16(RN32(a)) (f16), RNbf16(RN32(a)) (bf16)
-   with |c − C|, |s − S| ≤ delta = 1.25·eps64 (error_bounds.h steps 1–3: 128-bit phase, double-double
-   reduction, Taylor polynomials; taken here as a hypothesis, not machine-checked).
+       out = a (f64), RN32(a) (f32), RN16(RN32(a)) (f16), RNbf16(RN32(a)) (bf16)
+   with |c − C|, |s − S| ≤ delta, where delta depends on the angle path (PlanView::precise_angles):
+   - f64 data, PRECISE path: delta = delta64 = 1.25·eps64 = kPreciseCosSinError of
+     optimized/error_bounds.h (its steps 1–3: 128-bit phase, double-double reduction, Taylor
+     polynomials with the r_lo correction);
+   - f32/f16/bf16 data, FAST path: delta = delta64_fast = 4.25·eps64 = kFastCosSinError of
+     optimized/error_bounds.h (its steps 1, 2′, 3′: phase truncated to 64 bits, remainder rounded
+     to 2^-54 turn, r = RN(d·K), the same polynomials without r_lo).
+   Both deltas are derived BY HAND in error_bounds.h and taken here as premises of the theorems;
+   they are NOT machine-checked (the Gappa scripts cover only the float32 recipe's angle chain,
+   gappa/angle_f32.g, not these paths). Everything from delta to the normwise bound is.
+   Since delta64 ≤ delta64_fast, the f32/f16/bf16 theorems also hold for data routed through the
+   precise path.
    ==================================================================================== *)
 
 Definition eps64 : R := / 2 ^ 53.
 Definition mu64 : R := / 2 ^ 1075.     (* half the spacing of binary64 subnormals *)
-Definition delta64 : R := 125 / 100 * eps64.
+Definition delta64 : R := 125 / 100 * eps64.       (* kPreciseCosSinError (error_bounds.h steps 1–3) *)
+Definition delta64_fast : R := 425 / 100 * eps64.  (* kFastCosSinError (error_bounds.h steps 1, 2′, 3′) *)
 
 Lemma eps64_pos : 0 < eps64. Proof. unfold eps64; apply Rinv_0_lt_compat, pow_lt; lra. Qed.
 Lemma mu64_small : 0 <= mu64 /\ mu64 <= / 2 ^ 200.
@@ -346,19 +358,24 @@ Proof.
   apply Rinv_le_contravar; [apply pow_lt; lra | apply Rle_pow; [lra | lia]].
 Qed.
 
-(* Binary64 rotation of the kernels: |a − exact| ≤ 3.77·eps64·ρ + 3·mu64.
-   (error_bounds.h: e_f64 ≤ 1.77 + 2 + 0.01 = 3.78 → kOnTheFlyF64 = 4.) *)
-Theorem f64_rotation_bound : forall x y c s C S p2 a rho,
+Lemma delta64_le_fast : delta64 <= delta64_fast.
+Proof. unfold delta64, delta64_fast. pose proof eps64_pos. lra. Qed.
+
+(* Binary64 rotation for any cos/sin error delta = k·eps64, and any m with
+   (1 + eps64)²·(2 + 1.415·k) ≤ m:   |a − exact| ≤ m·eps64·ρ + 3·mu64.
+   (error_bounds.h step 4: ρκ + ε|y s| + ε|a|, here with |x| + |y| ≤ 1.415ρ in place of √2.) *)
+Lemma binary64_rotation_bound : forall k m x y c s C S p2 a rho,
+  0 <= k -> (1 + eps64) * (1 + eps64) * (2 + k * (1415 / 1000)) <= m ->
   C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
-  Rabs (c - C) <= delta64 -> Rabs (s - S) <= delta64 ->
+  Rabs (c - C) <= k * eps64 -> Rabs (s - S) <= k * eps64 ->
   Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
   Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
-  Rabs (a - (x * C + y * S)) <= 377 / 100 * eps64 * rho + 3 * mu64.
+  Rabs (a - (x * C + y * S)) <= m * eps64 * rho + 3 * mu64.
 Proof.
-  intros x y c s C S p2 a rho Hunit Hr Hrho Hc Hs Hp2 Ha.
+  intros k m x y c s C S p2 a rho Hk Hm Hunit Hr Hrho Hc Hs Hp2 Ha.
   pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
-  assert (Hd : 0 <= delta64) by (unfold delta64; lra).
-  pose proof (propagation eps64 mu64 delta64 x y c s C S p2 a 0 0 (Rlt_le _ _ He) Hmu Hd
+  assert (Hd : 0 <= k * eps64) by nra.
+  pose proof (propagation eps64 mu64 (k * eps64) x y c s C S p2 a 0 0 (Rlt_le _ _ He) Hmu Hd
                 (Rle_refl 0) (Rle_refl 0) ltac:(lra) ltac:(lra) Hp2 Ha) as P.
   pose proof (exact_component_le_rho x y C S rho Hunit Hr Hrho) as Hex.
   assert (HyS : Rabs (y * S) <= rho).
@@ -374,27 +391,57 @@ Proof.
   assert (H1 : (1 + eps64) * (1 + eps64) * eps64 * (Rabs (x * C + y * S) + Rabs (y * S))
                <= (1 + eps64) * (1 + eps64) * eps64 * (2 * rho))
     by (apply Rmult_le_compat_l; [apply Rmult_le_pos; [nra | lra] | lra]).
-  assert (H2 : (1 + eps64) * (1 + eps64) * delta64 * (Rabs x + Rabs y)
-               <= (1 + eps64) * (1 + eps64) * delta64 * (1415 / 1000 * rho))
+  assert (H2 : (1 + eps64) * (1 + eps64) * (k * eps64) * (Rabs x + Rabs y)
+               <= (1 + eps64) * (1 + eps64) * (k * eps64) * (1415 / 1000 * rho))
     by (apply Rmult_le_compat_l; [apply Rmult_le_pos; [nra | lra] | lra]).
+  assert (H3 : (1 + eps64) * (1 + eps64) * eps64 * (2 * rho)
+               + (1 + eps64) * (1 + eps64) * (k * eps64) * (1415 / 1000 * rho)
+               = (1 + eps64) * (1 + eps64) * (2 + k * (1415 / 1000)) * eps64 * rho)
+    by ring.
+  assert (H5 : (1 + eps64) * (1 + eps64) * (2 + k * (1415 / 1000)) * eps64 * rho
+               <= m * eps64 * rho).
+  { apply Rmult_le_compat_r; [exact Hr |]. apply Rmult_le_compat_r; [lra | exact Hm]. }
   assert (Hsmall : eps64 <= / 1000) by (unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]).
-  assert (H3 : (1 + eps64) * (1 + eps64) * eps64 * (2 * rho) + (1 + eps64) * (1 + eps64) * delta64 * (1415 / 1000 * rho)
-               = (1 + eps64) * (1 + eps64) * (2 + 125 / 100 * (1415 / 1000)) * eps64 * rho)
-    by (unfold delta64; ring).
-  assert (H4 : (1 + eps64) * (1 + eps64) * (2 + 125 / 100 * (1415 / 1000)) <= 377 / 100).
-  { unfold eps64 in *. simpl. lra. }
-  assert (H5 : (1 + eps64) * (1 + eps64) * (2 + 125 / 100 * (1415 / 1000)) * eps64 * rho
-               <= 377 / 100 * eps64 * rho).
-  { apply Rmult_le_compat_r; [exact Hr |]. apply Rmult_le_compat_r; [lra | exact H4]. }
   assert ((2 + eps64) * mu64 <= 3 * mu64) by nra.
   lra.
 Qed.
 
-(* f32 data: out = RN32(a), |RN32(v) − v| ≤ u32·max(|v|, 2^-126) (gappa/rounding_f32.g).
-   e_f32 ≤ 1 + 2^-20 = kOnTheFlyF32 for ρ ≥ 2^-126 (normal range). *)
+(* f64 data (PRECISE path, delta64 = kPreciseCosSinError): |a − exact| ≤ 3.77·eps64·ρ + 3·mu64.
+   (error_bounds.h: e_f64 ≤ 1.77 + 2 + 0.01 = 3.78 → kOnTheFlyF64 = 4.) *)
+Theorem f64_rotation_bound : forall x y c s C S p2 a rho,
+  C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - C) <= delta64 -> Rabs (s - S) <= delta64 ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - (x * C + y * S)) <= 377 / 100 * eps64 * rho + 3 * mu64.
+Proof.
+  intros x y c s C S p2 a rho Hunit Hr Hrho Hc Hs Hp2 Ha.
+  apply (binary64_rotation_bound (125 / 100) (377 / 100) x y c s C S p2 a rho); try assumption; try lra.
+  unfold eps64. simpl. lra.
+Qed.
+
+(* f32/f16/bf16 data (FAST path, delta64_fast = kFastCosSinError): the binary64 value before the
+   narrowing rounding satisfies |a − exact| ≤ 8.02·eps64·ρ + 3·mu64
+   ((1 + ε)²·(2 + 1.415·4.25) = 8.0138 + O(ε); error_bounds.h: D ≤ (6.02 + 2 + 0.01)ε for A = 1). *)
+Theorem f64_fast_rotation_bound : forall x y c s C S p2 a rho,
+  C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - C) <= delta64_fast -> Rabs (s - S) <= delta64_fast ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - (x * C + y * S)) <= 802 / 100 * eps64 * rho + 3 * mu64.
+Proof.
+  intros x y c s C S p2 a rho Hunit Hr Hrho Hc Hs Hp2 Ha.
+  apply (binary64_rotation_bound (425 / 100) (802 / 100) x y c s C S p2 a rho); try assumption; try lra.
+  unfold eps64. simpl. lra.
+Qed.
+
+(* f32 data (FAST path: premise delta64_fast = kFastCosSinError, hand-derived in error_bounds.h):
+   out = RN32(a), |RN32(v) − v| ≤ u32·max(|v|, 2^-126) (gappa/rounding_f32.g).
+   e_f32 ≤ 1 + 2^-20 = kOnTheFlyF32 for ρ ≥ 2^-126 (normal range); the proof gives
+   e_f32 ≤ 1 + 8.02·2^-29·(1 + 2^-24) + 2^-46 < 1 + 2^-25.9, so the margin to 2^-20 is ~60×. *)
 Theorem f32_kernel_bound : forall x y c s C S p2 a out rho,
   C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y ->
-  Rabs (c - C) <= delta64 -> Rabs (s - S) <= delta64 ->
+  Rabs (c - C) <= delta64_fast -> Rabs (s - S) <= delta64_fast ->
   Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
   Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
   Rabs (out - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
@@ -402,7 +449,7 @@ Theorem f32_kernel_bound : forall x y c s C S p2 a out rho,
 Proof.
   intros x y c s C S p2 a out rho Hunit Hrmin Hrho Hc Hs Hp2 Ha Hout.
   assert (Hr : 0 <= rho) by (eapply Rle_trans; [| exact Hrmin]; apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra).
-  pose proof (f64_rotation_bound x y c s C S p2 a rho Hunit Hr Hrho Hc Hs Hp2 Ha) as H64.
+  pose proof (f64_fast_rotation_bound x y c s C S p2 a rho Hunit Hr Hrho Hc Hs Hp2 Ha) as H64.
   pose proof (exact_component_le_rho x y C S rho Hunit Hr Hrho) as Hex.
   pose proof (narrow_rounding_bound u32 (/ 2 ^ 126) rho _ a out _
                 ltac:(unfold u32; apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra)
@@ -416,11 +463,12 @@ Proof.
   rewrite u32_value in *. unfold eps64 in *. simpl in *. nra.
 Qed.
 
-(* f16 / bf16 data: out = RN16(RN32(a)) / RNbf16(RN32(a)) (gappa/rounding_f16.g, rounding_bf16.g).
+(* f16 / bf16 data (FAST path: premise delta64_fast = kFastCosSinError, hand-derived in
+   error_bounds.h): out = RN16(RN32(a)) / RNbf16(RN32(a)) (gappa/rounding_f16.g, rounding_bf16.g).
    e_f16 ≤ 1 + 2^-12 = kOnTheFlyF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kOnTheFlyBF16 for ρ ≥ 2^-126. *)
 Theorem f16_kernel_bound : forall x y c s C S p2 a out32 out rho,
   C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
-  Rabs (c - C) <= delta64 -> Rabs (s - S) <= delta64 ->
+  Rabs (c - C) <= delta64_fast -> Rabs (s - S) <= delta64_fast ->
   Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
   Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
   Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
@@ -441,7 +489,7 @@ Qed.
 
 Theorem bf16_kernel_bound : forall x y c s C S p2 a out32 out rho,
   C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y ->
-  Rabs (c - C) <= delta64 -> Rabs (s - S) <= delta64 ->
+  Rabs (c - C) <= delta64_fast -> Rabs (s - S) <= delta64_fast ->
   Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
   Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
   Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->

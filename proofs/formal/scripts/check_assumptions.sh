@@ -17,6 +17,7 @@ theorems=(
   ErrorBound.f32_rotation_bound ErrorBound.f16_rotation_bound ErrorBound.bf16_rotation_bound
   ErrorBound.cos_sin_hypotheses ErrorBound.f64_rotation_bound ErrorBound.f32_kernel_bound
   ErrorBound.f16_kernel_bound ErrorBound.bf16_kernel_bound
+  ErrorBound.binary64_rotation_bound ErrorBound.f64_fast_rotation_bound
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
