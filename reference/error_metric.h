@@ -29,7 +29,8 @@ namespace ropecheck::reference {
 // e for one pair (see above). Special cases, so that one number also carries IEEE conformance:
 //  - any of x, y, A, B not finite: each component must match the correctly rounded expected value
 //    exactly (NaN matches NaN; ±Inf must have the expected sign): 0 when both do, +Inf otherwise;
-//  - an expected component that rounds to ±Inf in `dtype` (overflow) must be that infinity;
+//  - an expected component that rounds to ±Inf in `dtype` (overflow) must be that infinity, and
+//    the pair's other component is measured as usual;
 //  - a non-finite candidate component where a finite one is expected: +Inf;
 //  - ρ = 0: 0 when the candidate equals the expected values (zeros of either sign), +Inf otherwise.
 // Below the normal range of `dtype` (|A| or |B| subnormal) e is not a relative measure: absolute
@@ -47,16 +48,18 @@ inline double pair_error(double a, double b, long double expected_a, long double
   const bool special_inputs = !std::isfinite(x) || !std::isfinite(y) || !std::isfinite(expected_a) ||
                               !std::isfinite(expected_b);
   if (special_inputs) return matches_rounded(a, expected_a) && matches_rounded(b, expected_b) ? 0.0 : infinity;
-  const long double rounded_a = round_to_format(expected_a, dtype);
-  const long double rounded_b = round_to_format(expected_b, dtype);
-  if (std::isinf(rounded_a) || std::isinf(rounded_b)) {  // overflow: the infinity is the right answer
-    return matches_rounded(a, expected_a) && matches_rounded(b, expected_b) ? 0.0 : infinity;
-  }
-  if (!std::isfinite(a) || !std::isfinite(b)) return infinity;
+  // Overflow: a component whose exact value rounds to ±Inf must be that infinity; the other
+  // component of the pair is measured as usual.
+  const bool overflow_a = std::isinf(round_to_format(expected_a, dtype));
+  const bool overflow_b = std::isinf(round_to_format(expected_b, dtype));
+  if (overflow_a && !matches_rounded(a, expected_a)) return infinity;
+  if (overflow_b && !matches_rounded(b, expected_b)) return infinity;
+  if ((!overflow_a && !std::isfinite(a)) || (!overflow_b && !std::isfinite(b))) return infinity;
   const long double lx = x;
   const long double ly = y;
   const long double rho = std::sqrt(lx * lx + ly * ly);
-  const long double difference = std::fmax(std::fabs(a - expected_a), std::fabs(b - expected_b));
+  const long double difference = std::fmax(overflow_a ? 0.0L : std::fabs(a - expected_a),
+                                            overflow_b ? 0.0L : std::fabs(b - expected_b));
   if (rho == 0) return difference == 0 ? 0.0 : infinity;
   const long double u = std::ldexp(1.0L, -significand_bits(dtype));
   const long double scale = std::fmax(1.0L, std::fabs(static_cast<long double>(attention_factor)));
