@@ -459,7 +459,7 @@ void write_atomically(const std::string& path, const std::string& content, const
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string temp = (folder / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = mkstemp(temp.data());
-  if (fd < 0) throw InputError(path + ": report: expected a writable folder " + folder.string());
+  if (fd < 0) throw InputError(path + ": file: expected a writable folder " + folder.string());
   std::size_t written = 0;
   while (written < content.size()) {
     const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
@@ -470,12 +470,12 @@ void write_atomically(const std::string& path, const std::string& content, const
   ::close(fd);
   if (!ok) {
     ::unlink(temp.c_str());
-    throw InputError(path + ": report: expected " + std::to_string(content.size()) + " bytes written");
+    throw InputError(path + ": file: expected " + std::to_string(content.size()) + " bytes written");
   }
   ::chmod(temp.c_str(), 0644);
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     ::unlink(temp.c_str());
-    throw InputError(path + ": report: expected to rename the temporary file into place");
+    throw InputError(path + ": file: expected to rename the temporary file into place");
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
+#include "gate/report.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::gate {
@@ -22,28 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // Writes `text` to `path` through a temporary file and a rename: never a partial file.
-void write_report_file(const std::string& path, const std::string& text) {
-  const fs::path target(path);
-  const fs::path temporary =
-      target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw InputError(path + ": expected a writable file, got a write error");
-    }
-  }
-  std::error_code error;
-  fs::rename(temporary, target, error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw InputError(path + ": expected to write the report there, got " + error.message());
-  }
-}
 
 // "K/N" with 0 <= K < N.
 std::pair<int, int> parse_shard(const std::string& text) {
@@ -150,7 +129,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
         j["e"] = outcome.e;
         j["violation"] = std::string(fuzz::name(outcome.violation));
         j["message"] = outcome.message;
-        write_report_file(args->json, j.dump(2) + "\n");
+        write_atomically(args->json, j.dump(2) + "\n", {});
       }
       status = outcome.violation == fuzz::Violation::none ? 0 : 1;
       return;
@@ -164,7 +143,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::tie(options.shard_index, options.shard_count) = parse_shard(args->shard);
     options.tolerance = tolerance;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
-    if (!args->json.empty()) write_report_file(args->json, report.dump(2) + "\n");
+    if (!args->json.empty()) write_atomically(args->json, report.dump(2) + "\n", {});
     std::fputs(fuzz::to_text(report).c_str(), stdout);
     status = fuzz::verdict_status(report);
   });

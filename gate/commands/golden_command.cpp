@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "gate/commands/command.h"
+#include "gate/report.h"
 #include "golden/golden.h"
 
 namespace ropecheck::gate {
@@ -45,27 +46,6 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
   return out;
 }
 
-// Writes `text` to `target` atomically: a temporary file in the same folder, then rename.
-void write_atomically(const fs::path& target, const std::string& text) {
-  const fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw InputError(temporary.string() + ": expected a writable file, got a write error");
-    }
-  }
-  std::error_code error;
-  fs::rename(temporary, target, error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw InputError(target.string() + ": expected to replace it, got " + error.message());
-  }
-}
 
 void add_golden_list(CLI::App& golden, int& status) {
   CLI::App* list = golden.add_subcommand("list", "Print the names of the suites the generator knows");
@@ -108,7 +88,7 @@ void add_golden_generate(CLI::App& golden, int& status) {
       const fs::path target = fs::path(*out_dir) / (name + ".json");
       const golden::GoldenFile file = golden::generate_suite(name);
       const std::string text = golden::write_golden(file);
-      write_atomically(target, text);
+      write_atomically(target.string(), text, {});
       std::printf("wrote %s (%lld tests, %zu bytes)\n", target.string().c_str(),
                   static_cast<long long>(file.number_of_tests), text.size());
     }

@@ -11,6 +11,7 @@
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
+#include "gate/report.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -48,25 +49,7 @@ void add_report_merge_command(CLI::App& root, int& status) {
       throw InputError(e.what());
     }
     const std::string text = merged.dump(2) + "\n";
-    const fs::path target(*out);
-    const fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()));
-    {
-      std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-      file.write(text.data(), static_cast<std::streamsize>(text.size()));
-      file.close();
-      if (!file) {
-        std::error_code ignored;
-        fs::remove(temporary, ignored);
-        throw InputError(*out + ": expected a writable file, got a write error");
-      }
-    }
-    std::error_code error;
-    fs::rename(temporary, target, error);
-    if (error) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw InputError(*out + ": expected to write the merged report there, got " + error.message());
-    }
+    write_atomically(*out, text, *inputs);  // never onto one of the reports being merged
     std::fputs(fuzz::to_text(merged).c_str(), stdout);
     status = fuzz::verdict_status(merged);
   });
