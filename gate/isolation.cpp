@@ -95,10 +95,12 @@ class Reader {
     s.resize(n);
     return read_all(fd_, s.data(), n, deadline_, &timed_out);
   }
+  // At most `max_count` elements: the size comes from the other process, so it is checked before
+  // anything is allocated (a reply carries exactly as many values as the call sent).
   template <class T>
-  bool get_vector(std::vector<T>& v) {
+  bool get_vector(std::vector<T>& v, std::uint64_t max_count = std::uint64_t{1} << 31) {
     std::uint64_t n = 0;
-    if (!get(n) || n > (std::uint64_t{1} << 31)) return false;
+    if (!get(n) || n > max_count) return false;
     v.resize(n);
     return read_all(fd_, v.data(), n * sizeof(T), deadline_, &timed_out);
   }
@@ -415,7 +417,7 @@ ApplyResult IsolatedKernel::apply(const Spec& spec, reference::Shape shape, std:
   std::int32_t status = 0;
   std::uint32_t guard_ok = 0;
   ApplyResult result;
-  if (!r.get(status) || !r.get(guard_ok) || !r.get_vector(result.output)) {
+  if (!r.get(status) || !r.get(guard_ok) || !r.get_vector(result.output, input.size())) {
     if (r.timed_out) {
       stop(true);
       char seconds[32];
