@@ -1,5 +1,7 @@
 #include "gate/isolation.h"
 
+#include <csignal>
+
 #include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
@@ -326,6 +328,9 @@ bool IsolatedKernel::start() {
   if (pid == 0) {
     ::close(request[1]);
     ::close(reply[0]);
+    // A candidate's fault must end the child with its signal, so that the report names it
+    // (SIGSEGV, SIGBUS, ...): undo handlers inherited from the gate, e.g. a sanitizer's.
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(signal_number, SIG_DFL);
     serve(source_, plugin_path_, implementation_, request[0], reply[1]);
   }
   ::close(request[0]);
