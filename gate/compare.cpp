@@ -49,7 +49,11 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   result_.index = index;
   result_.spec = to_string(group.spec);
   result_.dtype = group.spec.dtype;
-  result_.tolerance = options_.tolerance ? *options_.tolerance : default_tolerance(options_.model, group.spec.dtype);
+  std::optional<Tolerance> claimed;
+  if (!options_.tolerance && options_.claimed_bound) claimed = options_.claimed_bound(group.spec);
+  result_.tolerance = options_.tolerance ? *options_.tolerance
+                      : claimed          ? *claimed
+                                         : default_tolerance(options_.model, group.spec.dtype);
   attention_ = attention_factor<double>(group.spec);
   result_.attention_magnitude = std::max(1.0, std::fabs(attention_));
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -94,6 +95,9 @@ struct GroupResult {
 struct CompareOptions {
   Model model = Model::exact;
   std::optional<Tolerance> tolerance;  // overrides the default
+  // The candidate's own claimed bound for a spec, used instead of the default when set (the
+  // project's kernels claim their proven bounds, optimized/error_bounds.h); `tolerance` wins.
+  std::function<std::optional<Tolerance>(const Spec&)> claimed_bound;
   int worst_cases = 10;
   int precision_bits = 128;  // of the exact values (rotate_exact): error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ
 };

@@ -37,11 +37,19 @@ proofs::ErrorClaim KernelImplementation::claim(const Spec& spec) const {
   if (tolerance_ && tolerance_->kind == Tolerance::Kind::e) {
     units = tolerance_->value;
   } else if (source_ == Source::library && model_ == Model::exact) {
-    units = kernels::on_the_fly_bound(spec.dtype, attention == 1.0);
+    units = project_kernel_bound(spec).value;
   } else {
     units = default_tolerance(model_, spec.dtype).value;
   }
   return proofs::ErrorClaim::from_units(units * std::max(1.0, std::fabs(attention)), spec);
+}
+
+Tolerance project_kernel_bound(const Spec& spec) {
+  Tolerance t;
+  t.kind = Tolerance::Kind::e;
+  t.value = kernels::on_the_fly_bound(spec.dtype, attention_factor<double>(spec) == 1.0);
+  t.source = "the project kernel's proven bound (optimized/error_bounds.h, proofs/formal/coq/ErrorBound.v)";
+  return t;
 }
 
 Candidate resolve_candidate(const std::string& implementation, const std::string& plugin) {

@@ -41,6 +41,10 @@ class KernelImplementation final : public proofs::Implementation {
   mutable std::map<std::string, bool> supported_;
 };
 
+// The proven bound of the project's kernels for a spec (optimized/error_bounds.h on_the_fly_bound,
+// proofs/formal f32/f16/bf16_kernel_bound and f64_rotation_bound), as a gate tolerance.
+Tolerance project_kernel_bound(const Spec& spec);
+
 // Which candidate `--impl NAME` / `--plugin PATH` names: a project kernel (scalar, avx2, avx512, cuda,
 // auto), the reference self-check ("reference"), or a plugin. Throws UsageError (one line) for an
 // unknown name, a kernel that does not run on this machine, or a missing plugin file.

@@ -63,6 +63,10 @@ void add_run_command(CLI::App& root, int& status) {
     const Candidate candidate = resolve_candidate(args->impl, args->plugin);
     const Source source = candidate.source;
     const std::string& implementation = candidate.implementation;
+    // The project's own kernels are held to their proven bounds, not the gate's generic default.
+    if (source == Source::library && options.model == Model::exact) {
+      options.claimed_bound = [](const Spec& spec) -> std::optional<Tolerance> { return project_kernel_bound(spec); };
+    }
     const std::vector<LoadedGolden> suites = load_golden(args->golden);
 
     IsolatedKernel kernel(source, args->plugin, implementation, args->timeout);
