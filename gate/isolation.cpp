@@ -418,18 +418,27 @@ ApplyResult IsolatedKernel::apply(const Spec& spec, reference::Shape shape, std:
   w.put_vector(input);
   if (!write_all(to_child_, w.bytes.data(), w.bytes.size())) return child_failure("receiving the call");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds_));
-  Reader r(from_child_, &deadline);
+  ApplyResult result;
+  const ReplyRead read = read_reply(from_child_, deadline, input.size(), result);
+  if (read == ReplyRead::timed_out) {
+    stop(true);
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds_);
+    return {ApplyResult::Status::timeout, std::string("no answer within ") + seconds + " s (killed)", {}};
+  }
+  if (read == ReplyRead::broken) return child_failure("running the call");
+  return result;
+}
+
+ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::size_t expected_elements,
+                     ApplyResult& result) {
+  Reader r(fd, &deadline);
   std::int32_t status = 0;
   std::uint32_t guard_ok = 0;
-  ApplyResult result;
-  if (!r.get(status) || !r.get(guard_ok) || !r.get_vector(result.output, input.size())) {
-    if (r.timed_out) {
-      stop(true);
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds_);
-      return {ApplyResult::Status::timeout, std::string("no answer within ") + seconds + " s (killed)", {}};
-    }
-    return child_failure("running the call");
+  result = ApplyResult{};
+  if (!r.get(status) || !r.get(guard_ok) || !r.get_vector(result.output, expected_elements)) {
+    result.output.clear();
+    return r.timed_out ? ReplyRead::timed_out : ReplyRead::broken;
   }
   if (!guard_ok) {
     result.status = ApplyResult::Status::guard;
@@ -440,11 +449,11 @@ ApplyResult IsolatedKernel::apply(const Spec& spec, reference::Shape shape, std:
   } else if (status != ROPECHECK_OK) {
     result.status = ApplyResult::Status::kernel_error;
     result.message = "returned status " + std::to_string(status) + " (" + ropecheck_status_message(status) + ")";
-  } else if (result.output.size() != static_cast<std::size_t>(shape.elements())) {
+  } else if (result.output.size() != expected_elements) {
     result.status = ApplyResult::Status::kernel_error;
     result.message = "returned " + std::to_string(result.output.size()) + " values";
   }
-  return result;
+  return ReplyRead::ok;
 }
 
 std::vector<KernelInfo> project_kernels() {

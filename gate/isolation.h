@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <span>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,14 @@ class IsolatedKernel {
   bool start_failed_ = false;
   ApplyResult start_error_;
 };
+
+// The parent's side of one reply from the child process (the plugin result handling): status,
+// guard flag and outputs read from `fd` until `deadline`, the output count checked against
+// `expected_elements` before anything is allocated, then classified into `result`. Exposed for the
+// fuzz target fuzz/targets/fuzz_plugin_reply.cpp.
+enum class ReplyRead { ok, broken, timed_out };
+ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::size_t expected_elements,
+                     ApplyResult& result);
 
 // Names of the project's kernels and whether each can run here (empty when the kernel library is
 // not linked into this build).
