@@ -123,6 +123,15 @@ class Context {
     return *gen::position_tuple(spec_, max_position, negatives());
   }
   Positions tuple() const { return tuple(impl_.max_position()); }
+  // One tuple per token, row-major [tokens, components] (drawn in token order).
+  Positions tuples(std::int64_t tokens) const {
+    Positions positions;
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      const Positions p = tuple();
+      positions.insert(positions.end(), p.begin(), p.end());
+    }
+    return positions;
+  }
 
  private:
   void record(const Real& discrepancy, const Real& allowed, const Real& scale) {
@@ -407,11 +416,7 @@ void norm_preservation(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec());
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 4), heads = *inRange<std::int64_t>(1, 3);
-  Positions positions;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const Positions p = ctx.tuple();
-    positions.insert(positions.end(), p.begin(), p.end());
-  }
+  Positions positions = ctx.tuples(tokens);
   const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * heads * spec.head_dim));
   const std::vector<Ball> out = rotated(ctx, spec, Shape{tokens, heads, spec.head_dim}, positions, x.data);
   const Ball g = ctx.attention();
@@ -440,11 +445,7 @@ void complex_equivalence(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec());
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 4), heads = *inRange<std::int64_t>(1, 4);
-  Positions positions;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const Positions p = ctx.tuple();
-    positions.insert(positions.end(), p.begin(), p.end());
-  }
+  Positions positions = ctx.tuples(tokens);
   const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * heads * spec.head_dim));
   const std::vector<Ball> out = rotated(ctx, spec, Shape{tokens, heads, spec.head_dim}, positions, x.data);
   const Ball g = ctx.attention();
@@ -526,11 +527,7 @@ void forms_agree(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec({.max_pairs = 32}));
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 3), heads = *inRange<std::int64_t>(1, 3);
-  Positions positions;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const Positions p = ctx.tuple();
-    positions.insert(positions.end(), p.begin(), p.end());
-  }
+  Positions positions = ctx.tuples(tokens);
   const Shape shape{tokens, heads, spec.head_dim};
   const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(shape.elements()));
   const std::vector<Ball> out = rotated(ctx, spec, shape, positions, x.data);
@@ -642,11 +639,7 @@ void layout_permutation(const Implementation& impl, Tally& tally) {
   RC_PRE(impl.supports(interleaved) && impl.supports(half));
   const std::int64_t tokens = *inRange<std::int64_t>(1, 3), heads = *inRange<std::int64_t>(1, 3);
   const std::int64_t d = interleaved.head_dim;
-  Positions positions;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const Positions p = ctx.tuple();
-    positions.insert(positions.end(), p.begin(), p.end());
-  }
+  Positions positions = ctx.tuples(tokens);
   std::vector<std::int64_t> permutation(d);  // interleaved dim → half dim
   for (std::int64_t i = 0; i < d; ++i) permutation[i] = i;
   for (int j = 0; j < interleaved.rotary_dim / 2; ++j) {
@@ -681,11 +674,7 @@ void head_independence(const Implementation& impl, Tally& tally) {
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 3), heads = *inRange<std::int64_t>(2, 5);
   const std::int64_t d = spec.head_dim;
-  Positions positions;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const Positions p = ctx.tuple();
-    positions.insert(positions.end(), p.begin(), p.end());
-  }
+  Positions positions = ctx.tuples(tokens);
   const Values one = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * d));
   std::vector<double> same(static_cast<std::size_t>(tokens * heads * d));
   for (std::int64_t t = 0; t < tokens; ++t)
@@ -873,11 +862,7 @@ void passthrough(const Implementation& impl, Tally& tally) {
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 4), heads = *inRange<std::int64_t>(1, 4);
   const std::int64_t d = spec.head_dim;
-  Positions positions;
-  for (std::int64_t t = 0; t < tokens; ++t) {
-    const Positions p = ctx.tuple();
-    positions.insert(positions.end(), p.begin(), p.end());
-  }
+  Positions positions = ctx.tuples(tokens);
   const Shape shape{tokens, heads, d};
   const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(shape.elements()));
   const std::vector<double> out = impl.apply(spec, shape, positions, x.data);
