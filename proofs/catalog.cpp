@@ -136,8 +136,10 @@ class Context {
  private:
   void record(const Real& discrepancy, const Real& allowed, const Real& scale) {
     ++tally_.comparisons;
-    const double relative = scale > 0 ? static_cast<double>(Real(discrepancy / scale))
-                                      : (discrepancy > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+    // Where the natural magnitude is 0 (a zero input pair, ρ = 0) there is no relative measure: the
+    // discrepancy is then only ball-arithmetic width at 0 (√ of a ball around 0), judged against
+    // `allowed` through `fraction`; it is left out of the u·ρ column instead of showing as inf.
+    const double relative = scale > 0 ? static_cast<double>(Real(discrepancy / scale)) : 0.0;
     const double units = relative / std::ldexp(1.0, -significand_bits(spec_.dtype));
     const double fraction = allowed > 0 ? static_cast<double>(Real(discrepancy / allowed))
                                         : (discrepancy > 0 ? std::numeric_limits<double>::infinity() : 0.0);
