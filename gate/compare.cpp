@@ -33,6 +33,38 @@ bool bit_identical(double a, double b, Dtype dtype) {
 
 }  // namespace
 
+namespace detail {
+
+void keep_worst(std::vector<Case>& worst, Case c, int limit) {
+  const bool seen = std::any_of(worst.begin(), worst.end(), [&](const Case& w) { return w.test_id == c.test_id && w.suite == c.suite; });
+  if (seen) c.severity = std::min(c.severity, std::numeric_limits<double>::max()) * 0.5;
+  auto at = std::find_if(worst.begin(), worst.end(), [&](const Case& w) { return w.severity < c.severity; });
+  if (at == worst.end() && static_cast<int>(worst.size()) >= limit) return;
+  worst.insert(at, std::move(c));
+  if (static_cast<int>(worst.size()) > limit) worst.pop_back();
+}
+
+void finish_group(GroupResult& result, const std::vector<std::int64_t>& tested_positions,
+                  const std::optional<std::int64_t>& first_failing_position) {
+  if (result.tests_failed > 0) {
+    result.verdict = "fail";
+  } else if (result.tests == result.tests_skipped) {
+    result.verdict = "skip";
+  } else {
+    result.verdict = "pass";
+  }
+  std::optional<std::int64_t> horizon;
+  for (std::int64_t p : tested_positions) {
+    if (first_failing_position && p >= *first_failing_position) continue;
+    if (!horizon || p > *horizon) horizon = p;
+  }
+  result.horizon = horizon;
+  std::sort(result.points.begin(), result.points.end(),
+            [](const Point& l, const Point& r) { return l.position < r.position || (l.position == r.position && l.e < r.e); });
+}
+
+}  // namespace detail
+
 std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token) {
   const int components = position_components(spec);
   std::int64_t p = std::numeric_limits<std::int64_t>::min();
@@ -58,17 +90,7 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   result_.attention_magnitude = std::max(1.0, std::fabs(attention_));
 }
 
-void GroupComparer::record_case(Case c) {
-  auto& worst = result_.worst;
-  // Keep the worst few, but let every failing test appear once before a test appears twice: a CI
-  // reader needs the list of failing tests more than the tenth-worst element of one test.
-  const bool seen = std::any_of(worst.begin(), worst.end(), [&](const Case& w) { return w.test_id == c.test_id && w.suite == c.suite; });
-  if (seen) c.severity = std::min(c.severity, std::numeric_limits<double>::max()) * 0.5;
-  auto at = std::find_if(worst.begin(), worst.end(), [&](const Case& w) { return w.severity < c.severity; });
-  if (at == worst.end() && static_cast<int>(worst.size()) >= options_.worst_cases) return;
-  worst.insert(at, std::move(c));
-  if (static_cast<int>(worst.size()) > options_.worst_cases) worst.pop_back();
-}
+void GroupComparer::record_case(Case c) { detail::keep_worst(result_.worst, std::move(c), options_.worst_cases); }
 
 void GroupComparer::record_position(std::int64_t position, bool pass) {
   tested_positions_.push_back(position);
@@ -276,22 +298,7 @@ void GroupComparer::skip(const golden::RopeTest& test, std::string reason) {
 }
 
 GroupResult GroupComparer::finish() {
-  if (result_.tests_failed > 0) {
-    result_.verdict = "fail";
-  } else if (result_.tests == result_.tests_skipped) {
-    result_.verdict = "skip";
-  } else {
-    result_.verdict = "pass";
-  }
-  // Horizon: the largest tested position below the first failing one (all of them when none fails).
-  std::optional<std::int64_t> horizon;
-  for (std::int64_t p : tested_positions_) {
-    if (first_failing_position_ && p >= *first_failing_position_) continue;
-    if (!horizon || p > *horizon) horizon = p;
-  }
-  result_.horizon = horizon;
-  std::sort(result_.points.begin(), result_.points.end(),
-            [](const Point& l, const Point& r) { return l.position < r.position || (l.position == r.position && l.e < r.e); });
+  detail::finish_group(result_, tested_positions_, first_failing_position_);
   return std::move(result_);
 }
 

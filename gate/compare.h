@@ -10,6 +10,12 @@
 // Pass-through dims must be bit-identical to the input. Special values form their own class: where
 // an input of the pair is NaN/±Inf, or the correctly rounded expected element is NaN/±Inf (overflow),
 // the candidate's element must be of the same class (NaN; +Inf; −Inf; finite).
+//
+// Attention tests (golden kind "attention", AttentionComparer below) are judged on the scores
+// [heads, q_tokens, k_tokens] and outputs [q_tokens, heads, v_dim] a candidate reports:
+//   score e  = |ŝ − s| / (u·|c|·‖q_i‖·‖k_j‖),  c = g²/√head_dim, q_i, k_j the unrotated head vectors;
+//   output e = |ô − o| / (u·max_j |v_j|)       over the keys visible to that query, per component;
+// s, o the golden (correctly rounded) values; tolerances derived in gate/tolerance.cpp.
 #pragma once
 
 #include <cstdint>
@@ -43,11 +49,31 @@ Tolerance default_tolerance(Model model, Dtype dtype);
 // "e=3" or "ulp=4"; throws UsageError naming --tolerance.
 Tolerance parse_tolerance(std::string_view text);
 
+// Attention bounds (gate/tolerance.cpp derives them, with their hypotheses). g is the spec's
+// attention factor; `keys` the test's k_tokens; `sigma` = |c|·‖q_i‖·max_j ‖k_j‖ over the keys
+// visible to query i (the largest |score| Cauchy–Schwarz allows in that row).
+double attention_score_bound(Dtype dtype, int head_dim, double attention_factor);
+double attention_output_bound(Dtype dtype, int head_dim, double attention_factor, std::int64_t keys, double sigma);
+// One line each, printed in reports as the tolerances' source.
+std::string attention_score_source(Dtype dtype, int head_dim);
+std::string attention_output_source(Dtype dtype);
+
+// `--tolerance` of `check`: a comma-separated list of e=N | ulp=N (RoPE suites) and
+// attention_scores=N | attention_outputs=N (attention suites: constant bounds in place of the
+// derived ones). Throws UsageError naming --tolerance.
+struct ToleranceOverrides {
+  std::optional<Tolerance> rope;
+  std::optional<double> attention_scores;
+  std::optional<double> attention_outputs;
+};
+ToleranceOverrides parse_tolerances(std::string_view text);
+
 // One bad element or test, as listed in reports (the worst first).
 struct Case {
   std::string suite;
   std::int64_t test_id = 0;
   std::string kind;  // tolerance | special | passthrough | missing | shape | crash | timeout | status | abi
+  std::string quantity;  // attention cases: "score" or "output"; empty for RoPE pairs and whole tests
   std::string message;                     // one line
   std::int64_t position = 0;               // largest position component of the token
   std::int64_t token = 0, head = 0;
@@ -57,12 +83,13 @@ struct Case {
   double expected_a = 0, expected_b = 0;   // correctly rounded expected values
   double got_a = 0, got_b = 0;
   double e = 0, ulp = 0, abs = 0;
+  double unit = 0, tolerance = 0;  // attention cases: the error unit (u·|c|·‖q_i‖·‖k_j‖ or u·max|v_j|) and the bound
   double severity = 0;  // for ordering: e (or ulp) of the case, +inf for whole-test failures
 };
 
 struct Point {
   std::int64_t position = 0;
-  double e = 0;  // worst e (or ulp) over the pairs of one (test, token)
+  double e = 0;  // worst e (or ulp) over the pairs of one (test, token); attention: worst e/tolerance of one (test, query)
   bool pass = true;
 };
 
@@ -72,7 +99,23 @@ struct TestOutcome {
   std::string reason;  // for fail and skip: one line
 };
 
+// What an attention group measured (GroupResult::attention).
+struct AttentionStats {
+  double score_tolerance = 0;  // the group's score bound (its head_dim and dtype fix it), or the override
+  std::string score_source;
+  // The output bound is per (query, head) row: it grows with the row's σ (gate/tolerance.cpp).
+  double output_tolerance_min = 0, output_tolerance_max = 0;
+  std::string output_source;
+  std::int64_t scores_checked = 0, scores_failed = 0;
+  std::int64_t scores_masked = 0;  // masked scores given as −inf (accepted, not measured)
+  std::int64_t outputs_checked = 0, outputs_failed = 0;
+  double worst_score_e = 0, worst_output_e = 0;
+  // The output closest to its own bound: its e and that bound (e/tol is what passes or fails).
+  double worst_output_margin = 0, worst_output_margin_e = 0, worst_output_margin_tolerance = 0;
+};
+
 struct GroupResult {
+  std::string kind = "rope";  // rope | attention (the golden file's kind)
   std::string suite;
   int index = 0;        // group index in the suite file
   std::string spec;     // canonical spec text
@@ -90,6 +133,7 @@ struct GroupResult {
   std::vector<Case> worst;              // up to CompareOptions::worst_cases, worst first
   std::vector<Point> points;            // one per (test, token): the plot
   std::vector<TestOutcome> outcomes;    // one per test
+  std::optional<AttentionStats> attention;  // attention groups only
 };
 
 struct CompareOptions {
@@ -98,6 +142,8 @@ struct CompareOptions {
   // The candidate's own claimed bound for a spec, used instead of the default when set (the
   // project's kernels claim their proven bounds, optimized/error_bounds.h); `tolerance` wins.
   std::function<std::optional<Tolerance>(const Spec&)> claimed_bound;
+  // Attention suites: constant bounds in place of the derived ones (--tolerance attention_scores=N,...).
+  std::optional<double> attention_scores, attention_outputs;
   int worst_cases = 10;
   int precision_bits = 128;  // of the exact values (rotate_exact): error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ
 };
@@ -127,6 +173,39 @@ class GroupComparer {
   std::optional<std::int64_t> first_failing_position_;
   std::vector<std::int64_t> tested_positions_;
 };
+
+// Accumulates the tests of one attention group (golden kind "attention").
+class AttentionComparer {
+ public:
+  AttentionComparer(std::string suite, int index, const golden::Group& group, CompareOptions options);
+
+  // Judges one test. `scores` ([heads, q_tokens, k_tokens]) and `outputs` ([q_tokens, heads,
+  // v_dim]), row-major, are null when the candidate gave none (sizes are the caller's check);
+  // `missing` names absent tensors that fail the test (empty under --allow-missing).
+  void add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
+           const std::vector<std::string>& missing);
+  void fail(const golden::AttentionTest& test, std::string kind, std::string message);
+  void skip(const golden::AttentionTest& test, std::string reason);
+
+  GroupResult finish();
+
+ private:
+  const golden::Group& group_;
+  CompareOptions options_;
+  GroupResult result_;
+  std::optional<std::int64_t> first_failing_position_;
+  std::vector<std::int64_t> tested_positions_;
+};
+
+namespace detail {  // shared by the two comparers (compare.cpp, compare_attention.cpp)
+// Keeps the worst `limit` cases, but lets every failing test appear once before a test appears
+// twice: a CI reader needs the list of failing tests more than the tenth-worst element of one test.
+void keep_worst(std::vector<Case>& worst, Case c, int limit);
+// Verdict, horizon (the largest tested position below the first failing one; all of them when none
+// fails) and the plot's order.
+void finish_group(GroupResult& result, const std::vector<std::int64_t>& tested_positions,
+                  const std::optional<std::int64_t>& first_failing_position);
+}  // namespace detail
 
 // Largest component of token t's position tuple.
 std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token);

@@ -48,6 +48,11 @@ std::string metric_name(const GroupResult& g) { return g.tolerance.kind == Toler
 std::string describe(const Case& c) {
   std::ostringstream s;
   s << c.suite << " test " << c.test_id << " [" << c.kind << "]";
+  if (!c.quantity.empty()) {
+    s << ": " << c.message << "; expected " << reference::to_hex(c.expected_a) << " got " << reference::to_hex(c.got_a);
+    if (c.kind == "tolerance") s << " (|got - expected| = " << reference::to_hex(c.abs) << ", unit " << reference::to_hex(c.unit) << ")";
+    return s.str();
+  }
   if (c.dim >= 0) {
     s << " token " << c.token << " head " << c.head << " dims (" << c.dim;
     if (c.second_dim >= 0) s << ", " << c.second_dim;
@@ -79,6 +84,25 @@ std::string join_ids(const std::vector<std::int64_t>& ids, std::size_t limit = 2
 
 std::string group_name(const GroupResult& g) { return g.suite + "#" + std::to_string(g.index); }
 
+// An attention group's four metric cells (score e, its bound, output e and its row's bound at the
+// output closest to its bound), "-" for what the candidate did not give.
+struct AttentionCells {
+  std::string score_e = "-", score_tol = "-", output_e = "-", output_tol = "-", output_range = "-";
+};
+AttentionCells attention_cells(const AttentionStats& a) {
+  AttentionCells c;
+  if (a.scores_checked > 0) {
+    c.score_e = fixed(a.worst_score_e);
+    c.score_tol = fixed(a.score_tolerance);
+  }
+  if (a.outputs_checked > 0) {
+    c.output_e = fixed(a.worst_output_margin_e);
+    c.output_tol = fixed(a.worst_output_margin_tolerance);
+    c.output_range = fixed(a.output_tolerance_min) + " .. " + fixed(a.output_tolerance_max);
+  }
+  return c;
+}
+
 }  // namespace
 
 void Report::decide() {
@@ -108,16 +132,40 @@ std::string format_table(const Report& r) {
   s << "ropecheck " << r.command << ": " << r.implementation << " (model " << name(r.model) << ")\n";
   std::size_t width = 5;
   for (const GroupResult& g : r.groups) width = std::max(width, group_name(g).size());
-  char line[512];
-  std::snprintf(line, sizeof line, "%-*s  %-6s %7s %6s %6s %11s %11s %12s  %s\n", static_cast<int>(width), "group", "dtype",
-                "tests", "failed", "skip", "worst e", "worst ulp", "horizon", "verdict");
-  s << line;
   for (const GroupResult& g : r.groups) {
+    if (g.attention) width = std::max(width, std::string("attention group").size());
+  }
+  char line[512];
+  bool any_rope = false, any_attention = false;
+  for (const GroupResult& g : r.groups) (g.attention ? any_attention : any_rope) = true;
+  if (any_rope || !any_attention) {
+    std::snprintf(line, sizeof line, "%-*s  %-6s %7s %6s %6s %11s %11s %12s  %s\n", static_cast<int>(width), "group", "dtype",
+                  "tests", "failed", "skip", "worst e", "worst ulp", "horizon", "verdict");
+    s << line;
+  }
+  for (const GroupResult& g : r.groups) {
+    if (g.attention) continue;
     std::snprintf(line, sizeof line, "%-*s  %-6s %7lld %6lld %6lld %11s %11s %12s  %s\n", static_cast<int>(width),
                   group_name(g).c_str(), std::string(ropecheck::name(g.dtype)).c_str(), static_cast<long long>(g.tests),
                   static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), fixed(g.worst_e).c_str(),
                   fixed(g.worst_ulp).c_str(), format_horizon(g).c_str(), g.verdict.c_str());
     s << line;
+  }
+  if (any_attention) {
+    // Attention groups: the worst score e against the group's score bound, and the output closest
+    // to its own (per-row) bound, with that bound.
+    std::snprintf(line, sizeof line, "%-*s  %-6s %7s %6s %6s %11s %10s %11s %10s  %s\n", static_cast<int>(width), "attention group",
+                  "dtype", "tests", "failed", "skip", "score e", "score tol", "output e", "output tol", "verdict");
+    s << line;
+    for (const GroupResult& g : r.groups) {
+      if (!g.attention) continue;
+      const AttentionCells c = attention_cells(*g.attention);
+      std::snprintf(line, sizeof line, "%-*s  %-6s %7lld %6lld %6lld %11s %10s %11s %10s  %s\n", static_cast<int>(width),
+                    group_name(g).c_str(), std::string(ropecheck::name(g.dtype)).c_str(), static_cast<long long>(g.tests),
+                    static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), c.score_e.c_str(),
+                    c.score_tol.c_str(), c.output_e.c_str(), c.output_tol.c_str(), g.verdict.c_str());
+      s << line;
+    }
   }
   for (const PropertyResult& p : r.properties) {
     const bool skipped = p.gave_up && !p.holds;
@@ -133,8 +181,14 @@ std::string format_table(const Report& r) {
   }
   for (const GroupResult& g : r.groups) {
     if (g.verdict != "fail") continue;
-    s << "FAIL " << group_name(g) << " (" << g.spec << "; tolerance " << metric_name(g) << " <= " << fixed(g.tolerance.value)
-      << "): tests " << join_ids(failed_ids(g)) << "\n";
+    if (g.attention) {
+      s << "FAIL " << group_name(g) << " (" << g.spec << "; attention: score e <= " << fixed(g.attention->score_tolerance)
+        << ", output e <= its row's bound " << attention_cells(*g.attention).output_range << "): tests "
+        << join_ids(failed_ids(g)) << "\n";
+    } else {
+      s << "FAIL " << group_name(g) << " (" << g.spec << "; tolerance " << metric_name(g) << " <= " << fixed(g.tolerance.value)
+        << "): tests " << join_ids(failed_ids(g)) << "\n";
+    }
     for (std::size_t i = 0; i < g.worst.size() && i < 3; ++i) s << "  " << describe(g.worst[i]) << "\n";
   }
   for (const std::string& n : r.notes) s << "note: " << n << "\n";
@@ -161,6 +215,7 @@ std::string to_json(const Report& r) {
     skipped += g.tests_skipped;
     groups_failed += g.verdict == "fail";
     ojson o;
+    o["kind"] = g.kind;
     o["suite"] = g.suite;
     o["group"] = g.index;
     o["spec"] = g.spec;
@@ -194,14 +249,23 @@ std::string to_json(const Report& r) {
       ojson w;
       w["test_id"] = c.test_id;
       w["kind"] = c.kind;
+      if (!c.quantity.empty()) w["quantity"] = c.quantity;
       w["message"] = c.message;
       w["position"] = c.position;
       w["token"] = c.token;
       w["head"] = c.head;
       w["dims"] = c.dim < 0 ? ojson::array() : (c.second_dim < 0 ? ojson::array({c.dim}) : ojson::array({c.dim, c.second_dim}));
-      w["input"] = {reference::to_hex(c.input_x), reference::to_hex(c.input_y)};
-      w["expected"] = {reference::to_hex(c.expected_a), reference::to_hex(c.expected_b)};
-      w["got"] = {reference::to_hex(c.got_a), reference::to_hex(c.got_b)};
+      if (c.quantity.empty()) {
+        w["input"] = {reference::to_hex(c.input_x), reference::to_hex(c.input_y)};
+        w["expected"] = {reference::to_hex(c.expected_a), reference::to_hex(c.expected_b)};
+        w["got"] = {reference::to_hex(c.got_a), reference::to_hex(c.got_b)};
+      } else {  // one attention value: no input pair
+        w["input"] = ojson::array();
+        w["expected"] = {reference::to_hex(c.expected_a)};
+        w["got"] = {reference::to_hex(c.got_a)};
+        w["unit"] = number(c.unit);
+        w["tolerance"] = number(c.tolerance);
+      }
       w["e"] = number(c.e);
       w["ulp"] = number(c.ulp);
       w["abs"] = number(c.abs);
@@ -211,6 +275,24 @@ std::string to_json(const Report& r) {
     ojson points = ojson::array();
     for (const Point& p : g.points) points.push_back({p.position, number(p.e), p.pass});
     o["points"] = points;
+    if (g.attention) {
+      const AttentionStats& a = *g.attention;
+      o["attention"] = {{"score_tolerance", a.score_tolerance},
+                        {"score_tolerance_source", a.score_source},
+                        {"output_tolerance_min", a.output_tolerance_min},
+                        {"output_tolerance_max", a.output_tolerance_max},
+                        {"output_tolerance_source", a.output_source},
+                        {"scores_checked", a.scores_checked},
+                        {"scores_failed", a.scores_failed},
+                        {"scores_masked", a.scores_masked},
+                        {"outputs_checked", a.outputs_checked},
+                        {"outputs_failed", a.outputs_failed},
+                        {"worst_score_e", number(a.worst_score_e)},
+                        {"worst_output_e", number(a.worst_output_e)},
+                        {"worst_output_margin", number(a.worst_output_margin)},
+                        {"worst_output_margin_e", number(a.worst_output_margin_e)},
+                        {"worst_output_margin_tolerance", number(a.worst_output_margin_tolerance)}};
+    }
     groups.push_back(o);
   }
   j["summary"] = {{"groups", r.groups.size()}, {"groups_failed", groups_failed}, {"tests", tests},
@@ -260,19 +342,27 @@ std::string to_junit(const Report& r) {
       const auto ids = failed_ids(g);
       std::string text;
       for (const Case& c : g.worst) text += describe(c) + "\n";
+      std::string worst = "worst " + metric_name(g) + " " + fixed(g.worst_e) + ", tolerance " + fixed(g.tolerance.value);
+      if (g.attention) {
+        const AttentionCells c = attention_cells(*g.attention);
+        worst = "worst score e " + c.score_e + " (tolerance " + c.score_tol + "), output e " + c.output_e +
+                " (its row's tolerance " + c.output_tol + ")";
+      }
       body << "   <failure type=\"accuracy\" message=\""
-           << xml_escape(std::to_string(ids.size()) + " failing test(s): " + join_ids(ids) + "; worst " + metric_name(g) + " " +
-                         fixed(g.worst_e) + ", tolerance " + fixed(g.tolerance.value))
-           << "\">" << xml_escape(text) << "</failure>\n";
+           << xml_escape(std::to_string(ids.size()) + " failing test(s): " + join_ids(ids) + "; " + worst) << "\">"
+           << xml_escape(text) << "</failure>\n";
     } else if (g.verdict == "skip") {
       ++skipped;
       std::string reason = g.outcomes.empty() ? "no tests" : g.outcomes.front().reason;
       body << "   <skipped message=\"" << xml_escape(reason) << "\"/>\n";
     }
-    body << "   <system-out>" << xml_escape("tests " + std::to_string(g.tests) + ", worst e " + fixed(g.worst_e) + ", worst ulp " +
-                                            fixed(g.worst_ulp) + ", horizon " + format_horizon(g) + ", tolerance " +
-                                            g.tolerance.source)
-         << "</system-out>\n  </testcase>\n";
+    const std::string summary =
+        g.attention ? "tests " + std::to_string(g.tests) + ", worst score e " + fixed(g.attention->worst_score_e) + " (" +
+                          g.attention->score_source + "), worst output e " + fixed(g.attention->worst_output_e) +
+                          ", output bounds " + attention_cells(*g.attention).output_range + " (" + g.attention->output_source + ")"
+                    : "tests " + std::to_string(g.tests) + ", worst e " + fixed(g.worst_e) + ", worst ulp " + fixed(g.worst_ulp) +
+                          ", horizon " + format_horizon(g) + ", tolerance " + g.tolerance.source;
+    body << "   <system-out>" << xml_escape(summary) << "</system-out>\n  </testcase>\n";
   }
   for (const PropertyResult& p : r.properties) {
     ++cases;
@@ -301,14 +391,16 @@ std::string to_junit(const Report& r) {
 namespace {
 
 // e (or ULP) against position, both on log scales: x = log2(1 + position), y = log10(metric) clamped
-// to [10^-2, 10^8]; the tolerance is a dashed line; failing points are red.
+// to [10^-2, 10^8] (attention: e / tolerance in [10^-4, 10^8]); the tolerance is a dashed line;
+// failing points are red.
 std::string svg_plot(const GroupResult& g) {
   const double width = 640, height = 240, left = 60, right = 12, top = 12, bottom = 36;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   double max_x = 1;
   for (const Point& p : g.points) max_x = std::max(max_x, std::log2(1.0 + std::max<std::int64_t>(p.position, 0)));
   max_x = std::ceil(max_x);
-  const double y_min = -2, y_max = 8;
+  // Attention groups plot e / tolerance, well below 1 for a good candidate: a lower floor.
+  const double y_min = g.attention ? -4 : -2, y_max = 8;
   auto px = [&](double position) { return left + plot_w * std::log2(1.0 + std::max(position, 0.0)) / max_x; };
   auto py = [&](double metric) {
     double l = metric > 0 ? std::log10(metric) : y_min;
@@ -334,13 +426,16 @@ std::string svg_plot(const GroupResult& g) {
   }
   s << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 4
     << "\" font-size=\"11\" text-anchor=\"middle\">position + 1 (log scale)</text>\n";
+  // Attention groups plot e / tolerance (scores and outputs, each against its own bound): the line is 1.
+  const std::string y_label = g.attention ? "e / tolerance" : metric_name(g);
   s << "<text x=\"12\" y=\"" << top + plot_h / 2 << "\" font-size=\"11\" transform=\"rotate(-90 12 " << top + plot_h / 2
-    << ")\" text-anchor=\"middle\">" << metric_name(g) << " (log scale)</text>\n";
-  const double tol_y = py(g.tolerance.value * (g.tolerance.kind == Tolerance::Kind::e ? g.attention_magnitude : 1));
+    << ")\" text-anchor=\"middle\">" << xml_escape(y_label) << " (log scale)</text>\n";
+  const double tol_value = g.attention ? 1.0 : g.tolerance.value;
+  const double tol_y = g.attention ? py(1.0) : py(g.tolerance.value * (g.tolerance.kind == Tolerance::Kind::e ? g.attention_magnitude : 1));
   s << "<line x1=\"" << left << "\" y1=\"" << tol_y << "\" x2=\"" << left + plot_w << "\" y2=\"" << tol_y
     << "\" stroke=\"#c60\" stroke-dasharray=\"6 3\"/>\n";
   s << "<text x=\"" << left + plot_w - 4 << "\" y=\"" << tol_y - 3 << "\" font-size=\"10\" text-anchor=\"end\" fill=\"#c60\">tolerance "
-    << xml_escape(fixed(g.tolerance.value)) << "</text>\n";
+    << xml_escape(fixed(tol_value)) << "</text>\n";
   for (const Point& p : g.points) {
     s << "<circle cx=\"" << px(static_cast<double>(p.position)) << "\" cy=\"" << py(p.e) << "\" r=\"2.5\" fill=\""
       << (p.pass ? "#2a7" : "#d22") << "\"/>\n";
@@ -366,16 +461,38 @@ std::string to_html(const Report& r) {
   s << "</code></p>\n";
   s << "<p>e = max(|a &#8722; A|, |b &#8722; B|) / (u&#183;&#961;) per rotated pair (DESIGN.md, Error metric); horizon = largest "
        "tested position up to which every check passed.</p>\n";
-  s << "<table>\n<tr><th class=\"l\">group</th><th class=\"l\">spec</th><th>tests</th><th>failed</th><th>skipped</th><th>worst e</th>"
-       "<th>worst ulp</th><th>horizon</th><th>verdict</th></tr>\n";
-  for (const GroupResult& g : r.groups) {
-    s << "<tr><td class=\"l\"><a href=\"#g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
-      << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
-      << "</td><td>" << xml_escape(fixed(g.worst_e)) << "</td><td>" << xml_escape(fixed(g.worst_ulp)) << "</td><td>"
-      << xml_escape(format_horizon(g)) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
-      << "</td></tr>\n";
+  bool any_rope = false, any_attention = false;
+  for (const GroupResult& g : r.groups) (g.attention ? any_attention : any_rope) = true;
+  if (any_rope) {
+    s << "<table>\n<tr><th class=\"l\">group</th><th class=\"l\">spec</th><th>tests</th><th>failed</th><th>skipped</th><th>worst e</th>"
+         "<th>worst ulp</th><th>horizon</th><th>verdict</th></tr>\n";
+    for (const GroupResult& g : r.groups) {
+      if (g.attention) continue;
+      s << "<tr><td class=\"l\"><a href=\"#g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+        << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
+        << "</td><td>" << xml_escape(fixed(g.worst_e)) << "</td><td>" << xml_escape(fixed(g.worst_ulp)) << "</td><td>"
+        << xml_escape(format_horizon(g)) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
+        << "</td></tr>\n";
+    }
+    s << "</table>\n";
   }
-  s << "</table>\n";
+  if (any_attention) {
+    s << "<p>Attention: score e = |&#349; &#8722; s| / (u&#183;|c|&#183;&#8214;q<sub>i</sub>&#8214;&#183;&#8214;k<sub>j</sub>&#8214;), "
+         "c = g&#178;/&#8730;d; output e = |&#244; &#8722; o| / (u&#183;max<sub>j</sub>|v<sub>j</sub>|) over the visible keys; "
+         "the output bound is per (query, head) row (gate/README.md).</p>\n";
+    s << "<table>\n<tr><th class=\"l\">attention group</th><th class=\"l\">spec</th><th>tests</th><th>failed</th><th>skipped</th>"
+         "<th>score e</th><th>score tol</th><th>output e</th><th>output tol</th><th>verdict</th></tr>\n";
+    for (const GroupResult& g : r.groups) {
+      if (!g.attention) continue;
+      const AttentionCells c = attention_cells(*g.attention);
+      s << "<tr><td class=\"l\"><a href=\"#g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+        << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
+        << "</td><td>" << xml_escape(c.score_e) << "</td><td>" << xml_escape(c.score_tol) << "</td><td>" << xml_escape(c.output_e)
+        << "</td><td>" << xml_escape(c.output_tol) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
+        << "</td></tr>\n";
+    }
+    s << "</table>\n";
+  }
   for (const PropertyResult& p : r.properties) {
     const bool skipped = p.gave_up && !p.holds;
     s << "<p>identity <code>" << xml_escape(p.name) << "</code>: <span class=\"" << (skipped ? "skip" : p.holds ? "pass" : "fail") << "\">"
@@ -384,8 +501,14 @@ std::string to_html(const Report& r) {
   for (const GroupResult& g : r.groups) {
     s << "<h2 id=\"g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << " <span class=\"" << xml_escape(g.verdict)
       << "\">" << xml_escape(g.verdict) << "</span></h2>\n";
-    s << "<p><code>" << xml_escape(g.spec) << "</code><br/>tolerance " << xml_escape(metric_name(g)) << " &#8804; "
-      << xml_escape(fixed(g.tolerance.value)) << " (" << xml_escape(g.tolerance.source) << ")</p>\n";
+    if (g.attention) {
+      s << "<p><code>" << xml_escape(g.spec) << "</code><br/>score e &#8804; " << xml_escape(fixed(g.attention->score_tolerance)) << " ("
+        << xml_escape(g.attention->score_source) << ")<br/>output e &#8804; its row's bound, "
+        << xml_escape(attention_cells(*g.attention).output_range) << " (" << xml_escape(g.attention->output_source) << ")</p>\n";
+    } else {
+      s << "<p><code>" << xml_escape(g.spec) << "</code><br/>tolerance " << xml_escape(metric_name(g)) << " &#8804; "
+        << xml_escape(fixed(g.tolerance.value)) << " (" << xml_escape(g.tolerance.source) << ")</p>\n";
+    }
     s << svg_plot(g);
     if (!g.worst.empty()) {
       s << "<table>\n<tr><th>test</th><th class=\"l\">kind</th><th>position</th><th>token</th><th>head</th><th>dims</th>"
@@ -397,6 +520,12 @@ std::string to_html(const Report& r) {
           << "</td>";
         if (c.dim < 0) {
           s << "<td class=\"l\" colspan=\"5\">" << xml_escape(c.message) << "</td></tr>\n";
+          continue;
+        }
+        if (!c.quantity.empty()) {  // one attention value
+          s << "<td class=\"l\">" << xml_escape(c.message) << "</td><td class=\"l\"><code>" << xml_escape(reference::to_hex(c.expected_a))
+            << "</code></td><td class=\"l\"><code>" << xml_escape(reference::to_hex(c.got_a)) << "</code></td><td>"
+            << xml_escape(fixed(c.e)) << "</td><td>-</td></tr>\n";
           continue;
         }
         s << "<td class=\"l\"><code>" << xml_escape(reference::to_hex(c.input_x) + " " + reference::to_hex(c.input_y))

@@ -1,6 +1,7 @@
 // The tolerance policy: the default bound for each claimed model, with its derivation, and the
 // --tolerance override.
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "gate/commands/command.h"
@@ -47,6 +48,152 @@ Tolerance default_tolerance(Model model, Dtype dtype) {
                "of the golden recipe value (gate/tolerance.cpp)";
   }
   return t;
+}
+
+// ---- Attention (golden kind "attention") ------------------------------------------------------
+//
+// Metrics (compare.h): score e = |ŝ − s_g| / (u·N), N = |c|·‖q_i‖·‖k_j‖, c = g²/√d (the golden's
+// softmax scale 1/√d times the attention factor g, once for q and once for k); output e =
+// |ô − o_g| / (u·V), V = max over the keys visible to query i of |v_j| (per head and component).
+// u = 2^-p of the data dtype, s_g and o_g the golden values: the exact ones correctly rounded to
+// the data dtype (golden/README.md), so |s_g − s| ≤ u·|s| and |o_g − o| ≤ u·|o|.
+//
+// Hypotheses on the candidate (stated in gate/README.md too):
+//   H1 RoPE: its rotated q̃, k̃ meet the gate's default RoPE bound, e ≤ e_R = 4 per pair (above):
+//      each component within e_R·u·max(1,|g|)·ρ of the exact g·R·x; pass-through dims exact. Per
+//      pair the error vector is ≤ √2·e_R·u·max(1,|g|)·ρ long, so over the head
+//      ‖q̃ − q'‖ ≤ ε_R·‖q'‖, q' = g·R·q (‖q'‖ = |g|·‖q‖), ε_R = √2·e_R·u·max(1,|g|)/|g|.
+//   H2 working precision: dot products, the scale, the softmax (max, differences, exp, sums,
+//      division) and the PV products and sums are rounded to a binary format of unit roundoff w —
+//      binary32 for f32/f16/bf16 data, binary64 for f64 data — with the standard model
+//      fl(a∘b) = (a∘b)(1 + δ), |δ| ≤ w (Higham, Accuracy and Stability of Numerical Algorithms,
+//      2nd ed., §2.2), and no underflow or overflow inside. γ_k = k·w/(1 − k·w) (Higham §3.1), and
+//      products of k factors (1 + δ_i)^±1 stay within 1 ± γ_k (Lemma 3.1), γ_a + γ_b ≤ γ_{a+b} (Lemma 3.3).
+//   H3 exp (or exp2) is within 2 ulp of the working format: relative error ≤ 4w (ulp(y) ≤ 2w·|y|).
+//      The CUDA C++ Programming Guide's Mathematical Functions appendix lists expf at 2 ulp (full
+//      range; a tested, not proven, figure); glibc's expf is within 1 ulp. Fast intrinsics such as
+//      __expf (error growing with |x|) are outside H3.
+//   H4 evaluation order: the scale 1/√d as a constant with ≤ 2 roundings and one multiplication;
+//      the softmax either two-pass (max, exp, sum, normalise then PV, or PV then divide) or online
+//      as FlashAttention (Dao et al. 2022, Alg. 1; FlashAttention-2's exp2 with log2 e folded in),
+//      with at most n − 1 rescalings; the weights P may be rounded to the data dtype before the PV
+//      product (FlashAttention feeds P to its tensor-core matmul in the data dtype).
+//   H5 outputs (and reported scores) are rounded once to the data dtype, or not at all; the
+//      softmax uses the working-precision scores.
+//
+// Scores. Cauchy–Schwarz with H1: |c⟨q̃,k̃⟩ − c⟨q',k'⟩| ≤ |c|(‖Δq‖‖k'‖ + ‖q'‖‖Δk‖ + ‖Δq‖‖Δk‖)
+// ≤ (2ε_R + ε_R²)·N, where N = |c0|·‖q'‖·‖k'‖, c0 = 1/√d. The dot product in w errs by
+// ≤ γ_d·Σ|q̃_x k̃_x| ≤ γ_d‖q̃‖‖k̃‖ (Higham eq. 3.5, any order, FMA or not), the scale adds 3
+// roundings (H4): γ_{d+3}·(1 + ε_R)²·N. So the working score ŝ_w satisfies |ŝ_w − s| ≤ β_s·N,
+//   β_s = 2ε_R + ε_R² + γ_{d+3}·(1 + ε_R)²,
+// the reported ŝ = fl_u(ŝ_w) adds ≤ u·|ŝ_w| ≤ u·(1 + β_s)·N (|s| ≤ N), the golden value u·N:
+//   score e ≤ T_s = β_s/u + (1 + β_s) + 1.
+// E.g. f32, d = 64: ε_R = 5.66u, β_s ≈ (11.3 + 67)·u, T_s ≈ 80.3; bf16, d = 64 (w = 2^-24 ≪ u = 2^-8):
+// T_s ≈ 13.5; f64, d = 16: T_s ≈ 32.3. The dot product's γ_{d+3} dominates when w = u.
+//
+// Outputs. Let σ = |c0|·‖q'_i‖·max_j ‖k'_j‖ (over visible keys), the largest N of the row. The
+// weights are exp(s_j + τ_j − m)·(1 + α_j) for a common m: τ_j is the score error (≤ β_s·σ) plus
+// the roundings of the exp argument — the difference, log2 e and its product, the online
+// rescalings' arguments (whose magnitudes telescope): ≤ 4 roundings of quantities ≤ 2(1 + β_s)σ —
+//   |τ_j| ≤ δ = σ·(β_s + 8w·(1 + β_s)),
+// and the (1 + α_j), with the products, sums, rescalings and the division, are relative errors of
+// each numerator term ≤ μ_n = γ_{6n} + u(1 + γ_{6n}) (exp 4, product 1, per rescaling 5, sums n − 1,
+// division 1: 6n roundings, plus P rounded to the data dtype, H4) and of each denominator term
+// ≤ μ_d = γ_{6n}. With P the softmax of s + τ and p that of s:
+//   |N̂/D̂ − Σ_j P_j v_j| ≤ (μ_n + μ_d)·V/(1 − μ_d)   (Σ_j P_j v_j·(Σ E_j) = Σ E_j v_j),
+//   |Σ_j (P_j − p_j) v_j| ≤ TV(P, p)·(max_j v_j − min_j v_j) ≤ 2·tanh(δ/2)·V,
+// since Σ_j (P_j − p_j) = 0, and an exponential tilt by |τ_j| ≤ δ moves a distribution by at most
+// TV = tanh(δ/2): with A = {j : P_j > p_j}, a = p(A), x = e^{2δ}, TV = P(A) − a ≤ ax/(ax + 1 − a) − a
+// = a(1 − a)(x − 1)/(1 + a(x − 1)), whose maximum over a (at a = 1/(1 + √x)) is (√x − 1)/(√x + 1)
+// = tanh(δ/2). (This is tighter than |P_j − p_j| ≤ (e^{2δ} − 1)·p_j, which gives (e^{2δ} − 1)·V.)
+// With X = 2·tanh(δ/2) + (μ_n + μ_d)/(1 − μ_d), |ô_w − o| ≤ X·V; the final rounding adds
+// ≤ u·(1 + X)·V (|o| ≤ V), the golden value u·V:
+//   output e ≤ T_o = X/u + (1 + X) + 1.
+// T_o grows with σ: a sharper softmax amplifies the same score error. E.g. f32, d = 64, n = 4,
+// σ = 8: T_o ≈ 2·78.3·8/2 + 49 + 2 ≈ 680; bf16, σ = 8.6: δ ≈ 0.38, T_o ≈ 100 (0.39·V: loose — the
+// bf16 rounding of q̃ and k̃ (H1) costs 11.3·u·N per score, which the softmax turns into output
+// errors of that order). Both bounds are evaluated in long double and rounded up to a multiple of
+// 2^-6, so their own rounding only adds slack.
+namespace {
+
+constexpr long double kRopeBound = 4;  // e_R: the default exact-model RoPE tolerance (above)
+constexpr int kExpUlps = 2;             // H3
+
+long double unit_roundoff(Dtype dtype) { return std::ldexp(1.0L, -significand_bits(dtype)); }
+// H2: binary64 for f64 data, binary32 otherwise.
+long double working_roundoff(Dtype dtype) { return dtype == Dtype::f64 ? std::ldexp(1.0L, -53) : std::ldexp(1.0L, -24); }
+long double gamma(long double k, long double w) { return k * w / (1 - k * w); }
+double round_up(long double v) { return static_cast<double>(std::ceil(v * 64) / 64); }
+
+// β_s: |ŝ_w − s| ≤ β_s·N for the working-precision score.
+long double score_beta(Dtype dtype, int head_dim, double attention_factor) {
+  const long double u = unit_roundoff(dtype), w = working_roundoff(dtype);
+  const long double g = std::fabs(static_cast<long double>(attention_factor));
+  const long double eps_rope = std::sqrt(2.0L) * kRopeBound * u * std::max(1.0L, g) / g;
+  return 2 * eps_rope + eps_rope * eps_rope + gamma(head_dim + 3, w) * (1 + eps_rope) * (1 + eps_rope);
+}
+
+}  // namespace
+
+double attention_score_bound(Dtype dtype, int head_dim, double attention_factor) {
+  const long double u = unit_roundoff(dtype);
+  const long double beta = score_beta(dtype, head_dim, attention_factor);
+  return round_up(beta / u + (1 + beta) + 1);
+}
+
+double attention_output_bound(Dtype dtype, int head_dim, double attention_factor, std::int64_t keys, double sigma) {
+  const long double u = unit_roundoff(dtype), w = working_roundoff(dtype);
+  const long double beta = score_beta(dtype, head_dim, attention_factor);
+  const long double delta = static_cast<long double>(sigma) * (beta + 8 * w * (1 + beta));
+  const long double roundings = 6.0L * static_cast<long double>(std::max<std::int64_t>(keys, 1));
+  static_assert(kExpUlps == 2, "the 6n count of roundings assumes exp within 2 ulp (4w, counted as 4 roundings)");
+  const long double mu_d = gamma(roundings, w);
+  const long double mu_n = mu_d + u * (1 + mu_d);
+  const long double x = 2 * std::tanh(delta / 2) + (mu_n + mu_d) / (1 - mu_d);
+  return round_up(x / u + (1 + x) + 1);
+}
+
+std::string attention_score_source(Dtype dtype, int head_dim) {
+  return "derived bound for attention scores (gate/tolerance.cpp): RoPE within e <= 4, dot product and scale in " +
+         std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + " (gamma_" + std::to_string(head_dim + 3) +
+         "), one rounding to " + std::string(ropecheck::name(dtype)) + ", +1 for the golden value's rounding";
+}
+
+std::string attention_output_source(Dtype dtype) {
+  return "derived bound for attention outputs, per (query, head) row (gate/tolerance.cpp): score errors through the "
+         "softmax (2 tanh(delta/2), delta from the row's sigma), exp within 2 ulp and 6n roundings in " +
+         std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + ", one rounding to " +
+         std::string(ropecheck::name(dtype)) + ", +1 for the golden value's rounding";
+}
+
+ToleranceOverrides parse_tolerances(std::string_view text) {
+  ToleranceOverrides out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    if (eq != std::string_view::npos && (key == "attention_scores" || key == "attention_outputs")) {
+      // Same number checks as e=N (parse_tolerance), message naming this key.
+      try {
+        const double value = parse_tolerance("e" + std::string(item.substr(eq))).value;
+        (key == "attention_scores" ? out.attention_scores : out.attention_outputs) = value;
+      } catch (const UsageError&) {
+        throw UsageError("--tolerance: expected a non-negative number after '" + std::string(key) + "=', got '" +
+                         std::string(item.substr(eq + 1)) + "'");
+      }
+    } else if (key == "e" || key == "ulp") {
+      if (out.rope) throw UsageError("--tolerance: expected one of e= and ulp=, got '" + std::string(text) + "'");
+      out.rope = parse_tolerance(item);
+    } else {
+      throw UsageError("--tolerance: expected e=N, ulp=N, attention_scores=N or attention_outputs=N (comma-separated), got '" +
+                       std::string(item) + "'");
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 Tolerance parse_tolerance(std::string_view text) {

@@ -1,5 +1,6 @@
 // `ropecheck check`: judges a candidate's outputs for the golden inputs (a .npz, .npy, safetensors or
-// JSON file, tensors named SUITE/ID/output) against the golden expectations; gate/README.md.
+// JSON file, tensors named SUITE/ID/output; for attention suites SUITE/ID/scores and
+// SUITE/ID/outputs) against the golden expectations; gate/README.md.
 #include <memory>
 
 #include "gate/commands/command.h"
@@ -9,6 +10,43 @@
 #include "gate/report.h"
 
 namespace ropecheck::gate {
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::vector<std::int64_t> without_ones(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t n : shape) {
+    if (n != 1) out.push_back(n);
+  }
+  return out;
+}
+
+// The values of attention tensor `key` when the candidate has it, else null. Its shape must be
+// `expected` up to size-1 dimensions (which leave the row-major order unchanged: a batch of 1, a
+// squeezed head), or 1-D with as many values; anything else is an input error (exit 2), since a
+// transposed tensor would be judged element by element against the wrong values.
+const std::vector<double>* attention_tensor(const TensorMap& candidate, const std::string& key,
+                                            const std::vector<std::int64_t>& expected, const char* dims,
+                                            const std::string& file) {
+  const auto it = candidate.find(key);
+  if (it == candidate.end()) return nullptr;
+  const Tensor& t = it->second;
+  if (t.dtype == "U") throw InputError(file + ": " + key + ": expected numbers of shape " + shape_text(expected) + " " + dims + ", got text");
+  std::int64_t count = 1;
+  for (std::int64_t n : expected) count *= n;
+  const bool flat = t.shape.size() == 1 && t.shape[0] == count;
+  if ((!flat && without_ones(t.shape) != without_ones(expected)) || static_cast<std::int64_t>(t.values.size()) != count) {
+    throw InputError(file + ": " + key + ": expected shape " + shape_text(expected) + " " + dims + ", got " + shape_text(t.shape));
+  }
+  return &t.values;
+}
+
+}  // namespace
 
 void add_check_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("check", "Judge a candidate's outputs for the golden inputs: verdict, horizon, reports");
@@ -20,11 +58,14 @@ void add_check_command(CLI::App& root, int& status) {
   auto args = std::make_shared<Args>();
   cmd->add_option("--golden", args->golden, "Golden suite file, or a folder of them")->required();
   cmd->add_option("--candidate", args->candidate,
-                  "Candidate outputs: .npz/.npy/safetensors/JSON with tensors named SUITE/ID/output (gate/README.md)")
+                  "Candidate outputs: .npz/.npy/safetensors/JSON with tensors named SUITE/ID/output, or SUITE/ID/scores and "
+                  "SUITE/ID/outputs for attention suites (gate/README.md)")
       ->required();
   cmd->add_option("--model", args->model, "Rounding model the candidate claims: exact | f32-recipe")
       ->check(CLI::IsMember({"exact", "f32-recipe"}));
-  cmd->add_option("--tolerance", args->tolerance, "Override the default bound: e=NUMBER (u*rho units) or ulp=NUMBER");
+  cmd->add_option("--tolerance", args->tolerance,
+                  "Override the default bounds, comma-separated: e=NUMBER (u*rho units) or ulp=NUMBER for RoPE suites; "
+                  "attention_scores=NUMBER, attention_outputs=NUMBER for attention suites");
   cmd->add_option("--json", args->json, "Write the JSON report (gate/schema/report.schema.json) here");
   cmd->add_option("--junit", args->junit, "Write a JUnit XML file (one testcase per group) here");
   cmd->add_option("--html", args->html, "Write a self-contained HTML report here");
@@ -33,7 +74,12 @@ void add_check_command(CLI::App& root, int& status) {
   cmd->callback([args, &status] {
     CompareOptions options;
     options.model = args->model == "exact" ? Model::exact : Model::f32_recipe;
-    if (!args->tolerance.empty()) options.tolerance = parse_tolerance(args->tolerance);
+    if (!args->tolerance.empty()) {
+      const ToleranceOverrides overrides = parse_tolerances(args->tolerance);
+      options.tolerance = overrides.rope;
+      options.attention_scores = overrides.attention_scores;
+      options.attention_outputs = overrides.attention_outputs;
+    }
     options.worst_cases = args->worst;
     const std::vector<LoadedGolden> suites = load_golden(args->golden);
     TensorMap candidate;
@@ -61,9 +107,41 @@ void add_check_command(CLI::App& root, int& status) {
     for (const LoadedGolden& loaded : suites) {
       report.golden_files.push_back(loaded.path);
       const golden::GoldenFile& file = loaded.file;
-      if (file.kind != golden::Kind::rope) {
-        report.notes.push_back("suite " + file.suite + " (" + std::string(golden::name(file.kind)) +
-                               " tests) is not judged by check: only RoPE suites are");
+      if (file.kind == golden::Kind::attention) {
+        for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
+          AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], options);
+          for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
+            progress.update(++done, file.suite);
+            if (options.model != Model::exact) {
+              comparer.skip(test, "attention tests carry no f32-recipe expectations: judged under --model exact only");
+              continue;
+            }
+            const std::string scores_key = tensor_name(file.suite, test.id, "scores");
+            const std::string outputs_key = tensor_name(file.suite, test.id, "outputs");
+            const std::vector<double>* scores =
+                attention_tensor(candidate, scores_key, {test.heads, test.q_tokens, test.k_tokens}, "(heads, q_tokens, k_tokens)",
+                                 args->candidate);
+            const std::vector<double>* outputs =
+                attention_tensor(candidate, outputs_key, {test.q_tokens, test.heads, test.v_dim}, "(q_tokens, heads, v_dim)",
+                                 args->candidate);
+            if (!scores && !outputs) {
+              const std::string what = lone != candidate.end() ? " (a lone .npy holds RoPE outputs only)" : "";
+              if (args->allow_missing) {
+                comparer.skip(test, "no " + scores_key + " nor " + outputs_key + " in the candidate" + what);
+              } else {
+                comparer.fail(test, "missing", "no tensor " + scores_key + " nor " + outputs_key + " in " + args->candidate + what);
+              }
+              continue;
+            }
+            std::vector<std::string> missing;
+            if (!args->allow_missing) {
+              if (!scores) missing.push_back("no tensor " + scores_key + " in " + args->candidate);
+              if (!outputs) missing.push_back("no tensor " + outputs_key + " in " + args->candidate);
+            }
+            comparer.add(test, scores, outputs, missing);
+          }
+          report.groups.push_back(comparer.finish());
+        }
         continue;
       }
       for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {

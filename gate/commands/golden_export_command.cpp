@@ -4,7 +4,13 @@
 //   SUITE/ID/positions  int64 [tokens] (single-axis) or [tokens, components] (2d, mrope)
 //   SUITE/ID/spec       the canonical spec text (npz: a 0-d unicode array; safetensors: __metadata__)
 //   format              "ropecheck-export/1"
-// A candidate writes SUITE/ID/output with the input's shape.
+// A candidate writes SUITE/ID/output with the input's shape. Attention suites export instead
+//   SUITE/ID/q, k, v    [q_tokens|k_tokens, heads, head_dim|v_dim] in the spec's dtype
+//   SUITE/ID/q_positions, k_positions   int64 [tokens] or [tokens, components]
+//   SUITE/ID/causal     int64, 0-d: 1 when the causal mask applies
+//   SUITE/ID/spec       as above
+// and a candidate writes SUITE/ID/scores [heads, q_tokens, k_tokens] and SUITE/ID/outputs
+// [q_tokens, heads, v_dim].
 #include <cstdio>
 #include <memory>
 
@@ -14,9 +20,24 @@
 #include "gate/writers/tensor_writer.h"
 
 namespace ropecheck::gate {
+namespace {
+
+std::string dtype_name(Dtype dtype) {
+  return dtype == Dtype::f64 ? "F64" : dtype == Dtype::f32 ? "F32" : dtype == Dtype::f16 ? "F16" : "BF16";
+}
+
+// int64 [tokens] (single-axis) or [tokens, components] (2d, mrope).
+OutTensor positions_tensor(std::string name, const std::vector<std::int64_t>& positions, std::int64_t tokens, int components) {
+  OutTensor t{std::move(name), "I64", {tokens}, {}, {}};
+  if (components > 1) t.shape.push_back(components);
+  for (std::int64_t p : positions) t.values.push_back(static_cast<double>(p));
+  return t;
+}
+
+}  // namespace
 
 void add_golden_export_command(CLI::App& golden, int& status) {
-  CLI::App* cmd = golden.add_subcommand("export", "Write golden inputs and positions as .npz or safetensors for a candidate to run on");
+  CLI::App* cmd = golden.add_subcommand("export", "Write golden inputs and positions (RoPE and attention suites) as .npz or safetensors for a candidate to run on");
   struct Args {
     std::string golden, format, out;
   };
@@ -33,24 +54,31 @@ void add_golden_export_command(CLI::App& golden, int& status) {
     for (const LoadedGolden& loaded : suites) {
       inputs.push_back(loaded.path);
       const golden::GoldenFile& file = loaded.file;
-      if (file.kind != golden::Kind::rope) {
-        std::fprintf(stderr, "ropecheck: note: suite %s (%s tests) not exported: only RoPE suites are\n", file.suite.c_str(),
-                     std::string(golden::name(file.kind)).c_str());
+      if (file.kind == golden::Kind::attention) {
+        for (const golden::Group& group : file.groups) {
+          const std::string dtype = dtype_name(group.spec.dtype);
+          const int components = position_components(group.spec);
+          for (const golden::AttentionTest& test : group.attention_tests) {
+            auto name = [&](const char* what) { return tensor_name(file.suite, test.id, what); };
+            tensors.push_back({name("q"), dtype, {test.q_tokens, test.heads, test.head_dim}, test.q, {}});
+            tensors.push_back({name("k"), dtype, {test.k_tokens, test.heads, test.head_dim}, test.k, {}});
+            tensors.push_back({name("v"), dtype, {test.k_tokens, test.heads, test.v_dim}, test.v, {}});
+            tensors.push_back(positions_tensor(name("q_positions"), test.q_positions, test.q_tokens, components));
+            tensors.push_back(positions_tensor(name("k_positions"), test.k_positions, test.k_tokens, components));
+            tensors.push_back({name("causal"), "I64", {}, {test.causal ? 1.0 : 0.0}, {}});
+            tensors.push_back({name("spec"), "U", {}, {}, to_string(group.spec)});
+            ++exported;
+          }
+        }
         continue;
       }
       for (const golden::Group& group : file.groups) {
-        const std::string dtype = group.spec.dtype == Dtype::f64   ? "F64"
-                                  : group.spec.dtype == Dtype::f32 ? "F32"
-                                  : group.spec.dtype == Dtype::f16 ? "F16"
-                                                                   : "BF16";
+        const std::string dtype = dtype_name(group.spec.dtype);
         const int components = position_components(group.spec);
         for (const golden::RopeTest& test : group.rope_tests) {
           OutTensor input{tensor_name(file.suite, test.id, "input"), dtype, {test.tokens, test.heads, test.head_dim}, test.input, {}};
-          OutTensor positions{tensor_name(file.suite, test.id, "positions"), "I64", {test.tokens}, {}, {}};
-          if (components > 1) positions.shape.push_back(components);
-          for (std::int64_t p : test.positions) positions.values.push_back(static_cast<double>(p));
           tensors.push_back(std::move(input));
-          tensors.push_back(std::move(positions));
+          tensors.push_back(positions_tensor(tensor_name(file.suite, test.id, "positions"), test.positions, test.tokens, components));
           tensors.push_back({tensor_name(file.suite, test.id, "spec"), "U", {}, {}, to_string(group.spec)});
           ++exported;
         }
