@@ -505,3 +505,609 @@ Proof.
                 ltac:(apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra) Hrmin Hex E32 Hbf) as N.
   eapply Rle_trans; [exact N |]. rewrite u32_value in *. simpl in *. nra.
 Qed.
+
+(* ====================================================================================
+   The attention factor g ≠ 1 (error_bounds.h calls it A; here g, because A, B, C, S already name
+   exact values) and cache mode. Metric of reference/error_metric.h:
+       e = max(|a − A'|, |b − B'|) / (u·ρ·max(1, |g|)),
+   so the theorems below bound |out − exact| by a multiple of u·ρ·Rmax 1 |g|. The exact component
+   is g·(x·C + y·S) with (C, S) = (cos α, ±sin α) (the sign of S covers both output components
+   and the inverse direction, whose negations are exact).
+   ==================================================================================== *)
+
+Lemma Rabs_sq : forall v, Rabs v * Rabs v = v * v.
+Proof. intro v. rewrite <- Rabs_mult. apply Rabs_right, Rle_ge, Rle_0_sqr. Qed.
+
+Lemma inv_pow2_pos : forall n, 0 < / 2 ^ n.
+Proof. intro n. apply Rinv_0_lt_compat, pow_lt. lra. Qed.
+
+Lemma inv_pow2_le : forall m n, (m <= n)%nat -> / 2 ^ n <= / 2 ^ m.
+Proof. intros m n H. apply Rinv_le_contravar; [apply pow_lt; lra | apply Rle_pow; [lra | exact H]]. Qed.
+
+(* Cauchy–Schwarz on absolute values: |x|·|C| + |y|·|S| ≤ ρ for a unit vector (C, S). *)
+Lemma abs_dot_le_rho : forall x y C S rho, C * C + S * S = 1 -> 0 <= rho ->
+  rho * rho = x * x + y * y -> Rabs x * Rabs C + Rabs y * Rabs S <= rho.
+Proof.
+  intros x y C S rho Hu Hr Hrho. apply le_of_square; [exact Hr |].
+  pose proof (cauchy_schwarz2 (Rabs x) (Rabs C) (Rabs y) (Rabs S)) as H.
+  rewrite !Rabs_sq in H. nra.
+Qed.
+
+(* The three sizes the propagation needs, for the scaled unit vector (g·C, g·S). *)
+Lemma scaled_terms_le : forall g x y C S rho, C * C + S * S = 1 -> 0 <= rho ->
+  rho * rho = x * x + y * y ->
+  Rabs (x * (g * C) + y * (g * S)) <= Rabs g * rho /\
+  Rabs (y * (g * S)) <= Rabs g * rho /\
+  Rabs x * Rabs (g * C) + Rabs y * Rabs (g * S) <= Rabs g * rho.
+Proof.
+  intros g x y C S rho Hu Hr Hrho.
+  pose proof (abs_dot_le_rho x y C S rho Hu Hr Hrho) as D.
+  pose proof (exact_component_le_rho x y C S rho Hu Hr Hrho) as E.
+  pose proof (Rabs_pos g) as Pg. pose proof (Rabs_pos x) as Px. pose proof (Rabs_pos C) as PC.
+  assert (Hdot : Rabs x * Rabs (g * C) + Rabs y * Rabs (g * S) = Rabs g * (Rabs x * Rabs C + Rabs y * Rabs S))
+    by (rewrite !Rabs_mult; ring).
+  repeat split.
+  - replace (x * (g * C) + y * (g * S)) with (g * (x * C + y * S)) by ring.
+    rewrite Rabs_mult. apply Rmult_le_compat_l; assumption.
+  - rewrite Rabs_mult, (Rabs_mult g S).
+    replace (Rabs y * (Rabs g * Rabs S)) with (Rabs g * (Rabs y * Rabs S)) by ring.
+    apply Rmult_le_compat_l; [exact Pg |]. assert (0 <= Rabs x * Rabs C) by nra. lra.
+  - rewrite Hdot. apply Rmult_le_compat_l; assumption.
+Qed.
+
+(* mu64 = eps64·2^-22·2^-1000: the absolute (subnormal) error terms of the binary64 operations
+   are negligible once ρ ≥ 2^-1000 and S_g = max(1, |g|) ≥ 1. *)
+Lemma mu64_terms_small : forall rho sg, / 2 ^ 1000 <= rho -> 1 <= sg ->
+  2 * mu64 * rho + 3 * mu64 <= / 2 ^ 19 * eps64 * (rho * sg).
+Proof.
+  intros rho sg Hr Hs.
+  assert (Hmu : mu64 = eps64 * / 2 ^ 22 * / 2 ^ 1000)
+    by (unfold mu64, eps64; rewrite <- !Rinv_mult, <- !pow_add; reflexivity).
+  pose proof eps64_pos as He. pose proof (inv_pow2_pos 1000) as HP. pose proof (inv_pow2_pos 22) as HQ.
+  pose proof (inv_pow2_le 0 1000 ltac:(lia)) as HP1. rewrite pow_O, Rinv_1 in HP1.
+  assert (H19 : / 2 ^ 19 = 8 * / 2 ^ 22) by (simpl; lra).
+  rewrite Hmu, H19.
+  assert (H1 : 2 * (eps64 * / 2 ^ 22 * / 2 ^ 1000) * rho <= 2 * (eps64 * / 2 ^ 22) * rho)
+    by (apply Rmult_le_compat_r; [lra |]; apply Rmult_le_compat_l; [lra |]; rewrite <- (Rmult_1_r (eps64 * / 2 ^ 22)) at 2;
+        apply Rmult_le_compat_l; [nra | exact HP1]).
+  assert (H2 : 3 * (eps64 * / 2 ^ 22 * / 2 ^ 1000) <= 3 * (eps64 * / 2 ^ 22) * rho)
+    by (replace (3 * (eps64 * / 2 ^ 22) * rho) with (3 * (eps64 * / 2 ^ 22 * rho)) by ring;
+        apply Rmult_le_compat_l; [lra |]; apply Rmult_le_compat_l; [nra | exact Hr]).
+  assert (H3 : 5 * (eps64 * / 2 ^ 22) * rho <= 5 * (eps64 * / 2 ^ 22) * (rho * sg)).
+  { apply Rmult_le_compat_l; [nra |]. rewrite <- (Rmult_1_r rho) at 1. apply Rmult_le_compat_l; lra. }
+  assert (0 <= eps64 * / 2 ^ 22 * (rho * sg)) by (apply Rmult_le_pos; [nra | apply Rmult_le_pos; lra]).
+  nra.
+Qed.
+
+(* ---------- attention factor on the fly: c = RN64(g·ĉ), s = RN64(g·ŝ) ---------- *)
+
+(* optimized/angle-inl.h place_in_quadrant: ĉ, ŝ within k·eps64 of cos α, ±sin α (after the exact
+   quadrant swap/negations), then c = RN64(g·ĉ), s = RN64(g·ŝ) (M::mul; |RN64(v) − v| ≤ eps64·|v| +
+   mu64, gappa/rounding_f64*.g); then the binary64 rotation of binary64_rotation_bound. With
+   |ĉ| ≤ 1 + k·eps64:  |c − g·C| ≤ |g|·(k + 1 + k·eps64)·eps64 + mu64  (error_bounds.h: |A|(δ + 1.0001ε)),
+   and, for any m ≥ (1 + eps64)²·(2 + 1.415·(k + 1 + k·eps64)),
+       |a − g·(x·C + y·S)| ≤ m·eps64·ρ·max(1, |g|) + 2·mu64·ρ + 3·mu64.
+   Both |g| < 1 and |g| > 1: the error is proportional to |g|·ρ ≤ ρ·max(1, |g|). *)
+Lemma binary64_scaled_rotation_bound : forall k m g x y ch sh c s C S p2 a rho,
+  0 <= k -> (1 + eps64) * (1 + eps64) * (2 + 1415 / 1000 * (k + 1 + k * eps64)) <= m ->
+  C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= k * eps64 -> Rabs (sh - S) <= k * eps64 ->
+  Rabs (c - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - g * (x * C + y * S)) <= m * eps64 * (rho * Rmax 1 (Rabs g)) + 2 * mu64 * rho + 3 * mu64.
+Proof.
+  intros k m g x y ch sh c s C S p2 a rho Hk Hm Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha.
+  pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
+  assert (Hsmall : eps64 <= / 1000) by (unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]).
+  pose proof (Rabs_pos g) as Pg.
+  assert (HC1 : Rabs C <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= S * S) by apply Rle_0_sqr; lra).
+  assert (HS1 : Rabs S <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= C * C) by apply Rle_0_sqr; lra).
+  set (kk := k + 1 + k * eps64).
+  assert (Hkk : 0 <= kk) by (unfold kk; nra).
+  (* the table error, for either entry *)
+  assert (Hentry : forall e eh E, Rabs E <= 1 -> Rabs (eh - E) <= k * eps64 ->
+            Rabs (e - g * eh) <= eps64 * Rabs (g * eh) + mu64 -> Rabs (e - g * E) <= eps64 * (Rabs g * kk) + mu64).
+  { intros e eh E HE1 Heh He'.
+    assert (Heh1 : Rabs eh <= 1 + k * eps64).
+    { replace eh with (E + (eh - E)) by ring. eapply Rle_trans; [apply Rabs_triang | lra]. }
+    assert (H1 : eps64 * Rabs (g * eh) <= eps64 * (Rabs g * (1 + k * eps64))).
+    { apply Rmult_le_compat_l; [lra |]. rewrite Rabs_mult. apply Rmult_le_compat_l; assumption. }
+    assert (H2 : Rabs (g * (eh - E)) <= Rabs g * (k * eps64))
+      by (rewrite Rabs_mult; apply Rmult_le_compat_l; assumption).
+    replace (e - g * E) with ((e - g * eh) + g * (eh - E)) by ring.
+    eapply Rle_trans; [apply Rabs_triang |].
+    assert (H3 : eps64 * (Rabs g * (1 + k * eps64)) + Rabs g * (k * eps64) = eps64 * (Rabs g * kk)) by (unfold kk; ring).
+    lra. }
+  pose proof (Hentry c ch C HC1 Hch Hc) as Hcerr.
+  pose proof (Hentry s sh S HS1 Hsh Hs) as Hserr.
+  assert (Hma : 0 <= Rabs g * kk) by nra.
+  pose proof (propagation eps64 mu64 mu64 x y c s (g * C) (g * S) p2 a (Rabs g * kk) (Rabs g * kk)
+                (Rlt_le _ _ He) Hmu Hmu Hma Hma Hcerr Hserr Hp2 Ha) as P.
+  replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+  eapply Rle_trans; [exact P |].
+  destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T1 [T2 _]].
+  pose proof (abs_sum_le x y rho Hr Hrho) as Hsum.
+  assert (HI : Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * (Rabs g * kk) + Rabs y * (Rabs g * kk)
+               <= Rabs g * rho * (2 + 1415 / 1000 * kk)).
+  { assert (Rabs x * (Rabs g * kk) + Rabs y * (Rabs g * kk) <= (Rabs g * kk) * (1415 / 1000 * rho)).
+    { replace (Rabs x * (Rabs g * kk) + Rabs y * (Rabs g * kk)) with ((Rabs g * kk) * (Rabs x + Rabs y)) by ring.
+      apply Rmult_le_compat_l; assumption. }
+    lra. }
+  assert (He2 : 0 <= (1 + eps64) * (1 + eps64) * eps64) by (apply Rmult_le_pos; [nra | lra]).
+  assert (A1 : (1 + eps64) * (1 + eps64) * eps64 *
+               (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * (Rabs g * kk) + Rabs y * (Rabs g * kk))
+               <= (1 + eps64) * (1 + eps64) * eps64 * (Rabs g * rho * (2 + 1415 / 1000 * kk)))
+    by (apply Rmult_le_compat_l; assumption).
+  assert (A2 : (1 + eps64) * (1 + eps64) * eps64 * (Rabs g * rho * (2 + 1415 / 1000 * kk))
+               <= m * eps64 * (rho * Rmax 1 (Rabs g))).
+  { replace ((1 + eps64) * (1 + eps64) * eps64 * (Rabs g * rho * (2 + 1415 / 1000 * kk)))
+      with ((1 + eps64) * (1 + eps64) * (2 + 1415 / 1000 * kk) * (eps64 * rho * Rabs g)) by ring.
+    replace (m * eps64 * (rho * Rmax 1 (Rabs g))) with (m * (eps64 * rho * Rmax 1 (Rabs g))) by ring.
+    assert (0 <= eps64 * rho) by nra.
+    apply Rmult_le_compat; [nra | nra | exact Hm |].
+    apply Rmult_le_compat_l; [assumption | apply Rmax_r]. }
+  assert (A3 : (1 + eps64) * (1 + eps64) * mu64 * (Rabs x + Rabs y) <= 2 * mu64 * rho).
+  { apply Rle_trans with ((1 + eps64) * (1 + eps64) * mu64 * (1415 / 1000 * rho)).
+    - apply Rmult_le_compat_l; [nra | exact Hsum].
+    - assert ((1 + eps64) * (1 + eps64) * (1415 / 1000) <= 2) by nra.
+      assert (0 <= mu64 * rho) by nra. nra. }
+  assert ((2 + eps64) * mu64 <= 3 * mu64) by nra.
+  unfold kk in *. lra.
+Qed.
+
+(* f64 data with attention factor g ≠ 1 (PRECISE path: premise delta64 = kPreciseCosSinError,
+   hand-derived in error_bounds.h): angle-inl.h place_in_quadrant's c = RN64(g·ĉ), s = RN64(g·ŝ),
+   then kernel-inl.h's binary64 rotation (the output). For ρ ≥ 2^-1000 (so that the subnormal
+   terms mu64 are below 2^-19·eps64·ρ):
+       e_f64 ≤ 5.19   (error_bounds.h: 3.19 + 2 + 0.01 = 5.20)  → kOnTheFlyF64Scaled = 5.5.
+   ((1 + ε)²·(2 + 1.415·(2.25 + 1.25ε)) = 5.1838 + O(ε).) *)
+Theorem f64_scaled_kernel_bound : forall g x y ch sh c s C S p2 a rho,
+  C * C + S * S = 1 -> / 2 ^ 1000 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= delta64 -> Rabs (sh - S) <= delta64 ->
+  Rabs (c - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - g * (x * C + y * S)) <= 519 / 100 * eps64 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros g x y ch sh c s C S p2 a rho Hunit Hrmin Hrho Hch Hsh Hc Hs Hp2 Ha.
+  assert (Hr : 0 <= rho) by (pose proof (inv_pow2_pos 1000); lra).
+  unfold delta64 in *.
+  pose proof (binary64_scaled_rotation_bound (125 / 100) (5185 / 1000) g x y ch sh c s C S p2 a rho
+                ltac:(lra) ltac:(unfold eps64; simpl; lra) Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha) as B.
+  pose proof (mu64_terms_small rho (Rmax 1 (Rabs g)) Hrmin (Rmax_l _ _)) as M.
+  pose proof eps64_pos. assert (0 <= rho * Rmax 1 (Rabs g)) by (apply Rmult_le_pos; [lra | pose proof (Rmax_l 1 (Rabs g)); lra]).
+  assert (0 <= eps64 * (rho * Rmax 1 (Rabs g))) by nra.
+  assert (/ 2 ^ 19 <= 5 / 1000) by (simpl; lra).
+  nra.
+Qed.
+
+(* f32 data with attention factor g ≠ 1 (FAST path: premise delta64_fast = kFastCosSinError,
+   hand-derived in error_bounds.h): c = RN64(g·ĉ), s = RN64(g·ŝ), binary64 rotation, out = RN32(a)
+   (gappa/rounding_f32.g). The binary64 value is within D = 9.44·eps64·ρ·max(1, |g|) of the exact
+   one ((1 + ε)²(2 + 1.415·(5.25 + 4.25ε)) = 9.4288 + O(ε); error_bounds.h: 7.43 + 2 + 0.01), and for
+   ρ ≥ 2^-126:  e_f32 ≤ 1 + 9.44·2^-29·(1 + 2^-24) < 1 + 2^-25.7 ≤ 1 + 2^-20 = kOnTheFlyF32, so
+   on_the_fly_bound's use of kOnTheFlyF32 regardless of the attention factor is justified. *)
+Theorem f32_scaled_kernel_bound : forall g x y ch sh c s C S p2 a out rho,
+  C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
+  Rabs (c - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - g * (x * C + y * S)) <= (1 + / 2 ^ 20) * u32 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros g x y ch sh c s C S p2 a out rho Hunit Hrmin Hrho Hch Hsh Hc Hs Hp2 Ha Hout.
+  pose proof (inv_pow2_pos 126) as Ht.
+  assert (Hr : 0 <= rho) by lra.
+  assert (Hrmin64 : / 2 ^ 1000 <= rho) by (apply Rle_trans with (/ 2 ^ 126); [apply inv_pow2_le; lia | exact Hrmin]).
+  unfold delta64_fast in *.
+  pose proof (binary64_scaled_rotation_bound (425 / 100) (943 / 100) g x y ch sh c s C S p2 a rho
+                ltac:(lra) ltac:(unfold eps64; simpl; lra) Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha) as B.
+  pose proof (mu64_terms_small rho (Rmax 1 (Rabs g)) Hrmin64 (Rmax_l _ _)) as M.
+  set (R := rho * Rmax 1 (Rabs g)) in *.
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (Hex : Rabs (g * (x * C + y * S)) <= R).
+  { destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
+    replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+    eapply Rle_trans; [exact T |]. unfold R. rewrite Rmult_comm.
+    apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]. }
+  assert (H64 : Rabs (a - g * (x * C + y * S)) <= 944 / 100 * eps64 * R).
+  { pose proof eps64_pos. assert (0 <= eps64 * R) by nra. assert (/ 2 ^ 19 <= 1 / 100) by (simpl; lra). nra. }
+  pose proof (narrow_rounding_bound u32 (/ 2 ^ 126) R _ a out _
+                ltac:(unfold u32; apply Rlt_le, inv_pow2_pos) (Rlt_le _ _ Ht) ltac:(lra) Hex H64 Hout) as N.
+  eapply Rle_trans; [exact N |]. clearbody R.
+  rewrite u32_value. unfold eps64. simpl. nra.
+Qed.
+
+(* f16 / bf16 data with g ≠ 1 (FAST path, delta64_fast): out = RN16(RN32(a)) / RNbf16(RN32(a))
+   (gappa/rounding_f16.g, rounding_bf16.g), from f32_scaled_kernel_bound:
+   e_f16 ≤ 1 + 2^-12 = kOnTheFlyF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kOnTheFlyBF16 for ρ ≥ 2^-126. *)
+Theorem f16_scaled_kernel_bound : forall g x y ch sh c s C S p2 a out32 out rho,
+  C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
+  Rabs (c - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - out32) <= / 2 ^ 11 * Rmax (Rabs out32) (/ 2 ^ 14) ->
+  Rabs (out - g * (x * C + y * S)) <= (1 + / 2 ^ 12) * / 2 ^ 11 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros g x y ch sh c s C S p2 a out32 out rho Hunit Hrmin Hrho Hch Hsh Hc Hs Hp2 Ha H32 H16.
+  pose proof (inv_pow2_pos 14) as Ht.
+  assert (Hr : 0 <= rho) by lra.
+  assert (Hrmin32 : / 2 ^ 126 <= rho) by (apply Rle_trans with (/ 2 ^ 14); [apply inv_pow2_le; lia | exact Hrmin]).
+  pose proof (f32_scaled_kernel_bound g x y ch sh c s C S p2 a out32 rho Hunit Hrmin32 Hrho Hch Hsh Hc Hs Hp2 Ha H32) as E32.
+  set (R := rho * Rmax 1 (Rabs g)) in *.
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (Hex : Rabs (g * (x * C + y * S)) <= R).
+  { destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
+    replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+    eapply Rle_trans; [exact T |]. unfold R. rewrite Rmult_comm.
+    apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]. }
+  pose proof (narrow_rounding_bound (/ 2 ^ 11) (/ 2 ^ 14) R _ out32 out _
+                (Rlt_le _ _ (inv_pow2_pos 11)) (Rlt_le _ _ Ht) ltac:(lra) Hex E32 H16) as N.
+  eapply Rle_trans; [exact N |]. clearbody R. rewrite u32_value. simpl. nra.
+Qed.
+
+Theorem bf16_scaled_kernel_bound : forall g x y ch sh c s C S p2 a out32 out rho,
+  C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
+  Rabs (c - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - out32) <= / 2 ^ 8 * Rmax (Rabs out32) (/ 2 ^ 126) ->
+  Rabs (out - g * (x * C + y * S)) <= (1 + / 2 ^ 15) * / 2 ^ 8 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros g x y ch sh c s C S p2 a out32 out rho Hunit Hrmin Hrho Hch Hsh Hc Hs Hp2 Ha H32 Hbf.
+  pose proof (inv_pow2_pos 126) as Ht.
+  assert (Hr : 0 <= rho) by lra.
+  pose proof (f32_scaled_kernel_bound g x y ch sh c s C S p2 a out32 rho Hunit Hrmin Hrho Hch Hsh Hc Hs Hp2 Ha H32) as E32.
+  set (R := rho * Rmax 1 (Rabs g)) in *.
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (Hex : Rabs (g * (x * C + y * S)) <= R).
+  { destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
+    replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+    eapply Rle_trans; [exact T |]. unfold R. rewrite Rmult_comm.
+    apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]. }
+  pose proof (narrow_rounding_bound (/ 2 ^ 8) (/ 2 ^ 126) R _ out32 out _
+                (Rlt_le _ _ (inv_pow2_pos 8)) (Rlt_le _ _ Ht) ltac:(lra) Hex E32 Hbf) as N.
+  eapply Rle_trans; [exact N |]. clearbody R. rewrite u32_value. simpl. nra.
+Qed.
+
+(* ---------- cache mode: the caller's cos/sin tables ---------- *)
+
+(* What is assumed about a cache entry e = RN_c(v) of a format with unit roundoff u_c and smallest
+   normal t_c, v = g·cos α or g·sin α (optimized/kernel-inl.h load_cache converts it exactly to
+   binary64, and negates the sine exactly for the inverse direction, which the sign of S covers):
+       |e − v| ≤ u_c·max(|v|, t_c),
+   i.e. relative error u_c in the normal range and half the subnormal spacing u_c·t_c below it.
+   This is exactly the form the Gappa scripts prove for each cache format: gappa/rounding_f64.g,
+   rounding_f64_negative.g, rounding_f64_subnormal.g (u_c = 2^-53, t_c = 2^-1022), rounding_f32.g
+   (2^-24, 2^-126), rounding_f16.g (2^-11, 2^-14), rounding_bf16.g (2^-8, 2^-126). The rotation's
+   binary64 roundings and the narrowing roundings to the data type use the same proven forms as the
+   on-the-fly theorems above (eps64·|v| + mu64; u·max(|v|, t)). No sharper relative bound
+   (u/(1 + u), which Gappa does not prove) is used.
+   The cost of the weaker form, against error_bounds.h's first estimate u_c/u + on_the_fly_bound:
+   the final rounding(s) act on a result enlarged by the cache error (factor 1 + u of the cache term,
+   (1 + u)(1 + 2^-24) for f16/bf16 data), and a subnormal entry is off by up to u_c·t_c whatever its
+   size; by Cauchy–Schwarz the two entries together cost u_c·ρ·sqrt(g² + 2·t_c²) ≤
+   u_c·(1 + t_c²)·ρ·max(1, |g|), i.e. a relative t_c² (2^-28 for f16 caches, < 2^-250 otherwise).
+   Hence cache_mode_bound = cache_term·(1 + 2u + 2·t_c²) + (2.01 for f64 data, on_the_fly_bound
+   otherwise), cache_term = u_c/u; the theorems below prove exactly that, for every pair. *)
+
+(* The four cache formats: (u_c, t_c) = (unit roundoff, smallest normal) of f64, f32, f16, bf16. *)
+Definition cache_format (uc tc : R) : Prop :=
+  (uc = / 2 ^ 53 /\ tc = / 2 ^ 1022) \/ (uc = / 2 ^ 24 /\ tc = / 2 ^ 126) \/
+  (uc = / 2 ^ 11 /\ tc = / 2 ^ 14) \/ (uc = / 2 ^ 8 /\ tc = / 2 ^ 126).
+
+Definition u16 : R := / 2 ^ 11.
+Definition ubf16 : R := / 2 ^ 8.
+
+Lemma cache_format_range : forall uc tc, cache_format uc tc -> 0 <= uc <= / 2 ^ 8 /\ 0 <= tc.
+Proof.
+  intros uc tc Hf.
+  destruct Hf as [[-> ->] | [[-> ->] | [[-> ->] | [-> ->]]]];
+    repeat split; try apply Rlt_le, inv_pow2_pos; try (apply inv_pow2_le; lia); apply Rle_refl.
+Qed.
+
+Lemma Rmax_sq_le : forall v t, 0 <= t -> Rmax (Rabs v) t * Rmax (Rabs v) t <= v * v + t * t.
+Proof.
+  intros v t Ht. apply Rmax_case; [rewrite Rabs_sq |]; assert (0 <= v * v) by apply Rle_0_sqr; nra.
+Qed.
+
+(* κ = |x|·|c − gC| + |y|·|s − gS| ≤ u_c·(1 + t_c²)·ρ·max(1, |g|): Cauchy–Schwarz with
+   max(|gC|, t_c)² + max(|gS|, t_c)² ≤ g² + 2t_c² ≤ max(1, |g|)²·(1 + t_c²)².
+   (error_bounds.h: κ ≤ u_c·|A| for normal entries.) *)
+Lemma cache_kappa : forall uc tc g x y C S c s rho,
+  0 <= uc -> 0 <= tc -> C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs x * Rabs (c - g * C) + Rabs y * Rabs (s - g * S) <= uc * (1 + tc * tc) * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros uc tc g x y C S c s rho Huc Htc Hunit Hr Hrho Hc Hs.
+  set (m1 := Rmax (Rabs (g * C)) tc). set (m2 := Rmax (Rabs (g * S)) tc).
+  set (sg := Rmax 1 (Rabs g)).
+  assert (Hm1 : 0 <= m1) by (unfold m1; eapply Rle_trans; [exact Htc | apply Rmax_r]).
+  assert (Hm2 : 0 <= m2) by (unfold m2; eapply Rle_trans; [exact Htc | apply Rmax_r]).
+  assert (Q1 : m1 * m1 <= g * g * (C * C) + tc * tc)
+    by (unfold m1; replace (g * g * (C * C)) with ((g * C) * (g * C)) by ring; apply Rmax_sq_le; exact Htc).
+  assert (Q2 : m2 * m2 <= g * g * (S * S) + tc * tc)
+    by (unfold m2; replace (g * g * (S * S)) with ((g * S) * (g * S)) by ring; apply Rmax_sq_le; exact Htc).
+  assert (Hsg1 : 1 <= sg) by apply Rmax_l.
+  assert (Hsgg : Rabs g <= sg) by apply Rmax_r.
+  assert (Hg2 : g * g <= sg * sg) by (rewrite <- Rabs_sq; pose proof (Rabs_pos g); nra).
+  assert (Hw : 0 <= tc * tc) by apply Rle_0_sqr.
+  assert (Hx2 : 0 <= x * x) by apply Rle_0_sqr. assert (Hy2 : 0 <= y * y) by apply Rle_0_sqr.
+  assert (HCS : Rabs x * m1 + Rabs y * m2 <= (1 + tc * tc) * (rho * sg)).
+  { apply le_of_square; [apply Rmult_le_pos; [lra | apply Rmult_le_pos; lra] |].
+    pose proof (cauchy_schwarz2 (Rabs x) m1 (Rabs y) m2) as CS. rewrite !Rabs_sq in CS.
+    assert (Hsum : m1 * m1 + m2 * m2 <= g * g + 2 * (tc * tc)).
+    { assert (g * g * (C * C) + g * g * (S * S) = g * g) by (rewrite <- Rmult_plus_distr_l, Hunit; ring). lra. }
+    assert (Hb : (x * x + y * y) * (m1 * m1 + m2 * m2) <= (rho * rho) * (g * g + 2 * (tc * tc)))
+      by (rewrite Hrho; apply Rmult_le_compat_l; lra).
+    assert (Hsg : g * g + 2 * (tc * tc) <= (1 + tc * tc) * (1 + tc * tc) * (sg * sg)).
+    { assert (1 <= sg * sg) by nra. assert (0 <= tc * tc * (tc * tc) * (sg * sg)) by (apply Rmult_le_pos; nra). nra. }
+    assert (0 <= rho * rho) by apply Rle_0_sqr.
+    assert ((rho * rho) * (g * g + 2 * (tc * tc)) <= (rho * rho) * ((1 + tc * tc) * (1 + tc * tc) * (sg * sg)))
+      by (apply Rmult_le_compat_l; assumption).
+    nra. }
+  assert (Hxc : Rabs x * Rabs (c - g * C) <= Rabs x * (uc * m1)) by (apply Rmult_le_compat_l; [apply Rabs_pos | exact Hc]).
+  assert (Hys : Rabs y * Rabs (s - g * S) <= Rabs y * (uc * m2)) by (apply Rmult_le_compat_l; [apply Rabs_pos | exact Hs]).
+  assert (uc * (Rabs x * m1 + Rabs y * m2) <= uc * ((1 + tc * tc) * (rho * sg))) by (apply Rmult_le_compat_l; assumption).
+  nra.
+Qed.
+
+(* Binary64 part (load_cache, then kernel-inl.h's a = RN64(fma(x, c, −RN64(y·s)))): the two
+   binary64 roundings of the rotation on top of κ:
+       |a − g·(x·C + y·S)| ≤ (1 + ε)²·(2ε + u_c·(1 + t_c²))·ρ·max(1, |g|) + 3·mu64. *)
+Lemma cache_rotation_bound : forall uc tc g x y C S c s p2 a rho,
+  0 <= uc -> 0 <= tc -> C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - g * (x * C + y * S)) <=
+    (1 + eps64) * (1 + eps64) * (2 * eps64 + uc * (1 + tc * tc)) * (rho * Rmax 1 (Rabs g)) + 3 * mu64.
+Proof.
+  intros uc tc g x y C S c s p2 a rho Huc Htc Hunit Hr Hrho Hc Hs Hp2 Ha.
+  pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
+  assert (Hsmall : eps64 <= / 1000) by (unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]).
+  (* propagation with eta = 0 and the entries' errors as the "relative parts" ma, mb *)
+  set (ma := Rabs (c - g * C) / eps64). set (mb := Rabs (s - g * S) / eps64).
+  assert (Hma : 0 <= ma) by (unfold ma; apply Rmult_le_pos; [apply Rabs_pos | apply Rlt_le, Rinv_0_lt_compat; lra]).
+  assert (Hmb : 0 <= mb) by (unfold mb; apply Rmult_le_pos; [apply Rabs_pos | apply Rlt_le, Rinv_0_lt_compat; lra]).
+  assert (Ema : eps64 * ma = Rabs (c - g * C)) by (unfold ma; field; lra).
+  assert (Emb : eps64 * mb = Rabs (s - g * S)) by (unfold mb; field; lra).
+  pose proof (propagation eps64 mu64 0 x y c s (g * C) (g * S) p2 a ma mb (Rlt_le _ _ He) Hmu (Rle_refl 0) Hma Hmb
+                ltac:(rewrite Ema; lra) ltac:(rewrite Emb; lra) Hp2 Ha) as P.
+  replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+  eapply Rle_trans; [exact P |]. rewrite !Rmult_0_r, Rmult_0_l, Rplus_0_r.
+  destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T1 [T2 _]].
+  pose proof (cache_kappa uc tc g x y C S c s rho Huc Htc Hunit Hr Hrho Hc Hs) as K.
+  set (sg := Rmax 1 (Rabs g)) in *.
+  assert (Hsg1 : 1 <= sg) by apply Rmax_l. assert (Hsgg : Rabs g <= sg) by apply Rmax_r.
+  assert (Hgr : Rabs g * rho <= rho * sg) by (rewrite Rmult_comm; apply Rmult_le_compat_l; assumption).
+  assert (HI : eps64 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * ma + Rabs y * mb)
+               <= (2 * eps64 + uc * (1 + tc * tc)) * (rho * sg)).
+  { replace (eps64 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * ma + Rabs y * mb))
+      with (eps64 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)))
+            + (Rabs x * (eps64 * ma) + Rabs y * (eps64 * mb))) by ring.
+    rewrite Ema, Emb.
+    assert (eps64 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S))) <= eps64 * (2 * (rho * sg)))
+      by (apply Rmult_le_compat_l; lra).
+    lra. }
+  assert (He2 : 0 <= (1 + eps64) * (1 + eps64)) by nra.
+  assert (A1 : (1 + eps64) * (1 + eps64) * eps64 *
+               (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * ma + Rabs y * mb)
+               <= (1 + eps64) * (1 + eps64) * ((2 * eps64 + uc * (1 + tc * tc)) * (rho * sg))).
+  { rewrite Rmult_assoc. apply Rmult_le_compat_l; [exact He2 | exact HI]. }
+  assert ((2 + eps64) * mu64 <= 3 * mu64) by nra.
+  lra.
+Qed.
+
+(* The binary64 part as one relative number, for ρ ≥ 2^-1000 (mu64_terms_small):
+   |a − exact| ≤ cache_D u_c t_c·ρ·max(1, |g|). *)
+Definition cache_D (uc tc : R) : R :=
+  (1 + eps64) * (1 + eps64) * (2 * eps64 + uc * (1 + tc * tc)) + / 2 ^ 19 * eps64.
+
+Lemma cache_binary64_relative : forall uc tc g x y C S c s p2 a rho,
+  0 <= uc -> 0 <= tc -> C * C + S * S = 1 -> / 2 ^ 1000 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - g * (x * C + y * S)) <= cache_D uc tc * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros uc tc g x y C S c s p2 a rho Huc Htc Hunit Hrmin Hrho Hc Hs Hp2 Ha.
+  assert (Hr : 0 <= rho) by (pose proof (inv_pow2_pos 1000); lra).
+  pose proof (cache_rotation_bound uc tc g x y C S c s p2 a rho Huc Htc Hunit Hr Hrho Hc Hs Hp2 Ha) as B.
+  pose proof (mu64_terms_small rho (Rmax 1 (Rabs g)) Hrmin (Rmax_l _ _)) as M.
+  destruct mu64_small as [Hmu _].
+  assert (0 <= mu64 * rho) by nra.
+  unfold cache_D. lra.
+Qed.
+
+(* A narrowing rounding out = RN(w), |RN(v) − v| ≤ u·max(|v|, t) (gappa/rounding_f32.g, f16, bf16),
+   after |w − X| ≤ Dw·R with |X| ≤ R and t ≤ R:  |out − X| ≤ (u·(1 + Dw) + Dw)·R. *)
+Lemma cache_narrow : forall u t R X w out Dw,
+  0 <= u -> 0 <= t -> t <= R -> Rabs X <= R -> Rabs (w - X) <= Dw * R ->
+  Rabs (out - w) <= u * Rmax (Rabs w) t ->
+  Rabs (out - X) <= (u * (1 + Dw) + Dw) * R.
+Proof.
+  intros u t R X w out Dw Hu Ht HtR HX Hw Hout.
+  pose proof (narrow_rounding_bound u t R X w out (Dw * R) Hu Ht HtR HX Hw Hout) as N.
+  eapply Rle_trans; [exact N |]. right. ring.
+Qed.
+
+Lemma cache_scaled_exact_le : forall g x y C S rho, C * C + S * S = 1 -> 0 <= rho ->
+  rho * rho = x * x + y * y -> Rabs (g * (x * C + y * S)) <= rho * Rmax 1 (Rabs g).
+Proof.
+  intros g x y C S rho Hunit Hr Hrho.
+  destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
+  replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+  eapply Rle_trans; [exact T |]. rewrite Rmult_comm.
+  apply Rmult_le_compat_l; [exact Hr | apply Rmax_r].
+Qed.
+
+Lemma Rmax_1_pos : forall rho g, 0 <= rho -> rho <= rho * Rmax 1 (Rabs g).
+Proof. intros rho g Hr. pose proof (Rmax_l 1 (Rabs g)). nra. Qed.
+
+(* The numeric step of every pair: for 0 ≤ u_c ≤ 2^-8, w = t_c² ≥ 0 and multipliers k (the product
+   of the (1 + unit) factors in front of the cache error) and constants k0 (the rest):
+   k0 + k·u_c·(1 + w) ≤ u_c·(1 + 2u + 2w) + K·u when k ≤ 1 + 2u, k ≤ 2 and k0 ≤ K·u. *)
+Lemma cache_numeric : forall uc w u k k0 K,
+  0 <= uc -> 0 <= w -> k <= 1 + 2 * u -> k <= 2 -> k0 <= K * u ->
+  k0 + k * (uc * (1 + w)) <= uc * (1 + 2 * u + 2 * w) + K * u.
+Proof.
+  intros uc w u k k0 K Huc Hw Hk1 Hk2 Hk0.
+  assert (uc * k <= uc * (1 + 2 * u)) by (apply Rmult_le_compat_l; assumption).
+  assert (uc * w * k <= uc * w * 2) by (apply Rmult_le_compat_l; [apply Rmult_le_pos |]; assumption).
+  nra.
+Qed.
+
+(* CACHE MODE, f64 data (load_cache + the binary64 rotation, no further rounding): for each cache
+   format and ρ ≥ 2^-1000,
+       e_f64 ≤ u_c/ε·(1 + 2ε + 2t_c²) + 2.01 = cache_mode_bound(f64, cache_dtype)   (u = ε = eps64).
+   (cache_D/ε = (1 + ε)²·(2 + u_c/ε·(1 + t_c²)) + 2^-19.) *)
+Theorem f64_cache_bound : forall uc tc g x y C S c s p2 a rho,
+  cache_format uc tc ->
+  C * C + S * S = 1 -> / 2 ^ 1000 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (a - g * (x * C + y * S)) <= (uc / eps64 * (1 + 2 * eps64 + 2 * (tc * tc)) + 201 / 100) * eps64 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros uc tc g x y C S c s p2 a rho Hf Hunit Hrmin Hrho Hc Hs Hp2 Ha.
+  destruct (cache_format_range uc tc Hf) as [[Huc Huc8] Htc].
+  assert (Hr : 0 <= rho) by (pose proof (inv_pow2_pos 1000); lra).
+  pose proof (cache_binary64_relative uc tc g x y C S c s p2 a rho Huc Htc Hunit Hrmin Hrho Hc Hs Hp2 Ha) as B.
+  eapply Rle_trans; [exact B |].
+  apply Rmult_le_compat_r; [pose proof (Rmax_1_pos rho g Hr); lra |].
+  pose proof eps64_pos as He.
+  (* the (1 + ε)² on u_c is 1 + 2ε + ε², and u_c·ε² ≤ 2^-8·ε² goes into the 0.01·ε *)
+  assert (Hw : 0 <= tc * tc) by apply Rle_0_sqr.
+  assert (Hn : (1 + eps64) * (1 + eps64) * 2 * eps64 + / 2 ^ 19 * eps64 + uc * (eps64 * eps64) <= 201 / 100 * eps64).
+  { assert (uc * (eps64 * eps64) <= / 2 ^ 8 * (eps64 * eps64)) by (apply Rmult_le_compat_r; [nra | exact Huc8]).
+    unfold eps64 in *. simpl in *. lra. }
+  assert (Hk : (1 + eps64) * (1 + eps64) * (uc * tc * tc) <= 2 * (uc * tc * tc))
+    by (apply Rmult_le_compat_r; [apply Rmult_le_pos; [apply Rmult_le_pos |]; assumption | unfold eps64; simpl; lra]).
+  replace ((uc / eps64 * (1 + 2 * eps64 + 2 * (tc * tc)) + 201 / 100) * eps64)
+    with (uc * (1 + 2 * eps64 + 2 * (tc * tc)) + 201 / 100 * eps64) by (field; lra).
+  unfold cache_D. nra.
+Qed.
+
+(* CACHE MODE, f32 data: load_cache, the binary64 rotation, out = RN32(a). For each cache format
+   and ρ ≥ 2^-126:
+       e_f32 ≤ u_c/u·(1 + 2u + 2t_c²) + 1 + 2^-20 = cache_mode_bound(f32, cache_dtype)   (u = u32).
+   (e_f32 ≤ 1 + (1 + u)·cache_D/u; (1 + u)(1 + ε)² ≤ 1 + 2u, the ε terms ≈ 2^-27.9 ≤ 2^-20.) *)
+Theorem f32_cache_bound : forall uc tc g x y C S c s p2 a out rho,
+  cache_format uc tc ->
+  C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - g * (x * C + y * S)) <= (uc / u32 * (1 + 2 * u32 + 2 * (tc * tc)) + (1 + / 2 ^ 20)) * u32 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros uc tc g x y C S c s p2 a out rho Hf Hunit Hrmin Hrho Hc Hs Hp2 Ha Hout.
+  destruct (cache_format_range uc tc Hf) as [[Huc _] Htc].
+  pose proof (inv_pow2_pos 126) as Ht. assert (Hr : 0 <= rho) by lra.
+  assert (Hrmin64 : / 2 ^ 1000 <= rho) by (apply Rle_trans with (/ 2 ^ 126); [apply inv_pow2_le; lia | exact Hrmin]).
+  pose proof (cache_binary64_relative uc tc g x y C S c s p2 a rho Huc Htc Hunit Hrmin64 Hrho Hc Hs Hp2 Ha) as B.
+  pose proof (Rmax_1_pos rho g Hr) as HR.
+  pose proof (cache_narrow u32 (/ 2 ^ 126) (rho * Rmax 1 (Rabs g)) _ a out _ ltac:(unfold u32; apply Rlt_le, inv_pow2_pos) (Rlt_le _ _ Ht)
+                ltac:(lra) (cache_scaled_exact_le g x y C S rho Hunit Hr Hrho) B Hout) as N.
+  eapply Rle_trans; [exact N |].
+  apply Rmult_le_compat_r; [lra |].
+  assert (Hw : 0 <= tc * tc) by apply Rle_0_sqr.
+  replace ((uc / u32 * (1 + 2 * u32 + 2 * (tc * tc)) + (1 + / 2 ^ 20)) * u32)
+    with (uc * (1 + 2 * u32 + 2 * (tc * tc)) + (1 + / 2 ^ 20) * u32) by (unfold u32; field; apply pow_nonzero; lra).
+  replace (u32 * (1 + cache_D uc tc) + cache_D uc tc)
+    with ((u32 + (1 + u32) * ((1 + eps64) * (1 + eps64) * 2 * eps64 + / 2 ^ 19 * eps64))
+          + (1 + u32) * (1 + eps64) * (1 + eps64) * (uc * (1 + tc * tc))) by (unfold cache_D; ring).
+  apply cache_numeric; try assumption; rewrite u32_value; unfold eps64; simpl; lra.
+Qed.
+
+(* CACHE MODE, f16 / bf16 data: load_cache, the binary64 rotation, out = RN16(RN32(a)) /
+   RNbf16(RN32(a)). With D1 = u32·(1 + cache_D) + cache_D (after RN32):
+       e ≤ 1 + (1 + u)·D1/u ≤ u_c/u·(1 + 2u + 2t_c²) + 1 + 2^-12 (f16, ρ ≥ 2^-14),
+                               u_c/u·(1 + 2u + 2t_c²) + 1 + 2^-15 (bf16, ρ ≥ 2^-126)
+   = cache_mode_bound(f16 / bf16, cache_dtype). ((1 + u)(1 + 2^-24)(1 + ε)² ≤ 1 + 2u; the rest
+   is (1 + u)·2^-24/u + O(ε/u) ≤ 2^-12.9 resp. 2^-15.9.) *)
+Lemma cache_narrow2 : forall u t K uc tc g x y C S c s p2 a out32 out rho,
+  0 <= u -> 0 <= t -> t <= rho -> / 2 ^ 126 <= rho -> cache_format uc tc ->
+  (1 + u) * (1 + u32) * (1 + eps64) * (1 + eps64) <= 1 + 2 * u ->
+  u + (1 + u) * (u32 + (1 + u32) * ((1 + eps64) * (1 + eps64) * 2 * eps64 + / 2 ^ 19 * eps64)) <= K * u ->
+  0 < u -> u <= / 2 ->
+  C * C + S * S = 1 -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - out32) <= u * Rmax (Rabs out32) t ->
+  Rabs (out - g * (x * C + y * S)) <= (uc / u * (1 + 2 * u + 2 * (tc * tc)) + K) * u * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros u t K uc tc g x y C S c s p2 a out32 out rho Hu Ht HtR Hrmin Hf Hk Hk0 Hu0 Hu2 Hunit Hrho Hc Hs Hp2 Ha H32 Hout.
+  destruct (cache_format_range uc tc Hf) as [[Huc _] Htc].
+  pose proof (inv_pow2_pos 126) as Ht126. assert (Hr : 0 <= rho) by lra.
+  assert (Hrmin64 : / 2 ^ 1000 <= rho) by (apply Rle_trans with (/ 2 ^ 126); [apply inv_pow2_le; lia | exact Hrmin]).
+  pose proof (cache_binary64_relative uc tc g x y C S c s p2 a rho Huc Htc Hunit Hrmin64 Hrho Hc Hs Hp2 Ha) as B.
+  pose proof (Rmax_1_pos rho g Hr) as HR.
+  pose proof (cache_scaled_exact_le g x y C S rho Hunit Hr Hrho) as Hex.
+  pose proof (cache_narrow u32 (/ 2 ^ 126) (rho * Rmax 1 (Rabs g)) _ a out32 _ ltac:(unfold u32; apply Rlt_le, inv_pow2_pos) (Rlt_le _ _ Ht126)
+                ltac:(lra) Hex B H32) as N32.
+  pose proof (cache_narrow u t (rho * Rmax 1 (Rabs g)) _ out32 out _ Hu Ht ltac:(lra) Hex N32 Hout) as N.
+  eapply Rle_trans; [exact N |].
+  apply Rmult_le_compat_r; [lra |].
+  assert (Hw : 0 <= tc * tc) by apply Rle_0_sqr.
+  replace ((uc / u * (1 + 2 * u + 2 * (tc * tc)) + K) * u) with (uc * (1 + 2 * u + 2 * (tc * tc)) + K * u) by (field; lra).
+  replace (u * (1 + (u32 * (1 + cache_D uc tc) + cache_D uc tc)) + (u32 * (1 + cache_D uc tc) + cache_D uc tc))
+    with ((u + (1 + u) * (u32 + (1 + u32) * ((1 + eps64) * (1 + eps64) * 2 * eps64 + / 2 ^ 19 * eps64)))
+          + (1 + u) * (1 + u32) * (1 + eps64) * (1 + eps64) * (uc * (1 + tc * tc))) by (unfold cache_D; ring).
+  apply cache_numeric; try assumption; lra.
+Qed.
+
+Theorem f16_cache_bound : forall uc tc g x y C S c s p2 a out32 out rho,
+  cache_format uc tc ->
+  C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - out32) <= u16 * Rmax (Rabs out32) (/ 2 ^ 14) ->
+  Rabs (out - g * (x * C + y * S)) <= (uc / u16 * (1 + 2 * u16 + 2 * (tc * tc)) + (1 + / 2 ^ 12)) * u16 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros uc tc g x y C S c s p2 a out32 out rho Hf Hunit Hrmin Hrho Hc Hs Hp2 Ha H32 Hout.
+  assert (Hrmin32 : / 2 ^ 126 <= rho) by (apply Rle_trans with (/ 2 ^ 14); [apply inv_pow2_le; lia | exact Hrmin]).
+  apply (cache_narrow2 u16 (/ 2 ^ 14) (1 + / 2 ^ 12) uc tc g x y C S c s p2 a out32 out rho); try assumption;
+    try (unfold u16; apply Rlt_le, inv_pow2_pos); try (apply Rlt_le, inv_pow2_pos); try (unfold u16; apply inv_pow2_pos);
+    rewrite ?u32_value; unfold u16, eps64; simpl; lra.
+Qed.
+
+Theorem bf16_cache_bound : forall uc tc g x y C S c s p2 a out32 out rho,
+  cache_format uc tc ->
+  C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - g * C) <= uc * Rmax (Rabs (g * C)) tc ->
+  Rabs (s - g * S) <= uc * Rmax (Rabs (g * S)) tc ->
+  Rabs (p2 - y * s) <= eps64 * Rabs (y * s) + mu64 ->
+  Rabs (a - (x * c + p2)) <= eps64 * Rabs (x * c + p2) + mu64 ->
+  Rabs (out32 - a) <= u32 * Rmax (Rabs a) (/ 2 ^ 126) ->
+  Rabs (out - out32) <= ubf16 * Rmax (Rabs out32) (/ 2 ^ 126) ->
+  Rabs (out - g * (x * C + y * S)) <= (uc / ubf16 * (1 + 2 * ubf16 + 2 * (tc * tc)) + (1 + / 2 ^ 15)) * ubf16 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros uc tc g x y C S c s p2 a out32 out rho Hf Hunit Hrmin Hrho Hc Hs Hp2 Ha H32 Hout.
+  apply (cache_narrow2 ubf16 (/ 2 ^ 126) (1 + / 2 ^ 15) uc tc g x y C S c s p2 a out32 out rho); try assumption;
+    try (unfold ubf16; apply Rlt_le, inv_pow2_pos); try (apply Rlt_le, inv_pow2_pos); try (unfold ubf16; apply inv_pow2_pos);
+    rewrite ?u32_value; unfold ubf16, eps64; simpl; lra.
+Qed.

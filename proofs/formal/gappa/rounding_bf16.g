@@ -6,6 +6,8 @@
 #   absolute ≤ 2^-134 = 2^-8·2^-126 for |v| ≤ 2^-126.
 # Justifies: hypothesis Hbf of bf16_rotation_bound in coq/ErrorBound.v (e_bf16 ≤ 1.001 for
 # ρ ≥ 2^-126), hence the bf16 constant in optimized/error_bounds.h.
+# Also justifies: the cache-entry premise |e − v| ≤ 2^-8·max(|v|, 2^-126) of the bf16 cache format
+# and the final RNbf16 of bf16_cache_bound (coq/ErrorBound.v, cache mode), hence cache_mode_bound.
 
 @rndbf = float<8, -133, ne>;
 h = rndbf(v);

@@ -6,6 +6,8 @@
 #   absolute ≤ 2^-25 = 2^-11·2^-14 for |v| ≤ 2^-14 (subnormal range).
 # Justifies: hypothesis H16 of f16_rotation_bound in coq/ErrorBound.v (e16 ≤ 1.001 for
 # 2^-14 ≤ ρ), hence the f16 constant in optimized/error_bounds.h.
+# Also justifies: the cache-entry premise |e − v| ≤ 2^-11·max(|v|, 2^-14) of the f16 cache format
+# and the final RN16 of f16_cache_bound (coq/ErrorBound.v, cache mode), hence cache_mode_bound.
 
 @rnd16 = float<11, -24, ne>;
 h = rnd16(v);

@@ -9,6 +9,9 @@
 #   |RN32(v) − v| ≤ 2^-25 = u32/2 when |v| ≤ 1 + 2^-40 (cos/sin values: half an ulp below 1).
 # Justifies: the hypotheses Hp2, Hout (u32, mu32) and the u32/2 form in coq/ErrorBound.v, hence
 # the f32 constant in optimized/error_bounds.h.
+# Also justifies: the cache-entry premise |e − v| ≤ 2^-24·max(|v|, 2^-126) of the f32 cache format
+# and the RN32 narrowing of f32/f16/bf16_cache_bound (coq/ErrorBound.v, cache mode), hence
+# cache_mode_bound.
 
 @rnd32 = float<ieee_32, ne>;
 c = rnd32(v);

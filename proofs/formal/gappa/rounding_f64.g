@@ -5,6 +5,9 @@
 # |RN64(v) − v| ≤ eps64·|v| + mu64 (eps64 = 2^-53, mu64 = 2^-1075).
 # Justifies: hypotheses Hp2, Ha of f64_rotation_bound in coq/ErrorBound.v, hence kOnTheFlyF64 in
 # optimized/error_bounds.h (and, through it, kOnTheFlyF32, kOnTheFlyF16, kOnTheFlyBF16).
+# Also justifies: the rotation's binary64 roundings and the f64 cache-entry premise
+# |e − v| ≤ 2^-53·max(|v|, 2^-1022) of the cache theorems (coq/ErrorBound.v, cache mode), hence
+# cache_mode_bound.
 
 @rnd64 = float<ieee_64, ne>;
 w = rnd64(v);

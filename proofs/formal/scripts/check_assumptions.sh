@@ -18,6 +18,10 @@ theorems=(
   ErrorBound.cos_sin_hypotheses ErrorBound.f64_rotation_bound ErrorBound.f32_kernel_bound
   ErrorBound.f16_kernel_bound ErrorBound.bf16_kernel_bound
   ErrorBound.binary64_rotation_bound ErrorBound.f64_fast_rotation_bound
+  ErrorBound.binary64_scaled_rotation_bound ErrorBound.f64_scaled_kernel_bound
+  ErrorBound.f32_scaled_kernel_bound ErrorBound.f16_scaled_kernel_bound ErrorBound.bf16_scaled_kernel_bound
+  ErrorBound.cache_rotation_bound ErrorBound.f64_cache_bound ErrorBound.f32_cache_bound
+  ErrorBound.f16_cache_bound ErrorBound.bf16_cache_bound
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
