@@ -15,6 +15,7 @@ namespace ropecheck::gate {
 struct PropertyResult {
   std::string name;
   std::string formula;
+  std::string proof;  // the Coq file proving it for all inputs (proofs/catalog.h), empty if none
   bool holds = false;
   int cases = 0;
   bool gave_up = false;

@@ -885,18 +885,18 @@ void passthrough(const Implementation& impl, Tally& tally) {
 }
 
 constexpr Identity kCatalog[] = {
-    {"relative_matrix", "R_m^T R_n = R_{n-m}", "seed 002 appendix (相对位置旋转公式证明)", relative_matrix},
-    {"norm_preservation", "||R_m x|| = ||x|| per pair", "seed 002 (R is orthogonal)", norm_preservation},
-    {"complex_equivalence", "R_m x = z e^{i m theta}, z = x1 + i x2", "seed 002 appendix (复数和旋转矩阵等价性)", complex_equivalence},
-    {"relative_dot", "<R_m q, R_n k> = <q, R_{n-m} k>, invariant under m,n -> m+t,n+t", "seed 002", relative_dot},
-    {"forms_agree", "matrix form = complex form = elementwise cos/sin form", "seed 002", forms_agree},
-    {"group_law", "R_m R_n = R_{m+n}; R_0 = I; R_{-m} = R_m^T = R_m^-1; inverse o forward = id", "seed 002 appendix", group_law},
-    {"layout_permutation", "F_half(P x) = P F_interleaved(x)", "ROPE.md section 1", layout_permutation},
-    {"multi_axis_relative", "R_{m1,m2}^T R_{n1,n2} = R_{n1-m1,n2-m2}; axes independent", "seed 002 (RoPE的高维扩展)", multi_axis_relative},
-    {"head_independence", "every head uses the same rotation; heads do not mix", "seed 002", head_independence},
-    {"attention_shift_invariance", "softmax(QK^T/sqrt d)V unchanged when all positions shift", "seeds 002, 004", attention_shift_invariance},
-    {"long_term_decay", "|sum h_i e^{i r theta_i}| <= max|h_{i+1}-h_i| sum|S_j|; average of |S_j| decays", "seed 004 (RoFormer 3.4.3)", long_term_decay},
-    {"passthrough", "dims beyond rotary_dim are untouched, bit for bit", "ROPE.md section 1, DESIGN.md", passthrough},
+    {"relative_matrix", "R_m^T R_n = R_{n-m}", "seed 002 appendix (相对位置旋转公式证明)", "Rotation.v", relative_matrix},
+    {"norm_preservation", "||R_m x|| = ||x|| per pair", "seed 002 (R is orthogonal)", "Rotation.v", norm_preservation},
+    {"complex_equivalence", "R_m x = z e^{i m theta}, z = x1 + i x2", "seed 002 appendix (复数和旋转矩阵等价性)", "Rotation.v", complex_equivalence},
+    {"relative_dot", "<R_m q, R_n k> = <q, R_{n-m} k>, invariant under m,n -> m+t,n+t", "seed 002", "Rotation.v", relative_dot},
+    {"forms_agree", "matrix form = complex form = elementwise cos/sin form", "seed 002", "Layouts.v", forms_agree},
+    {"group_law", "R_m R_n = R_{m+n}; R_0 = I; R_{-m} = R_m^T = R_m^-1; inverse o forward = id", "seed 002 appendix", "Rotation.v", group_law},
+    {"layout_permutation", "F_half(P x) = P F_interleaved(x)", "ROPE.md section 1", "Layouts.v", layout_permutation},
+    {"multi_axis_relative", "R_{m1,m2}^T R_{n1,n2} = R_{n1-m1,n2-m2}; axes independent", "seed 002 (RoPE的高维扩展)", "Rotation.v", multi_axis_relative},
+    {"head_independence", "every head uses the same rotation; heads do not mix", "seed 002", "", head_independence},
+    {"attention_shift_invariance", "softmax(QK^T/sqrt d)V unchanged when all positions shift", "seeds 002, 004", "Attention.v", attention_shift_invariance},
+    {"long_term_decay", "|sum h_i e^{i r theta_i}| <= max|h_{i+1}-h_i| sum|S_j|; average of |S_j| decays", "seed 004 (RoFormer 3.4.3)", "", long_term_decay},
+    {"passthrough", "dims beyond rotary_dim are untouched, bit for bit", "ROPE.md section 1, DESIGN.md", "", passthrough},
 };
 
 }  // namespace

@@ -32,6 +32,9 @@ struct Identity {
   std::string_view name;
   std::string_view formula;
   std::string_view source;  // seed file or paper
+  // The Coq theorem of the same name that proves the identity for all inputs over the reals
+  // (proofs/formal/README.md), as "file.v" under proofs/formal/coq/; empty: tested here only.
+  std::string_view proof;
   // The RapidCheck property body: generates with operator* on generators, throws RapidCheck's
   // failure (with a description) on a violated check, discards cases the implementation does not
   // support. Updates `tally` on every evaluation.

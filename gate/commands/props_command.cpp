@@ -97,7 +97,8 @@ int run_props(const PropsArguments& args) {
               bits ? ("unrounded outputs at " + std::to_string(args.precision_bits) + " bits").c_str()
                    : "outputs in the spec's dtype",
               static_cast<unsigned long long>(run.seed));
-  std::printf("%-28s %7s  %-20s %10s  %s\n", "identity", "cases", "worst discrepancy", "of bound", "verdict");
+  std::printf("%-28s %7s  %-20s %10s  %-8s  %s\n", "identity", "cases", "worst discrepancy", "of bound", "verdict",
+              "proven for all inputs (proofs/formal/coq)");
   std::fflush(stdout);
   int status = 0;
   for (const proofs::Identity& identity : proofs::catalog()) {
@@ -106,8 +107,9 @@ int run_props(const PropsArguments& args) {
     const char* verdict = report.holds ? "holds" : report.gave_up ? "GAVE UP" : "VIOLATED";
     char fraction[32];
     std::snprintf(fraction, sizeof fraction, "%.2g", report.tally.worst_fraction);
-    std::printf("%-28s %7d  %-20s %10s  %s\n", report.name.c_str(), report.cases, discrepancy_text(report, bits).c_str(),
-                fraction, verdict);
+    const std::string proof = identity.proof.empty() ? "-" : std::string(identity.proof) + " " + report.name;
+    std::printf("%-28s %7d  %-20s %10s  %-8s  %s\n", report.name.c_str(), report.cases,
+                discrepancy_text(report, bits).c_str(), fraction, verdict, proof.c_str());
     if (!report.holds) {
       status = 1;
       std::printf("  %s\n", report.failure.c_str());

@@ -121,6 +121,7 @@ void add_run_command(CLI::App& root, int& status) {
         PropertyResult p;
         p.name = r.name;
         p.formula = std::string(identity.formula);
+        p.proof = std::string(identity.proof);
         p.holds = r.holds;
         p.cases = r.cases;
         p.gave_up = r.gave_up;

@@ -2,6 +2,10 @@
 // 256 bits (the correct reference must be caught by none), and the whole catalog at 64 and 256 bits
 // to show that the tolerances — and the measured agreement — scale with the working precision.
 #include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -73,6 +77,32 @@ TEST(ReferenceCatalog, TolerancesAndAgreementScaleWithPrecision) {
     EXPECT_GT(high_bits - low_bits, 100.0) << identity.name;
     EXPECT_GT(low_bits, 64.0 - 14 - 31 - 10) << identity.name;
     EXPECT_GT(high_bits, 256.0 - 14 - 31 - 10) << identity.name;
+  }
+}
+
+// issue 8: each catalog entry that cites a Coq theorem names a file under proofs/formal/coq/ that
+// states a Theorem of the entry's own name; an entry citing none has no such Theorem anywhere
+// (the citation would be missing). Reads the sources the formal_coq ctest compiles.
+TEST(ReferenceCatalog, CitedCoqTheoremsExistUnderTheEntrysName) {
+  const std::string coq_dir = std::string(ROPECHECK_SOURCE_DIR) + "/proofs/formal/coq/";
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  std::string every_file;
+  for (const char* file : {"Rotation.v", "Layouts.v", "Attention.v", "ErrorBound.v"}) every_file += read(coq_dir + file);
+  ASSERT_NE(every_file.find("Theorem relative_matrix"), std::string::npos) << "Coq sources not found under " << coq_dir;
+  for (const Identity& identity : catalog()) {
+    const std::regex statement("Theorem " + std::string(identity.name) + "\\s*:");
+    if (identity.proof.empty()) {
+      EXPECT_FALSE(std::regex_search(every_file, statement)) << identity.name << " is proven in Coq but does not cite it";
+      continue;
+    }
+    const std::string source = read(coq_dir + std::string(identity.proof));
+    EXPECT_FALSE(source.empty()) << identity.name << ": cites missing file " << identity.proof;
+    EXPECT_TRUE(std::regex_search(source, statement)) << identity.name << ": no Theorem of that name in " << identity.proof;
   }
 }
 
