@@ -239,6 +239,7 @@ int apply(const char* implementation, const ropecheck_call* call) {
   if (call->tokens == 0) return ROPECHECK_OK;
 
   const std::shared_ptr<const Plan> plan = cached_plan(parsed.text, spec);
+  if (!plan->frequencies_in_proven_range()) return ROPECHECK_ERROR_UNSUPPORTED;
   CallView view;
   view.plan = plan->view();
   view.positions = call->positions;
@@ -263,6 +264,7 @@ int fill_cache(const ropecheck_spec* c_spec, std::int64_t first_position, std::i
   if (rows > 0 && (cos_cache == nullptr || sin_cache == nullptr)) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (position_components(parsed.spec) > 16) return ROPECHECK_ERROR_UNSUPPORTED;
   const std::shared_ptr<const Plan> plan = cached_plan(parsed.text, parsed.spec);
+  if (!plan->frequencies_in_proven_range()) return ROPECHECK_ERROR_UNSUPPORTED;
   PlanView view = plan->view();
   // an f64 cache gets the precise angles even for a spec whose data is f32/f16/bf16
   view.precise_angles = view.precise_angles || dtype == ROPECHECK_DTYPE_F64;

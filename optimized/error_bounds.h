@@ -2,39 +2,45 @@
 // in the metric of reference/error_metric.h:
 //     e = max(|a − A|, |b − B|) / (u · ρ · S),   u = 2^-p of the data dtype, ρ = |(x, y)|,
 //     S = max(1, |attention factor|).
-// Valid for every spec, every position |p| < 2^40 (every position component), every base, outputs
-// in the normal range of the dtype. Tests and `ropecheck sweep` use these constants as tolerances;
+// Valid for every spec whose frequencies θ'_j are ≤ 2^16 (the kernels refuse others, plan.h), every
+// position |p| < 2^40 (every position component), every base, outputs in the normal range of the
+// dtype. Tests and `ropecheck sweep` use these constants as tolerances;
 // optimized/README.md repeats the derivation. Notation: ε = 2^-53 (binary64 unit roundoff),
 // RN = round to nearest even, |RN(v) − v| ≤ u_format·|v|.
 //
 // ON THE FLY (angle-inl.h, the same per-lane code in every kernel), per token t and pair j.
 // Two angle paths: PRECISE for f64 data, FAST for f32/f16/bf16 data (PlanView::precise_angles).
+//  Steps 1–3 (1–3′) give the cos/sin error δ. Both values are MACHINE-CHECKED by Gappa on the code
+//  as written (proofs/formal/gappa/angle_precise.g, angle_fast.g: every rounding, the fused
+//  operations, the fixed-point reduction), with the Taylor remainders, π and the Lipschitz facts
+//  proven in Coq (proofs/formal/coq/CosSinTaylor.v). Premises that remain assumptions: plan.cpp's
+//  128-bit arithmetic (step 1) and the exact integer identities of phase_of / reduce_*, read from
+//  the code. The first hand budget of steps 2′–3 (kept out of here) was wrong term by term, though
+//  both constants held; the figures below are Gappa's.
 //  1. Phase, exact integer arithmetic: step_j = RN_{2^-128}(frac(θ'_j / 2π)) turns, θ'_j from
 //     spec/schedule.h in 128-bit binary floating point (relative error ≤ 2^-120 assumed: ~10
 //     operations of ≤ 2 ulps each). phase = p·step_j mod 2^128 is exact, so the angle error is
-//     |p|·(2^-128 turn + θ'_j·2^-120) ≤ 2^-75 rad for |p| < 2^40, θ'_j ≤ 16.
-//  2. PRECISE: the remainder after the nearest quarter turn is truncated to 2^-65 turn
-//     (< 2^-62.3 rad) and r = f·2π·2^-65 is formed as a double-double (r_hi, r_lo): relative error
-//     < 2^-100.
-//  3. PRECISE: cos, sin of r (|r| ≤ π/4) by Taylor polynomials (truncation < 2^-63) in binary64
-//     with fused operations and the first-order correction for r_lo: |ĉ − cos| ≤ 1.06ε (0.25ε
-//     from r² = RN(r·r), 0.06ε from the polynomial, 0.25ε from the fused rounding of r²·P, 0.5ε
-//     from the final 1 + w), |ŝ − sin| ≤ 0.8ε (0.24ε from t = RN(r²·P), 0.5ε from the final
-//     r + …); with steps 1–2 both ≤ δ = 1.25ε  (kPreciseCosSinError).
-//  2'. FAST: only the high 64 bits T of the 128-bit phase are used (the phase truncated to 2^-64
-//     turn: < 2^-61.3 rad = 0.0031ε). q = (T + 2^61) >> 62; the remainder U − 2^61 (U = (T + 2^61)
-//     mod 2^62) is rounded to units of 2^-54 turn, V = (U + 2^9) >> 10 (error ≤ 2^-55 turn =
-//     (π/2)·2^-53 rad = 1.5708ε); d = V − 2^51 is converted exactly (integer trick, angle-inl.h),
-//     |d| ≤ 2^51, and r = RN(d·K) with K = RN(2π·2^-54): |r − d·2π·2^-54| ≤ (2ε + ε²)·|d|·2π·2^-54
-//     ≤ 2.0001ε·π/4 = 1.5709ε. Angle error of r: ≤ 0.0031ε + 1.5708ε + 1.5709ε + 2^-75 ≤ 3.15ε.
-//  3'. FAST: the same polynomials as step 3 without the r_lo term (sine = r + RN(r·t), cosine =
-//     1 + RN(r²·pc)): evaluation and truncation error as in step 3 (≤ 1.06ε, ≤ 0.8ε; the r_lo
-//     terms only added to it), and cos, sin are 1-Lipschitz, so with step 2':
-//     |ĉ − cos α| ≤ 3.15ε + 1.06ε = 4.21ε, |ŝ − sin α| ≤ 3.95ε: both ≤ δ = 4.25ε (kFastCosSinError).
+//     |p|·(2π·2^-128 + θ'_j·2^-120) ≤ 2^-64 rad for |p| < 2^40 and θ'_j ≤ 2^16 — the range the
+//     proofs cover; plan.cpp makes the kernels refuse a spec with a larger θ'_j
+//     (ROPECHECK_ERROR_UNSUPPORTED; only scaling factors far below 1 reach it).
+//  2. PRECISE: the remainder after the nearest quarter turn, truncated to 2^-65 turn, becomes a
+//     double-double r_hi + r_lo (|R − r_hi| ≤ 1.33e-16 = 1.2ε, carried by r_lo).
+//  3. PRECISE: Taylor polynomials (degree 17/18, truncation < 2^-63 on |r| ≤ 0.8) in binary64 with
+//     fused operations and the first-order r_lo corrections: |ĉ − cos R| ≤ 1.25ε (tight: Gappa
+//     reaches ≈ 1.244ε; a term-by-term sum gives 1.27ε), |ŝ − sin R| ≤ 0.8125ε.
+//     δ = 1.25ε (kPreciseCosSinError).
+//  2′. FAST: the high 64 bits of the phase; the remainder after the quarter turn rounded to units of
+//     2^-54 turn (V = (U + 2^9) >> 10), converted exactly (integer trick, angle-inl.h), r = RN(d·K)
+//     with K = RN(2π)·2^-54: |R − r| ≤ 2.355ε (the unit rounding 1.5708ε, RN(d·K) half an ulp
+//     below 1, K's own error ≤ 0.28ε).
+//  3′. FAST: the same polynomials without r_lo; with cos, sin 1-Lipschitz:
+//     |ĉ − cos R| ≤ 3.55ε, |ŝ − sin R| ≤ 3.19ε: both ≤ δ = 4.25ε (kFastCosSinError).
 //  Both paths: quadrant swap/negation and the inverse direction's negation are exact (sign-bit
 //     flips). With A ≠ 1: c = RN(A·ĉ): |c − A·cos α| ≤ |A|(δ + ε(1 + δ)) ≤ |A|(δ + 1.0001ε).
 //     Euclidean norm of the (cos, sin) error vector: κ ≤ √2·δ (A = 1), ≤ √2·(δ + 1.0001ε)·|A|:
 //        precise: κ ≤ 1.77ε (A = 1), 3.19ε·|A| (A ≠ 1);  fast: κ ≤ 6.02ε (A = 1), 7.43ε·|A|.
+//  Steps 4–5 are Coq theorems (proofs/formal/coq/ErrorBound.v: f64_rotation_bound, f32/f16/
+//  bf16_kernel_bound, and the *_scaled_* ones for A ≠ 1) from the Gappa rounding facts.
 //  4. Rotation in binary64: a = RN(x·c − RN(y·s)) (one FMA after one product), likewise b:
 //     |a − A(x cos α − y sin α)| ≤ ρκ (Cauchy–Schwarz) + ε|y s| + ε|a| ≤ (κ/ε + 2 + 2^-50)·ε·ρS.
 //     For f64 data (precise path) this is the result:
@@ -51,7 +57,7 @@
 //     A correctly rounded result has e ≤ 1 (half an ulp of A is ≤ u·|A| ≤ u·ρ·S), so these kernels
 //     are within a hair of correct rounding at every position; the decided float32 recipe
 //     RN(fma(x, c, −RN(y·s))) with c, s rounded to binary32 reaches e = 2.38 in random testing
-//     (its bound is 2 + √2·0.5 ≈ 2.71), which is why the rotation is done in binary64.
+//     (its bound, proven in Coq: 2.54), which is why the rotation is done in binary64.
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //

@@ -43,6 +43,7 @@ Plan::Plan(const Spec& spec) : spec_(spec) {
   const Wide two_pi = 2 * boost::multiprecision::acos(Wide(-1));
   for (int j = 0; j < pairs; ++j) {
     const Wide theta = frequency<Wide>(spec, j);
+    if (!(theta <= Wide(kMaxProvenFrequency))) frequencies_in_proven_range_ = false;
     Wide turns = theta / two_pi;
     if (turns < 0) turns = turns + boost::multiprecision::ceil(-turns);  // frequencies are > 0; defensive
     to_fixed_point(turns, step_hi_[static_cast<std::size_t>(j)], step_lo_[static_cast<std::size_t>(j)]);

@@ -21,6 +21,11 @@ class Plan {
   std::uint64_t step_hi(int pair) const { return step_hi_[static_cast<std::size_t>(pair)]; }
   std::uint64_t step_lo(int pair) const { return step_lo_[static_cast<std::size_t>(pair)]; }
   double attention_factor() const { return attention_; }
+  // Every θ'_j ≤ kMaxProvenFrequency: the range for which the angle paths' error is proven
+  // (proofs/formal/gappa/angle_fast.g, angle_precise.g). Outside it the kernels return
+  // ROPECHECK_ERROR_UNSUPPORTED (reachable only with scaling factors far below 1).
+  bool frequencies_in_proven_range() const { return frequencies_in_proven_range_; }
+  static constexpr double kMaxProvenFrequency = 65536.0;  // 2^16 radians per position
 
  private:
   Spec spec_;
@@ -29,6 +34,7 @@ class Plan {
   std::vector<std::int32_t> component_;
   double attention_ = 1.0;
   bool attention_is_one_ = true;
+  bool frequencies_in_proven_range_ = true;
   double radians_per_unit_hi_ = 0.0;
   double radians_per_unit_lo_ = 0.0;
 };

@@ -18,7 +18,9 @@
  *
  * Conventions: every function is thread-safe; nothing is allocated that the caller must free;
  * negative status = error; an implementation that cannot compute a (valid) spec exactly as
- * specified returns ROPECHECK_ERROR_UNSUPPORTED and never guesses.
+ * specified returns ROPECHECK_ERROR_UNSUPPORTED and never guesses. (ropecheck's own kernels do so
+ * for a spec with a frequency θ'_j above 2^16 rad per position — only reachable with scaling
+ * factors far below 1 — where their error bound is not proven.)
  *
  * Only <stdint.h> and <stddef.h> are included: the header compiles as C99 and as C++. */
 #ifndef ROPECHECK_KERNEL_H

@@ -145,6 +145,28 @@ TEST(KernelAbi, InvalidCallsReturnStatusAndWriteNothing) {
   EXPECT_EQ(ropecheck_kernel_apply("scalar", nullptr), ROPECHECK_ERROR_INVALID_ARGUMENT);
 }
 
+// The kernels' error bound is proven for θ'_j ≤ 2^16 rad per position (plan.h,
+// proofs/formal/gappa/angle_fast.g): a linear factor of 2^-17 makes θ'_0 = 2^17, so every CPU kernel
+// (and fill_cache) refuses the spec instead of returning values outside its proven bound; 2^-16
+// (θ'_0 = 2^16 exactly) is still inside.
+TEST(KernelAbi, FrequencyAboveTheProvenRangeIsUnsupported) {
+  const std::string outside = "layout=half,head_dim=8,rotary_dim=4,base=10000,scaling=linear,factor=0.00000762939453125,dtype=f32";
+  const std::string edge = "layout=half,head_dim=8,rotary_dim=4,base=10000,scaling=linear,factor=0.0000152587890625,dtype=f32";
+  for (const char* implementation : {"scalar", "avx2", "avx512", "auto"}) {
+    if (ropecheck_kernel_available(implementation) != 1) continue;
+    SmallCall refused(outside);
+    EXPECT_EQ(ropecheck_kernel_apply(implementation, &refused.call), ROPECHECK_ERROR_UNSUPPORTED) << implementation;
+    EXPECT_TRUE(refused.output_untouched()) << implementation;
+    SmallCall accepted(edge);
+    EXPECT_EQ(ropecheck_kernel_apply(implementation, &accepted.call), ROPECHECK_OK) << implementation;
+  }
+  SmallCall refused(outside);
+  std::vector<float> cos_cache(2, -7.0f), sin_cache(2, -7.0f);
+  EXPECT_EQ(ropecheck_kernel_fill_cache(refused.call.spec, 0, 1, ROPECHECK_DTYPE_F32, cos_cache.data(), sin_cache.data()),
+            ROPECHECK_ERROR_UNSUPPORTED);
+  EXPECT_EQ(cos_cache[0], -7.0f);
+}
+
 TEST(KernelAbi, BadSpecTextOrContradictingFieldsIsInvalidSpec) {
   {
     SmallCall small;

@@ -339,17 +339,18 @@ Qed.
    - f32/f16/bf16 data, FAST path: delta = delta64_fast = 4.25·eps64 = kFastCosSinError of
      optimized/error_bounds.h (its steps 1, 2′, 3′: phase truncated to 64 bits, remainder rounded
      to 2^-54 turn, r = RN(d·K), the same polynomials without r_lo).
-   Both deltas are derived BY HAND in error_bounds.h and taken here as premises of the theorems;
-   they are NOT machine-checked (the Gappa scripts cover only the float32 recipe's angle chain,
-   gappa/angle_f32.g, not these paths). Everything from delta to the normwise bound is.
+   Both deltas are the premises of the theorems here; they are machine-checked by Gappa on the
+   code as written (gappa/angle_precise.g, gappa/angle_fast.g), whose own premises about sin, cos
+   and pi are the theorems of CosSinTaylor.v. The two proofs are linked by statement (the same
+   constants), not by a Gappa-generated Coq certificate.
    Since delta64 ≤ delta64_fast, the f32/f16/bf16 theorems also hold for data routed through the
    precise path.
    ==================================================================================== *)
 
 Definition eps64 : R := / 2 ^ 53.
 Definition mu64 : R := / 2 ^ 1075.     (* half the spacing of binary64 subnormals *)
-Definition delta64 : R := 125 / 100 * eps64.       (* kPreciseCosSinError (error_bounds.h steps 1–3) *)
-Definition delta64_fast : R := 425 / 100 * eps64.  (* kFastCosSinError (error_bounds.h steps 1, 2′, 3′) *)
+Definition delta64 : R := 125 / 100 * eps64.       (* kPreciseCosSinError: gappa/angle_precise.g *)
+Definition delta64_fast : R := 425 / 100 * eps64.  (* kFastCosSinError: gappa/angle_fast.g *)
 
 Lemma eps64_pos : 0 < eps64. Proof. unfold eps64; apply Rinv_0_lt_compat, pow_lt; lra. Qed.
 Lemma mu64_small : 0 <= mu64 /\ mu64 <= / 2 ^ 200.
@@ -435,7 +436,7 @@ Proof.
   unfold eps64. simpl. lra.
 Qed.
 
-(* f32 data (FAST path: premise delta64_fast = kFastCosSinError, hand-derived in error_bounds.h):
+(* f32 data (FAST path: premise delta64_fast = kFastCosSinError, gappa/angle_fast.g):
    out = RN32(a), |RN32(v) − v| ≤ u32·max(|v|, 2^-126) (gappa/rounding_f32.g).
    e_f32 ≤ 1 + 2^-20 = kOnTheFlyF32 for ρ ≥ 2^-126 (normal range); the proof gives
    e_f32 ≤ 1 + 8.02·2^-29·(1 + 2^-24) + 2^-46 < 1 + 2^-25.9, so the margin to 2^-20 is ~60×. *)
@@ -463,8 +464,8 @@ Proof.
   rewrite u32_value in *. unfold eps64 in *. simpl in *. nra.
 Qed.
 
-(* f16 / bf16 data (FAST path: premise delta64_fast = kFastCosSinError, hand-derived in
-   error_bounds.h): out = RN16(RN32(a)) / RNbf16(RN32(a)) (gappa/rounding_f16.g, rounding_bf16.g).
+(* f16 / bf16 data (FAST path: premise delta64_fast = kFastCosSinError,
+   gappa/angle_fast.g): out = RN16(RN32(a)) / RNbf16(RN32(a)) (gappa/rounding_f16.g, rounding_bf16.g).
    e_f16 ≤ 1 + 2^-12 = kOnTheFlyF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kOnTheFlyBF16 for ρ ≥ 2^-126. *)
 Theorem f16_kernel_bound : forall x y c s C S p2 a out32 out rho,
   C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
@@ -658,7 +659,7 @@ Proof.
 Qed.
 
 (* f64 data with attention factor g ≠ 1 (PRECISE path: premise delta64 = kPreciseCosSinError,
-   hand-derived in error_bounds.h): angle-inl.h place_in_quadrant's c = RN64(g·ĉ), s = RN64(g·ŝ),
+   gappa/angle_precise.g): angle-inl.h place_in_quadrant's c = RN64(g·ĉ), s = RN64(g·ŝ),
    then kernel-inl.h's binary64 rotation (the output). For ρ ≥ 2^-1000 (so that the subnormal
    terms mu64 are below 2^-19·eps64·ρ):
        e_f64 ≤ 5.19   (error_bounds.h: 3.19 + 2 + 0.01 = 5.20)  → kOnTheFlyF64Scaled = 5.5.
@@ -685,7 +686,7 @@ Proof.
 Qed.
 
 (* f32 data with attention factor g ≠ 1 (FAST path: premise delta64_fast = kFastCosSinError,
-   hand-derived in error_bounds.h): c = RN64(g·ĉ), s = RN64(g·ŝ), binary64 rotation, out = RN32(a)
+   gappa/angle_fast.g): c = RN64(g·ĉ), s = RN64(g·ŝ), binary64 rotation, out = RN32(a)
    (gappa/rounding_f32.g). The binary64 value is within D = 9.44·eps64·ρ·max(1, |g|) of the exact
    one ((1 + ε)²(2 + 1.415·(5.25 + 4.25ε)) = 9.4288 + O(ε); error_bounds.h: 7.43 + 2 + 0.01), and for
    ρ ≥ 2^-126:  e_f32 ≤ 1 + 9.44·2^-29·(1 + 2^-24) < 1 + 2^-25.7 ≤ 1 + 2^-20 = kOnTheFlyF32, so

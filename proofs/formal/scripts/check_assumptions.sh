@@ -22,12 +22,16 @@ theorems=(
   ErrorBound.f32_scaled_kernel_bound ErrorBound.f16_scaled_kernel_bound ErrorBound.bf16_scaled_kernel_bound
   ErrorBound.cache_rotation_bound ErrorBound.f64_cache_bound ErrorBound.f32_cache_bound
   ErrorBound.f16_cache_bound ErrorBound.bf16_cache_bound
+  CosSinTaylor.pi_enclosure CosSinTaylor.sin_taylor_error CosSinTaylor.cos_taylor_error
+  CosSinTaylor.sin_lipschitz CosSinTaylor.cos_lipschitz CosSinTaylor.sin_second_order
+  CosSinTaylor.cos_second_order CosSinTaylor.quadrant_placement
+  CosSinTaylor.fast_path_premises CosSinTaylor.precise_path_premises
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention ErrorBound."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor ErrorBound."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
     echo "Print Assumptions RopeCheck.$t."
