@@ -7,6 +7,9 @@
 //   vs_copy_median = median over iterations of copy time / kernel time
 //   vs_copy_min    = fastest copy / fastest kernel iteration
 //   vs_scalar      = scalar time / kernel time (same mode, dtype and threads)
+// Modes: on_the_fly (cos/sin computed by the kernel), cache (an f32 cos/sin cache), in_place (on the
+// fly, output = input: one read and one write stream, like the copy; out of place, the output lines
+// are also read for ownership before being written).
 // The copy/* rows time the copy alone (its GB/s).
 // CUDA (where a GPU exists; skipped otherwise): the same workload in device memory, the "cuda"
 // kernel with device pointers against a device-to-device copy of the same bytes (vs_copy, target
@@ -129,7 +132,10 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
     return;
   }
   Workload& w = workload(dtype);
-  const ropecheck_call call = w.call(mode == "cache", threads);
+  ropecheck_call call = w.call(mode == "cache", threads);
+  if (mode == "in_place") {  // on the fly, rotating the output buffer in place (as vLLM does):
+    call.q.input = w.output.data();  // the paired copy refills it with the input every iteration
+  }
   double kernel_total = 0;
   double copy_total = 0;
   double kernel_best = 1e300;
@@ -260,7 +266,7 @@ const int kRegistered = [] {
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.5);
-      for (const char* mode : {"on_the_fly", "cache"}) {
+      for (const char* mode : {"on_the_fly", "cache", "in_place"}) {
         for (const char* implementation : {"scalar", "avx2", "avx512"}) {
           benchmark::RegisterBenchmark(
               (std::string("kernel/") + implementation + "/" + mode + "/" + dtype + "/threads:" + std::to_string(threads)).c_str(),
