@@ -170,7 +170,8 @@ std::string format_table(const Report& r) {
   for (const PropertyResult& p : r.properties) {
     const bool skipped = p.gave_up && !p.holds;
     s << "identity " << p.name << ": " << (skipped ? "skipped (no supported case)" : p.holds ? "holds" : "FAILS") << " (" << p.cases << " cases, worst "
-      << fixed(p.worst_units) << " u)\n";
+      << fixed(p.worst_units) << " u" << (p.proof.empty() ? std::string() : "; proven for all inputs: proofs/formal/coq/" + p.proof)
+      << ")\n";
   }
   std::int64_t tests = 0, failed = 0, skipped = 0, groups_failed = 0;
   for (const GroupResult& g : r.groups) {
