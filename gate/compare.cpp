@@ -14,9 +14,11 @@ namespace ropecheck::gate {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// Roundings of a careful evaluation that may each underflow (two products and a difference:
-// gate/tolerance.cpp), each adding at most 2^(emin−p) absolute.
-constexpr int kUnderflowRoundings = 3;
+// Roundings that may each underflow, each adding at most 2^(emin−p) absolute: a careful
+// evaluation's two products and difference (gate/tolerance.cpp; Coq gate_exact_default), and
+// under the f32-recipe model also the golden recipe value's own rounding (Coq gate_recipe_default:
+// 5·u·ρ + 4·2^(emin−p)).
+constexpr int underflow_roundings(Model model) { return model == Model::exact ? 3 : 4; }
 
 // NaN, +Inf, −Inf or finite: the special-value classes that must agree.
 int value_class(double v) {
@@ -117,7 +119,7 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
   // Gradual underflow: each rounding into the subnormal range errs by up to 2^(emin−p) absolute,
   // which no multiple of u·ρ bounds when ρ is itself tiny (proofs/implementation.h, ErrorClaim).
   // (In Real: for f64, 2^(emin−p) = 2^-1075 is below the smallest double.)
-  const reference::Real underflow = kUnderflowRoundings * reference::Real(std::ldexp(1.0, format.emin - format.precision + 1)) / 2;
+  const reference::Real underflow = underflow_roundings(options_.model) * reference::Real(std::ldexp(1.0, format.emin - format.precision + 1)) / 2;
   const double smallest_normal = std::ldexp(1.0, format.emin);
 
   // The value each element is judged against: exact values (Real) for e, correctly rounded ones for

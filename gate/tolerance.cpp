@@ -25,7 +25,12 @@ std::string_view name(Model model) { return model == Model::exact ? "exact" : "f
 //   ≤ u·(2·(|x| + |y|) + ρ) ≤ u·ρ·(2√2 + 1) ≈ 3.83·u·ρ  (|x| + |y| ≤ √2·ρ)
 // plus O(u²) terms, so e ≤ 4 (with one FMA the bound is 1 + √5 ≈ 3.24). Each of the three roundings
 // may underflow and add η: the comparison allows an absolute 3·2^(emin−p) besides e·u·ρ
-// (kUnderflowRoundings in compare.cpp). An implementation that computes in a wider format and
+// (underflow_roundings in compare.cpp). Machine-checked in proofs/formal/coq/GateTolerance.v for
+// every u ≤ 2^-8, with each rounding |fl(v) − v| ≤ max(u·|v|, 2^(emin−p)) (gappa/rounding_*.g):
+// careful_rotation_bound gives both components ≤ 3.5·u·ρ + 3·2^(emin−p) (the product roundings are
+// u·(|x||C| + |y||S|) ≤ u·ρ, so the first-order constant is 2 + √2 ≈ 3.41, sharper than above),
+// gate_exact_default the default e ≤ 4 with the same absolute 3·2^(emin−p), fma_rotation_bound
+// ≤ 3.3·u·ρ + 2·2^(emin−p) with one FMA. An implementation that computes in a wider format and
 // rounds once (the project's kernels: optimized/error_bounds.h) has e ≤ 1 + tiny; a correctly
 // rounded one e ≤ 1. The bound is relative to g·ρ where the spec has an attention factor g (yarn,
 // longrope): the comparison multiplies it by max(1, |g|).
@@ -33,6 +38,9 @@ std::string_view name(Model model) { return model == Model::exact ? "exact" : "f
 // f32-recipe model: the golden value is the recipe's result correctly rounded (expected_f32_recipe),
 // itself within u·|A_recipe| ≤ u·g·ρ of the recipe's exact result; a careful implementation of the
 // recipe is within the exact-model bound of the latter, hence e ≤ 4 + 1 = 5 against the golden value.
+// Machine-checked as gate_recipe_default (proofs/formal/coq/GateTolerance.v): ≤ 5·u·ρ + 4·2^(emin−p)
+// for recipe cos/sin of norm ≤ 1 + 2u; the absolute part, one rounding more than the exact model's,
+// is what compare.cpp allows under this model (underflow_roundings: 4).
 Tolerance default_tolerance(Model model, Dtype dtype) {
   const double careful = 4;  // ≥ 1 + 2√2, see above
   Tolerance t;

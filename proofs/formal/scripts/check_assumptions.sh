@@ -26,12 +26,15 @@ theorems=(
   CosSinTaylor.sin_lipschitz CosSinTaylor.cos_lipschitz CosSinTaylor.sin_second_order
   CosSinTaylor.cos_second_order CosSinTaylor.quadrant_placement
   CosSinTaylor.fast_path_premises CosSinTaylor.precise_path_premises
+  GateTolerance.careful_component GateTolerance.fma_component
+  GateTolerance.careful_rotation_bound GateTolerance.gate_exact_default
+  GateTolerance.fma_rotation_bound GateTolerance.gate_recipe_default
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor ErrorBound."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor ErrorBound GateTolerance."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
     echo "Print Assumptions RopeCheck.$t."

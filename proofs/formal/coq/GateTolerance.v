@@ -1,0 +1,291 @@
+(* GateTolerance.v — the gate's default tolerances (gate/tolerance.cpp) as theorems.
+
+   A third-party candidate is "careful" when it works in the data dtype itself (unit roundoff
+   u = 2^-p, p = 53, 24, 11 or 8, so 0 < u <= 2^-8), with cos and sin each within u absolutely
+   (faithful: |c - C| <= u, |s - S| <= u, C^2 + S^2 = 1), and rounds every operation once.
+   Each rounding of a value v to w is assumed to satisfy
+       |w - v| <= max(u*|v|, mu),   mu = half the subnormal spacing of the dtype = 2^(emin-p),
+   i.e. relative u in the normal range and absolute mu below it: exactly the two ranges proven by
+   gappa/rounding_f64.g, rounding_f32.g, rounding_f16.g and rounding_bf16.g (the last two state it
+   as u*max(|v|, 2^emin), which is the same bound since mu = u*2^emin).
+
+   Without FMA the two components are
+       a = fl(fl(x*c) - fl(y*s))   against the exact x*C - y*S,
+       b = fl(fl(x*s) + fl(y*c))   against the exact x*S + y*C,
+   both instances of out = fl(p1 + p2), p1 = fl(x*alpha), p2 = fl(y*beta), exact x*A + y*B
+   (for a: beta = -s, B = -S, p2 = -fl(y*s); the rounding hypothesis is symmetric in the sign).
+   Result (careful_component): |out - (x*A + y*B)| <= 7/2*u*rho + 3*mu, rho^2 = x^2 + y^2.
+   By hand: cos/sin errors u*(|x|+|y|) <= sqrt 2*u*rho; the two product roundings
+   u*(|x|*|A| + |y|*|B|) <= u*rho (Cauchy-Schwarz); the final rounding u*|x*A + y*B| <= u*rho:
+   (2 + sqrt 2)*u*rho = 3.414*u*rho, plus O(u^2) terms, <= 3.45*u*rho for u <= 2^-8. The mu term is
+   3*mu, not (3 + 2u)*mu, because a final rounding that errs by u*|v| adds no mu of its own.
+   Hence e <= 4, the gate's default for the exact model (gate_exact_default), with the absolute
+   allowance 3*2^(emin-p) of gate/compare.cpp (kUnderflowRoundings).
+
+   With one FMA, out = fl(x*alpha + fl(y*beta)): <= 33/10*u*rho + 2*mu (fma_component;
+   (1 + sqrt 5)*u*rho by hand).
+
+   f32-recipe model: the golden value g is the recipe's exact result r rounded once,
+   |g - r| <= max(u*|r|, mu); a careful implementation of the recipe errs from r by the bound above
+   (careful_component allows A^2 + B^2 <= (1 + 2u)^2, which covers the recipe's own faithfully
+   rounded cos/sin, whose norm is <= 1 + sqrt 2*u); so the candidate is within 5*u*rho + 4*mu of g
+   (gate_recipe_default). *)
+
+From Coq Require Import Reals Lra.
+From RopeCheck Require Import ErrorBound.
+Open Scope R_scope.
+
+(* Rounding once, to a format of unit roundoff u and underflow error mu. *)
+Definition rounds (u mu v w : R) : Prop := Rabs (w - v) <= Rmax (u * Rabs v) mu.
+
+Lemma rounds_sum : forall u mu v w, 0 <= u -> 0 <= mu -> rounds u mu v w -> Rabs (w - v) <= u * Rabs v + mu.
+Proof.
+  intros u mu v w Hu Hmu H. unfold rounds, Rmax in H.
+  pose proof (Rabs_pos v). assert (0 <= u * Rabs v) by (apply Rmult_le_pos; lra).
+  destruct (Rle_dec (u * Rabs v) mu); lra.
+Qed.
+
+(* |x*a| <= |x|*(|A| + u) when |a - A| <= u. *)
+Lemma product_size : forall u x a A, Rabs (a - A) <= u -> Rabs (x * a) <= Rabs x * (Rabs A + u).
+Proof.
+  intros u x a A H. rewrite Rabs_mult. apply Rmult_le_compat_l; [apply Rabs_pos |].
+  replace a with (A + (a - A)) by ring. eapply Rle_trans; [apply Rabs_triang | lra].
+Qed.
+
+(* Cauchy-Schwarz for a vector (A, B) of norm at most 1 + 2u. *)
+Lemma dot_le : forall u x y A B rho, 0 <= u -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u) ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs x * Rabs A + Rabs y * Rabs B <= (1 + 2 * u) * rho /\ Rabs (x * A + y * B) <= (1 + 2 * u) * rho.
+Proof.
+  intros u x y A B rho Hu Hn Hr Hrho.
+  assert (H1 : Rabs x * Rabs A + Rabs y * Rabs B <= (1 + 2 * u) * rho).
+  { apply le_of_square; [nra |].
+    pose proof (cauchy_schwarz2 (Rabs x) (Rabs A) (Rabs y) (Rabs B)) as C.
+    rewrite !Rabs_sq in C. assert (0 <= rho * rho) by apply Rle_0_sqr.
+    assert (0 <= x * x + y * y) by nra. nra. }
+  split; [exact H1 |].
+  eapply Rle_trans; [apply Rabs_triang | rewrite !Rabs_mult; exact H1].
+Qed.
+
+(* One component without FMA: out = fl(fl(x*a) + fl(y*b)) against the exact x*A + y*B. *)
+Theorem careful_component : forall u mu x y a b A B p1 p2 out rho,
+  0 <= u <= / 256 -> 0 <= mu -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u) ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (a - A) <= u -> Rabs (b - B) <= u ->
+  rounds u mu (x * a) p1 -> rounds u mu (y * b) p2 -> rounds u mu (p1 + p2) out ->
+  Rabs (out - (x * A + y * B)) <= 7/2 * u * rho + 3 * mu.
+Proof.
+  intros u mu x y a b A B p1 p2 out rho [Hu Hu8] Hmu Hn Hr Hrho Ha Hb H1 H2 Hout.
+  pose proof (Rabs_pos x) as Px. pose proof (Rabs_pos y) as Py.
+  pose proof (Rabs_pos A) as PA. pose proof (Rabs_pos B) as PB.
+  destruct (dot_le u x y A B rho Hu Hn Hr Hrho) as [HT HD].
+  pose proof (abs_sum_le x y rho Hr Hrho) as HS.
+  set (S := Rabs x + Rabs y). set (T := Rabs x * Rabs A + Rabs y * Rabs B).
+  set (D := Rabs (x * A + y * B)). set (v := p1 + p2).
+  change (Rabs x + Rabs y) with S in HS. change (Rabs x * Rabs A + Rabs y * Rabs B) with T in HT.
+  change (Rabs (x * A + y * B)) with D in HD.
+  (* the cos/sin errors *)
+  assert (E3 : Rabs (x * (a - A)) + Rabs (y * (b - B)) <= u * S).
+  { rewrite !Rabs_mult. unfold S.
+    assert (Rabs x * Rabs (a - A) <= Rabs x * u) by (apply Rmult_le_compat_l; lra).
+    assert (Rabs y * Rabs (b - B) <= Rabs y * u) by (apply Rmult_le_compat_l; lra). lra. }
+  (* the product roundings *)
+  assert (E12 : Rabs (p1 - x * a) + Rabs (p2 - y * b) <= u * T + u * u * S + 2 * mu).
+  { pose proof (rounds_sum u mu _ _ Hu Hmu H1). pose proof (rounds_sum u mu _ _ Hu Hmu H2).
+    pose proof (product_size u x a A Ha). pose proof (product_size u y b B Hb).
+    assert (u * Rabs (x * a) <= u * (Rabs x * (Rabs A + u))) by (apply Rmult_le_compat_l; lra).
+    assert (u * Rabs (y * b) <= u * (Rabs y * (Rabs B + u))) by (apply Rmult_le_compat_l; lra).
+    unfold T, S. nra. }
+  set (E := u * S + (u * T + u * u * S)).
+  assert (Hsplit : out - (x * A + y * B) =
+                   (out - v) + (x * (a - A) + y * (b - B)) + ((p1 - x * a) + (p2 - y * b))) by (unfold v; ring).
+  assert (Hrest : Rabs (x * (a - A) + y * (b - B)) + Rabs ((p1 - x * a) + (p2 - y * b)) <= E + 2 * mu).
+  { pose proof (Rabs_triang (x * (a - A)) (y * (b - B))).
+    pose proof (Rabs_triang (p1 - x * a) (p2 - y * b)). unfold E. lra. }
+  assert (Htot : Rabs (out - (x * A + y * B)) <= Rabs (out - v) + (E + 2 * mu)).
+  { rewrite Hsplit. eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. lra. }
+  assert (Hv : Rabs v <= D + (E + 2 * mu)).
+  { replace v with ((x * A + y * B) + (x * (a - A) + y * (b - B)) + ((p1 - x * a) + (p2 - y * b)))
+      by (unfold v; ring).
+    eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. unfold D. lra. }
+  assert (PE : 0 <= E).
+  { unfold E, S, T. assert (0 <= Rabs x * Rabs A) by nra. assert (0 <= Rabs y * Rabs B) by nra.
+    assert (0 <= u * u) by nra. nra. }
+  (* the final rounding: absolute mu (underflow) or relative u, never both *)
+  assert (Hfin : Rabs (out - (x * A + y * B)) <= (1 + u) * E + u * D + 3 * mu).
+  { unfold rounds, Rmax in Hout. fold v in Hout.
+    assert (0 <= u * E) by nra. assert (0 <= u * D) by (unfold D; pose proof (Rabs_pos (x * A + y * B)); nra).
+    destruct (Rle_dec (u * Rabs v) mu).
+    - lra.
+    - assert (u * Rabs v <= u * (D + (E + 2 * mu))) by (apply Rmult_le_compat_l; lra).
+      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). nra. }
+  eapply Rle_trans; [exact Hfin |]. apply Rplus_le_compat_r.
+  (* (1 + u)*u*(S + T + u*S) + u*D <= 7/2*u*rho *)
+  assert (HE : E <= u * (1415/1000 * rho + (1 + 2 * u) * rho + u * (1415/1000 * rho))).
+  { unfold E. assert (0 <= u * u) by nra.
+    assert (u * S <= u * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra).
+    assert (u * T <= u * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
+    assert (u * u * S <= u * u * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra). nra. }
+  assert (HuD : u * D <= u * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (HuE : (1 + u) * E <= (1 + u) * (u * (1415/1000 * rho + (1 + 2 * u) * rho + u * (1415/1000 * rho))))
+    by (apply Rmult_le_compat_l; lra).
+  set (w := u * rho). assert (0 <= w) by (unfold w; nra).
+  assert (K : (1 + u) * (u * (1415/1000 * rho + (1 + 2 * u) * rho + u * (1415/1000 * rho)))
+              + u * ((1 + 2 * u) * rho) = w * (3415/1000 + u * (7830/1000) + u * u * (3415/1000)))
+    by (unfold w; field).
+  assert (w * (u * (7830/1000) + u * u * (3415/1000)) <= w * (85/1000)).
+  { apply Rmult_le_compat_l; [lra |]. assert (u * u <= / 256 * / 256) by nra. lra. }
+  replace (7/2 * u * rho) with (w * (3500/1000)) by (unfold w; field). nra.
+Qed.
+
+(* One component with one FMA: out = fl(x*a + fl(y*b)). *)
+Theorem fma_component : forall u mu x y a b A B p2 out rho,
+  0 <= u <= / 256 -> 0 <= mu -> A * A + B * B = 1 ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (a - A) <= u -> Rabs (b - B) <= u ->
+  rounds u mu (y * b) p2 -> rounds u mu (x * a + p2) out ->
+  Rabs (out - (x * A + y * B)) <= 33/10 * u * rho + 2 * mu.
+Proof.
+  intros u mu x y a b A B p2 out rho [Hu Hu8] Hmu Hn Hr Hrho Ha Hb H2 Hout.
+  pose proof (Rabs_pos x) as Px. pose proof (Rabs_pos y) as Py.
+  pose proof (Rabs_pos A) as PA. pose proof (Rabs_pos B) as PB.
+  assert (HB1 : Rabs B <= 1) by (apply le_of_square; [lra | rewrite Rabs_sq; nra]).
+  pose proof (exact_component_le_rho x y A B rho Hn Hr Hrho) as HD.
+  (* |x| + 2|y| <= sqrt 5 * rho <= 2237/1000 * rho *)
+  assert (HS : Rabs x + 2 * Rabs y <= 2237/1000 * rho).
+  { apply le_of_square; [lra |]. pose proof (cauchy_schwarz2 (Rabs x) 1 (Rabs y) 2) as C.
+    rewrite !Rabs_sq in C. nra. }
+  set (D := Rabs (x * A + y * B)). change (Rabs (x * A + y * B)) with D in HD.
+  set (E := u * (Rabs x + Rabs y) + (u * (Rabs y * Rabs B) + u * u * Rabs y)).
+  assert (E3 : Rabs (x * (a - A)) + Rabs (y * (b - B)) <= u * (Rabs x + Rabs y)).
+  { rewrite !Rabs_mult.
+    assert (Rabs x * Rabs (a - A) <= Rabs x * u) by (apply Rmult_le_compat_l; lra).
+    assert (Rabs y * Rabs (b - B) <= Rabs y * u) by (apply Rmult_le_compat_l; lra). lra. }
+  assert (E2 : Rabs (p2 - y * b) <= u * (Rabs y * Rabs B) + u * u * Rabs y + mu).
+  { pose proof (rounds_sum u mu _ _ Hu Hmu H2). pose proof (product_size u y b B Hb).
+    assert (u * Rabs (y * b) <= u * (Rabs y * (Rabs B + u))) by (apply Rmult_le_compat_l; lra). nra. }
+  set (v := x * a + p2).
+  assert (Hrest : Rabs (x * (a - A) + y * (b - B)) + Rabs (p2 - y * b) <= E + mu).
+  { pose proof (Rabs_triang (x * (a - A)) (y * (b - B))). unfold E. lra. }
+  assert (Htot : Rabs (out - (x * A + y * B)) <= Rabs (out - v) + (E + mu)).
+  { replace (out - (x * A + y * B)) with ((out - v) + (x * (a - A) + y * (b - B)) + (p2 - y * b))
+      by (unfold v; ring).
+    eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. lra. }
+  assert (Hv : Rabs v <= D + (E + mu)).
+  { replace v with ((x * A + y * B) + (x * (a - A) + y * (b - B)) + (p2 - y * b)) by (unfold v; ring).
+    eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. unfold D. lra. }
+  assert (PE : 0 <= E).
+  { unfold E. assert (0 <= Rabs y * Rabs B) by nra. assert (0 <= u * u) by nra. nra. }
+  assert (Hfin : Rabs (out - (x * A + y * B)) <= (1 + u) * E + u * D + 2 * mu).
+  { unfold rounds, Rmax in Hout. fold v in Hout.
+    assert (0 <= u * E) by nra. assert (0 <= u * D) by (unfold D; pose proof (Rabs_pos (x * A + y * B)); nra).
+    destruct (Rle_dec (u * Rabs v) mu).
+    - lra.
+    - assert (u * Rabs v <= u * (D + (E + mu))) by (apply Rmult_le_compat_l; lra).
+      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). nra. }
+  eapply Rle_trans; [exact Hfin |]. apply Rplus_le_compat_r.
+  (* E <= u*(|x| + 2|y|) + u*u*|y| <= u*(2237/1000 + u)*rho *)
+  assert (Hy : Rabs y <= rho) by (apply le_of_square; [lra | rewrite Rabs_sq; nra]).
+  assert (HE : E <= u * (2237/1000 * rho) + u * u * rho).
+  { unfold E. assert (0 <= u * u) by nra.
+    assert (u * (Rabs y * Rabs B) <= u * Rabs y) by (apply Rmult_le_compat_l; nra).
+    assert (u * (Rabs x + 2 * Rabs y) <= u * (2237/1000 * rho)) by (apply Rmult_le_compat_l; lra).
+    assert (u * u * Rabs y <= u * u * rho) by (apply Rmult_le_compat_l; lra). nra. }
+  assert (HuD : u * D <= u * rho) by (apply Rmult_le_compat_l; lra).
+  assert (HuE : (1 + u) * E <= (1 + u) * (u * (2237/1000 * rho) + u * u * rho)) by (apply Rmult_le_compat_l; lra).
+  set (w := u * rho). assert (0 <= w) by (unfold w; nra).
+  assert (K : (1 + u) * (u * (2237/1000 * rho) + u * u * rho) + u * rho
+              = w * (3237/1000 + u * (3237/1000) + u * u)) by (unfold w; field).
+  assert (w * (u * (3237/1000) + u * u) <= w * (63/1000)).
+  { apply Rmult_le_compat_l; [lra |]. assert (u * u <= / 256 * / 256) by nra. lra. }
+  replace (33/10 * u * rho) with (w * (3300/1000)) by (unfold w; field). nra.
+Qed.
+
+(* The rotation of a pair, careful and without FMA: both components within 7/2*u*rho + 3*mu. *)
+Theorem careful_rotation_bound : forall u mu x y c s C S p1 p2 p3 p4 a b rho,
+  0 <= u <= / 256 -> 0 <= mu -> C * C + S * S = 1 ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - C) <= u -> Rabs (s - S) <= u ->
+  rounds u mu (x * c) p1 -> rounds u mu (y * s) p2 -> rounds u mu (p1 - p2) a ->
+  rounds u mu (x * s) p3 -> rounds u mu (y * c) p4 -> rounds u mu (p3 + p4) b ->
+  Rabs (a - (x * C - y * S)) <= 7/2 * u * rho + 3 * mu /\
+  Rabs (b - (x * S + y * C)) <= 7/2 * u * rho + 3 * mu.
+Proof.
+  intros u mu x y c s C S p1 p2 p3 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb.
+  assert (Hn' : forall A B, A * A + B * B = 1 -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u))
+    by (intros; nra).
+  split.
+  - replace (x * C - y * S) with (x * C + y * (- S)) by ring.
+    apply (careful_component u mu x y c (- s) C (- S) p1 (- p2) a rho); try assumption.
+    + apply Hn'. nra.
+    + replace (- s - - S) with (- (s - S)) by ring. rewrite Rabs_Ropp. exact Hs.
+    + unfold rounds in *. replace (- p2 - y * - s) with (- (p2 - y * s)) by ring.
+      replace (y * - s) with (- (y * s)) by ring. rewrite Rabs_Ropp, Rabs_Ropp. exact H2.
+  - apply (careful_component u mu x y s c S C p3 p4 b rho); try assumption.
+    apply Hn'. nra.
+Qed.
+
+(* The gate's default for the exact model: e <= 4, with the absolute allowance 3*mu. *)
+Theorem gate_exact_default : forall u mu x y c s C S p1 p2 p3 p4 a b rho,
+  0 <= u <= / 256 -> 0 <= mu -> C * C + S * S = 1 ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - C) <= u -> Rabs (s - S) <= u ->
+  rounds u mu (x * c) p1 -> rounds u mu (y * s) p2 -> rounds u mu (p1 - p2) a ->
+  rounds u mu (x * s) p3 -> rounds u mu (y * c) p4 -> rounds u mu (p3 + p4) b ->
+  Rabs (a - (x * C - y * S)) <= 4 * u * rho + 3 * mu /\
+  Rabs (b - (x * S + y * C)) <= 4 * u * rho + 3 * mu.
+Proof.
+  intros u mu x y c s C S p1 p2 p3 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb.
+  destruct (careful_rotation_bound u mu x y c s C S p1 p2 p3 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb)
+    as [Ka Kb].
+  assert (0 <= u * rho) by nra. split; lra.
+Qed.
+
+(* The same rotation with one FMA per component: within 33/10*u*rho + 2*mu. *)
+Theorem fma_rotation_bound : forall u mu x y c s C S p2 p4 a b rho,
+  0 <= u <= / 256 -> 0 <= mu -> C * C + S * S = 1 ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - C) <= u -> Rabs (s - S) <= u ->
+  rounds u mu (y * s) p2 -> rounds u mu (x * c - p2) a ->
+  rounds u mu (y * c) p4 -> rounds u mu (x * s + p4) b ->
+  Rabs (a - (x * C - y * S)) <= 33/10 * u * rho + 2 * mu /\
+  Rabs (b - (x * S + y * C)) <= 33/10 * u * rho + 2 * mu.
+Proof.
+  intros u mu x y c s C S p2 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H2 Ha H4 Hb.
+  split.
+  - replace (x * C - y * S) with (x * C + y * (- S)) by ring.
+    apply (fma_component u mu x y c (- s) C (- S) (- p2) a rho); try assumption.
+    + nra.
+    + replace (- s - - S) with (- (s - S)) by ring. rewrite Rabs_Ropp. exact Hs.
+    + unfold rounds in *. replace (- p2 - y * - s) with (- (p2 - y * s)) by ring.
+      replace (y * - s) with (- (y * s)) by ring. rewrite Rabs_Ropp, Rabs_Ropp. exact H2.
+  - apply (fma_component u mu x y s c S C p4 b rho); try assumption. nra.
+Qed.
+
+(* f32-recipe model: the recipe's exact result r = x*A + y*B, with the recipe's own cos/sin (A, B)
+   of norm <= 1 + 2u; the golden value g is r rounded once; a careful candidate out (no FMA) computes
+   the recipe from faithful a, b within u of A, B. Then out is within 5*u*rho + 4*mu of g. *)
+Theorem gate_recipe_default : forall u mu x y a b A B p1 p2 out g rho,
+  0 <= u <= / 256 -> 0 <= mu -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u) ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (a - A) <= u -> Rabs (b - B) <= u ->
+  rounds u mu (x * a) p1 -> rounds u mu (y * b) p2 -> rounds u mu (p1 + p2) out ->
+  rounds u mu (x * A + y * B) g ->
+  Rabs (out - g) <= 5 * u * rho + 4 * mu.
+Proof.
+  intros u mu x y a b A B p1 p2 out g rho [Hu Hu8] Hmu Hn Hr Hrho Ha Hb H1 H2 Hout Hg.
+  pose proof (careful_component u mu x y a b A B p1 p2 out rho (conj Hu Hu8) Hmu Hn Hr Hrho Ha Hb H1 H2 Hout) as K.
+  destruct (dot_le u x y A B rho Hu Hn Hr Hrho) as [_ HD].
+  pose proof (rounds_sum u mu _ _ Hu Hmu Hg) as G.
+  assert (u * Rabs (x * A + y * B) <= u * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (u * (2 * u) * rho <= u * (2 / 256) * rho).
+  { apply Rmult_le_compat_r; [lra |]. apply Rmult_le_compat_l; lra. }
+  pose proof (Rabs_triang (out - (x * A + y * B)) (- (g - (x * A + y * B)))) as T.
+  rewrite Rabs_Ropp in T.
+  replace (out - (x * A + y * B) + - (g - (x * A + y * B))) with (out - g) in T by ring.
+  assert (0 <= u * rho) by nra. nra.
+Qed.
