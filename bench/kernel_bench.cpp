@@ -87,8 +87,9 @@ Workload& workload(const std::string& dtype) {
   return it->second;
 }
 
-// Seconds per iteration of the baselines, keyed by (what, dtype, threads): filled by the copy and
-// scalar benchmarks, which are registered (and so run) first.
+// Seconds per iteration of the baselines, keyed by (what, dtype, threads): filled by the scalar
+// kernel (for vs_scalar) and the device copy (for the CUDA rows' vs_copy), which are registered (and
+// so run) before the rows that divide by them. The CPU rows time their copy in the same iterations.
 std::map<std::tuple<std::string, std::string, int>, double>& baselines() {
   static std::map<std::tuple<std::string, std::string, int>, double> m;
   return m;

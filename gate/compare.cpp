@@ -37,17 +37,45 @@ bool bit_identical(double a, double b, Dtype dtype) {
 
 namespace detail {
 
-void keep_worst(std::vector<Case>& worst, Case c, int limit) {
-  const bool seen = std::any_of(worst.begin(), worst.end(), [&](const Case& w) { return w.test_id == c.test_id && w.suite == c.suite; });
+void GroupTally::record_case(Case c) {
+  const bool seen = std::any_of(result.worst.begin(), result.worst.end(),
+                                [&](const Case& w) { return w.test_id == c.test_id && w.suite == c.suite; });
   if (seen) c.severity = std::min(c.severity, std::numeric_limits<double>::max()) * 0.5;
-  auto at = std::find_if(worst.begin(), worst.end(), [&](const Case& w) { return w.severity < c.severity; });
-  if (at == worst.end() && static_cast<int>(worst.size()) >= limit) return;
-  worst.insert(at, std::move(c));
-  if (static_cast<int>(worst.size()) > limit) worst.pop_back();
+  auto at = std::find_if(result.worst.begin(), result.worst.end(), [&](const Case& w) { return w.severity < c.severity; });
+  if (at == result.worst.end() && static_cast<int>(result.worst.size()) >= worst_cases_) return;
+  result.worst.insert(at, std::move(c));
+  if (static_cast<int>(result.worst.size()) > worst_cases_) result.worst.pop_back();
 }
 
-void finish_group(GroupResult& result, const std::vector<std::int64_t>& tested_positions,
-                  const std::optional<std::int64_t>& first_failing_position) {
+void GroupTally::record_position(std::int64_t position, bool pass) {
+  tested_positions_.push_back(position);
+  result.max_position = std::max(result.max_position, position);
+  if (!pass && (!first_failing_position_ || position < *first_failing_position_)) first_failing_position_ = position;
+}
+
+void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message) {
+  ++result.tests;
+  ++result.tests_failed;
+  record_position(lowest, false);
+  Case c;
+  c.suite = result.suite;
+  c.test_id = test_id;
+  c.kind = kind;
+  c.message = message;
+  c.position = lowest;
+  c.severity = kInf;
+  c.e = kInf;
+  record_case(std::move(c));
+  result.outcomes.push_back({test_id, "fail", std::move(kind) + ": " + std::move(message)});
+}
+
+void GroupTally::skip_test(std::int64_t test_id, std::string reason) {
+  ++result.tests;
+  ++result.tests_skipped;
+  result.outcomes.push_back({test_id, "skip", std::move(reason)});
+}
+
+GroupResult GroupTally::finish() {
   if (result.tests_failed > 0) {
     result.verdict = "fail";
   } else if (result.tests == result.tests_skipped) {
@@ -56,13 +84,14 @@ void finish_group(GroupResult& result, const std::vector<std::int64_t>& tested_p
     result.verdict = "pass";
   }
   std::optional<std::int64_t> horizon;
-  for (std::int64_t p : tested_positions) {
-    if (first_failing_position && p >= *first_failing_position) continue;
+  for (std::int64_t p : tested_positions_) {
+    if (first_failing_position_ && p >= *first_failing_position_) continue;
     if (!horizon || p > *horizon) horizon = p;
   }
   result.horizon = horizon;
   std::sort(result.points.begin(), result.points.end(),
             [](const Point& l, const Point& r) { return l.position < r.position || (l.position == r.position && l.e < r.e); });
+  return std::move(result);
 }
 
 }  // namespace detail
@@ -78,34 +107,26 @@ std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std:
 }
 
 GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& group, CompareOptions options)
-    : group_(group), options_(std::move(options)) {
-  result_.suite = std::move(suite);
-  result_.index = index;
-  result_.spec = to_string(group.spec);
-  result_.dtype = group.spec.dtype;
+    : group_(group), options_(std::move(options)), tally_(options_.worst_cases) {
+  tally_.result.suite = std::move(suite);
+  tally_.result.index = index;
+  tally_.result.spec = to_string(group.spec);
+  tally_.result.dtype = group.spec.dtype;
   std::optional<Tolerance> claimed;
   if (!options_.tolerance && options_.claimed_bound) claimed = options_.claimed_bound(group.spec);
-  result_.tolerance = options_.tolerance ? *options_.tolerance
+  tally_.result.tolerance = options_.tolerance ? *options_.tolerance
                       : claimed          ? *claimed
                                          : default_tolerance(options_.model, group.spec.dtype);
   attention_ = attention_factor<double>(group.spec);
-  result_.attention_magnitude = std::max(1.0, std::fabs(attention_));
-}
-
-void GroupComparer::record_case(Case c) { detail::keep_worst(result_.worst, std::move(c), options_.worst_cases); }
-
-void GroupComparer::record_position(std::int64_t position, bool pass) {
-  tested_positions_.push_back(position);
-  result_.max_position = std::max(result_.max_position, position);
-  if (!pass && (!first_failing_position_ || position < *first_failing_position_)) first_failing_position_ = position;
+  tally_.result.attention_magnitude = std::max(1.0, std::fabs(attention_));
 }
 
 void GroupComparer::add(const golden::RopeTest& test, std::span<const double> output) {
   const Spec& spec = group_.spec;
-  ++result_.tests;
+  ++tally_.result.tests;
   const std::int64_t elements = test.tokens * test.heads * test.head_dim;
   if (static_cast<std::int64_t>(output.size()) != elements) {
-    --result_.tests;
+    --tally_.result.tests;
     fail(test, "shape",
          "expected " + std::to_string(elements) + " output values (tokens " + std::to_string(test.tokens) + " x heads " +
              std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " +
@@ -113,7 +134,7 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
     return;
   }
   const reference::Shape shape{test.tokens, test.heads, test.head_dim};
-  const Tolerance& tol = result_.tolerance;
+  const Tolerance& tol = tally_.result.tolerance;
   const reference::Format format = reference::format_of(spec.dtype);
   const double u = std::ldexp(1.0, -format.precision);
   // Gradual underflow: each rounding into the subnormal range errs by up to 2^(emin−p) absolute,
@@ -158,7 +179,7 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
       const std::int64_t row = (t * test.heads + h) * test.head_dim;
       auto base_case = [&](const char* kind, int d1, int d2) {
         Case c;
-        c.suite = result_.suite;
+        c.suite = tally_.result.suite;
         c.test_id = test.id;
         c.kind = kind;
         c.position = position;
@@ -207,23 +228,23 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
                                     attention_);
           // e ≤ tol, or within the same bound plus the gradual-underflow allowance (compared in Real).
           const bool within = tol.kind == Tolerance::Kind::e
-                                  ? e <= tol.value || diff_exact <= tol.value * result_.attention_magnitude * u * rho + underflow
+                                  ? e <= tol.value || diff_exact <= tol.value * tally_.result.attention_magnitude * u * rho + underflow
                                   : ulp_error <= tol.value;
           pair_pass = pair_pass && within;
-          ++result_.pairs_checked;
+          ++tally_.result.pairs_checked;
           // Where ρ is subnormal, e measures the underflow quantum rather than the implementation:
           // such pairs are judged (above) but count in worst e only when they fail.
           counted = rho_d >= smallest_normal || !pair_pass;
-          if (counted) result_.worst_e = std::max(result_.worst_e, e);
-          result_.worst_ulp = std::max(result_.worst_ulp, ulp_error);
-          result_.worst_abs = std::max(result_.worst_abs, diff);
+          if (counted) tally_.result.worst_e = std::max(tally_.result.worst_e, e);
+          tally_.result.worst_ulp = std::max(tally_.result.worst_ulp, ulp_error);
+          tally_.result.worst_abs = std::max(tally_.result.worst_abs, diff);
         }
-        if (special) ++result_.special_checked;
-        if (!special_ok) ++result_.special_failed;
+        if (special) ++tally_.result.special_checked;
+        if (!special_ok) ++tally_.result.special_failed;
         const double metric = tol.kind == Tolerance::Kind::e ? e : ulp_error;
         if (counted || !special_ok) token_worst = std::max(token_worst, special_ok ? metric : kInf);
         if (!pair_pass) {
-          ++result_.pairs_failed;
+          ++tally_.result.pairs_failed;
           Case c = base_case(special_ok ? "tolerance" : "special", pd.first, pd.second);
           c.input_x = x;
           c.input_y = y;
@@ -240,14 +261,14 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
                                  : "special values disagree: expected (" + reference::to_hex(ea) + ", " +
                                        reference::to_hex(eb) + "), got (" + reference::to_hex(a) + ", " +
                                        reference::to_hex(b) + ")";
-          record_case(std::move(c));
+          tally_.record_case(std::move(c));
           token_pass = false;
         }
       }
       for (std::int64_t i = spec.rotary_dim; i < test.head_dim; ++i) {
-        ++result_.passthrough_checked;
+        ++tally_.result.passthrough_checked;
         if (bit_identical(output[row + i], test.input[row + i], spec.dtype)) continue;
-        ++result_.passthrough_failed;
+        ++tally_.result.passthrough_failed;
         Case c = base_case("passthrough", static_cast<int>(i), -1);
         c.input_x = test.input[row + i];
         c.expected_a = test.input[row + i];
@@ -255,53 +276,34 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
         c.severity = kInf;
         c.message = "pass-through dim " + std::to_string(i) + " changed: expected " + reference::to_hex(c.expected_a) +
                     ", got " + reference::to_hex(c.got_a);
-        record_case(std::move(c));
+        tally_.record_case(std::move(c));
         token_pass = false;
       }
     }
-    record_position(position, token_pass);
-    result_.points.push_back({position, token_worst, token_pass});
+    tally_.record_position(position, token_pass);
+    tally_.result.points.push_back({position, token_worst, token_pass});
     test_pass = test_pass && token_pass;
     test_worst_e = std::max(test_worst_e, token_worst);
   }
   if (test_pass) {
-    result_.outcomes.push_back({test.id, "pass", ""});
+    tally_.result.outcomes.push_back({test.id, "pass", ""});
   } else {
-    ++result_.tests_failed;
-    result_.outcomes.push_back({test.id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
+    ++tally_.result.tests_failed;
+    tally_.result.outcomes.push_back({test.id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
                                                      std::string(tol.kind == Tolerance::Kind::e ? "e" : "ulp") + " " +
                                                      std::to_string(test_worst_e) + ")"});
   }
 }
 
 void GroupComparer::fail(const golden::RopeTest& test, std::string kind, std::string message) {
-  ++result_.tests;
-  ++result_.tests_failed;
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, group_.spec, t));
   if (test.tokens == 0) lowest = 0;
-  record_position(lowest, false);
-  Case c;
-  c.suite = result_.suite;
-  c.test_id = test.id;
-  c.kind = kind;
-  c.message = message;
-  c.position = lowest;
-  c.severity = kInf;
-  c.e = kInf;
-  record_case(std::move(c));
-  result_.outcomes.push_back({test.id, "fail", std::move(kind) + ": " + std::move(message)});
+  tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
 }
 
-void GroupComparer::skip(const golden::RopeTest& test, std::string reason) {
-  ++result_.tests;
-  ++result_.tests_skipped;
-  result_.outcomes.push_back({test.id, "skip", std::move(reason)});
-}
+void GroupComparer::skip(const golden::RopeTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }
 
-GroupResult GroupComparer::finish() {
-  detail::finish_group(result_, tested_positions_, first_failing_position_);
-  return std::move(result_);
-}
+GroupResult GroupComparer::finish() { return tally_.finish(); }
 
 }  // namespace ropecheck::gate

@@ -148,6 +148,35 @@ struct CompareOptions {
   int precision_bits = 128;  // of the exact values (rotate_exact): error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ
 };
 
+namespace detail {  // shared by the two comparers (compare.cpp, compare_attention.cpp)
+// What a comparer accumulates for one group: the result, the worst cases, and the tested positions
+// with the first failing one (for the horizon).
+class GroupTally {
+ public:
+  explicit GroupTally(int worst_cases) : worst_cases_(worst_cases) {}
+
+  GroupResult result;
+
+  // Keeps the worst `worst_cases` cases, but lets every failing test appear once before a test
+  // appears twice: a CI reader needs the list of failing tests more than the tenth-worst element of
+  // one test.
+  void record_case(Case c);
+  void record_position(std::int64_t position, bool pass);
+  // A test without a usable output (missing, wrong size, crash, ...) fails as a whole at `lowest`,
+  // its lowest position.
+  void fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message);
+  void skip_test(std::int64_t test_id, std::string reason);
+  // Verdict, horizon (the largest tested position below the first failing one; all of them when
+  // none fails) and the plot's order.
+  GroupResult finish();
+
+ private:
+  int worst_cases_;
+  std::optional<std::int64_t> first_failing_position_;
+  std::vector<std::int64_t> tested_positions_;
+};
+}  // namespace detail
+
 // Accumulates the tests of one golden group.
 class GroupComparer {
  public:
@@ -163,15 +192,10 @@ class GroupComparer {
   GroupResult finish();
 
  private:
-  void record_case(Case c);
-  void record_position(std::int64_t position, bool pass);
-
   const golden::Group& group_;
   CompareOptions options_;
   double attention_ = 1;  // the spec's attention factor g
-  GroupResult result_;
-  std::optional<std::int64_t> first_failing_position_;
-  std::vector<std::int64_t> tested_positions_;
+  detail::GroupTally tally_;
 };
 
 // Accumulates the tests of one attention group (golden kind "attention").
@@ -192,20 +216,9 @@ class AttentionComparer {
  private:
   const golden::Group& group_;
   CompareOptions options_;
-  GroupResult result_;
-  std::optional<std::int64_t> first_failing_position_;
-  std::vector<std::int64_t> tested_positions_;
+  detail::GroupTally tally_;
 };
 
-namespace detail {  // shared by the two comparers (compare.cpp, compare_attention.cpp)
-// Keeps the worst `limit` cases, but lets every failing test appear once before a test appears
-// twice: a CI reader needs the list of failing tests more than the tenth-worst element of one test.
-void keep_worst(std::vector<Case>& worst, Case c, int limit);
-// Verdict, horizon (the largest tested position below the first failing one; all of them when none
-// fails) and the plot's order.
-void finish_group(GroupResult& result, const std::vector<std::int64_t>& tested_positions,
-                  const std::optional<std::int64_t>& first_failing_position);
-}  // namespace detail
 
 // Largest component of token t's position tuple.
 std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token);

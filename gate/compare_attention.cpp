@@ -63,12 +63,12 @@ double margin(double e, double tolerance) {
 }  // namespace
 
 AttentionComparer::AttentionComparer(std::string suite, int index, const golden::Group& group, CompareOptions options)
-    : group_(group), options_(std::move(options)) {
-  result_.kind = "attention";
-  result_.suite = std::move(suite);
-  result_.index = index;
-  result_.spec = to_string(group.spec);
-  result_.dtype = group.spec.dtype;
+    : group_(group), options_(std::move(options)), tally_(options_.worst_cases) {
+  tally_.result.kind = "attention";
+  tally_.result.suite = std::move(suite);
+  tally_.result.index = index;
+  tally_.result.spec = to_string(group.spec);
+  tally_.result.dtype = group.spec.dtype;
   AttentionStats a;
   const double g = attention_factor<double>(group.spec);
   a.score_tolerance = options_.attention_scores ? *options_.attention_scores
@@ -77,15 +77,15 @@ AttentionComparer::AttentionComparer(std::string suite, int index, const golden:
                                              : attention_score_source(group.spec.dtype, group.spec.head_dim);
   a.output_source = options_.attention_outputs ? "--tolerance attention_outputs=" + std::to_string(*options_.attention_outputs)
                                                : attention_output_source(group.spec.dtype);
-  result_.tolerance = Tolerance{Tolerance::Kind::e, a.score_tolerance, a.score_source};
-  result_.attention = std::move(a);
+  tally_.result.tolerance = Tolerance{Tolerance::Kind::e, a.score_tolerance, a.score_source};
+  tally_.result.attention = std::move(a);
 }
 
 void AttentionComparer::add(const golden::AttentionTest& test, const std::vector<double>* scores,
                             const std::vector<double>* outputs, const std::vector<std::string>& missing) {
   const Spec& spec = group_.spec;
-  AttentionStats& a = *result_.attention;
-  ++result_.tests;
+  AttentionStats& a = *tally_.result.attention;
+  ++tally_.result.tests;
   const std::int64_t heads = test.heads, head_dim = test.head_dim, q_tokens = test.q_tokens, k_tokens = test.k_tokens,
                      v_dim = test.v_dim;
   const int components = position_components(spec);
@@ -109,7 +109,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   double test_worst = 0;
   auto new_case = [&](const char* kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) {
     Case c;
-    c.suite = result_.suite;
+    c.suite = tally_.result.suite;
     c.test_id = test.id;
     c.kind = kind;
     c.quantity = quantity;
@@ -132,8 +132,8 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
       v.special = true;
       v.pass = value_class(got) == value_class(want);
       v.e = v.pass ? 0 : kInf;
-      ++result_.special_checked;
-      if (!v.pass) ++result_.special_failed;
+      ++tally_.result.special_checked;
+      if (!v.pass) ++tally_.result.special_failed;
       return v;
     }
     const long double diff = std::fabs(static_cast<long double>(got) - static_cast<long double>(want));
@@ -141,6 +141,14 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
     v.e = unit > 0 ? static_cast<double>(diff / unit) : (diff == 0 ? 0.0 : kInf);
     v.pass = v.e <= tol || diff <= static_cast<long double>(tol) * unit + underflow;
     return v;
+  };
+  // e/tolerance of a judged value (at least 1 when it fails), folded into its query row's and the
+  // test's worst.
+  auto note_margin = [&](std::int64_t i, const Verdict& v, double tol) {
+    const double m = v.pass ? margin(v.e, tol) : std::max(margin(v.e, tol), 1.0);
+    row_worst[static_cast<std::size_t>(i)] = std::max(row_worst[static_cast<std::size_t>(i)], m);
+    test_worst = std::max(test_worst, m);
+    return m;
   };
   // A failing value: counted against its query row, kept among the worst cases with a message
   // naming where it is (`where`, e.g. "score (head 0, query 1, key 2") and what it missed by.
@@ -159,7 +167,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
     c.message = where + (v.special ? "): special values disagree: expected " + reference::to_hex(want) + ", got " +
                                          reference::to_hex(got)
                                    : "): e = " + short_number(v.e) + " > " + short_number(tol) + suffix);
-    detail::keep_worst(result_.worst, std::move(c), options_.worst_cases);
+    tally_.record_case(std::move(c));
   };
 
   if (scores) {
@@ -179,9 +187,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
                                    k_norm[static_cast<std::size_t>(j * heads + h)];
           const Verdict v = judge(want, got, unit, tol);
           if (!v.special) a.worst_score_e = std::max(a.worst_score_e, v.e);
-          const double m = v.pass ? margin(v.e, tol) : std::max(margin(v.e, tol), 1.0);
-          row_worst[static_cast<std::size_t>(i)] = std::max(row_worst[static_cast<std::size_t>(i)], m);
-          test_worst = std::max(test_worst, m);
+          const double m = note_margin(i, v, tol);
           if (v.pass) continue;
           ++a.scores_failed;
           record_failure("score",
@@ -220,7 +226,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
           // No visible key: the golden value is NaN (0/0), judged by class.
           const long double unit = any_visible ? u * largest_v : std::numeric_limits<long double>::quiet_NaN();
           const Verdict v = judge(want, got, unit, tol);
-          const double m = v.pass ? margin(v.e, tol) : std::max(margin(v.e, tol), 1.0);
+          const double m = note_margin(i, v, tol);
           if (!v.special) {
             a.worst_output_e = std::max(a.worst_output_e, v.e);
             if (m >= a.worst_output_margin) {
@@ -229,8 +235,6 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
               a.worst_output_margin_tolerance = tol;
             }
           }
-          row_worst[static_cast<std::size_t>(i)] = std::max(row_worst[static_cast<std::size_t>(i)], m);
-          test_worst = std::max(test_worst, m);
           if (v.pass) continue;
           ++a.outputs_failed;
           record_failure("output",
@@ -243,68 +247,47 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
 
   for (const std::string& message : missing) {
     Case c;
-    c.suite = result_.suite;
+    c.suite = tally_.result.suite;
     c.test_id = test.id;
     c.kind = "missing";
     c.message = message;
     c.position = q_tokens > 0 ? q_position(0) : 0;
     c.severity = kInf;
     c.e = kInf;
-    detail::keep_worst(result_.worst, std::move(c), options_.worst_cases);
+    tally_.record_case(std::move(c));
   }
 
   bool test_pass = missing.empty();
   for (std::int64_t i = 0; i < q_tokens; ++i) {
     const bool pass = row_pass[static_cast<std::size_t>(i)] && missing.empty();
     const std::int64_t position = q_position(i);
-    tested_positions_.push_back(position);
-    result_.max_position = std::max(result_.max_position, position);
-    if (!pass && (!first_failing_position_ || position < *first_failing_position_)) first_failing_position_ = position;
-    result_.points.push_back({position, row_worst[static_cast<std::size_t>(i)], pass});
+    tally_.record_position(position, pass);
+    tally_.result.points.push_back({position, row_worst[static_cast<std::size_t>(i)], pass});
     test_pass = test_pass && pass;
   }
-  result_.worst_e = a.worst_score_e;
+  tally_.result.worst_e = a.worst_score_e;
   if (test_pass) {
-    result_.outcomes.push_back({test.id, "pass", ""});
+    tally_.result.outcomes.push_back({test.id, "pass", ""});
   } else {
-    ++result_.tests_failed;
+    ++tally_.result.tests_failed;
     std::string reason = missing.empty() ? "" : missing.front() + "; ";
-    result_.outcomes.push_back({test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) +
+    tally_.result.outcomes.push_back({test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) +
                                                      " over the scores and outputs given"});
   }
 }
 
 void AttentionComparer::fail(const golden::AttentionTest& test, std::string kind, std::string message) {
-  ++result_.tests;
-  ++result_.tests_failed;
   const int components = position_components(group_.spec);
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t i = 0; i < test.q_tokens; ++i) lowest = std::min(lowest, largest_component(test.q_positions, components, i));
   if (test.q_tokens == 0) lowest = 0;
-  tested_positions_.push_back(lowest);
-  result_.max_position = std::max(result_.max_position, lowest);
-  if (!first_failing_position_ || lowest < *first_failing_position_) first_failing_position_ = lowest;
-  Case c;
-  c.suite = result_.suite;
-  c.test_id = test.id;
-  c.kind = kind;
-  c.message = message;
-  c.position = lowest;
-  c.severity = kInf;
-  c.e = kInf;
-  detail::keep_worst(result_.worst, std::move(c), options_.worst_cases);
-  result_.outcomes.push_back({test.id, "fail", std::move(kind) + ": " + std::move(message)});
+  tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
 }
 
 void AttentionComparer::skip(const golden::AttentionTest& test, std::string reason) {
-  ++result_.tests;
-  ++result_.tests_skipped;
-  result_.outcomes.push_back({test.id, "skip", std::move(reason)});
+  tally_.skip_test(test.id, std::move(reason));
 }
 
-GroupResult AttentionComparer::finish() {
-  detail::finish_group(result_, tested_positions_, first_failing_position_);
-  return std::move(result_);
-}
+GroupResult AttentionComparer::finish() { return tally_.finish(); }
 
 }  // namespace ropecheck::gate
