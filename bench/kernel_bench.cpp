@@ -10,7 +10,8 @@
 // Modes: on_the_fly (cos/sin computed by the kernel), cache (an f32 cos/sin cache), in_place (on the
 // fly, output = input: one read and one write stream, like the copy; out of place, the output lines
 // are also read for ownership before being written).
-// The copy/* rows time the copy alone (its GB/s).
+// The copy/* rows time the copy alone (its GB/s). decode/* times one decode step (1 token, 32 q +
+// 8 k heads: the library's fixed cost per call); fill_cache/f32 the cos/sin table alone.
 // CUDA (where a GPU exists; skipped otherwise): the same workload in device memory, the "cuda"
 // kernel with device pointers against a device-to-device copy of the same bytes (vs_copy, target
 // ≥ 0.9). Results are in bench/README.md.
@@ -259,7 +260,53 @@ void BM_CudaKernel(benchmark::State& state, std::string mode, std::string dtype)
   state.SetLabel(ropecheck::kernels::cuda::device_name());
 }
 
+// The per-token cos/sin alone: ropecheck_kernel_fill_cache of kTokens consecutive positions (the
+// best CPU kernel's on-the-fly table, rounded to f32); s_per_pair = seconds per (token, pair).
+void BM_FillCache(benchmark::State& state) {
+  Workload& w = workload("f32");
+  for (auto _ : state) {
+    const std::int32_t status = ropecheck_kernel_fill_cache(w.c_spec.get(), 0, kTokens, ROPECHECK_DTYPE_F32,
+                                                            w.cos_cache.data(), w.sin_cache.data());
+    if (status != ROPECHECK_OK) {
+      state.SkipWithError(ropecheck_status_message(status));
+      return;
+    }
+  }
+  state.counters["s_per_pair"] = benchmark::Counter(static_cast<double>(state.iterations() * kTokens * kHeadDim / 2),
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// One decode step: a single token (position kTokens − 1), 32 q heads and 8 k heads (grouped-query
+// attention as in Llama 3 8B) in one call. The time per call is the library's fixed cost (argument
+// checks, plan lookup) plus ~40 head rotations.
+void BM_Decode(benchmark::State& state, std::string implementation) {
+  if (ropecheck_kernel_available(implementation.c_str()) != 1) {
+    state.SkipWithError((implementation + " is not available on this machine").c_str());
+    return;
+  }
+  Workload& w = workload("f32");
+  ropecheck_call call = w.call(false, 1);
+  call.tokens = 1;
+  call.positions = w.positions.data() + (kTokens - 1);
+  call.k = ropecheck_tensor{8, w.input.data() + w.bytes / 2, kHeads * kHeadDim, kHeadDim,
+                            w.output.data() + w.bytes / 2, kHeads * kHeadDim, kHeadDim};
+  for (auto _ : state) {
+    const std::int32_t status = ropecheck_kernel_apply(implementation.c_str(), &call);
+    if (status != ROPECHECK_OK) {
+      state.SkipWithError(ropecheck_status_message(status));
+      return;
+    }
+  }
+}
+
 const int kRegistered = [] {
+  benchmark::RegisterBenchmark("fill_cache/f32", BM_FillCache)->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  for (const char* implementation : {"scalar", "avx2", "avx512"}) {
+    benchmark::RegisterBenchmark((std::string("decode/") + implementation + "/f32").c_str(), BM_Decode,
+                                 std::string(implementation))
+        ->Unit(benchmark::kMicrosecond)
+        ->MinTime(0.5);
+  }
   for (const char* dtype : {"f32", "bf16"}) {
     for (int threads : {1, 2}) {
       benchmark::RegisterBenchmark((std::string("copy/") + dtype + "/threads:" + std::to_string(threads)).c_str(), BM_Copy,

@@ -16,6 +16,7 @@
 #include "optimized/cuda/cuda_backend.h"
 #include "optimized/isa.h"
 #include "optimized/plan.h"
+#include "optimized/workspace.h"
 #include "spec/spec.h"
 
 namespace ropecheck::kernels {
@@ -82,10 +83,12 @@ int resolve_index(const char* implementation) {
   return t.cpu_available[i] ? i : ROPECHECK_ERROR_UNAVAILABLE;
 }
 
-// Plans are cached by spec text: building one evaluates the schedule in 128-bit arithmetic
-// (~10 µs per pair), which would dominate small calls (sweeps call with one token at a time).
-// The cache is the only mutable state of the library; it is bounded and mutex-protected.
-std::shared_ptr<const Plan> cached_plan(const std::string& text, const Spec& spec) {
+// Plans are cached by the caller's spec text, so that a call with a text seen before neither
+// parses it (~20 µs with the spec grammar's regular expressions: more than a one-token decode call
+// costs) nor builds the plan (the schedule in 128-bit arithmetic, ~10 µs per pair). The cache is
+// the only mutable state of the library; it is bounded and mutex-protected. Texts that fail to
+// parse or validate are not cached. Returns nullptr for an invalid spec.
+std::shared_ptr<const Plan> cached_plan(const char* text) {
   static std::mutex mutex;
   static std::vector<std::pair<std::string, std::shared_ptr<const Plan>>> cache;
   constexpr std::size_t kCapacity = 32;
@@ -95,6 +98,13 @@ std::shared_ptr<const Plan> cached_plan(const std::string& text, const Spec& spe
       if (entry.first == text) return entry.second;
     }
   }
+  Spec spec;
+  try {
+    spec = parse_spec(text);
+    validate(spec);
+  } catch (const SpecError&) {
+    return nullptr;
+  }
   auto plan = std::make_shared<const Plan>(spec);
   std::lock_guard<std::mutex> lock(mutex);
   if (cache.size() >= kCapacity) cache.erase(cache.begin());
@@ -102,22 +112,12 @@ std::shared_ptr<const Plan> cached_plan(const std::string& text, const Spec& spe
   return plan;
 }
 
-struct ParsedSpec {
-  Spec spec;
-  std::string text;
-};
-
-// Parses spec->spec and checks the decoded fields against it.
-int parse(const ropecheck_spec* c_spec, ParsedSpec& out) {
+// The plan of spec->spec, after checking the decoded fields of *c_spec against it.
+int plan_of(const ropecheck_spec* c_spec, std::shared_ptr<const Plan>& plan) {
   if (c_spec == nullptr || c_spec->spec == nullptr) return ROPECHECK_ERROR_INVALID_ARGUMENT;
-  try {
-    out.spec = parse_spec(c_spec->spec);
-    validate(out.spec);
-  } catch (const SpecError&) {
-    return ROPECHECK_ERROR_INVALID_SPEC;
-  }
-  out.text = to_string(out.spec);
-  const Spec& s = out.spec;
+  plan = cached_plan(c_spec->spec);
+  if (plan == nullptr) return ROPECHECK_ERROR_INVALID_SPEC;
+  const Spec& s = plan->spec();
   const bool consistent = c_spec->layout == static_cast<int>(s.layout) && c_spec->head_dim == s.head_dim &&
                           c_spec->rotary_dim == s.rotary_dim &&
                           c_spec->direction == static_cast<int>(s.direction) &&
@@ -160,28 +160,6 @@ TensorView view_of(const ropecheck_tensor& t) {
   return v;
 }
 
-// A CPU kernel's per-thread scratch (kernel_types.h Workspace) with its storage.
-class WorkspaceStorage {
- public:
-  explicit WorkspaceStorage(int pairs)
-      : doubles_(4 * static_cast<std::size_t>(pairs) + 8), words_(static_cast<std::size_t>(pairs) + 8) {
-    const std::size_t n = static_cast<std::size_t>(pairs);
-    view_.r_hi = doubles_.data();
-    view_.r_lo = doubles_.data() + n;
-    view_.cos_j = doubles_.data() + 2 * n;
-    view_.sin_j = doubles_.data() + 3 * n;
-    view_.words = words_.data();
-  }
-  WorkspaceStorage(const WorkspaceStorage&) = delete;
-  WorkspaceStorage& operator=(const WorkspaceStorage&) = delete;
-  const Workspace& view() const { return view_; }
-
- private:
-  std::vector<double> doubles_;
-  std::vector<std::uint64_t> words_;
-  Workspace view_;
-};
-
 // Splits tokens over threads; small calls stay on the calling thread.
 void run_threaded(const CpuKernel& kernel, const CallView& view, std::int64_t tokens, int threads) {
   const std::int64_t pairs = view.plan.pairs;
@@ -213,9 +191,9 @@ int apply(const char* implementation, const ropecheck_call* call) {
   if (call == nullptr) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   const int index = resolve_index(implementation);
   if (index < 0) return index;
-  ParsedSpec parsed;
-  if (const int status = parse(call->spec, parsed); status != ROPECHECK_OK) return status;
-  const Spec& spec = parsed.spec;
+  std::shared_ptr<const Plan> plan;
+  if (const int status = plan_of(call->spec, plan); status != ROPECHECK_OK) return status;
+  const Spec& spec = plan->spec();
   if (call->tokens < 0 || call->threads < 0) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (call->tokens > 0 && call->positions == nullptr) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (int s = check_tensor(call->q, call->tokens, spec.head_dim, true); s != ROPECHECK_OK) return s;
@@ -238,7 +216,6 @@ int apply(const char* implementation, const ropecheck_call* call) {
   }
   if (call->tokens == 0) return ROPECHECK_OK;
 
-  const std::shared_ptr<const Plan> plan = cached_plan(parsed.text, spec);
   if (!plan->frequencies_in_proven_range()) return ROPECHECK_ERROR_UNSUPPORTED;
   CallView view;
   view.plan = plan->view();
@@ -258,12 +235,11 @@ int apply(const char* implementation, const ropecheck_call* call) {
 
 int fill_cache(const ropecheck_spec* c_spec, std::int64_t first_position, std::int64_t rows, std::int32_t dtype,
                void* cos_cache, void* sin_cache) {
-  ParsedSpec parsed;
-  if (const int status = parse(c_spec, parsed); status != ROPECHECK_OK) return status;
+  std::shared_ptr<const Plan> plan;
+  if (const int status = plan_of(c_spec, plan); status != ROPECHECK_OK) return status;
   if (rows < 0 || !valid_dtype(dtype)) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (rows > 0 && (cos_cache == nullptr || sin_cache == nullptr)) return ROPECHECK_ERROR_INVALID_ARGUMENT;
-  if (position_components(parsed.spec) > 16) return ROPECHECK_ERROR_UNSUPPORTED;
-  const std::shared_ptr<const Plan> plan = cached_plan(parsed.text, parsed.spec);
+  if (position_components(plan->spec()) > 16) return ROPECHECK_ERROR_UNSUPPORTED;
   if (!plan->frequencies_in_proven_range()) return ROPECHECK_ERROR_UNSUPPORTED;
   PlanView view = plan->view();
   // an f64 cache gets the precise angles even for a spec whose data is f32/f16/bf16

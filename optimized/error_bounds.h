@@ -22,7 +22,10 @@
 //     operations of ≤ 2 ulps each). phase = p·step_j mod 2^128 is exact, so the angle error is
 //     |p|·(2π·2^-128 + θ'_j·2^-120) ≤ 2^-64 rad for |p| < 2^40 and θ'_j ≤ 2^16 — the range the
 //     proofs cover; plan.cpp makes the kernels refuse a spec with a larger θ'_j
-//     (ROPECHECK_ERROR_UNSUPPORTED; only scaling factors far below 1 reach it).
+//     (ROPECHECK_ERROR_UNSUPPORTED; only scaling factors far below 1 reach it). For a run of
+//     consecutive positions the fast path adds step_j to the previous phase instead
+//     (kernel-inl.h token_phases): the same 128-bit value, checked against a 128-bit product by
+//     tests/optimized/angle_test.cpp PhaseByAddition, so no error term changes.
 //  2. PRECISE: the remainder after the nearest quarter turn, truncated to 2^-65 turn, becomes a
 //     double-double r_hi + r_lo (|R − r_hi| ≤ 1.33e-16 = 1.2ε, carried by r_lo).
 //  3. PRECISE: Taylor polynomials (degree 17/18, truncation < 2^-63 on |r| ≤ 0.8) in binary64 with

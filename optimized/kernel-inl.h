@@ -36,10 +36,36 @@ inline void cos_sin_lanes(const PlanView& plan, const Workspace& work, int j) {
   M::store(work.sin_j + j, s);
 }
 
+// Step 1 for a single-component position: the phases of every pair into work.words (high words)
+// and work.phase_low. When the previous token of this workspace was at position − 1 (prefill: a
+// run of consecutive positions), each phase is the previous one plus the step, a 128-bit addition:
+// (p + 1)·step ≡ p·step + step (mod 2^128), so the words are the same as phase_of's, bit for bit
+// (also across p = −1 → 0), for an addition instead of a 64×64-bit multiply per pair.
+inline void token_phases(const PlanView& plan, std::int64_t position, const Workspace& work) {
+  const int pairs = plan.pairs;
+  PhaseMemo& memo = *work.memo;
+  if (memo.valid && memo.position != INT64_MAX && memo.position + 1 == position) {
+    for (int j = 0; j < pairs; ++j) {
+      const std::uint64_t low = work.phase_low[j] + plan.step_lo[j];
+      work.words[j] += plan.step_hi[j] + (low < plan.step_lo[j] ? 1 : 0);  // carry out of the low word
+      work.phase_low[j] = low;
+    }
+  } else {
+    for (int j = 0; j < pairs; ++j) {
+      const Phase phase = phase_of(position, plan.step_hi[j], plan.step_lo[j]);
+      work.words[j] = phase.high;
+      work.phase_low[j] = phase.low;
+    }
+  }
+  memo.position = position;
+  memo.valid = true;
+}
+
 // cos/sin of every pair of one token into work.cos_j / work.sin_j: the scalar integer phase of
 // each pair, then Ops::lanes pairs at a time (scalar tail).
 inline void token_cos_sin(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
   const int pairs = plan.pairs;
+  if (plan.precise_angles || plan.components != 1) work.memo->valid = false;  // words used otherwise
   if (plan.precise_angles) {
     for (int j = 0; j < pairs; ++j) {
       const Phase phase = phase_of(position_row[plan.component[j]], plan.step_hi[j], plan.step_lo[j]);
@@ -50,9 +76,8 @@ inline void token_cos_sin(const PlanView& plan, const std::int64_t* position_row
     for (; j < pairs; ++j) cos_sin_lanes<ScalarOps, true>(plan, work, j);
     return;
   }
-  if (plan.components == 1) {  // one position for every pair: hoisted out of the loop
-    const std::int64_t position = position_row[0];
-    for (int j = 0; j < pairs; ++j) work.words[j] = phase_of(position, plan.step_hi[j], plan.step_lo[j]).high;
+  if (plan.components == 1) {
+    token_phases(plan, position_row[0], work);
   } else {
     for (int j = 0; j < pairs; ++j) {
       work.words[j] = phase_of(position_row[plan.component[j]], plan.step_hi[j], plan.step_lo[j]).high;

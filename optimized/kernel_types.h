@@ -69,11 +69,19 @@ struct CallView {
   std::int64_t cache_row_stride = 0;
 };
 
+// Which position the fast path's phases in a Workspace belong to (kernel-inl.h token_cos_sin).
+struct PhaseMemo {
+  std::int64_t position = 0;
+  bool valid = false;
+};
+
 // Per-thread scratch of a CPU kernel: arrays of `pairs` entries (dispatch.cpp owns the storage).
 struct Workspace {
   double* r_hi = nullptr;  // precise path: reduced angle, high and low parts
   double* r_lo = nullptr;
   std::uint64_t* words = nullptr;  // fast path: phase high words; precise path: quadrants
+  std::uint64_t* phase_low = nullptr;  // fast path: phase low words
+  PhaseMemo* memo = nullptr;  // position of the phases in words/phase_low, if valid
   double* cos_j = nullptr;  // the token's cos/sin table
   double* sin_j = nullptr;
 };

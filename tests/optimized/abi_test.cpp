@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -178,11 +179,44 @@ TEST(KernelAbi, BadSpecTextOrContradictingFieldsIsInvalidSpec) {
   }
   {
     SmallCall small;
+    ASSERT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_OK);  // its plan is now cached
     ropecheck_spec contradicting = *small.c_spec.get();
     contradicting.rotary_dim = 8;  // the text says 4
     small.call.spec = &contradicting;
+    std::fill(small.output.begin(), small.output.end(), -7.0f);
     EXPECT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_ERROR_INVALID_SPEC);
+    EXPECT_TRUE(small.output_untouched());
   }
+}
+
+// Plans are cached by the caller's text (dispatch.cpp cached_plan): a bad text is refused on every
+// call, not cached; two texts of the same spec give the same bits; and after more distinct texts
+// than the cache holds (32), the first one still works.
+TEST(KernelAbi, PlanCacheIsKeyedByTextAndBounded) {
+  SmallCall reference_call;
+  ASSERT_EQ(ropecheck_kernel_apply("scalar", &reference_call.call), ROPECHECK_OK);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    SmallCall small;
+    ropecheck_spec broken = *small.c_spec.get();
+    broken.spec = "layout=half,head_dim=8,rotary_dim=4,base=-3,dtype=f32";
+    small.call.spec = &broken;
+    EXPECT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_ERROR_INVALID_SPEC) << "attempt " << attempt;
+  }
+  {
+    SmallCall small;
+    ropecheck_spec reordered = *small.c_spec.get();
+    reordered.spec = "dtype=f32,base=10000.0,rotary_dim=4,head_dim=8,layout=half";
+    small.call.spec = &reordered;
+    ASSERT_EQ(ropecheck_kernel_apply("scalar", &small.call), ROPECHECK_OK);
+    EXPECT_EQ(small.output, reference_call.output);
+  }
+  for (int base = 2; base < 2 + 40; ++base) {
+    SmallCall other("layout=half,head_dim=8,rotary_dim=4,base=" + std::to_string(base) + ",dtype=f32");
+    ASSERT_EQ(ropecheck_kernel_apply("scalar", &other.call), ROPECHECK_OK) << base;
+  }
+  SmallCall again;
+  ASSERT_EQ(ropecheck_kernel_apply("scalar", &again.call), ROPECHECK_OK);
+  EXPECT_EQ(again.output, reference_call.output);
 }
 
 // NaN in a pair gives NaN in both outputs; Inf at position 0 gives Inf·0 = NaN in the partner

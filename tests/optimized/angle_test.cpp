@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -15,6 +17,7 @@
 #include "optimized/error_bounds.h"
 #include "optimized/isa.h"
 #include "optimized/plan.h"
+#include "optimized/workspace.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
 #include "spec/schedule.h"
@@ -45,14 +48,8 @@ TEST_P(AnglePath, CosSinWithinTheirBound) {
   PlanView view = plan.view();
   view.precise_angles = precise;
   const int pairs = view.pairs;
-  std::vector<double> doubles(4 * static_cast<std::size_t>(pairs));
-  std::vector<std::uint64_t> words(static_cast<std::size_t>(pairs));
-  Workspace work;
-  work.r_hi = doubles.data();
-  work.r_lo = doubles.data() + pairs;
-  work.cos_j = doubles.data() + 2 * pairs;
-  work.sin_j = doubles.data() + 3 * pairs;
-  work.words = words.data();
+  const WorkspaceStorage storage(pairs);
+  const Workspace& work = storage.view();
   const CpuKernel kernel = scalar_isa::kernel();  // every CPU kernel computes the same bits (kernel_test)
   reference::PrecisionScope scope(256);
   const reference::Real attention = attention_factor<reference::Real>(spec);
@@ -79,6 +76,53 @@ TEST_P(AnglePath, CosSinWithinTheirBound) {
   }
   std::printf("%s path, %s: worst |error| = %.3g ε (bound %.3g ε)\n", precise ? "precise" : "fast", text.c_str(),
               worst / 0x1p-53, bound / 0x1p-53);
+}
+
+// Step 1 by addition (kernel-inl.h token_phases): after rows of consecutive positions the
+// workspace holds exactly P·step mod 2^128 of the last position P (two's complement), computed
+// here with 128-bit integers from the plan's steps; and each row's cos/sin are the bits of that
+// position computed on its own (memo cleared: the phase multiplied out). Runs cross the low word's
+// carry, −1 → 0 and the ends of int64; 3000 rows let a wrong carry accumulate far past the fast
+// path's 2^-54-turn rounding, which would hide a single one.
+TEST(PhaseByAddition, EqualsTheProductAndGivesTheSameCosSin) {
+  using Wide = unsigned __int128;
+  const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,scaling=yarn,factor=8,original_max_position=4096,dtype=f32");
+  const Plan plan(spec);
+  const PlanView view = plan.view();
+  const int pairs = view.pairs;
+  const WorkspaceStorage storage(pairs);
+  const Workspace& work = storage.view();
+  const CpuKernel kernel = scalar_isa::kernel();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const std::pair<std::int64_t, std::int64_t> runs[] = {{-1500, 3000}, {kMax - 2, 3}, {kMin, 5}, {1234567890123, 3000}};
+  for (const auto& [first, rows] : runs) {
+    std::vector<double> cos_rows(static_cast<std::size_t>(rows * pairs));
+    std::vector<double> sin_rows(static_cast<std::size_t>(rows * pairs));
+    work.memo->valid = false;
+    kernel.cos_sin_rows(view, first, rows, work, cos_rows.data(), sin_rows.data());
+    const std::int64_t last = first + (rows - 1);
+    // P = last as a 128-bit two's complement number
+    const Wide p = static_cast<Wide>(static_cast<std::uint64_t>(last)) -
+                   (last < 0 ? (static_cast<Wide>(1) << 64) : static_cast<Wide>(0));
+    for (int j = 0; j < pairs; ++j) {
+      const Wide step = (static_cast<Wide>(plan.step_hi(j)) << 64) | plan.step_lo(j);
+      const Wide phase = p * step;
+      ASSERT_EQ(work.words[j], static_cast<std::uint64_t>(phase >> 64)) << first << " pair " << j;
+      ASSERT_EQ(work.phase_low[j], static_cast<std::uint64_t>(phase)) << first << " pair " << j;
+    }
+    std::vector<double> cos_one(static_cast<std::size_t>(pairs));
+    std::vector<double> sin_one(static_cast<std::size_t>(pairs));
+    for (std::int64_t row = 0; row < rows; row += (rows > 100 ? 37 : 1)) {
+      work.memo->valid = false;
+      kernel.cos_sin_rows(view, first + row, 1, work, cos_one.data(), sin_one.data());
+      for (int j = 0; j < pairs; ++j) {
+        const std::size_t at = static_cast<std::size_t>(row * pairs + j);
+        ASSERT_EQ(std::memcmp(&cos_rows[at], &cos_one[static_cast<std::size_t>(j)], 8), 0) << first + row << " pair " << j;
+        ASSERT_EQ(std::memcmp(&sin_rows[at], &sin_one[static_cast<std::size_t>(j)], 8), 0) << first + row << " pair " << j;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

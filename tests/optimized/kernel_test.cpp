@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <sstream>
@@ -183,6 +185,81 @@ INSTANTIATE_TEST_SUITE_P(All, KernelCase,
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + cases()[std::get<1>(info.param)].name();
                          });
+
+// Step 1 by addition (kernel-inl.h token_phases): consecutive positions in one call reuse the
+// previous token's phase plus the step; a call per token always multiplies it out. Both must give
+// the same output bits: runs across −1 → 0, the 2^31 boundary, the ends of int64 (where
+// position + 1 would overflow) and runs broken and restarted (where the shortcut must not be
+// taken), on the fast angle path (f32, bf16) and the precise one (f64, which does not take it).
+// A wrong carry between the phase words moves cos/sin by ~2^-54 turn, below what f32 outputs show:
+// angle_test's PhaseByAddition checks the words themselves.
+class ConsecutivePositions : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConsecutivePositions, OneCallGivesTheBitsOfOneCallPerToken) {
+  const std::string implementation = GetParam();
+  if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const std::vector<std::vector<std::int64_t>> runs = {
+      {-4, -3, -2, -1, 0, 1, 2, 3},
+      {2147483644, 2147483645, 2147483646, 2147483647, 2147483648, 2147483649},
+      {kMax - 3, kMax - 2, kMax - 1, kMax, kMin, kMin + 1, kMin + 2},
+      {5, 6, 7, 5, 6, 100, 101, 102},  // runs broken and restarted
+  };
+
+  for (const char* text : {"layout=half,head_dim=64,base=500000,dtype=f32",
+                           "layout=interleaved,head_dim=40,rotary_dim=36,base=10000,scaling=yarn,factor=8,"
+                           "original_max_position=4096,dtype=bf16",
+                           "layout=half,head_dim=32,base=10000,dtype=f64"}) {
+    const Spec spec = parse_spec(text);
+    const CSpec c_spec(spec);
+    const std::size_t element = ropecheck_dtype_size(static_cast<std::int32_t>(spec.dtype));
+    constexpr std::int64_t kHeads = 2;
+    const std::int64_t row = kHeads * spec.head_dim;  // elements per token
+    for (const auto& positions : runs) {
+      const auto tokens = static_cast<std::int64_t>(positions.size());
+      std::vector<unsigned char> input(static_cast<std::size_t>(tokens * row) * element);
+      std::mt19937_64 random(static_cast<std::uint64_t>(tokens));
+      for (std::size_t i = 0; i < input.size(); i += element) {
+        const double value = std::uniform_real_distribution<double>(-4.0, 4.0)(random);
+        if (spec.dtype == Dtype::f64) {
+          std::memcpy(input.data() + i, &value, 8);
+        } else if (spec.dtype == Dtype::f32) {
+          const float f = static_cast<float>(value);
+          std::memcpy(input.data() + i, &f, 4);
+        } else {
+          const auto bits = static_cast<std::uint16_t>(reference::encode_bits(value, spec.dtype));
+          std::memcpy(input.data() + i, &bits, 2);
+        }
+      }
+      auto call_for = [&](std::int64_t first, std::int64_t count, std::vector<unsigned char>& output) {
+        ropecheck_call call{};
+        call.spec = c_spec.get();
+        call.tokens = count;
+        call.positions = positions.data() + first;
+        call.q = ropecheck_tensor{kHeads, input.data() + static_cast<std::size_t>(first * row) * element, row,
+                                  spec.head_dim, output.data() + static_cast<std::size_t>(first * row) * element, row,
+                                  spec.head_dim};
+        call.threads = 1;
+        return ropecheck_kernel_apply(implementation.c_str(), &call);
+      };
+      std::vector<unsigned char> together(input.size());
+      std::vector<unsigned char> apart(input.size());
+      ASSERT_EQ(call_for(0, tokens, together), ROPECHECK_OK) << text;
+      for (std::int64_t t = 0; t < tokens; ++t) ASSERT_EQ(call_for(t, 1, apart), ROPECHECK_OK) << text;
+      for (std::int64_t t = 0; t < tokens; ++t) {
+        const std::size_t begin = static_cast<std::size_t>(t * row) * element;
+        const std::size_t end = begin + static_cast<std::size_t>(row) * element;
+        EXPECT_TRUE(std::equal(together.begin() + static_cast<std::ptrdiff_t>(begin),
+                               together.begin() + static_cast<std::ptrdiff_t>(end),
+                               apart.begin() + static_cast<std::ptrdiff_t>(begin)))
+            << text << ": position " << positions[static_cast<std::size_t>(t)];
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, ConsecutivePositions, ::testing::Values("scalar", "avx2", "avx512"));
 
 }  // namespace
 }  // namespace ropecheck::kernels::testing

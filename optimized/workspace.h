@@ -1,0 +1,39 @@
+// The storage behind a CPU kernel's per-thread scratch (kernel_types.h Workspace): owned by the
+// dispatcher (one per thread of a call) and by tests that call a CpuKernel directly. Not included
+// by the per-ISA translation units (std::vector: see kernel_types.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "optimized/kernel_types.h"
+
+namespace ropecheck::kernels {
+
+// Arrays of `pairs` entries for every Workspace field, and the phase memo (initially invalid).
+class WorkspaceStorage {
+ public:
+  explicit WorkspaceStorage(int pairs)
+      : doubles_(4 * static_cast<std::size_t>(pairs) + 8), words_(2 * static_cast<std::size_t>(pairs) + 8) {
+    const std::size_t n = static_cast<std::size_t>(pairs);
+    view_.r_hi = doubles_.data();
+    view_.r_lo = doubles_.data() + n;
+    view_.cos_j = doubles_.data() + 2 * n;
+    view_.sin_j = doubles_.data() + 3 * n;
+    view_.words = words_.data();
+    view_.phase_low = words_.data() + n;
+    view_.memo = &memo_;
+  }
+  WorkspaceStorage(const WorkspaceStorage&) = delete;
+  WorkspaceStorage& operator=(const WorkspaceStorage&) = delete;
+  const Workspace& view() const { return view_; }
+
+ private:
+  std::vector<double> doubles_;
+  std::vector<std::uint64_t> words_;
+  PhaseMemo memo_;
+  Workspace view_;
+};
+
+}  // namespace ropecheck::kernels
