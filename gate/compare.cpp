@@ -116,7 +116,7 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   if (!options_.tolerance && options_.claimed_bound) claimed = options_.claimed_bound(group.spec);
   tally_.result.tolerance = options_.tolerance ? *options_.tolerance
                       : claimed          ? *claimed
-                                         : default_tolerance(options_.model, group.spec.dtype);
+                                         : default_tolerance(options_.model, group.spec);
   attention_ = attention_factor<double>(group.spec);
   tally_.result.attention_magnitude = std::max(1.0, std::fabs(attention_));
 }

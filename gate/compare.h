@@ -44,8 +44,9 @@ struct Tolerance {
   std::string source;  // where the number comes from (printed in reports)
 };
 
-// The default tolerance for a model and dtype, with its derivation in `source` (gate/tolerance.cpp).
-Tolerance default_tolerance(Model model, Dtype dtype);
+// The default tolerance for a model and a spec (its dtype, and whether it has an attention factor
+// g ≠ 1), with its derivation in `source` (gate/tolerance.cpp).
+Tolerance default_tolerance(Model model, const Spec& spec);
 // "e=3" or "ulp=4"; throws UsageError naming --tolerance.
 Tolerance parse_tolerance(std::string_view text);
 

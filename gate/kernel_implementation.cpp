@@ -39,7 +39,7 @@ proofs::ErrorClaim KernelImplementation::claim(const Spec& spec) const {
   } else if (source_ == Source::library && model_ == Model::exact) {
     units = project_kernel_bound(spec).value;
   } else {
-    units = default_tolerance(model_, spec.dtype).value;
+    units = default_tolerance(model_, spec).value;
   }
   return proofs::ErrorClaim::from_units(units * std::max(1.0, std::fabs(attention)), spec);
 }

@@ -6,6 +6,7 @@
 
 #include "gate/commands/command.h"
 #include "gate/compare.h"
+#include "spec/schedule.h"
 
 namespace ropecheck::gate {
 
@@ -32,8 +33,21 @@ std::string_view name(Model model) { return model == Model::exact ? "exact" : "f
 // gate_exact_default the default e ≤ 4 with the same absolute 3·2^(emin−p), fma_rotation_bound
 // ≤ 3.3·u·ρ + 2·2^(emin−p) with one FMA. An implementation that computes in a wider format and
 // rounds once (the project's kernels: optimized/error_bounds.h) has e ≤ 1 + tiny; a correctly
-// rounded one e ≤ 1. The bound is relative to g·ρ where the spec has an attention factor g (yarn,
-// longrope): the comparison multiplies it by max(1, |g|).
+// rounded one e ≤ 1.
+//
+// Attention factor g ≠ 1 (yarn, yarn-ggml, longrope): the comparison is relative to
+// u·ρ·max(1, |g|), and a careful candidate scales cos and sin in the dtype, as HF transformers, vLLM
+// and llama.cpp do: ĝ = fl(g), c' = fl(ĝ·ĉ), s' = fl(ĝ·ŝ). Then |c' − g·C| ≤ u·|g|·(2|C| + 1)
+// to first order (g's rounding, ĉ's, the product's), so per component
+//   u·|g|·(2(|x||C| + |y||S|) + |x| + |y|) + u·|g|·ρ + u·|g|·ρ ≤ (4 + √2)·u·|g|·ρ ≈ 5.41·u·|g|·ρ,
+// and the default of 4 does not hold there (sampling 2·10^7 random f32 pairs with g = 1.208
+// already reaches e = 3.07, against 2.40 without g). Machine-checked for |g| ≥ 1
+// (proofs/formal/coq/GateTolerance.v): gate_exact_scaled_default, ≤ 6·u·|g|·ρ + 3·2^(emin−p), so
+// e ≤ 6; gate_recipe_scaled_default, ≤ 8·u·|g|·ρ + 4·2^(emin−p) under the f32-recipe model (6 plus
+// the golden value's rounding, (1 + 2u), rounded up). The underflow of c', s' is absorbed in the
+// relative part (2^emin ≤ 2^-14 in every dtype). A candidate that scales the outputs instead,
+// fl(ĝ·fl(rotation)), is within (2 + √2) + 2 ≈ 5.41 by hand (not machine-checked; in deep
+// underflow its absolute error grows with |g|).
 //
 // f32-recipe model: the golden value is the recipe's result correctly rounded (expected_f32_recipe),
 // itself within u·|A_recipe| ≤ u·g·ρ of the recipe's exact result; a careful implementation of the
@@ -41,19 +55,33 @@ std::string_view name(Model model) { return model == Model::exact ? "exact" : "f
 // Machine-checked as gate_recipe_default (proofs/formal/coq/GateTolerance.v): ≤ 5·u·ρ + 4·2^(emin−p)
 // for recipe cos/sin of norm ≤ 1 + 2u; the absolute part, one rounding more than the exact model's,
 // is what compare.cpp allows under this model (underflow_roundings: 4).
-Tolerance default_tolerance(Model model, Dtype dtype) {
-  const double careful = 4;  // ≥ 1 + 2√2, see above
+namespace {
+// e of a careful candidate under the exact model (above): Coq gate_exact_default (4) and, with an
+// attention factor g ≠ 1, gate_exact_scaled_default (6). Also H1 of the attention bounds below.
+double careful_bound(double attention_factor) { return attention_factor == 1.0 ? 4 : 6; }
+}  // namespace
+
+Tolerance default_tolerance(Model model, const Spec& spec) {
+  const double attention = attention_factor<double>(spec);
+  const bool scaled = attention != 1.0;
+  const double careful = careful_bound(attention);
   Tolerance t;
   t.kind = Tolerance::Kind::e;
-  const std::string p = std::to_string(significand_bits(dtype));
+  const std::string p = std::to_string(significand_bits(spec.dtype));
   if (model == Model::exact) {
     t.value = careful;
-    t.source = "default for the exact model: 1 + 2*sqrt(2) rounded up (faithful cos/sin, rotation rounded in " +
-               std::string(ropecheck::name(dtype)) + ", u = 2^-" + p + "; gate/tolerance.cpp)";
+    t.source = std::string("default for the exact model: a careful implementation (faithful cos/sin") +
+               (scaled ? " scaled by the attention factor in the dtype" : "") + ", rotation rounded in " +
+               std::string(ropecheck::name(spec.dtype)) + ", u = 2^-" + p + ") is within " +
+               (scaled ? "(4 + sqrt(2))" : "(2 + sqrt(2))") + "*u*rho*max(1,|g|) to first order (Coq " +
+               (scaled ? "gate_exact_scaled_default" : "gate_exact_default") +
+               ", proofs/formal/coq/GateTolerance.v; gate/tolerance.cpp)";
   } else {
-    t.value = careful + 1;
-    t.source = "default for the f32-recipe model: 4 for a careful implementation of the recipe + 1 for the rounding "
-               "of the golden recipe value (gate/tolerance.cpp)";
+    t.value = scaled ? 8 : careful + 1;
+    t.source = std::string("default for the f32-recipe model: ") + (scaled ? "6" : "4") +
+               " for a careful implementation of the recipe + the rounding of the golden recipe value" +
+               (scaled ? ", rounded up" : "") + " (Coq " + (scaled ? "gate_recipe_scaled_default" : "gate_recipe_default") +
+               ", proofs/formal/coq/GateTolerance.v; gate/tolerance.cpp)";
   }
   return t;
 }
@@ -67,7 +95,8 @@ Tolerance default_tolerance(Model model, Dtype dtype) {
 // the data dtype (golden/README.md), so |s_g − s| ≤ u·|s| and |o_g − o| ≤ u·|o|.
 //
 // Hypotheses on the candidate (stated in gate/README.md too):
-//   H1 RoPE: its rotated q̃, k̃ meet the gate's default RoPE bound, e ≤ e_R = 4 per pair (above):
+//   H1 RoPE: its rotated q̃, k̃ meet the gate's default RoPE bound, e ≤ e_R per pair (above; e_R = 4,
+//      or 6 when g ≠ 1: careful_bound):
 //      each component within e_R·u·max(1,|g|)·ρ of the exact g·R·x; pass-through dims exact. Per
 //      pair the error vector is ≤ √2·e_R·u·max(1,|g|)·ρ long, so over the head
 //      ‖q̃ − q'‖ ≤ ε_R·‖q'‖, q' = g·R·q (‖q'‖ = |g|·‖q‖), ε_R = √2·e_R·u·max(1,|g|)/|g|.
@@ -124,7 +153,6 @@ Tolerance default_tolerance(Model model, Dtype dtype) {
 // 2^-6, so their own rounding only adds slack.
 namespace {
 
-constexpr long double kRopeBound = 4;  // e_R: the default exact-model RoPE tolerance (above)
 constexpr int kExpUlps = 2;             // H3
 
 long double unit_roundoff(Dtype dtype) { return std::ldexp(1.0L, -significand_bits(dtype)); }
@@ -137,7 +165,8 @@ double round_up(long double v) { return static_cast<double>(std::ceil(v * 64) / 
 long double score_beta(Dtype dtype, int head_dim, double attention_factor) {
   const long double u = unit_roundoff(dtype), w = working_roundoff(dtype);
   const long double g = std::fabs(static_cast<long double>(attention_factor));
-  const long double eps_rope = std::sqrt(2.0L) * kRopeBound * u * std::max(1.0L, g) / g;
+  const long double rope_bound = careful_bound(attention_factor);  // e_R (H1)
+  const long double eps_rope = std::sqrt(2.0L) * rope_bound * u * std::max(1.0L, g) / g;
   return 2 * eps_rope + eps_rope * eps_rope + gamma(head_dim + 3, w) * (1 + eps_rope) * (1 + eps_rope);
 }
 
@@ -162,7 +191,8 @@ double attention_output_bound(Dtype dtype, int head_dim, double attention_factor
 }
 
 std::string attention_score_source(Dtype dtype, int head_dim) {
-  return "derived bound for attention scores (gate/tolerance.cpp): RoPE within e <= 4, dot product and scale in " +
+  return "derived bound for attention scores (gate/tolerance.cpp): RoPE within the gate's RoPE default (e <= 4; 6 with "
+         "an attention factor), dot product and scale in " +
          std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + " (gamma_" + std::to_string(head_dim + 3) +
          "), one rounding to " + std::string(ropecheck::name(dtype)) + ", +1 for the golden value's rounding";
 }

@@ -5,6 +5,7 @@
 
 #include <ropecheck/kernel.h>
 
+#include "gate/compare.h"
 #include "gate/isolation.h"
 #include "optimized/c_spec.h"
 #include "optimized/error_bounds.h"
@@ -14,10 +15,6 @@
 
 namespace ropecheck::fuzz {
 namespace {
-
-// The gate's default tolerance for the exact model (gate/tolerance.cpp): faithful cos/sin, one FMA
-// rotation and the final rounding in the dtype give e ≤ 1 + √5 ≈ 3.24 → 3.25.
-constexpr double kCarefulImplementation = 3.25;
 
 bool attention_is_one(const Spec& spec) { return attention_factor<long double>(spec) == 1.0L; }
 
@@ -110,13 +107,13 @@ class ReferenceCandidate final : public Candidate {
     return model_ == reference::Model::exact ? "reference" : "reference-f32-recipe";
   }
   std::string selector() const override { return "--impl " + name(); }
-  double default_tolerance(const Spec&) const override {
-    return model_ == reference::Model::exact ? 1.0 : kCarefulImplementation;
+  double default_tolerance(const Spec& spec) const override {
+    return model_ == reference::Model::exact ? 1.0 : gate::default_tolerance(gate::Model::exact, spec).value;
   }
-  std::string tolerance_source(const Spec&) const override {
+  std::string tolerance_source(const Spec& spec) const override {
     return model_ == reference::Model::exact
                ? "correct rounding: half an ulp of A is at most u*|A| <= u*rho*g (reference/error_metric.h)"
-               : "the gate's exact-model default 1 + sqrt(5) rounded up (gate/tolerance.cpp)";
+               : "the gate's " + gate::default_tolerance(gate::Model::exact, spec).source;
   }
   ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
                     std::span<const double> input) const override {
@@ -141,9 +138,11 @@ class PluginCandidate final : public Candidate {
   }
   std::string name() const override { return path_; }
   std::string selector() const override { return "--plugin " + path_; }
-  double default_tolerance(const Spec&) const override { return kCarefulImplementation; }
-  std::string tolerance_source(const Spec&) const override {
-    return "the gate's exact-model default 1 + sqrt(5) rounded up (gate/tolerance.cpp)";
+  double default_tolerance(const Spec& spec) const override {
+    return gate::default_tolerance(gate::Model::exact, spec).value;
+  }
+  std::string tolerance_source(const Spec& spec) const override {
+    return "the gate's " + gate::default_tolerance(gate::Model::exact, spec).source;
   }
   ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
                     std::span<const double> input) const override {

@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "gate/writers/tensor_writer.h"
+#include "gate/compare.h"
 #include "gate_test_support.h"
+#include "spec/schedule.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -45,6 +50,41 @@ struct CheckFixture : ::testing::Test {
   }
   nlohmann::json report() { return nlohmann::json::parse(slurp(dir / "report.json")); }
 };
+
+// The default tolerances are the constants of the Coq theorems their source cites: for each model,
+// with and without an attention factor, the cited theorem's statement in GateTolerance.v bounds the
+// error by exactly that many u·ρ (u·G·ρ with the factor G = |g|). Fails if either side changes alone.
+TEST(DefaultTolerance, IsTheConstantOfTheCitedCoqTheorem) {
+  std::ifstream in(std::string(ROPECHECK_SOURCE_DIR) + "/proofs/formal/coq/GateTolerance.v");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string coq = text.str();
+  ASSERT_NE(coq.find("Theorem gate_exact_default"), std::string::npos) << "GateTolerance.v not found";
+  const std::string plain = "layout=half,head_dim=64,base=10000,dtype=f32";
+  const std::string yarn = "layout=half,head_dim=64,base=10000,scaling=yarn,factor=8,original_max_position=4096,dtype=f32";
+  ASSERT_NE(attention_factor<double>(parse_spec(yarn)), 1.0);
+  for (const std::string& text_of_spec : {plain, yarn}) {
+    const Spec spec = parse_spec(text_of_spec);
+    const bool scaled = attention_factor<double>(spec) != 1.0;
+    for (const Model model : {Model::exact, Model::f32_recipe}) {
+      const Tolerance t = default_tolerance(model, spec);
+      const std::smatch cited = [&] {
+        std::smatch m;
+        std::regex_search(t.source, m, std::regex("Coq (gate_[a-z_]+)"));
+        return m;
+      }();
+      ASSERT_FALSE(cited.empty()) << "no Coq theorem cited in: " << t.source;
+      const std::string theorem = cited[1];
+      EXPECT_EQ(theorem.find("scaled") != std::string::npos, scaled) << theorem;
+      const std::size_t at = coq.find("Theorem " + theorem + " ");
+      ASSERT_NE(at, std::string::npos) << theorem << " is not in GateTolerance.v";
+      const std::string statement = coq.substr(at, coq.find("Proof.", at) - at);
+      const std::string bound = std::to_string(static_cast<int>(t.value)) + (scaled ? " * u * G * rho" : " * u * rho");
+      EXPECT_EQ(static_cast<double>(static_cast<int>(t.value)), t.value);
+      EXPECT_NE(statement.find(bound), std::string::npos) << theorem << " does not bound by " << bound << ":\n" << statement;
+    }
+  }
+}
 
 TEST_F(CheckFixture, CorrectCandidatePassesInEveryFormat) {
   for (const std::string format : {"npz", "safetensors"}) {

@@ -68,7 +68,7 @@ FuzzOptions options_for(const char* spec, std::int64_t trials, std::uint64_t see
 }
 
 // The float32 recipe's angle error is ≈ p·θ_j·2^-24 rad (ROPE.md §5), i.e. e ≈ p·θ_j in u = 2^-24
-// units: far above the tolerance 3.25 for p·θ_0 = p ≥ 4, which the position generators reach at
+// units: far above the gate's default tolerance 4 for p·θ_0 = p ≥ 4, which the position generators reach at
 // once (2^k, 2^31 − 1, log-uniform). The search must find it in its first trials.
 TEST(Fuzz, FindsTheFloat32RecipeBreachAndShrinksIt) {
   const auto candidate = make_implementation("reference-f32-recipe");

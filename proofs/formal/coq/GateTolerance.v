@@ -29,7 +29,11 @@
    |g - r| <= max(u*|r|, mu); a careful implementation of the recipe errs from r by the bound above
    (careful_component allows A^2 + B^2 <= (1 + 2u)^2, which covers the recipe's own faithfully
    rounded cos/sin, whose norm is <= 1 + sqrt 2*u); so the candidate is within 5*u*rho + 4*mu of g
-   (gate_recipe_default). *)
+   (gate_recipe_default).
+
+   With an attention factor g (|g| = G >= 1), scaled in the dtype as HF transformers, vLLM and
+   llama.cpp do it: e <= 6 (gate_exact_scaled_default) and e <= 8 (gate_recipe_scaled_default);
+   see the last section. *)
 
 From Coq Require Import Reals Lra.
 From RopeCheck Require Import ErrorBound.
@@ -288,4 +292,235 @@ Proof.
   rewrite Rabs_Ropp in T.
   replace (out - (x * A + y * B) + - (g - (x * A + y * B))) with (out - g) in T by ring.
   assert (0 <= u * rho) by nra. nra.
+Qed.
+
+(* The attention factor g (|g| = G >= 1, g normal). A careful candidate, as HF transformers, vLLM
+   and llama.cpp do it, scales cos and sin by g in the data dtype, with g itself rounded to the
+   dtype: gh = fl(g), |gh - G| <= u*G; c2 = fl(gh*c), s2 = fl(gh*s) from faithful c, s; then
+       a = fl(fl(x*c2) - fl(y*s2))   against the exact G*(x*C - y*S),
+       b = fl(fl(x*s2) + fl(y*c2))   against the exact G*(x*S + y*C)
+   (g < 0 is the same up to the sign of every value, the rounding being symmetric).
+   By hand, first order: |c2 - G*C| <= u*G*(2*|C| + 1), so the scaled cos/sin errors cost
+   u*G*(2*(|x|*|C| + |y|*|S|) + |x| + |y|) <= (2 + sqrt 2)*u*G*rho, the two product roundings
+   u*G*rho, the final rounding u*G*rho: (4 + sqrt 2)*u*G*rho = 5.414*u*G*rho, <= 5.52*u*G*rho with the
+   O(u^2) terms for u <= 2^-8 (careful_scaled_component: 6). The underflow of c2 and s2 costs
+   mu*(|x| + |y|) <= sqrt 2*mu*rho, absorbed into the relative part since mu <= u*2^-14 for every
+   dtype (f16 has the largest 2^emin = 2^-14) and G >= 1; the absolute part stays 3*mu. Hence
+   e <= 6 for the exact model (gate_exact_scaled_default) and, the golden value being the scaled
+   recipe value rounded once, 6 + (1 + 2u) rounded up: e <= 8 for the f32-recipe model
+   (gate_recipe_scaled_default). *)
+
+Lemma rounds_opp : forall u mu v w, rounds u mu v w -> rounds u mu (- v) (- w).
+Proof.
+  intros u mu v w H. unfold rounds in *.
+  replace (- w - - v) with (- (w - v)) by ring. rewrite !Rabs_Ropp. exact H.
+Qed.
+
+(* A coefficient scaled in the dtype: a2 = fl(gh*a), with gh within u*G of G >= 1 and a within u of A. *)
+Lemma scaled_coefficient : forall u mu G gh a A a2,
+  0 <= u <= / 256 -> 0 <= mu -> 1 <= G -> Rabs (gh - G) <= u * G -> Rabs (a - A) <= u ->
+  rounds u mu (gh * a) a2 ->
+  Rabs (a2 - G * A) <= u * G * (201/100 * Rabs A + 101/100) + mu /\
+  Rabs a2 <= G * (101/100 * Rabs A + 1/100) + mu.
+Proof.
+  intros u mu G gh a A a2 [Hu Hu8] Hmu HG Hgh Ha Hr.
+  pose proof (Rabs_pos A) as PA.
+  assert (Hg : Rabs gh <= (1 + u) * G).
+  { replace gh with (G + (gh - G)) by ring. eapply Rle_trans; [apply Rabs_triang |].
+    rewrite (Rabs_right G) by lra. lra. }
+  assert (Hav : Rabs a <= Rabs A + u).
+  { replace a with (A + (a - A)) by ring. eapply Rle_trans; [apply Rabs_triang | lra]. }
+  assert (HP : Rabs (gh * a) <= (1 + u) * G * (Rabs A + u)).
+  { rewrite Rabs_mult. apply Rmult_le_compat; try apply Rabs_pos; assumption. }
+  pose proof (rounds_sum u mu _ _ Hu Hmu Hr) as H1.
+  assert (HuP : u * Rabs (gh * a) <= u * ((1 + u) * G * (Rabs A + u))) by (apply Rmult_le_compat_l; lra).
+  assert (PuG : 0 <= u * G) by nra.
+  split.
+  - assert (H2 : Rabs ((gh - G) * a) <= u * G * (Rabs A + u)).
+    { rewrite Rabs_mult. apply Rmult_le_compat; try apply Rabs_pos; assumption. }
+    assert (H3 : Rabs (G * (a - A)) <= u * G).
+    { rewrite Rabs_mult, (Rabs_right G) by lra. rewrite (Rmult_comm u G).
+      apply Rmult_le_compat_l; lra. }
+    replace (a2 - G * A) with ((a2 - gh * a) + (gh - G) * a + G * (a - A)) by ring.
+    eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |].
+    assert (K : u * ((1 + u) * G * (Rabs A + u)) + u * G * (Rabs A + u) + u * G
+                = u * G * ((2 + u) * Rabs A + (1 + 2 * u + u * u))) by ring.
+    assert (u * G * ((2 + u) * Rabs A + (1 + 2 * u + u * u)) <= u * G * (201/100 * Rabs A + 101/100)).
+    { apply Rmult_le_compat_l; [lra |].
+      assert (u * Rabs A <= / 256 * Rabs A) by (apply Rmult_le_compat_r; lra).
+      assert (u * u <= / 256 * / 256) by nra. lra. }
+    lra.
+  - assert (Ha2 : Rabs a2 <= (1 + u) * Rabs (gh * a) + mu).
+    { replace a2 with (gh * a + (a2 - gh * a)) by ring.
+      eapply Rle_trans; [apply Rabs_triang | lra]. }
+    assert (K : (1 + u) * ((1 + u) * G * (Rabs A + u)) = G * ((1 + u) * (1 + u) * (Rabs A + u))) by ring.
+    assert (G * ((1 + u) * (1 + u) * (Rabs A + u)) <= G * (101/100 * Rabs A + 1/100)).
+    { apply Rmult_le_compat_l; [lra |].
+      assert (u * Rabs A <= / 256 * Rabs A) by (apply Rmult_le_compat_r; lra).
+      assert (u * u <= / 256 * / 256) by nra.
+      assert (u * u * Rabs A <= / 256 * / 256 * Rabs A) by (apply Rmult_le_compat_r; lra).
+      assert (u * u * u <= / 256 * / 256 * / 256) by nra. nra. }
+    assert ((1 + u) * Rabs (gh * a) <= (1 + u) * ((1 + u) * G * (Rabs A + u))) by (apply Rmult_le_compat_l; lra).
+    lra.
+Qed.
+
+(* One scaled component without FMA: out = fl(fl(x*a2) + fl(y*b2)), a2 = fl(gh*a), b2 = fl(gh*b),
+   against the exact G*(x*A + y*B); within 6*u*G*rho + 3*mu (5.52 by the proof's own constants). *)
+Theorem careful_scaled_component : forall u mu G gh x y a b A B a2 b2 p1 p2 out rho,
+  0 <= u <= / 256 -> 0 <= mu <= u / 16384 -> 1 <= G -> Rabs (gh - G) <= u * G ->
+  A * A + B * B <= (1 + 2 * u) * (1 + 2 * u) ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (a - A) <= u -> Rabs (b - B) <= u ->
+  rounds u mu (gh * a) a2 -> rounds u mu (gh * b) b2 ->
+  rounds u mu (x * a2) p1 -> rounds u mu (y * b2) p2 -> rounds u mu (p1 + p2) out ->
+  Rabs (out - G * (x * A + y * B)) <= 6 * u * G * rho + 3 * mu.
+Proof.
+  intros u mu G gh x y a b A B a2 b2 p1 p2 out rho [Hu Hu8] [Hmu Hmu16] HG Hgh Hn Hr Hrho Ha Hb
+    Ha2 Hb2 H1 H2 Hout.
+  pose proof (Rabs_pos x) as Px. pose proof (Rabs_pos y) as Py.
+  pose proof (Rabs_pos A) as PA. pose proof (Rabs_pos B) as PB.
+  destruct (scaled_coefficient u mu G gh a A a2 (conj Hu Hu8) Hmu HG Hgh Ha Ha2) as [Ea Na].
+  destruct (scaled_coefficient u mu G gh b B b2 (conj Hu Hu8) Hmu HG Hgh Hb Hb2) as [Eb Nb].
+  destruct (dot_le u x y A B rho Hu Hn Hr Hrho) as [HT HD].
+  pose proof (abs_sum_le x y rho Hr Hrho) as HS.
+  set (S := Rabs x + Rabs y). set (T := Rabs x * Rabs A + Rabs y * Rabs B).
+  set (D := Rabs (x * A + y * B)). set (v := p1 + p2).
+  change (Rabs x + Rabs y) with S in HS. change (Rabs x * Rabs A + Rabs y * Rabs B) with T in HT.
+  change (Rabs (x * A + y * B)) with D in HD.
+  assert (PS : 0 <= S) by (unfold S; lra).
+  assert (PT : 0 <= T) by (unfold T; nra).
+  assert (PD : 0 <= D) by (unfold D; apply Rabs_pos).
+  assert (PuG : 0 <= u * G) by nra.
+  (* the scaled cos/sin errors *)
+  assert (E3 : Rabs (x * (a2 - G * A)) + Rabs (y * (b2 - G * B))
+               <= u * G * (201/100 * T + 101/100 * S) + mu * S).
+  { rewrite !Rabs_mult.
+    assert (Rabs x * Rabs (a2 - G * A) <= Rabs x * (u * G * (201/100 * Rabs A + 101/100) + mu))
+      by (apply Rmult_le_compat_l; lra).
+    assert (Rabs y * Rabs (b2 - G * B) <= Rabs y * (u * G * (201/100 * Rabs B + 101/100) + mu))
+      by (apply Rmult_le_compat_l; lra).
+    unfold T, S. lra. }
+  (* the product roundings *)
+  assert (E12 : Rabs (p1 - x * a2) + Rabs (p2 - y * b2)
+                <= u * (G * (101/100 * T + 1/100 * S) + mu * S) + 2 * mu).
+  { pose proof (rounds_sum u mu _ _ Hu Hmu H1). pose proof (rounds_sum u mu _ _ Hu Hmu H2).
+    assert (Rabs (x * a2) <= Rabs x * (G * (101/100 * Rabs A + 1/100) + mu))
+      by (rewrite Rabs_mult; apply Rmult_le_compat_l; lra).
+    assert (Rabs (y * b2) <= Rabs y * (G * (101/100 * Rabs B + 1/100) + mu))
+      by (rewrite Rabs_mult; apply Rmult_le_compat_l; lra).
+    assert (u * Rabs (x * a2) <= u * (Rabs x * (G * (101/100 * Rabs A + 1/100) + mu)))
+      by (apply Rmult_le_compat_l; lra).
+    assert (u * Rabs (y * b2) <= u * (Rabs y * (G * (101/100 * Rabs B + 1/100) + mu)))
+      by (apply Rmult_le_compat_l; lra).
+    unfold T, S. lra. }
+  set (E := u * G * (201/100 * T + 101/100 * S) + mu * S + u * (G * (101/100 * T + 1/100 * S) + mu * S)).
+  assert (Hsplit : out - G * (x * A + y * B) =
+                   (out - v) + (x * (a2 - G * A) + y * (b2 - G * B)) + ((p1 - x * a2) + (p2 - y * b2)))
+    by (unfold v; ring).
+  assert (Hrest : Rabs (x * (a2 - G * A) + y * (b2 - G * B)) + Rabs ((p1 - x * a2) + (p2 - y * b2))
+                  <= E + 2 * mu).
+  { pose proof (Rabs_triang (x * (a2 - G * A)) (y * (b2 - G * B))).
+    pose proof (Rabs_triang (p1 - x * a2) (p2 - y * b2)). unfold E. lra. }
+  assert (Htot : Rabs (out - G * (x * A + y * B)) <= Rabs (out - v) + (E + 2 * mu)).
+  { rewrite Hsplit. eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. lra. }
+  assert (HGD : Rabs (G * (x * A + y * B)) = G * D) by (unfold D; rewrite Rabs_mult, Rabs_right by lra; reflexivity).
+  assert (Hv : Rabs v <= G * D + (E + 2 * mu)).
+  { replace v with (G * (x * A + y * B) + (x * (a2 - G * A) + y * (b2 - G * B))
+                    + ((p1 - x * a2) + (p2 - y * b2))) by (unfold v; ring).
+    eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. lra. }
+  assert (PE : 0 <= E).
+  { unfold E. assert (0 <= u * G * (201/100 * T + 101/100 * S)) by (apply Rmult_le_pos; lra).
+    assert (0 <= mu * S) by nra.
+    assert (0 <= u * (G * (101/100 * T + 1/100 * S) + mu * S)).
+    { apply Rmult_le_pos; [lra |]. assert (0 <= G * (101/100 * T + 1/100 * S)) by (apply Rmult_le_pos; lra).
+      lra. }
+    lra. }
+  (* the final rounding: absolute mu (underflow) or relative u, never both *)
+  assert (Hfin : Rabs (out - G * (x * A + y * B)) <= (1 + u) * E + u * (G * D) + 3 * mu).
+  { unfold rounds, Rmax in Hout. fold v in Hout.
+    assert (0 <= u * E) by nra. assert (0 <= u * (G * D)) by (apply Rmult_le_pos; nra).
+    destruct (Rle_dec (u * Rabs v) mu).
+    - lra.
+    - assert (u * Rabs v <= u * (G * D + (E + 2 * mu))) by (apply Rmult_le_compat_l; lra).
+      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). nra. }
+  eapply Rle_trans; [exact Hfin |]. apply Rplus_le_compat_r.
+  (* (1 + u)*E + u*G*D <= 6*u*G*rho, with T, D <= 1008/1000*rho, S <= 1415/1000*rho, mu <= u/16384 *)
+  assert (Hur : u * rho <= / 256 * rho) by (apply Rmult_le_compat_r; lra).
+  assert (HT' : T <= 1008/1000 * rho) by nra.
+  assert (HD' : D <= 1008/1000 * rho) by nra.
+  assert (PW : 0 <= u * G * rho) by (apply Rmult_le_pos; lra).
+  assert (HGT : u * G * T <= u * G * (1008/1000 * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (HGS : u * G * S <= u * G * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (HGD' : u * G * D <= u * G * (1008/1000 * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (HmS : mu * S <= mu * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (Hmr : mu * rho <= u / 16384 * rho) by (apply Rmult_le_compat_r; lra).
+  assert (HuG : u * rho * 1 <= u * rho * G) by (apply Rmult_le_compat_l; nra).
+  assert (HumS : u * (mu * S) <= / 256 * (mu * S)) by (apply Rmult_le_compat_r; nra).
+  assert (HE : E <= 449/100 * (u * G * rho)) by (unfold E; lra).
+  assert (HuE : u * E <= / 256 * E) by (apply Rmult_le_compat_r; lra).
+  lra.
+Qed.
+
+(* The gate's default for the exact model with an attention factor: the rotation of a pair, with
+   c2 = fl(gh*c), s2 = fl(gh*s) and no FMA; both components within 7*u*G*rho + 3*mu, i.e. e <= 7. *)
+Theorem gate_exact_scaled_default : forall u mu G gh x y c s C S c2 s2 p1 p2 p3 p4 a b rho,
+  0 <= u <= / 256 -> 0 <= mu <= u / 16384 -> 1 <= G -> Rabs (gh - G) <= u * G ->
+  C * C + S * S = 1 ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - C) <= u -> Rabs (s - S) <= u ->
+  rounds u mu (gh * c) c2 -> rounds u mu (gh * s) s2 ->
+  rounds u mu (x * c2) p1 -> rounds u mu (y * s2) p2 -> rounds u mu (p1 - p2) a ->
+  rounds u mu (x * s2) p3 -> rounds u mu (y * c2) p4 -> rounds u mu (p3 + p4) b ->
+  Rabs (a - G * (x * C - y * S)) <= 6 * u * G * rho + 3 * mu /\
+  Rabs (b - G * (x * S + y * C)) <= 6 * u * G * rho + 3 * mu.
+Proof.
+  intros u mu G gh x y c s C S c2 s2 p1 p2 p3 p4 a b rho Hu Hmu HG Hgh Hn Hr Hrho Hc Hs
+    Hc2 Hs2 H1 H2 Ha H3 H4 Hb.
+  assert (Hn' : forall A B, A * A + B * B = 1 -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u))
+    by (intros; destruct Hu; nra).
+  split.
+  - replace (x * C - y * S) with (x * C + y * (- S)) by ring.
+    replace (p1 - p2) with (p1 + - p2) in Ha by ring.
+    apply (careful_scaled_component u mu G gh x y c (- s) C (- S) c2 (- s2) p1 (- p2) a rho);
+      try assumption.
+    + apply Hn'. nra.
+    + replace (- s - - S) with (- (s - S)) by ring. rewrite Rabs_Ropp. exact Hs.
+    + replace (gh * - s) with (- (gh * s)) by ring. apply rounds_opp. exact Hs2.
+    + replace (y * - s2) with (- (y * s2)) by ring. apply rounds_opp. exact H2.
+  - apply (careful_scaled_component u mu G gh x y s c S C s2 c2 p3 p4 b rho); try assumption.
+    apply Hn'. nra.
+Qed.
+
+(* f32-recipe model with an attention factor: the golden value gv is the scaled recipe result
+   G*(x*A + y*B) rounded once; a careful candidate out computes it as in careful_scaled_component.
+   Then out is within 8*u*G*rho + 4*mu of gv, i.e. e <= 8. *)
+Theorem gate_recipe_scaled_default : forall u mu G gh x y a b A B a2 b2 p1 p2 out gv rho,
+  0 <= u <= / 256 -> 0 <= mu <= u / 16384 -> 1 <= G -> Rabs (gh - G) <= u * G ->
+  A * A + B * B <= (1 + 2 * u) * (1 + 2 * u) ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (a - A) <= u -> Rabs (b - B) <= u ->
+  rounds u mu (gh * a) a2 -> rounds u mu (gh * b) b2 ->
+  rounds u mu (x * a2) p1 -> rounds u mu (y * b2) p2 -> rounds u mu (p1 + p2) out ->
+  rounds u mu (G * (x * A + y * B)) gv ->
+  Rabs (out - gv) <= 8 * u * G * rho + 4 * mu.
+Proof.
+  intros u mu G gh x y a b A B a2 b2 p1 p2 out gv rho [Hu Hu8] [Hmu Hmu16] HG Hgh Hn Hr Hrho Ha Hb
+    Ha2 Hb2 H1 H2 Hout Hgv.
+  pose proof (careful_scaled_component u mu G gh x y a b A B a2 b2 p1 p2 out rho
+                (conj Hu Hu8) (conj Hmu Hmu16) HG Hgh Hn Hr Hrho Ha Hb Ha2 Hb2 H1 H2 Hout) as K.
+  destruct (dot_le u x y A B rho Hu Hn Hr Hrho) as [_ HD].
+  pose proof (rounds_sum u mu _ _ Hu Hmu Hgv) as Hg.
+  rewrite Rabs_mult, (Rabs_right G) in Hg by lra.
+  assert (PuG : 0 <= u * G) by nra.
+  assert (u * G * Rabs (x * A + y * B) <= u * G * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
+  assert (Hur : u * rho <= / 256 * rho) by (apply Rmult_le_compat_r; lra).
+  assert (u * G * (u * rho) <= u * G * (/ 256 * rho)) by (apply Rmult_le_compat_l; lra).
+  pose proof (Rabs_triang (out - G * (x * A + y * B)) (- (gv - G * (x * A + y * B)))) as T.
+  rewrite Rabs_Ropp in T.
+  replace (out - G * (x * A + y * B) + - (gv - G * (x * A + y * B))) with (out - gv) in T by ring.
+  assert (0 <= u * G * rho) by (apply Rmult_le_pos; lra).
+  lra.
 Qed.

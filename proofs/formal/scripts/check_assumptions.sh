@@ -29,6 +29,8 @@ theorems=(
   GateTolerance.careful_component GateTolerance.fma_component
   GateTolerance.careful_rotation_bound GateTolerance.gate_exact_default
   GateTolerance.fma_rotation_bound GateTolerance.gate_recipe_default
+  GateTolerance.careful_scaled_component GateTolerance.gate_exact_scaled_default
+  GateTolerance.gate_recipe_scaled_default
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
