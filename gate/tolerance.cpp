@@ -40,8 +40,9 @@ std::string_view name(Model model) { return model == Model::exact ? "exact" : "f
 // and llama.cpp do: ĝ = fl(g), c' = fl(ĝ·ĉ), s' = fl(ĝ·ŝ). Then |c' − g·C| ≤ u·|g|·(2|C| + 1)
 // to first order (g's rounding, ĉ's, the product's), so per component
 //   u·|g|·(2(|x||C| + |y||S|) + |x| + |y|) + u·|g|·ρ + u·|g|·ρ ≤ (4 + √2)·u·|g|·ρ ≈ 5.41·u·|g|·ρ,
-// and the default of 4 does not hold there (sampling 2·10^7 random f32 pairs with g = 1.208
-// already reaches e = 3.07, against 2.40 without g). Machine-checked for |g| ≥ 1
+// and the default of 4 is not proven there (2·10^7 random f32 pairs with g = 1.208 and correctly
+// rounded cos/sin reach e = 3.07, against 2.40 without g; a hill-climbing search with cos/sin off
+// by 0.99·u, still faithful, reaches 3.84). Machine-checked for |g| ≥ 1
 // (proofs/formal/coq/GateTolerance.v): gate_exact_scaled_default, ≤ 6·u·|g|·ρ + 3·2^(emin−p), so
 // e ≤ 6; gate_recipe_scaled_default, ≤ 8·u·|g|·ρ + 4·2^(emin−p) under the f32-recipe model (6 plus
 // the golden value's rounding, (1 + 2u), rounded up). The underflow of c', s' is absorbed in the
