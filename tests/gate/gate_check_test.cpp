@@ -2,6 +2,7 @@
 // format, candidates made wrong on purpose fail with the right test ids, reports are valid XML/HTML.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -10,6 +11,8 @@
 #include "gate/writers/tensor_writer.h"
 #include "gate/compare.h"
 #include "gate_test_support.h"
+#include "reference/multiprecision.h"
+#include "reference/rope.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::gate {
@@ -84,6 +87,56 @@ TEST(DefaultTolerance, IsTheConstantOfTheCitedCoqTheorem) {
       EXPECT_NE(statement.find(bound), std::string::npos) << theorem << " does not bound by " << bound << ":\n" << statement;
     }
   }
+}
+
+// A careful float32 candidate for a spec with an attention factor, computed as HF transformers does
+// it: cos/sin of the angle rounded to f32 (faithful), multiplied by g rounded to f32, in f32, then
+// the rotation in f32. It passes the default (e ≤ 6 when g ≠ 1, gate/tolerance.cpp), whose source
+// names the scaled theorem; e = 1 would fail it (its errors are several u, measured by the report).
+TEST(ScaledCandidate, CarefulFloat32WithAnAttentionFactorPassesTheDefault) {
+  TempDir dir;
+  const golden::GoldenFile file = small_golden(
+      "layout=interleaved,head_dim=8,rotary_dim=6,base=10000,scaling=yarn,factor=8,original_max_position=4096,dtype=f32");
+  const Spec& spec = file.groups[0].spec;
+  const float g = static_cast<float>(attention_factor<double>(spec));
+  ASSERT_NE(g, 1.0f);
+  reference::PrecisionScope scope(256);
+  std::vector<std::vector<double>> outputs;
+  for (const auto& t : file.groups[0].rope_tests) {
+    std::vector<double> out = t.input;  // pass-through dims as they are
+    for (int j = 0; j < spec.rotary_dim / 2; ++j) {
+      const reference::Real angle = reference::angle(spec, t.positions, j, 256);
+      const float c = g * static_cast<float>(cos(angle).convert_to<double>());
+      const float s = g * static_cast<float>(sin(angle).convert_to<double>());
+      for (std::int64_t h = 0; h < t.heads; ++h) {
+        const std::size_t first = static_cast<std::size_t>(h * t.head_dim + 2 * j);
+        const float x = static_cast<float>(t.input[first]);
+        const float y = static_cast<float>(t.input[first + 1]);
+        const float xc = x * c;
+        const float ys = y * s;
+        const float xs = x * s;
+        const float yc = y * c;
+        out[first] = xc - ys;
+        out[first + 1] = xs + yc;
+      }
+    }
+    outputs.push_back(out);
+  }
+  const std::string golden_path = dir / "yarn.json";
+  spit(golden_path, golden::write_golden(file));
+  const std::string candidate = write_candidate(dir, "hf-style.npz", file, outputs);
+  const std::string report = dir / "report.json";
+  const Ran r = run(kBin + " check --golden " + golden_path + " --candidate " + candidate + " --json " + report, dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["groups"][0]["tolerance"]["value"].get<double>(), 6.0);
+  EXPECT_NE(j["groups"][0]["tolerance"]["source"].get<std::string>().find("gate_exact_scaled_default"), std::string::npos);
+  std::printf("HF-style f32 candidate, g = %.9g: worst e %.3f (default %g)\n", static_cast<double>(g),
+              j["groups"][0]["worst_e"].get<double>(), j["groups"][0]["tolerance"]["value"].get<double>());
+  EXPECT_GT(j["groups"][0]["worst_e"].get<double>(), 1.0);  // not the golden values themselves
+  const Ran strict = run(kBin + " check --golden " + golden_path + " --candidate " + candidate + " --tolerance e=1", dir);
+  EXPECT_NE(strict.code, 0) << "a tolerance of 1 should fail this candidate";
 }
 
 TEST_F(CheckFixture, CorrectCandidatePassesInEveryFormat) {
