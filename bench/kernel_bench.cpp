@@ -110,6 +110,13 @@ void copy(unsigned char* out, const unsigned char* in, std::size_t bytes, int th
   for (auto& t : pool) t.join();
 }
 
+// Skips the benchmark with a message when this machine cannot run `implementation`.
+bool skipped_as_unavailable(benchmark::State& state, const std::string& implementation) {
+  if (ropecheck_kernel_available(implementation.c_str()) == 1) return false;
+  state.SkipWithError((implementation + " is not available on this machine").c_str());
+  return true;
+}
+
 template <class F>
 double timed(F&& f) {
   const auto start = std::chrono::steady_clock::now();
@@ -129,10 +136,7 @@ void BM_Copy(benchmark::State& state, std::string dtype, int threads) {
 // that both see the same state of a shared machine (other jobs, memory bandwidth taken by other
 // tenants of the host); the manual time reported is the kernel's.
 void BM_Kernel(benchmark::State& state, std::string implementation, std::string mode, std::string dtype, int threads) {
-  if (ropecheck_kernel_available(implementation.c_str()) != 1) {
-    state.SkipWithError((implementation + " is not available on this machine").c_str());
-    return;
-  }
+  if (skipped_as_unavailable(state, implementation)) return;
   Workload& w = workload(dtype);
   ropecheck_call call = w.call(mode == "cache", threads);
   if (mode == "in_place") {  // on the fly, rotating the output buffer in place (as vLLM does):
@@ -280,10 +284,7 @@ void BM_FillCache(benchmark::State& state) {
 // attention as in Llama 3 8B) in one call. The time per call is the library's fixed cost (argument
 // checks, plan lookup) plus ~40 head rotations.
 void BM_Decode(benchmark::State& state, std::string implementation) {
-  if (ropecheck_kernel_available(implementation.c_str()) != 1) {
-    state.SkipWithError((implementation + " is not available on this machine").c_str());
-    return;
-  }
+  if (skipped_as_unavailable(state, implementation)) return;
   Workload& w = workload("f32");
   ropecheck_call call = w.call(false, 1);
   call.tokens = 1;

@@ -53,19 +53,29 @@ void GroupTally::record_position(std::int64_t position, bool pass) {
   if (!pass && (!first_failing_position_ || position < *first_failing_position_)) first_failing_position_ = position;
 }
 
+Case GroupTally::new_case(std::int64_t test_id, std::string kind, std::int64_t position) const {
+  Case c;
+  c.suite = result.suite;
+  c.test_id = test_id;
+  c.kind = std::move(kind);
+  c.position = position;
+  return c;
+}
+
+void GroupTally::record_whole_test_case(std::int64_t test_id, std::string kind, std::string message,
+                                        std::int64_t position) {
+  Case c = new_case(test_id, std::move(kind), position);
+  c.message = std::move(message);
+  c.severity = kInf;
+  c.e = kInf;
+  record_case(std::move(c));
+}
+
 void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message) {
   ++result.tests;
   ++result.tests_failed;
   record_position(lowest, false);
-  Case c;
-  c.suite = result.suite;
-  c.test_id = test_id;
-  c.kind = kind;
-  c.message = message;
-  c.position = lowest;
-  c.severity = kInf;
-  c.e = kInf;
-  record_case(std::move(c));
+  record_whole_test_case(test_id, kind, message, lowest);
   result.outcomes.push_back({test_id, "fail", std::move(kind) + ": " + std::move(message)});
 }
 
@@ -178,11 +188,7 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
     for (std::int64_t h = 0; h < test.heads; ++h) {
       const std::int64_t row = (t * test.heads + h) * test.head_dim;
       auto base_case = [&](const char* kind, int d1, int d2) {
-        Case c;
-        c.suite = tally_.result.suite;
-        c.test_id = test.id;
-        c.kind = kind;
-        c.position = position;
+        Case c = tally_.new_case(test.id, kind, position);
         c.token = t;
         c.head = h;
         c.dim = d1;

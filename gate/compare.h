@@ -162,6 +162,11 @@ class GroupTally {
   // appears twice: a CI reader needs the list of failing tests more than the tenth-worst element of
   // one test.
   void record_case(Case c);
+  // A case of test `test_id` of this group at `position`; the caller fills in the rest.
+  Case new_case(std::int64_t test_id, std::string kind, std::int64_t position) const;
+  // Records a case against test `test_id` as a whole (no element to point at: e and severity
+  // infinite), without counting the test.
+  void record_whole_test_case(std::int64_t test_id, std::string kind, std::string message, std::int64_t position);
   void record_position(std::int64_t position, bool pass);
   // A test without a usable output (missing, wrong size, crash, ...) fails as a whole at `lowest`,
   // its lowest position.

@@ -108,12 +108,8 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   std::vector<char> row_pass(static_cast<std::size_t>(q_tokens), 1);
   double test_worst = 0;
   auto new_case = [&](const char* kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) {
-    Case c;
-    c.suite = tally_.result.suite;
-    c.test_id = test.id;
-    c.kind = kind;
+    Case c = tally_.new_case(test.id, kind, q_position(i));
     c.quantity = quantity;
-    c.position = q_position(i);
     c.token = i;
     c.head = h;
     c.dim = static_cast<int>(dim);
@@ -246,15 +242,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   }
 
   for (const std::string& message : missing) {
-    Case c;
-    c.suite = tally_.result.suite;
-    c.test_id = test.id;
-    c.kind = "missing";
-    c.message = message;
-    c.position = q_tokens > 0 ? q_position(0) : 0;
-    c.severity = kInf;
-    c.e = kInf;
-    tally_.record_case(std::move(c));
+    tally_.record_whole_test_case(test.id, "missing", message, q_tokens > 0 ? q_position(0) : 0);
   }
 
   bool test_pass = missing.empty();

@@ -222,15 +222,7 @@ TEST_P(ConsecutivePositions, OneCallGivesTheBitsOfOneCallPerToken) {
       std::mt19937_64 random(static_cast<std::uint64_t>(tokens));
       for (std::size_t i = 0; i < input.size(); i += element) {
         const double value = std::uniform_real_distribution<double>(-4.0, 4.0)(random);
-        if (spec.dtype == Dtype::f64) {
-          std::memcpy(input.data() + i, &value, 8);
-        } else if (spec.dtype == Dtype::f32) {
-          const float f = static_cast<float>(value);
-          std::memcpy(input.data() + i, &f, 4);
-        } else {
-          const auto bits = static_cast<std::uint16_t>(reference::encode_bits(value, spec.dtype));
-          std::memcpy(input.data() + i, &bits, 2);
-        }
+        write_element(input.data() + i, reference::round_to_format(value, spec.dtype), spec.dtype);
       }
       auto call_for = [&](std::int64_t first, std::int64_t count, std::vector<unsigned char>& output) {
         ropecheck_call call{};

@@ -129,8 +129,8 @@ inline Buffer make_buffer(std::int64_t tokens, std::int64_t heads, int head_dim,
   return b;
 }
 
-inline void write_element(Buffer& b, std::size_t offset, double value, Dtype dtype) {
-  unsigned char* p = b.bytes.data() + offset;
+// `value` (exactly representable in `dtype`) stored in dtype's encoding at p.
+inline void write_element(unsigned char* p, double value, Dtype dtype) {
   switch (dtype) {
     case Dtype::f64: std::memcpy(p, &value, 8); break;
     case Dtype::f32: {
@@ -145,6 +145,10 @@ inline void write_element(Buffer& b, std::size_t offset, double value, Dtype dty
       break;
     }
   }
+}
+
+inline void write_element(Buffer& b, std::size_t offset, double value, Dtype dtype) {
+  write_element(b.bytes.data() + offset, value, dtype);
 }
 
 inline double read_element(const Buffer& b, std::size_t offset, Dtype dtype) {
