@@ -209,28 +209,31 @@ Proof.
   - rewrite <- (Ropp_involutive x) at 1. rewrite sin_neg, Rabs_Ropp, (Rabs_left x) by lra. apply P; lra.
 Qed.
 
+(* The step both Lipschitz bounds share (after the sum-to-product formulas form2, form4):
+   2·|sin((a − b)/2)|·|w| ≤ |a − b| for |w| ≤ 1, since |sin t| ≤ |t|. *)
+Lemma half_difference_bound : forall a b w, Rabs w <= 1 -> 2 * Rabs (sin ((a - b) / 2)) * Rabs w <= Rabs (a - b).
+Proof.
+  intros a b w Hw.
+  pose proof (abs_sin_le ((a - b) / 2)) as H1.
+  replace ((a - b) / 2) with ((a - b) * / 2) in H1 by reflexivity.
+  rewrite Rabs_mult, (Rabs_pos_eq (/ 2)) in H1 by lra.
+  pose proof (Rabs_pos (sin ((a - b) / 2))). pose proof (Rabs_pos w).
+  nra.
+Qed.
+
 Theorem cos_lipschitz : forall a b, Rabs (cos a - cos b) <= Rabs (a - b).
 Proof.
   intros a b. rewrite form2, !Rabs_mult.
-  pose proof (abs_sin_le ((a - b) / 2)) as H1. pose proof (SIN_bound ((a + b) / 2)) as H2.
-  assert (H3 : Rabs (sin ((a + b) / 2)) <= 1) by (apply Rabs_le; lra).
   replace (Rabs (-2)) with 2 by (rewrite Rabs_left; lra).
-  replace ((a - b) / 2) with ((a - b) * / 2) in H1 by reflexivity.
-  rewrite Rabs_mult, (Rabs_pos_eq (/ 2)) in H1 by lra.
-  pose proof (Rabs_pos (sin ((a - b) / 2))). pose proof (Rabs_pos (sin ((a + b) / 2))).
-  nra.
+  apply half_difference_bound. pose proof (SIN_bound ((a + b) / 2)). apply Rabs_le; lra.
 Qed.
 
 Theorem sin_lipschitz : forall a b, Rabs (sin a - sin b) <= Rabs (a - b).
 Proof.
   intros a b. rewrite form4, !Rabs_mult.
-  pose proof (abs_sin_le ((a - b) / 2)) as H1. pose proof (COS_bound ((a + b) / 2)) as H2.
-  assert (H3 : Rabs (cos ((a + b) / 2)) <= 1) by (apply Rabs_le; lra).
   replace (Rabs 2) with 2 by (rewrite Rabs_pos_eq; lra).
-  replace ((a - b) / 2) with ((a - b) * / 2) in H1 by reflexivity.
-  rewrite Rabs_mult, (Rabs_pos_eq (/ 2)) in H1 by lra.
-  pose proof (Rabs_pos (sin ((a - b) / 2))). pose proof (Rabs_pos (cos ((a + b) / 2))).
-  nra.
+  assert (H : Rabs (cos ((a + b) / 2)) <= 1) by (pose proof (COS_bound ((a + b) / 2)); apply Rabs_le; lra).
+  pose proof (half_difference_bound a b _ H). nra.
 Qed.
 
 (* ---- first-order expansions (PRECISE path's r_lo correction) ---- *)
