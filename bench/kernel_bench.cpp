@@ -19,9 +19,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -40,6 +42,29 @@ constexpr std::int64_t kHeads = 32;
 constexpr std::int64_t kHeadDim = 128;
 constexpr std::int64_t kElements = kTokens * kHeads * kHeadDim;
 
+// A byte buffer aligned to 64 bytes, as framework tensors are (PyTorch's CPU allocator aligns to
+// 64 bytes, c10/core/alignment.h); std::vector's large blocks start 16 bytes past a page boundary,
+// which would make every other 32-byte access split a cache line.
+class AlignedBytes {
+ public:
+  explicit AlignedBytes(std::size_t size)
+      : size_(size), data_(static_cast<unsigned char*>(std::aligned_alloc(kAlignment, rounded_up(size)))) {
+    if (data_ == nullptr) throw std::bad_alloc();
+  }
+  unsigned char* data() { return data_.get(); }
+  const unsigned char* data() const { return data_.get(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::size_t kAlignment = 64;
+  static std::size_t rounded_up(std::size_t size) { return (size + kAlignment - 1) / kAlignment * kAlignment; }
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::size_t size_;
+  std::unique_ptr<unsigned char, Free> data_;
+};
+
 struct Workload {
   explicit Workload(const std::string& dtype)
       : spec(ropecheck::parse_spec("layout=half,head_dim=128,base=500000,dtype=" + dtype)),
@@ -50,7 +75,7 @@ struct Workload {
         positions(kTokens),
         cos_cache(kTokens * kHeadDim / 2),
         sin_cache(kTokens * kHeadDim / 2) {
-    for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<unsigned char>((i * 37 + 11) % 63);  // finite values
+    for (std::size_t i = 0; i < input.size(); ++i) input.data()[i] = static_cast<unsigned char>((i * 37 + 11) % 63);  // finite values
     for (std::int64_t t = 0; t < kTokens; ++t) positions[static_cast<std::size_t>(t)] = t;
     ropecheck_kernel_fill_cache(c_spec.get(), 0, kTokens, ROPECHECK_DTYPE_F32, cos_cache.data(), sin_cache.data());
     std::memset(output.data(), 0, output.size());
@@ -74,8 +99,8 @@ struct Workload {
   ropecheck::Spec spec;
   ropecheck::kernels::CSpec c_spec;
   std::size_t bytes;
-  std::vector<unsigned char> input;
-  std::vector<unsigned char> output;
+  AlignedBytes input;
+  AlignedBytes output;
   std::vector<std::int64_t> positions;
   std::vector<float> cos_cache;
   std::vector<float> sin_cache;
