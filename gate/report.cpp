@@ -544,25 +544,37 @@ std::string to_html(const Report& r) {
 
 namespace {
 void check_output_path(const std::string& path, const std::vector<std::string>& inputs);
+
+// The folder a report file goes into ("." for a bare file name).
+std::filesystem::path folder_of(const std::string& path) {
+  const std::filesystem::path target(path);
+  return target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+}
 }  // namespace
+
+void check_report_paths(const std::vector<std::string>& paths, const std::vector<std::string>& inputs) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (paths[i].empty()) continue;
+    for (std::size_t k = i + 1; k < paths.size(); ++k) {
+      if (paths[k] == paths[i]) throw UsageError(paths[i] + ": report path: expected a different file for each report");
+    }
+    check_output_path(paths[i], inputs);
+    const std::filesystem::path folder = folder_of(paths[i]);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec) || ::access(folder.c_str(), W_OK | X_OK) != 0) {
+      throw InputError(paths[i] + ": file: expected a writable folder " + folder.string());
+    }
+  }
+}
 
 void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
                   const std::string& html_path, const std::vector<std::string>& inputs) {
-  std::vector<std::string> others = inputs;
-  for (const std::string* p : {&json_path, &junit_path, &html_path}) {
-    if (p->empty()) continue;
-    for (const std::string* q : {&json_path, &junit_path, &html_path}) {
-      if (q != p && *q == *p) throw UsageError(*p + ": report path: expected different files for --json, --junit and --html");
-    }
-  }
-  for (const std::string* p : {&json_path, &junit_path, &html_path}) {
-    if (!p->empty()) check_output_path(*p, others);
-  }
+  check_report_paths({json_path, junit_path, html_path}, inputs);
   std::fputs(format_table(report).c_str(), stdout);
   std::fflush(stdout);
-  if (!json_path.empty()) write_atomically(json_path, to_json(report), others);
-  if (!junit_path.empty()) write_atomically(junit_path, to_junit(report), others);
-  if (!html_path.empty()) write_atomically(html_path, to_html(report), others);
+  if (!json_path.empty()) write_atomically(json_path, to_json(report), inputs);
+  if (!junit_path.empty()) write_atomically(junit_path, to_junit(report), inputs);
+  if (!html_path.empty()) write_atomically(html_path, to_html(report), inputs);
 }
 
 namespace {
@@ -586,7 +598,7 @@ void write_atomically(const std::string& path, const std::string& content, const
   namespace fs = std::filesystem;
   check_output_path(path, inputs);
   const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const fs::path folder = folder_of(path);
   std::string temp = (folder / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   const int fd = mkstemp(temp.data());
   if (fd < 0) throw InputError(path + ": file: expected a writable folder " + folder.string());

@@ -51,8 +51,13 @@ std::string to_html(const Report& report);
 // folder, InputError when it cannot be written.
 void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs);
 
+// Checks the non-empty report paths before the work that fills them, so that a long run does not
+// end in "cannot write": distinct, not a folder, not one of `inputs`, in an existing folder that
+// this process may write. Throws UsageError or InputError (exit 2) naming the path.
+void check_report_paths(const std::vector<std::string>& paths, const std::vector<std::string>& inputs);
+
 // Prints the table on stdout and writes each report whose path is non-empty (atomically, never
-// onto one of `inputs`). Report paths are all checked before anything is written.
+// onto one of `inputs`). Report paths are all checked (check_report_paths) before anything is written.
 void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
                   const std::string& html_path, const std::vector<std::string>& inputs);
 

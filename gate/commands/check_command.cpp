@@ -72,6 +72,7 @@ void add_check_command(CLI::App& root, int& status) {
   cmd->add_flag("--allow-missing", args->allow_missing, "Skip tests the candidate has no output for (default: they fail)");
   cmd->add_option("--worst", args->worst, "Worst cases listed per group")->check(CLI::Range(1, 1000));
   cmd->callback([args, &status] {
+    check_report_paths({args->json, args->junit, args->html}, {args->golden, args->candidate});
     CompareOptions options;
     options.model = args->model == "exact" ? Model::exact : Model::f32_recipe;
     if (!args->tolerance.empty()) {

@@ -85,6 +85,8 @@ void add_fuzz_command(CLI::App& root, int& status) {
   cmd->add_option("--json", args->json, "Write the JSON report (schema ropecheck-fuzz-report/1) to this file");
   cmd->callback([args, &status] {
     if (args->impl.empty() == args->plugin.empty()) throw UsageError("fuzz: expected exactly one of --impl NAME or --plugin PATH");
+    const std::vector<std::string> inputs = {args->plugin};  // the report never replaces the plugin
+    check_report_paths({args->json}, inputs);
     std::unique_ptr<fuzz::Candidate> candidate;
     try {
       candidate = args->impl.empty() ? fuzz::make_plugin(args->plugin, args->timeout) : fuzz::make_implementation(args->impl);
@@ -129,7 +131,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
         j["e"] = outcome.e;
         j["violation"] = std::string(fuzz::name(outcome.violation));
         j["message"] = outcome.message;
-        write_atomically(args->json, j.dump(2) + "\n", {});
+        write_atomically(args->json, j.dump(2) + "\n", inputs);
       }
       status = outcome.violation == fuzz::Violation::none ? 0 : 1;
       return;
@@ -143,7 +145,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::tie(options.shard_index, options.shard_count) = parse_shard(args->shard);
     options.tolerance = tolerance;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
-    if (!args->json.empty()) write_atomically(args->json, report.dump(2) + "\n", {});
+    if (!args->json.empty()) write_atomically(args->json, report.dump(2) + "\n", inputs);
     std::fputs(fuzz::to_text(report).c_str(), stdout);
     status = fuzz::verdict_status(report);
   });

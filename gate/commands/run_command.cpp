@@ -55,6 +55,7 @@ void add_run_command(CLI::App& root, int& status) {
   cmd->add_option("--worst", args->worst, "Worst cases listed per group")->check(CLI::Range(1, 1000));
   cmd->callback([args, &status] {
     if (args->impl.empty() && args->plugin.empty()) throw UsageError("run: expected --impl NAME or --plugin PATH");
+    check_report_paths({args->json, args->junit, args->html}, {args->golden, args->plugin});
     CompareOptions options;
     options.model = args->model == "exact" ? Model::exact : Model::f32_recipe;
     if (!args->tolerance.empty()) options.tolerance = parse_tolerance(args->tolerance);

@@ -296,6 +296,19 @@ TEST_F(CheckFixture, BadInputIsOneLineAndExitCode2) {
   EXPECT_EQ(slurp(golden_path), before);
 }
 
+// A report path that cannot be written is refused before the candidate is judged: no table on
+// stdout, one line on stderr naming the path, exit 2.
+TEST_F(CheckFixture, ReportPathsAreCheckedBeforeTheWork) {
+  const std::string good = write_candidate(dir, "good.npz", file, expected_outputs(file));
+  const std::string missing_folder = dir / "no-such-folder/report.xml";
+  const Ran r = check(good, "--junit " + missing_folder);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(missing_folder + ": file: expected a writable folder"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "report.json"));
+}
+
 TEST_F(CheckFixture, ExportRoundTripsThroughNumpy) {
   // Export, then a NumPy candidate that simply returns the expected outputs read from the golden
   // file (np.savez_compressed: deflate members); check must read NumPy's zip64 records.

@@ -266,6 +266,21 @@ TEST(FuzzCommand, WrongPluginBreachesAndReplayReproducesTheWorstCase) {
   fs::remove_all(dir);
 }
 
+// --json naming the plugin itself is refused before the search: the library's bytes survive.
+TEST(FuzzCommand, ReportNeverReplacesThePlugin) {
+  const fs::path dir = fs::temp_directory_path() / ("ropecheck-fuzz-plugin-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path plugin = dir / "libcopy.so";
+  fs::copy_file(ROPECHECK_TEST_PLUGIN, plugin);
+  const std::string before = read_file(plugin);
+  const Captured r = shell(binary() + " fuzz --plugin " + plugin.string() + " --spec '" + kSpec + "' --trials 1 --json " +
+                           plugin.string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("not an input"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(plugin), before);
+  fs::remove_all(dir);
+}
+
 TEST(FuzzCommand, ShardReportsMergeOnTheCommandLine) {
   const fs::path dir = fs::temp_directory_path() / ("ropecheck-merge-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
