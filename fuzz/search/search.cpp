@@ -251,10 +251,19 @@ std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, doub
       const long double rb = reference::round_to_format(exact_b, dtype);
       const double ra_d = static_cast<double>(ra), rb_d = static_cast<double>(rb);
       if (std::isinf(ra) || std::isinf(rb) || !std::isfinite(a) || !std::isfinite(b)) {
-        if (reference::pair_error(a, b, exact_a, exact_b, x, y, dtype, g) != 0) {
+        // pair_error: +Inf unless each overflowing component is that infinity and the others are
+        // finite; then the finite component's e, judged by the tolerance like any other.
+        const double e = reference::pair_error(a, b, exact_a, exact_b, x, y, dtype, g);
+        const std::string expected = pair_text(ra_d, rb_d) + ", got " + pair_text(a, b);
+        if (std::isinf(e)) {
           consider(Violation::special_value, j, x, y, a, b, ra_d, rb_d,
-                   where + (std::isinf(ra) || std::isinf(rb) ? "overflow: expected " : "expected finite ") +
-                       pair_text(ra_d, rb_d) + ", got " + pair_text(a, b));
+                   where + (std::isinf(ra) || std::isinf(rb) ? "overflow: expected " : "expected finite ") + expected);
+        } else if (e > tolerance) {
+          std::ostringstream message;
+          message.precision(6);
+          message << where << "overflow, finite component e = " << e << " > tolerance " << tolerance << ": expected "
+                  << expected;
+          consider(Violation::tolerance, j, x, y, a, b, ra_d, rb_d, message.str());
         }
         continue;
       }

@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <functional>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include <sys/wait.h>
@@ -17,6 +20,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include <ropecheck/kernel.h>
 
 #include "fuzz/search/candidate.h"
 #include "fuzz/search/generators.h"
@@ -234,6 +239,184 @@ TEST(Fuzz, EdgeGeneratorsReachEveryClass) {
   EXPECT_TRUE(far_apart);
   EXPECT_TRUE(top_position);
   EXPECT_TRUE(power_of_two);
+}
+
+// The reference, except on batches holding a case at position 7: there it misbehaves in one of
+// the ways a plugin can (a status, too few outputs, an exception), or refuses every batch.
+class Picky final : public Candidate {
+ public:
+  enum class Fault { error_status, short_output, throws, unsupported };
+  explicit Picky(Fault fault) : fault_(fault) {}
+  std::string name() const override { return "picky"; }
+  std::string selector() const override { return "--impl picky"; }
+  double default_tolerance(const Spec&) const override { return 1; }
+  std::string tolerance_source(const Spec&) const override { return "test"; }
+  ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
+                    std::span<const double> input) const override {
+    ApplyResult r;
+    if (fault_ == Fault::unsupported) {
+      r.status = ROPECHECK_ERROR_UNSUPPORTED;
+      return r;
+    }
+    r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
+    if (std::find(positions.begin(), positions.end(), 7) == positions.end()) return r;
+    switch (fault_) {
+      case Fault::error_status:
+        r.status = ROPECHECK_ERROR_INTERNAL;
+        r.message = "refused position 7";
+        r.output.clear();
+        break;
+      case Fault::short_output: r.output.pop_back(); break;
+      case Fault::throws: throw std::runtime_error("position 7");
+      case Fault::unsupported: break;
+    }
+    return r;
+  }
+
+ private:
+  Fault fault_;
+};
+
+FuzzCase case_at(std::int64_t position) {
+  FuzzCase c;
+  c.position = {position};
+  c.pair = 1;
+  c.x = 0.75;
+  c.y = -0.5;
+  return c;
+}
+
+// A failed batch is split and re-run case by case, so the failure lands on the one case that
+// causes it, with the candidate's own words; the other cases of the batch are judged normally.
+TEST(Fuzz, FailedBatchesAreAttributedToTheirCase) {
+  const Spec spec = parse_spec(kSpec);
+  const std::vector<FuzzCase> cases = {case_at(1), case_at(7), case_at(9)};
+  const std::pair<Picky::Fault, std::string> faults[] = {
+      {Picky::Fault::error_status, "refused position 7"},
+      {Picky::Fault::short_output, "expected 16 outputs, got 15"},  // head_dim 16, one value short
+      {Picky::Fault::throws, "the implementation threw: position 7"},
+  };
+  for (const auto& [fault, message] : faults) {
+    const std::vector<Outcome> outcomes = evaluate(Picky(fault), spec, 1.0, cases);
+    ASSERT_EQ(outcomes.size(), 3u);
+    EXPECT_EQ(outcomes[1].violation, Violation::status) << message;
+    EXPECT_EQ(outcomes[1].message, message);
+    for (int i : {0, 2}) {
+      EXPECT_EQ(outcomes[i].violation, Violation::none) << message << ": case " << i;
+      EXPECT_LE(outcomes[i].e, 1.0);  // the reference, correctly rounded: e ≤ 1
+    }
+  }
+}
+
+// The reference with its output edited by `edit`, for one-off defects.
+class Edited final : public Candidate {
+ public:
+  explicit Edited(std::function<void(std::vector<double>&)> edit) : edit_(std::move(edit)) {}
+  std::string name() const override { return "edited"; }
+  std::string selector() const override { return "--impl edited"; }
+  double default_tolerance(const Spec&) const override { return 1; }
+  std::string tolerance_source(const Spec&) const override { return "test"; }
+  ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
+                    std::span<const double> input) const override {
+    ApplyResult r;
+    r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
+    edit_(r.output);
+    return r;
+  }
+
+ private:
+  std::function<void(std::vector<double>&)> edit_;
+};
+
+// A pair whose exact rotation overflows in one component only: at position 1, pair 0 (θ_0 = 1
+// rad), x = −y = max_f32 gives a = max·(cos 1 + sin 1) ≈ 1.38·max → +Inf and b = max·(sin 1 − cos 1)
+// ≈ 0.30·max, finite. The infinity must be matched exactly and the finite component is judged by
+// the tolerance like any other: correct output passes, a finite component 64 ulps off is a
+// tolerance breach, a saturated infinity is a special-value violation.
+TEST(Fuzz, OverflowPairsJudgeTheFiniteComponentByTheTolerance) {
+  const Spec spec = parse_spec(kSpec);
+  FuzzCase c = case_at(1);
+  c.pair = 0;
+  c.x = reference::max_finite(Dtype::f32);
+  c.y = -c.x;
+  std::vector<double> seen;
+  const Outcome correct = evaluate(Edited([&seen](std::vector<double>& out) { seen = out; }), spec, 1.0, {c})[0];
+  ASSERT_EQ(seen.size(), 16u);
+  ASSERT_TRUE(std::isinf(seen[0]) && seen[0] > 0) << seen[0];  // the premise: a overflows, b does not
+  ASSERT_TRUE(std::isfinite(seen[1])) << seen[1];
+  EXPECT_EQ(correct.violation, Violation::none) << correct.message;
+
+  const Outcome partner_off = evaluate(Edited([](std::vector<double>& out) { out[1] += 64 * std::ldexp(std::fabs(out[1]), -23); }),
+                                       spec, 1.0, {c})[0];
+  EXPECT_EQ(partner_off.violation, Violation::tolerance) << partner_off.message;
+  EXPECT_NE(partner_off.message.find("overflow"), std::string::npos) << partner_off.message;
+
+  const Outcome saturated = evaluate(Edited([](std::vector<double>& out) { out[0] = reference::max_finite(Dtype::f32); }),
+                                     spec, 1.0, {c})[0];
+  EXPECT_EQ(saturated.violation, Violation::special_value) << saturated.message;
+}
+
+// A candidate that refuses a spec is not failed: its trials are counted as unsupported.
+TEST(Fuzz, UnsupportedTrialsAreCountedNotFailed) {
+  const FuzzReport report = run_fuzz(Picky(Picky::Fault::unsupported), options_for(kSpec, 3));
+  EXPECT_EQ(report.trials_run, 3);
+  EXPECT_EQ(report.trials_unsupported, 3);
+  EXPECT_TRUE(report.violations.empty());
+  EXPECT_TRUE(report.worst.empty());
+}
+
+// --seconds alone: no trial budget, the clock stops the search and the report says so.
+TEST(Fuzz, SecondsBudgetStopsAnUnboundedSearch) {
+  FuzzOptions options;
+  options.specs = {parse_spec(kSpec)};
+  options.seconds = 0.2;
+  const FuzzReport report = run_fuzz(*make_implementation("reference"), options);
+  EXPECT_TRUE(report.stopped_by_time);
+  EXPECT_GE(report.trials_run, 1);
+}
+
+// The built-in edge list keeps the promise of its comment (search.h): every dtype, both layouts
+// and directions, every scaling type, partial rotary, 2-D RoPE and M-RoPE, bases 2 and 1e9.
+TEST(Fuzz, DefaultSpecsCoverTheEdges) {
+  const std::vector<Spec> specs = default_specs();
+  std::set<Dtype> dtypes;
+  std::set<Layout> layouts;
+  std::set<Direction> directions;
+  std::set<ScalingType> scalings;
+  std::set<AxesKind> axes;
+  bool partial = false, base_two = false, base_huge = false, head_512 = false;
+  for (const Spec& s : specs) {
+    dtypes.insert(s.dtype);
+    layouts.insert(s.layout);
+    directions.insert(s.direction);
+    scalings.insert(s.scaling.type);
+    axes.insert(s.axes.kind);
+    partial = partial || s.rotary_dim < s.head_dim;
+    base_two = base_two || s.base == "2";
+    base_huge = base_huge || s.base == "1000000000";
+    head_512 = head_512 || s.head_dim == 512;
+  }
+  EXPECT_EQ(dtypes.size(), 4u);
+  EXPECT_EQ(layouts.size(), 2u);
+  EXPECT_EQ(directions.size(), 2u);
+  EXPECT_EQ(scalings.size(), 8u);  // none linear ntk dynamic yarn yarn-ggml llama3 longrope (README)
+  EXPECT_EQ(axes.size(), 3u);      // one position, 2-D, M-RoPE
+  EXPECT_TRUE(partial);
+  EXPECT_TRUE(base_two);
+  EXPECT_TRUE(base_huge);
+  EXPECT_TRUE(head_512);
+}
+
+// The project's kernels (through the C ABI) meet their proven bound on every default spec, f64
+// and f32 included (ProjectKernelMeetsItsBound covers bf16): one trial per spec.
+TEST(Fuzz, ProjectKernelMeetsItsBoundOnEveryDefaultSpec) {
+  const auto candidate = make_implementation("auto");
+  FuzzOptions options;
+  options.trials = static_cast<std::int64_t>(default_specs().size());
+  const FuzzReport report = run_fuzz(*candidate, options);
+  EXPECT_EQ(report.trials_run, *options.trials);
+  EXPECT_EQ(report.trials_unsupported, 0);
+  EXPECT_TRUE(report.violations.empty()) << report.violations[0].outcome.message;
 }
 
 // Through the command line: the wrong plugin (float32 angles, run in a child process) breaches;
