@@ -464,6 +464,29 @@ TEST(FuzzCommand, ReportNeverReplacesThePlugin) {
   fs::remove_all(dir);
 }
 
+// --replay --json writes the one case's evaluation; a replay on a spec the implementation refuses
+// is a usage error (exit 2), not a pass. The refused spec: a linear factor of 2^-17 makes
+// θ'_0 = 2^17, above the kernels' proven range (plan.h kMaxProvenFrequency = 2^16).
+TEST(FuzzCommand, ReplayWritesItsJsonAndRefusesUnsupportedSpecs) {
+  const fs::path dir = fs::temp_directory_path() / ("ropecheck-fuzz-replay-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string replay = " --replay 'position=3;pair=1;x=0x1.8p-1;y=-0x1p-1;background=0'";
+  const Captured ok = shell(binary() + " fuzz --impl reference --spec '" + kSpec + "'" + replay + " --json " +
+                            (dir / "replay.json").string());
+  EXPECT_EQ(ok.status, 0) << ok.out;  // the correctly rounded reference: e ≤ 1 = its tolerance
+  const ordered_json j = ordered_json::parse(read_file(dir / "replay.json"));
+  EXPECT_EQ(j.at("case"), "position=3;pair=1;x=0x1.8p-1;y=-0x1p-1;background=0");
+  EXPECT_EQ(j.at("violation"), "none");
+  EXPECT_LE(j.at("e").get<double>(), 1.0);
+  EXPECT_EQ(parse_spec(j.at("spec").get<std::string>()).head_dim, 16);
+
+  const std::string outside = "layout=half,head_dim=8,rotary_dim=4,base=10000,scaling=linear,factor=0.00000762939453125,dtype=f32";
+  const Captured refused = shell(binary() + " fuzz --impl scalar --spec '" + outside + "'" + replay);
+  EXPECT_EQ(refused.status, 2) << refused.out;
+  EXPECT_NE(refused.out.find("unsupported"), std::string::npos) << refused.out;
+  fs::remove_all(dir);
+}
+
 TEST(FuzzCommand, ShardReportsMergeOnTheCommandLine) {
   const fs::path dir = fs::temp_directory_path() / ("ropecheck-merge-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
