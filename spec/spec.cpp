@@ -1,6 +1,8 @@
 // Spec parsing (compact key=value and JSON), validation and canonical printing.
 #include "spec/spec.h"
 
+#include "spec/json_keys.h"
+
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -374,40 +376,44 @@ Spec parse_spec(std::string_view text) {
 
 Spec parse_spec_json(std::string_view json_text) {
   nlohmann::json j;
+  // A key given twice in one object would silently replace the first (the compact form refuses it).
+  std::string duplicate;
   try {
-    j = nlohmann::json::parse(json_text);
+    j = parse_json_noting_duplicate_keys<nlohmann::json>(json_text, duplicate);
   } catch (const nlohmann::json::exception& e) {
     throw SpecError(std::string("spec: expected a JSON object, got invalid JSON (") + e.what() + ")");
   }
+  if (!duplicate.empty()) throw SpecError("spec field '" + duplicate + "': expected once, got a duplicate");
   if (!j.is_object()) throw SpecError("spec: expected a JSON object, got " + std::string(j.type_name()));
   Fields fields;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const auto& v = it.value();
+  // A scalar, or an array of scalars joined by '/'; errors name the key the value belongs to.
+  auto text_of = [](const std::string& key, const nlohmann::json& v) {
     auto scalar = [&](const nlohmann::json& x) -> std::string {
       if (x.is_string()) return x.get<std::string>();
       if (x.is_boolean()) return x.get<bool>() ? "true" : "false";
       if (x.is_number()) return x.dump();
-      fail(it.key(), "a string, number or boolean", x.dump());
+      fail(key, "a string, number or boolean", x.dump());
     };
-    if (v.is_array()) {
-      std::vector<std::string> items;
-      for (const auto& x : v) items.push_back(scalar(x));
-      fields[it.key()] = join(items, '/');
-    } else if (v.is_object()) {
+    if (!v.is_array()) return scalar(v);
+    std::vector<std::string> items;
+    for (const auto& x : v) items.push_back(scalar(x));
+    return join(items, '/');
+  };
+  // Flat and nested forms share one set of keys: a parameter given in both is a duplicate.
+  auto set = [&](const std::string& key, std::string value) {
+    if (!fields.emplace(key, std::move(value)).second) throw SpecError("spec field '" + key + "': expected once, got a duplicate");
+  };
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& v = it.value();
+    if (v.is_object()) {
       // Nested "scaling": {"type": "...", params...} is accepted too.
       if (it.key() != "scaling") fail(it.key(), "a scalar or array", "an object");
       for (auto p = v.begin(); p != v.end(); ++p) {
-        std::string key = p.key() == "type" ? "scaling" : p.key();
-        if (p.value().is_array()) {
-          std::vector<std::string> items;
-          for (const auto& x : p.value()) items.push_back(scalar(x));
-          fields[key] = join(items, '/');
-        } else {
-          fields[key] = scalar(p.value());
-        }
+        const std::string key = p.key() == "type" ? "scaling" : p.key();
+        set(key, text_of(key, p.value()));
       }
     } else {
-      fields[it.key()] = scalar(v);
+      set(it.key(), text_of(it.key(), v));
     }
   }
   return build(fields);

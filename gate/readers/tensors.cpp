@@ -1,6 +1,5 @@
 #include "gate/readers/tensors.h"
 
-#include <set>
 
 #include <zlib.h>
 
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reference/rounding.h"
+#include "spec/json_keys.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -209,9 +209,13 @@ std::vector<ZipEntry> zip_directory(std::string_view z, std::string_view file) {
   std::uint64_t count = read_le(z.data() + eocd + 10, 2);
   std::uint64_t dir_size = read_le(z.data() + eocd + 12, 4);
   std::uint64_t dir_offset = read_le(z.data() + eocd + 16, 4);
-  if (count == 0xffff || dir_size == 0xffffffff || dir_offset == 0xffffffff) {
-    // Zip64 end-of-central-directory locator (20 bytes) just before the end record.
-    if (eocd < 20 || read_le(z.data() + eocd - 20, 4) != 0x07064b50) fail(file, "zip64 locator", "signature PK\\6\\7");
+  // Zip64 end-of-central-directory locator (20 bytes) just before the end record.
+  const bool locator = eocd >= 20 && read_le(z.data() + eocd - 20, 4) == 0x07064b50;
+  // A count of 0xFFFF without a locator is literal: Python's zipfile writes exactly 65535 entries
+  // so (it adds Zip64 records only past 65535); the directory must then hold no more than that.
+  const bool literal_ffff = count == 0xffff && !locator && dir_size != 0xffffffff && dir_offset != 0xffffffff;
+  if ((count == 0xffff || dir_size == 0xffffffff || dir_offset == 0xffffffff) && !literal_ffff) {
+    if (!locator) fail(file, "zip64 locator", "signature PK\\6\\7");
     const std::uint64_t record = read_le(z.data() + eocd - 20 + 8, 8);
     if (record > z.size() || z.size() - record < 56 || read_le(z.data() + record, 4) != 0x06064b50) {
       fail(file, "zip64 end record", "signature PK\\6\\6 at the offset the locator gives");
@@ -247,6 +251,7 @@ std::vector<ZipEntry> zip_directory(std::string_view z, std::string_view file) {
     entries.push_back(std::move(e));
     p += 46 + name_len + extra_len + comment_len;
   }
+  if (literal_ffff && p != end) fail(file, "zip64 locator", "signature PK\\6\\7 (the directory holds more than 65535 entries)");
   return entries;
 }
 
@@ -403,11 +408,15 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
   const std::uint64_t n = read_le(bytes.data(), 8);
   if (n > bytes.size() - 8) fail(file, "header length", "at most " + std::to_string(bytes.size() - 8) + " bytes, got " + std::to_string(n));
   nlohmann::json header;
+  // The format forbids duplicate keys (huggingface/safetensors README, "Format"): one tensor name
+  // given twice would silently replace the other.
+  std::string duplicate;
   try {
-    header = nlohmann::json::parse(bytes.substr(8, n));
+    header = parse_json_noting_duplicate_keys<nlohmann::json>(bytes.substr(8, n), duplicate);
   } catch (const nlohmann::json::exception&) {
     fail(file, "header", "a JSON object");
   }
+  if (!duplicate.empty()) fail(file, "header key " + excerpt(duplicate), "each key once, got it twice");
   if (!header.is_object()) fail(file, "header", "a JSON object");
   const std::string_view data = bytes.substr(8 + n);
   TensorMap out;
@@ -461,21 +470,10 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
 
 TensorMap parse_candidate_json(std::string_view bytes, std::string_view file) {
   nlohmann::json j;
-  // A key given twice would let one output silently replace another: refuse it. The parser
-  // callback sees each object's keys in order; one set of keys per open object.
-  std::vector<std::set<std::string>> keys_per_object;
+  // A key given twice would let one output silently replace another: refuse it.
   std::string duplicate;
-  const nlohmann::json::parser_callback_t callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    if (event == nlohmann::json::parse_event_t::object_start) keys_per_object.emplace_back();
-    if (event == nlohmann::json::parse_event_t::object_end && !keys_per_object.empty()) keys_per_object.pop_back();
-    if (event == nlohmann::json::parse_event_t::key && !keys_per_object.empty() &&
-        !keys_per_object.back().insert(parsed.get<std::string>()).second && duplicate.empty()) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
   try {
-    j = nlohmann::json::parse(bytes, callback);
+    j = parse_json_noting_duplicate_keys<nlohmann::json>(bytes, duplicate);
   } catch (const nlohmann::json::exception& e) {
     fail(file, "JSON", std::string("valid JSON (") + excerpt(e.what()) + ")");
   }

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace ropecheck {
 namespace {
 
@@ -80,6 +84,106 @@ TEST(Spec, MalformedTextIsRejected) {
   EXPECT_THROW(parse_spec_json("[1,2]"), SpecError);
   EXPECT_THROW(parse_spec_json("{\"head_dim\": {\"x\": 1}}"), SpecError);
   EXPECT_THROW(parse_spec_json("{"), SpecError);
+}
+
+// The documented error: one line "spec field 'FIELD': expected WHAT, got 'VALUE'".
+template <class Parse>
+void expect_spec_error(Parse parse, const std::string& field, const std::string& expected, const std::string& got) {
+  try {
+    parse();
+    ADD_FAILURE() << "accepted; expected an error about " << field;
+  } catch (const SpecError& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("spec field '" + field + "': expected ", 0), 0u) << m;
+    EXPECT_NE(m.find(expected), std::string::npos) << m << " (expected " << expected << ")";
+    EXPECT_NE(m.find("got '" + got + "'"), std::string::npos) << m << " (got " << got << ")";
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+void expect_text_error(const std::string& text, const std::string& field, const std::string& expected, const std::string& got) {
+  SCOPED_TRACE(text);
+  expect_spec_error([&] { (void)parse_spec(text); }, field, expected, got);
+}
+
+void expect_json_error(const std::string& json, const std::string& field, const std::string& expected, const std::string& got) {
+  SCOPED_TRACE(json);
+  expect_spec_error([&] { (void)parse_spec_json(json); }, field, expected, got);
+}
+
+TEST(Spec, BadEnumValuesNameTheAcceptedOnes) {
+  expect_text_error("head_dim=64,axes=3d", "axes", "none|2d|mrope", "3d");
+  expect_json_error(R"({"head_dim":64,"axes":"mRoPE"})", "axes", "none|2d|mrope", "mRoPE");
+  // truncate is a yarn boolean: only the words true and false.
+  expect_text_error("head_dim=64,scaling=yarn,factor=4,original_max_position=4096,truncate=1", "truncate", "true|false", "1");
+  expect_text_error("head_dim=64,scaling=yarn,factor=4,original_max_position=4096,truncate=True", "truncate", "true|false",
+                    "True");
+}
+
+TEST(Spec, LongropeFactorCountsMustBeRotaryDimOverTwo) {
+  // head_dim 8: 4 frequencies, so 4 long factors; 3 and 5 are refused, naming the count expected.
+  expect_text_error("head_dim=8,scaling=longrope,short_factor=1/1/1/1,long_factor=2/2/2,original_max_position=4,seq_len=1",
+                    "long_factor", "4 factors", "3 factors");
+  expect_text_error("head_dim=8,scaling=longrope,short_factor=1/1/1/1,long_factor=2/2/2/2/2,original_max_position=4,seq_len=1",
+                    "long_factor", "4 factors", "5 factors");
+  // rotary_dim, not head_dim, sets the count.
+  expect_text_error(
+      "head_dim=16,rotary_dim=8,scaling=longrope,short_factor=1/1/1/1,long_factor=2/2/2/2/2/2/2/2,original_max_position=4,seq_len=1",
+      "long_factor", "4 factors", "8 factors");
+}
+
+TEST(Spec, JsonValuesMustBeScalarsOrArraysOfScalars) {
+  expect_json_error(R"({"head_dim":null})", "head_dim", "a string, number or boolean", "null");
+  expect_json_error(R"({"head_dim":64,"axes":"mrope","sections":[16,{"n":16}]})", "sections", "a string, number or boolean",
+                    R"({"n":16})");
+  expect_json_error(R"({"head_dim":64,"axes":"mrope","sections":[16,null]})", "sections", "a string, number or boolean", "null");
+  // Only "scaling" may hold an object.
+  expect_json_error(R"({"head_dim":64,"axes":{"kind":"2d"}})", "axes", "a scalar or array", "an object");
+  expect_json_error(R"({"head_dim":64,"base":{"value":10000}})", "base", "a scalar or array", "an object");
+}
+
+TEST(Spec, JsonNestedScalingTakesArrayParameters) {
+  // The nested form with lists equals the compact form with '/'-separated lists.
+  const Spec nested = parse_spec_json(
+      R"({"layout":"half","head_dim":8,"scaling":{"type":"longrope","short_factor":[1,1.5,2,4],"long_factor":["2","2","3","0.5"],)"
+      R"("original_max_position":4096,"seq_len":10}})");
+  EXPECT_EQ(nested,
+            parse_spec("layout=half,head_dim=8,scaling=longrope,short_factor=1/1.5/2/4,long_factor=2/2/3/0.5,original_max_position=4096,seq_len=10"));
+  EXPECT_EQ(nested.scaling.short_factor, (std::vector<std::string>{"1", "1.5", "2", "4"}));
+  EXPECT_EQ(nested.scaling.long_factor, (std::vector<std::string>{"2", "2", "3", "0.5"}));
+  // A wrong count inside the nested object is refused like the flat one.
+  expect_json_error(R"({"head_dim":8,"scaling":{"type":"longrope","short_factor":[1,1,1,1],"long_factor":[2,2],)"
+                    R"("original_max_position":4,"seq_len":1}})",
+                    "long_factor", "4 factors", "2 factors");
+}
+
+TEST(Spec, JsonNestedScalingErrorsNameTheParameter) {
+  // A bad value inside "scaling":{...} names its own key, not "scaling".
+  expect_json_error(R"({"head_dim":64,"scaling":{"type":"linear","factor":null}})", "factor", "a string, number or boolean", "null");
+  expect_json_error(R"({"head_dim":8,"scaling":{"type":"longrope","short_factor":[1,{"x":1},1,1],"long_factor":[2,2,2,2],)"
+                    R"("original_max_position":4,"seq_len":1}})",
+                    "short_factor", "a string, number or boolean", R"({"x":1})");
+  expect_json_error(R"({"head_dim":64,"scaling":{"type":"yarn","factor":4,"original_max_position":4096,"truncate":"maybe"}})",
+                    "truncate", "true|false", "maybe");
+}
+
+TEST(Spec, JsonParameterGivenTwiceIsRefused) {
+  // The compact form refuses a key given twice; JSON must too, not keep one of them silently:
+  // flat beside nested, the nested "type" beside a nested "scaling", a key repeated in the text.
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"head_dim":64,"factor":4,"scaling":{"type":"linear","factor":2}})", "factor"},
+      {R"({"head_dim":64,"scaling":{"type":"linear","scaling":"ntk","factor":2}})", "scaling"},
+      {R"({"head_dim":64,"head_dim":32})", "head_dim"},
+      {R"({"head_dim":64,"scaling":{"type":"linear","factor":2,"factor":4}})", "factor"}};
+  for (const auto& [json, field] : cases) {
+    SCOPED_TRACE(json);
+    try {
+      (void)parse_spec_json(json);
+      ADD_FAILURE() << "accepted";
+    } catch (const SpecError& e) {
+      EXPECT_EQ(std::string(e.what()), "spec field '" + std::string(field) + "': expected once, got a duplicate");
+    }
+  }
 }
 
 }  // namespace
