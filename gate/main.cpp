@@ -1,9 +1,27 @@
 // ropecheck: the command-line front end. Each subcommand lives in gate/commands/.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "gate/commands/command.h"
 #include "spec/spec.h"
+
+namespace {
+
+// Errors are one line on stderr: a newline from the input (a JSON string, an argument) is escaped.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else out += c;
+  }
+  return out;
+}
+
+void print_error(const std::string& text) { std::fprintf(stderr, "ropecheck: %s\n", one_line(text).c_str()); }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ropecheck::gate;
@@ -26,22 +44,31 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "ropecheck: %s (see --help)\n", e.what());
+    // A misspelt command is not "a subcommand is required": name it and the commands.
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      print_error("unknown command '" + std::string(argv[1]) + "': expected one of " + names + " (see --help)");
+      return 2;
+    }
+    print_error(std::string(e.what()) + " (see --help)");
     return 2;
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "ropecheck: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "ropecheck: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const ropecheck::SpecError& e) {
-    std::fprintf(stderr, "ropecheck: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "ropecheck: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ropecheck: internal error: %s\n", e.what());
+    print_error(std::string("internal error: ") + e.what());
     return 3;
   }
   return status;

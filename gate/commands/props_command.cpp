@@ -20,7 +20,7 @@ namespace ropecheck::gate {
 namespace {
 
 struct PropsArguments {
-  std::string implementation = "reference";
+  std::string implementation;  // empty: "reference", or "auto" with --plugin (as `run --plugin`)
   std::string plugin;
   double timeout = 10;
   int precision_bits = 256;
@@ -44,19 +44,21 @@ std::string discrepancy_text(const proofs::IdentityReport& report, bool bits) {
 }
 
 int run_props(const PropsArguments& args) {
+  // A plugin's implementation defaults to "auto": "reference" means nothing to a plugin.
+  const std::string name = !args.implementation.empty() ? args.implementation : args.plugin.empty() ? "reference" : "auto";
   // The reference variants come from the catalog's registry; kernels and plugins from the gate
   // (gate/kernel_implementation.h), each call in a child process.
-  const proofs::RegistryEntry* entry = args.plugin.empty() ? proofs::find_implementation(args.implementation) : nullptr;
+  const proofs::RegistryEntry* entry = args.plugin.empty() ? proofs::find_implementation(name) : nullptr;
   std::optional<Candidate> candidate;
   if (!entry) {
     try {
-      candidate = resolve_candidate(args.implementation, args.plugin);
+      candidate = resolve_candidate(name, args.plugin);
     } catch (const UsageError&) {
       if (!args.plugin.empty()) throw;
       std::string names;
       for (const auto& e : proofs::registry()) names += (names.empty() ? "" : ", ") + std::string(e.name);
       for (const KernelInfo& k : project_kernels()) names += ", " + k.name + (k.available ? "" : " (not on this machine)");
-      throw UsageError("--impl: expected one of " + names + ", auto, or --plugin PATH; got '" + args.implementation + "'");
+      throw UsageError("--impl: expected one of " + names + ", auto, or --plugin PATH; got '" + name + "'");
     }
   }
   if (args.cases < 1) throw UsageError("--cases: expected an integer >= 1, got " + std::to_string(args.cases));
@@ -114,7 +116,10 @@ int run_props(const PropsArguments& args) {
       status = 1;
       std::printf("  %s\n", report.failure.c_str());
       if (!report.counterexample.empty()) std::printf("  counterexample:\n%s", report.counterexample.c_str());
-      const std::string target = args.plugin.empty() ? "--impl " + args.implementation : "--plugin " + args.plugin;
+      // the same implementation of the same plugin: --impl too when it was given
+      const std::string target = args.plugin.empty()          ? "--impl " + name
+                                 : args.implementation.empty() ? "--plugin " + args.plugin
+                                                               : "--plugin " + args.plugin + " --impl " + name;
       std::printf("  replay: ropecheck props %s --precision %d --model %s --cases %d --seed %llu --only %s%s\n",
                   target.c_str(), args.precision_bits, args.model.c_str(), args.cases,
                   static_cast<unsigned long long>(run.seed), report.name.c_str(), args.no_shrink ? " --no-shrink" : "");
@@ -129,7 +134,8 @@ int run_props(const PropsArguments& args) {
 void add_props_command(CLI::App& root, int& status) {
   auto args = std::make_shared<PropsArguments>();
   CLI::App* cmd = root.add_subcommand("props", "Check RoPE's identities (proofs/ catalog) against an implementation");
-  cmd->add_option("--impl", args->implementation, "Implementation under test (see proofs/registry.cpp)")->capture_default_str();
+  cmd->add_option("--impl", args->implementation,
+                  "Implementation under test (see proofs/registry.cpp; default: reference, or auto with --plugin)");
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
   cmd->add_option("--timeout", args->timeout, "Seconds allowed per kernel or plugin call")->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits")->capture_default_str();

@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include <ropecheck/kernel.h>
@@ -36,11 +37,13 @@ struct SweepOptions {
   std::int64_t samples = 256;
   int threads = 0;
   std::uint64_t seed = 1;
-  double tolerance = -1;  // < 0: the kernels' bound (optimized/error_bounds.h)
+  double tolerance = -1;  // unless tolerance_given: the kernels' bound (optimized/error_bounds.h)
+  bool tolerance_given = false;
 };
 
 // Sorted, distinct positions: 0..63, then 2^k − 1, 2^k, 2^k + 1, the maximum, then uniform random
-// ones until `samples` (or fewer when the range has fewer positions).
+// ones until `samples` (more when those fixed ones are more; every position when the range has at
+// most `samples`).
 std::vector<std::int64_t> sample_positions(const SweepOptions& o) {
   std::vector<std::int64_t> p;
   for (std::int64_t i = 0; i <= std::min<std::int64_t>(63, o.max_position); ++i) p.push_back(i);
@@ -51,16 +54,24 @@ std::vector<std::int64_t> sample_positions(const SweepOptions& o) {
     }
   }
   p.push_back(o.max_position);
-  std::mt19937_64 rng(o.seed);
-  std::uniform_int_distribution<std::int64_t> any(0, o.max_position);
-  const std::int64_t target = std::min<std::int64_t>(std::max<std::int64_t>(o.samples, 1), o.max_position + 1);
   std::sort(p.begin(), p.end());
   p.erase(std::unique(p.begin(), p.end()), p.end());
-  for (int attempts = 0; static_cast<std::int64_t>(p.size()) < target && attempts < 64; ++attempts) {
-    while (static_cast<std::int64_t>(p.size()) < target) p.push_back(any(rng));
-    std::sort(p.begin(), p.end());
-    p.erase(std::unique(p.begin(), p.end()), p.end());
+  const std::int64_t wanted = std::max<std::int64_t>(o.samples, 1);
+  if (o.max_position < wanted) {  // the whole range (not max + 1 <= wanted: it overflows at INT64_MAX)
+    p.clear();
+    for (std::int64_t i = 0; i <= o.max_position; ++i) p.push_back(i);
+    return p;
   }
+  // Distinct random ones, drawn one at a time until there are `samples`: a fixed number of
+  // redraw rounds fell short when the range was barely larger than `samples`.
+  std::mt19937_64 rng(o.seed);
+  std::uniform_int_distribution<std::int64_t> any(0, o.max_position);
+  std::unordered_set<std::int64_t> seen(p.begin(), p.end());
+  while (static_cast<std::int64_t>(p.size()) < wanted) {
+    const std::int64_t v = any(rng);
+    if (seen.insert(v).second) p.push_back(v);
+  }
+  std::sort(p.begin(), p.end());
   return p;
 }
 
@@ -68,6 +79,18 @@ int run_sweep(const SweepOptions& o) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
   if (o.samples < 1) throw UsageError("--samples: expected an integer >= 1, got " + std::to_string(o.samples));
   if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
+  if (o.tolerance_given && !(o.tolerance >= 0)) {  // a negative or NaN bound would silently mean the default
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", o.tolerance);
+    throw UsageError(std::string("--tolerance: expected a number >= 0, got ") + text);
+  }
+  // The kernels' bound (error_bounds.h) is derived for positions below 2^40 only: beyond that the
+  // default tolerance would be a number without a proof. An explicit --tolerance may go further.
+  if (!o.tolerance_given && o.max_position >= kernels::kMaxBoundPosition) {
+    throw UsageError("--max-position: expected at most 2^40 - 1 = " + std::to_string(kernels::kMaxBoundPosition - 1) +
+                     " (the kernels' bound is derived below 2^40; give --tolerance to sweep further), got " +
+                     std::to_string(o.max_position));
+  }
   const Spec spec = parse_spec(o.spec_text);
   validate(spec);
   const int available = ropecheck_kernel_available(o.implementation.c_str());
@@ -131,7 +154,7 @@ int run_sweep(const SweepOptions& o) {
   for (auto& t : pool) t.join();
 
   const long double attention = attention_factor<long double>(spec);
-  const double tolerance = o.tolerance >= 0 ? o.tolerance : kernels::on_the_fly_bound(spec.dtype, attention == 1.0L);
+  const double tolerance = o.tolerance_given ? o.tolerance : kernels::on_the_fly_bound(spec.dtype, attention == 1.0L);
   double worst = 0;
   std::int64_t worst_position = 0;
   int worst_pair = 0;
@@ -170,7 +193,7 @@ int run_sweep(const SweepOptions& o) {
   std::printf("samples: %" PRId64 " positions in [0, %" PRId64 "], %d pairs each\n", tokens, o.max_position, pairs);
   std::printf("worst e: %.6g at position %" PRId64 ", pair %d\n", worst, worst_position, worst_pair);
   std::printf("tolerance: %.9g (%s)\n", tolerance,
-              o.tolerance >= 0 ? "--tolerance" : "ropecheck kernels' bound, optimized/error_bounds.h");
+              o.tolerance_given ? "--tolerance" : "ropecheck kernels' bound, optimized/error_bounds.h");
   if (horizon < 0) {
     std::printf("accuracy horizon: none (e exceeds the tolerance at position %" PRId64 ")\n", positions.front());
   } else {
@@ -188,10 +211,12 @@ void add_sweep_command(CLI::App& root, int& status) {
   cmd->add_option("--impl", options->implementation, "Kernel: scalar, avx2, avx512, cuda or auto")->capture_default_str();
   cmd->add_option("--spec", options->spec_text, "Spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32")->required();
   cmd->add_option("--max-position", options->max_position, "Largest position sampled")->capture_default_str();
-  cmd->add_option("--samples", options->samples, "Number of distinct positions sampled")->capture_default_str();
+  cmd->add_option("--samples", options->samples, "Distinct positions sampled (at least the fixed 0..63, 2^k - 1, 2^k, 2^k + 1)")->capture_default_str();
   cmd->add_option("--threads", options->threads, "Threads for the kernel and the reference (0 = all cores)")->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the random positions and inputs")->capture_default_str();
-  cmd->add_option("--tolerance", options->tolerance, "Tolerance on e (default: the kernels' proven bound)");
+  cmd->add_option_function<double>(
+      "--tolerance", [options](const double& value) { options->tolerance = value, options->tolerance_given = true; },
+      "Tolerance on e, >= 0 (default: the kernels' proven bound)");
   cmd->callback([options, &status] { status = run_sweep(*options); });
 }
 

@@ -1,0 +1,424 @@
+// End-to-end tests of the command lines the other gate tests leave out: `sweep`, `props` on a
+// project kernel or a plugin (a violated identity included), `apply --format json` and its input
+// errors, and the parser's own errors. Expectations come from the documented behaviour, the
+// kernels' proven bounds (optimized/error_bounds.h) and independent computations, never from the
+// commands' output.
+#include <gtest/gtest.h>
+
+#include <ropecheck/kernel.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "gate_test_support.h"
+#include "optimized/error_bounds.h"
+#include "spec/schedule.h"
+#include "spec/spec.h"
+
+namespace ropecheck::gate {
+namespace {
+
+using namespace testing;
+
+const std::string kBin = ROPECHECK_BIN;
+const std::string kPluginDir = PLUGIN_DIR;
+
+std::string plugin(const std::string& variant) { return kPluginDir + "/libgate_plugin_" + variant + ".so"; }
+
+bool available(const std::string& kernel) { return ropecheck_kernel_available(kernel.c_str()) == 1; }
+
+// Bad input (README "Gate your implementation"): exit 2, exactly one line on stderr holding every
+// one of `words`, nothing on stdout.
+void expect_usage_error(const Ran& r, const std::vector<std::string>& words, const std::string& what) {
+  EXPECT_EQ(r.code, 2) << what << "\n" << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << "\n" << r.err;
+  EXPECT_EQ(r.err.rfind("ropecheck: ", 0), 0u) << what << "\n" << r.err;
+  for (const std::string& w : words) {
+    EXPECT_NE(r.err.find(w), std::string::npos) << what << ": no '" << w << "' in " << r.err;
+  }
+  EXPECT_TRUE(r.out.empty()) << what << "\n" << r.out;
+}
+
+// The text after "key: " on the first stdout line that starts with it; "" when there is none.
+std::string field(const std::string& out, const std::string& key) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key + ": ", 0) == 0) return line.substr(key.size() + 2);
+  }
+  return "";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// ------------------------------------------------------------------------------------------------
+// sweep
+
+// The fixed positions sweep documents (sweep_command.cpp header, `--samples` help): 0..63,
+// 2^k − 1, 2^k, 2^k + 1 and the maximum, those ≤ max.
+std::set<std::int64_t> fixed_positions(std::int64_t max) {
+  std::set<std::int64_t> p;
+  for (std::int64_t i = 0; i <= std::min<std::int64_t>(63, max); ++i) p.insert(i);
+  for (int k = 6; k <= 62; ++k) {
+    for (std::int64_t v : {(std::int64_t{1} << k) - 1, std::int64_t{1} << k, (std::int64_t{1} << k) + 1}) {
+      if (v <= max) p.insert(v);
+    }
+  }
+  p.insert(max);
+  return p;
+}
+
+// How many distinct positions `--max-position max --samples n` samples: every one when the range
+// has at most n, else n or the fixed ones when they are more.
+std::int64_t expected_samples(std::int64_t max, std::int64_t n) {
+  if (max < n) return max + 1;
+  return std::max<std::int64_t>(n, static_cast<std::int64_t>(fixed_positions(max).size()));
+}
+
+class SweepKernel : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(SweepKernel, PassesEveryPositionUpTo2To31WithinItsProvenBound) {
+  const auto& [kernel, dtype] = GetParam();
+  if (!available(kernel)) GTEST_SKIP() << kernel << " does not run on this machine (ropecheck_kernel_available)";
+  TempDir dir;
+  const std::string spec = "layout=half,head_dim=16,base=500000,dtype=" + dtype;
+  const Ran r = run(kBin + " sweep --impl " + kernel + " --spec " + spec + " --samples 150 --seed 3 --threads 1", dir);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "implementation"), kernel + " (requested " + kernel + ")");
+  // --max-position defaults to 2^31 − 1 (README); head_dim 16 has 8 pairs
+  EXPECT_EQ(field(r.out, "samples"), std::to_string(expected_samples(2147483647, 150)) +
+                                         " positions in [0, 2147483647], 8 pairs each");
+  // The kernels' bound holds for every |position| < 2^40 (optimized/error_bounds.h), so no sampled
+  // position exceeds it: the horizon is the largest one.
+  EXPECT_EQ(field(r.out, "accuracy horizon"), "2147483647 (every sampled position)");
+  EXPECT_EQ(field(r.out, "result"), "pass");
+  const double bound = kernels::on_the_fly_bound(parse_spec(spec).dtype, true);
+  const double worst = std::strtod(field(r.out, "worst e").c_str(), nullptr);
+  EXPECT_LE(worst, bound) << r.out;
+  // exact rotations at positions >= 1 are irrational, outputs in the dtype are not: e > 0 somewhere
+  EXPECT_GT(worst, 0) << r.out;
+  // the default tolerance is that bound, printed to 9 significant digits
+  EXPECT_NEAR(std::strtod(field(r.out, "tolerance").c_str(), nullptr), bound, 1e-8 * bound) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, SweepKernel,
+                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512"),
+                                            ::testing::Values("f64", "f32", "bf16")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+TEST(Sweep, SamplesTheDocumentedNumberOfDistinctPositions) {
+  TempDir dir;
+  const std::string spec = "layout=interleaved,head_dim=4,base=10000,dtype=f32";
+  const struct {
+    std::int64_t max, samples;
+  } cases[] = {
+      {0, 256},     // one position
+      {10, 256},    // the whole range, all fixed
+      {199, 256},   // the whole range, 70 fixed + 130 random (random draws alone would miss some)
+      {300, 300},   // all but one of the range
+      {1000, 100},  // 76 fixed + 24 random
+      {1000, 10},   // the fixed ones are more than --samples
+      {9223372036854775807, 300},  // INT64_MAX: max + 1 overflows
+  };
+  for (const auto& c : cases) {
+    const Ran r = run(kBin + " sweep --impl auto --spec " + spec + " --max-position " + std::to_string(c.max) + " --samples " +
+                          std::to_string(c.samples) + " --tolerance 1e300",  // judging is not the point here
+                      dir);
+    EXPECT_EQ(r.code, 0) << c.max << " " << c.samples << "\n" << r.out << r.err;
+    EXPECT_EQ(field(r.out, "samples"), std::to_string(expected_samples(c.max, c.samples)) + " positions in [0, " +
+                                           std::to_string(c.max) + "], 2 pairs each")
+        << c.max << " " << c.samples;
+  }
+}
+
+TEST(Sweep, SameSeedSameReportWhateverTheThreads) {
+  // --seed fixes the positions and the inputs; --threads only splits the work
+  TempDir dir;
+  const std::string command = kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 120 --seed 9";
+  const Ran one = run(command + " --threads 1", dir);
+  const Ran again = run(command + " --threads 1", dir);
+  const Ran two = run(command + " --threads 2", dir);
+  ASSERT_EQ(one.code, 0) << one.out << one.err;
+  EXPECT_EQ(one.out, again.out);
+  EXPECT_EQ(one.out, two.out);
+}
+
+TEST(Sweep, ZeroToleranceFailsByPositionOne) {
+  // At position 1 the exact rotation is irrational and an f32 output is not, so e > 0 = tolerance:
+  // the horizon is 0 (position 0 is the identity, exact) or none, never the maximum.
+  TempDir dir;
+  const Ran r = run(kBin + " sweep --impl auto --spec layout=half,head_dim=8,base=10000,dtype=f32 --max-position 1000 "
+                           "--samples 80 --tolerance 0",
+                    dir);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "result"), "fail");
+  EXPECT_EQ(field(r.out, "tolerance"), "0 (--tolerance)");
+  const std::string horizon = field(r.out, "accuracy horizon");
+  EXPECT_TRUE(horizon == "0" || horizon.rfind("none", 0) == 0) << horizon;
+  EXPECT_GT(std::strtod(field(r.out, "worst e").c_str(), nullptr), 0);
+}
+
+TEST(Sweep, HorizonNoneWhenPositionZeroAlreadyFails) {
+  // YaRN's attention factor g = 0.1·ln(4) + 1 is irrational: at position 0 the exact output g·x is
+  // not an f32 value, so e > 0 = tolerance at the first sampled position.
+  const std::string spec = "layout=half,head_dim=8,base=10000,scaling=yarn,factor=4,original_max_position=64,dtype=f32";
+  ASSERT_NE(attention_factor<double>(parse_spec(spec)), 1.0);
+  TempDir dir;
+  const Ran r = run(kBin + " sweep --impl auto --spec " + spec + " --max-position 100 --samples 70 --tolerance 0", dir);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "accuracy horizon"), "none (e exceeds the tolerance at position 0)");
+  EXPECT_EQ(field(r.out, "result"), "fail");
+}
+
+TEST(Sweep, BadArgumentsAreOneLineUsageErrors) {
+  TempDir dir;
+  const std::string sweep = kBin + " sweep --spec layout=half,head_dim=8,base=10000,dtype=f32 ";
+  expect_usage_error(run(sweep + "--max-position -1", dir), {"--max-position", ">= 0", "-1"}, "max-position");
+  expect_usage_error(run(sweep + "--samples 0", dir), {"--samples", ">= 1"}, "samples");
+  expect_usage_error(run(sweep + "--threads -1", dir), {"--threads", ">= 0"}, "threads");
+  // a negative or NaN tolerance is not "the default bound"
+  expect_usage_error(run(sweep + "--tolerance -1", dir), {"--tolerance", ">= 0"}, "negative tolerance");
+  expect_usage_error(run(sweep + "--tolerance nan", dir), {"--tolerance", ">= 0"}, "NaN tolerance");
+  expect_usage_error(run(sweep + "--impl nosuch", dir), {"--impl", "'nosuch'", "scalar"}, "unknown kernel");
+  expect_usage_error(run(sweep + "--impl reference", dir), {"--impl", "'reference'"}, "sweep runs kernels only");
+  for (const std::string kernel : {"avx2", "avx512", "cuda"}) {
+    if (available(kernel)) continue;
+    expect_usage_error(run(sweep + "--impl " + kernel, dir), {"--impl", kernel, "not available"}, kernel);
+  }
+  expect_usage_error(run(kBin + " sweep --spec layout=half,head_dim=8,base=10000,dtype=f8", dir), {"dtype", "f8"}, "bad spec");
+  expect_usage_error(run(kBin + " sweep", dir), {"--spec", "required"}, "no spec");
+  expect_usage_error(run(sweep + "--samples many", dir), {"--samples", "many"}, "not an integer");
+  // the default tolerance is the kernels' bound, derived for positions below 2^40 only
+  expect_usage_error(run(sweep + "--max-position 1099511627776", dir), {"--max-position", "2^40", "--tolerance"},
+                     "beyond the bound's range");
+}
+
+// ------------------------------------------------------------------------------------------------
+// props
+
+// The identity rows of `props` output: name → (cases, verdict).
+std::map<std::string, std::pair<int, std::string>> identity_rows(const std::string& out) {
+  static const std::regex row(R"(^([a-z_]+) +([0-9]+)  .*  (holds|VIOLATED|GAVE UP) +.*$)");
+  std::map<std::string, std::pair<int, std::string>> rows;
+  for (const std::string& line : lines_of(out)) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) rows[m[1]] = {std::stoi(m[2]), m[3]};
+  }
+  return rows;
+}
+
+class PropsKernel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PropsKernel, ProjectKernelHoldsEveryIdentity) {
+  // The kernels meet their proven bound (optimized/error_bounds.h), which is the claim the catalog
+  // derives its tolerances from: every identity holds, each on the requested number of cases.
+  const std::string kernel = GetParam();
+  if (!available(kernel)) GTEST_SKIP() << kernel << " does not run on this machine (ropecheck_kernel_available)";
+  TempDir dir;
+  const Ran r = run(kBin + " props --impl " + kernel + " --cases 3 --seed 5", dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "implementation").rfind("ropecheck kernel " + kernel + " ", 0), 0u) << r.out;
+  EXPECT_EQ(field(r.out, "seed"), "5");
+  const auto rows = identity_rows(r.out);
+  EXPECT_GE(rows.size(), 10u) << r.out;  // the catalog (DESIGN.md) has more than ten identities
+  for (const auto& [name, row] : rows) {
+    EXPECT_EQ(row.second, "holds") << name << "\n" << r.out;
+    EXPECT_EQ(row.first, 3) << name;
+  }
+  EXPECT_EQ(r.out.find("replay:"), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuKernels, PropsKernel, ::testing::Values("scalar", "avx2", "avx512"));
+
+TEST(Props, PluginHoldsHeadIndependence) {
+  // The tiny plugin computes every head with the same code: identical heads give identical bits.
+  TempDir dir;
+  const Ran r = run(kBin + " props --plugin " + plugin("good") + " --only head_independence --cases 3 --seed 5", dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // `--impl` of a plugin defaults to auto (gate/README.md), which the tiny plugin resolves to "tiny"
+  EXPECT_EQ(field(r.out, "implementation").rfind("plugin " + plugin("good") + ": tiny ", 0), 0u) << r.out;
+  const auto rows = identity_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows.at("head_independence"), std::make_pair(3, std::string("holds")));
+}
+
+TEST(Props, ViolatedIdentityPrintsCounterexampleAndAReplayThatReproducesIt) {
+  // The tiny plugin's angle p·θ is good to about 2^-63 relative (test_plugin.c): fine for f32
+  // outputs, but in f64 an angle beyond ~2^14 rad is off by more than the 4 u the gate allows a
+  // plugin (gate/tolerance.cpp), so R_mᵀR_n = R_{n−m} breaks on an f64 case with a large position.
+  TempDir dir;
+  const std::string command = kBin + " props --plugin " + plugin("good") + " --impl tiny --only relative_matrix --cases 20 --seed 5";
+  const Ran r = run(command, dir);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto rows = identity_rows(r.out);
+  ASSERT_EQ(rows.count("relative_matrix"), 1u) << r.out;
+  EXPECT_EQ(rows.at("relative_matrix").second, "VIOLATED");
+  const std::vector<std::string> lines = lines_of(r.out);
+  const auto at = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("relative_matrix ", 0) == 0; });
+  ASSERT_NE(at, lines.end());
+  ASSERT_GE(lines.end() - at, 5) << r.out;
+  // the failure: which quantity, and by how much it exceeds what is allowed
+  EXPECT_NE(at[1].find("> allowed"), std::string::npos) << at[1];
+  EXPECT_EQ(at[2], "  counterexample:");
+  // its spec: an f64 one, for the reason above
+  const Spec counter = parse_spec(at[3]);
+  EXPECT_EQ(counter.dtype, Dtype::f64) << at[3];
+  // the replay names the same plugin and implementation, seed and identity
+  const std::string replay = field(r.out, "  replay");
+  EXPECT_EQ(replay.rfind("ropecheck props --plugin " + plugin("good") + " --impl tiny ", 0), 0u) << replay;
+  EXPECT_NE(replay.find(" --seed 5 "), std::string::npos) << replay;
+  EXPECT_NE(replay.find(" --only relative_matrix"), std::string::npos) << replay;
+  // ... and replays the same counterexample
+  const Ran again = run(kBin + replay.substr(std::string("ropecheck").size()), dir);
+  EXPECT_EQ(again.code, 1);
+  const std::size_t table = r.out.find("identity ");
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_EQ(again.out.substr(again.out.find("identity ")), r.out.substr(table));
+}
+
+TEST(Props, PluginThatRefusesEveryCallViolatesWithItsError) {
+  // The "abi" plugin speaks ABI version 2: every call is refused, which is the identity's failure,
+  // reported with the reason; the plugin's implementation defaults to auto, not "reference".
+  TempDir dir;
+  const Ran r = run(kBin + " props --plugin " + plugin("abi") + " --only group_law --cases 2 --seed 1 --no-shrink", dir);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const std::string implementation = field(r.out, "implementation");
+  EXPECT_EQ(implementation.rfind("plugin " + plugin("abi") + ": auto ", 0), 0u) << implementation;
+  EXPECT_NE(implementation.find("ABI version mismatch"), std::string::npos) << implementation;
+  EXPECT_EQ(identity_rows(r.out).at("group_law").second, "VIOLATED") << r.out;
+  EXPECT_NE(r.out.find("abi: ABI version mismatch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  counterexample:\n"), std::string::npos) << r.out;
+  // without --impl the replay does not add one; --no-shrink is kept
+  EXPECT_EQ(field(r.out, "  replay"), "ropecheck props --plugin " + plugin("abi") +
+                                          " --precision 256 --model exact --cases 2 --seed 1 --only group_law --no-shrink");
+}
+
+TEST(Props, BadArgumentsAreOneLineUsageErrors) {
+  TempDir dir;
+  expect_usage_error(run(kBin + " props --model bogus", dir), {"--model", "exact", "f32-recipe", "'bogus'"}, "model");
+  expect_usage_error(run(kBin + " props --impl nonesuch", dir), {"--impl", "'nonesuch'", "reference", "scalar"}, "impl");
+  expect_usage_error(run(kBin + " props --impl scalar --cases 0", dir), {"--cases", ">= 1"}, "cases");
+  expect_usage_error(run(kBin + " props --precision 32", dir), {"--precision", ">= 64"}, "precision");
+  expect_usage_error(run(kBin + " props --plugin " + (dir / "absent.so"), dir), {"--plugin", "absent.so"}, "plugin");
+  for (const std::string kernel : {"avx2", "avx512", "cuda"}) {
+    if (available(kernel)) continue;
+    expect_usage_error(run(kBin + " props --impl " + kernel, dir), {"--impl", "'" + kernel + "'", "not on this machine"}, kernel);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// apply
+
+TEST(Apply, JsonFormatHoldsTheSpecShapePositionsAndTheHexOutputs) {
+  // README's example: pair (1, 0) at position 1 with θ_0 = base^0 = 1 rotates to (cos 1, sin 1).
+  TempDir dir;
+  const std::string args = " apply --spec layout=interleaved,head_dim=2,base=10000,dtype=f64 --positions 1 --input 1,0";
+  const Ran json = run(kBin + args + " --format json", dir);
+  const Ran hex = run(kBin + args + " --format hex", dir);
+  ASSERT_EQ(json.code, 0) << json.err;
+  ASSERT_EQ(hex.code, 0) << hex.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["spec"]["layout"], "interleaved");
+  EXPECT_EQ(j["spec"]["head_dim"], 2);
+  EXPECT_EQ(j["spec"]["base"], "10000");
+  EXPECT_EQ(j["spec"]["dtype"], "f64");
+  EXPECT_EQ(j["model"], "exact");
+  EXPECT_EQ(j["shape"], nlohmann::json({1, 1, 2}));
+  EXPECT_EQ(j["positions"], nlohmann::json({1}));
+  ASSERT_EQ(j["output"].size(), 2u);
+  // the same values as the hex format, line for line
+  EXPECT_EQ(lines_of(hex.out), j["output"].get<std::vector<std::string>>());
+  // correctly rounded: within half an ulp, ≤ 2^-53·|v|; cosl/sinl err by ~2^-64, far below
+  const double c = std::strtod(j["output"][0].get<std::string>().c_str(), nullptr);
+  const double s = std::strtod(j["output"][1].get<std::string>().c_str(), nullptr);
+  EXPECT_LE(std::fabs(static_cast<long double>(c) - std::cos(1.0L)), 0x1p-53L * std::fabs(c)) << c;
+  EXPECT_LE(std::fabs(static_cast<long double>(s) - std::sin(1.0L)), 0x1p-53L * std::fabs(s)) << s;
+}
+
+TEST(Apply, JsonShapeInfersHeadsAndKeepsTwoAxisPositions) {
+  // 16 values for 2 tokens of head_dim 4: 2 heads (README: heads inferred from the input size)
+  TempDir dir;
+  const Ran r = run(kBin + " apply --spec layout=half,head_dim=4,base=10000,dtype=f32,axes=2d --positions 3:5,4:5 "
+                           "--input 1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8 --model f32-recipe --format json",
+                    dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["shape"], nlohmann::json({2, 2, 4}));
+  EXPECT_EQ(j["spec"]["axes"], "2d");
+  EXPECT_EQ(j["model"], "f32-recipe");
+  std::vector<std::int64_t> positions;  // token by token, component by component, however nested
+  const nlohmann::json flat = j["positions"].flatten();  // kept alive for the loop
+  for (const auto& item : flat.items()) positions.push_back(item.value().get<std::int64_t>());
+  EXPECT_EQ(positions, (std::vector<std::int64_t>{3, 5, 4, 5}));
+  EXPECT_EQ(j["output"].size(), 16u);
+}
+
+TEST(Apply, PositionsNeedOneComponentPerAxis) {
+  TempDir dir;
+  const std::string input = " --input 1,0,0,0,0,0,0,0";
+  expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000,axes=2d --positions 1" + input, dir),
+                     {"--positions", "expected 2", "'1'"}, "2d, one component");
+  expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000,axes=mrope,sections=1/1/2 --positions 1:2" + input, dir),
+                     {"--positions", "expected 3", "'1:2'"}, "mrope, two components");
+  expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1:2" + input, dir),
+                     {"--positions", "expected 1", "'1:2'"}, "plain, two components");
+  expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1,x" + input, dir),
+                     {"--positions", "integer", "'x'"}, "not an integer");
+}
+
+TEST(Apply, JsonInputValuesMustBeNumbersOrStrings) {
+  TempDir dir;
+  const std::string apply = kBin + " apply --spec layout=interleaved,head_dim=2,base=10000,dtype=f64 --positions 1 --input ";
+  const struct {
+    const char* content;
+    const char* shown;
+  } cases[] = {{"[1, true]", "true"}, {"[1, null]", "null"}, {"{\"input\": [1, {\"x\": 1}]}", "{\"x\":1}"}};
+  for (const auto& c : cases) {
+    spit(dir / "input.json", c.content);
+    expect_usage_error(run(apply + (dir / "input.json"), dir), {"input.json", "input value", "number", c.shown}, c.content);
+  }
+  // a string that is no float, holding a newline: still one line
+  spit(dir / "input.json", "[1, \"a\\nb\"]");
+  expect_usage_error(run(apply + (dir / "input.json"), dir), {"input.json", "input value"}, "newline in a string");
+}
+
+// ------------------------------------------------------------------------------------------------
+// the parser (gate/main.cpp)
+
+TEST(Parser, ParseErrorsAreOneLineAndExit2) {
+  TempDir dir;
+  const std::string spec = " --spec layout=half,head_dim=8,base=10000,dtype=f32";
+  expect_usage_error(run(kBin + " sweep" + spec + " --nonesuch", dir), {"--nonesuch"}, "unknown option");
+  expect_usage_error(run(kBin + " apply" + spec + " --input 1,0,0,0,0,0,0,0", dir), {"--positions", "required"}, "missing option");
+  expect_usage_error(run(kBin + " apply" + spec + " --positions 1 --input 1,0,0,0,0,0,0,0 --format xml", dir),
+                     {"--format", "xml"}, "value not in the set");
+  expect_usage_error(run(kBin + " props --timeout 0", dir), {"--timeout"}, "out of range");
+  expect_usage_error(run(kBin, dir), {"subcommand"}, "no command");
+  // a misspelt command is named, with the commands there are
+  expect_usage_error(run(kBin + " swep" + spec, dir), {"'swep'", "sweep", "apply", "props"}, "unknown command");
+}
+
+TEST(Parser, HelpIsNotAnError) {
+  TempDir dir;
+  const Ran r = run(kBin + " sweep --help", dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("--max-position"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+}  // namespace
+}  // namespace ropecheck::gate
