@@ -256,6 +256,20 @@ TEST(Props, PluginHoldsHeadIndependence) {
   EXPECT_EQ(rows.at("head_independence"), std::make_pair(3, std::string("holds")));
 }
 
+TEST(Props, IdentityWithoutSupportedSpecsIsSkippedNotFailed) {
+  // The tiny plugin refuses multi-axis specs (test_plugin.c), so multi_axis_relative finds no case
+  // to run: reported as GAVE UP with the reason, no replay line, and not a failure (as run --props
+  // reports it skipped).
+  TempDir dir;
+  const Ran r = run(kBin + " props --plugin " + plugin("good") + " --only multi_axis_relative --cases 3 --seed 5", dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const auto rows = identity_rows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows.at("multi_axis_relative").second, "GAVE UP");
+  EXPECT_NE(r.out.find("  skipped: unsupported spec"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("replay:"), std::string::npos) << r.out;
+}
+
 TEST(Props, ViolatedIdentityPrintsCounterexampleAndAReplayThatReproducesIt) {
   // The tiny plugin's angle p·θ is good to about 2^-63 relative (test_plugin.c): fine for f32
   // outputs, but in f64 an angle beyond ~2^14 rad is off by more than the 4 u the gate allows a
