@@ -14,6 +14,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <regex>
+#include <sstream>
 
 #include <ropecheck/kernel.h>
 
@@ -516,6 +518,139 @@ TEST_F(AttentionFixture, WrongShapeIsOneLineAndExitCode2) {
             std::string::npos)
       << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+// Attention golden values are exact-model only: under --model f32-recipe every attention test is
+// skipped with that reason (gate/README.md), even when the candidate has its tensors, and the
+// RoPE suite checked beside it is judged as usual, so the run passes on it alone. JUnit shows the
+// skipped groups as <skipped> with the reason.
+TEST_F(AttentionFixture, F32RecipeModelSkipsAttentionGroupsWithTheirReason) {
+  std::filesystem::create_directory(dir / "golden");
+  std::filesystem::copy_file(kGolden, dir / "golden/attention.json");
+  const golden::GoldenFile small = small_golden();
+  spit(dir / "golden/small.json", golden::write_golden(small));
+  std::vector<OutTensor> tensors;
+  for (const golden::RopeTest& t : small.groups[0].rope_tests) {
+    tensors.push_back({"gate-small/" + std::to_string(t.id) + "/output", "F32", {t.tokens, t.heads, t.head_dim}, *t.expected_f32_recipe, {}});
+  }
+  for (const Inputs& in : inputs) {
+    const Outputs o = attention(in, Recipe{rope_by_scalar_kernel});
+    tensors.push_back({in.prefix + "scores", dtype_tag(in.spec.dtype), {in.heads, in.q_tokens, in.k_tokens}, o.scores, {}});
+    tensors.push_back({in.prefix + "outputs", dtype_tag(in.spec.dtype), {in.q_tokens, in.heads, in.v_dim}, o.outputs, {}});
+  }
+  spit(dir / "both.npz", encode_npz(tensors));
+  const Ran r = run(kBin + " check --model f32-recipe --golden " + (dir / "golden") + " --candidate " + (dir / "both.npz") +
+                        " --json " + (dir / "report.json") + " --junit " + (dir / "junit.xml"),
+                    dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = report();
+  std::size_t attention_groups = 0;
+  for (const auto& g : j["groups"]) {
+    if (g["suite"] == "gate-small") {
+      EXPECT_EQ(g["verdict"], "pass");
+      EXPECT_EQ(g["tests_skipped"], 0);
+      continue;
+    }
+    ++attention_groups;
+    EXPECT_EQ(g["verdict"], "skip");
+    EXPECT_EQ(g["tests_skipped"], g["tests"]);
+    EXPECT_EQ(g["attention"]["scores_checked"], 0);
+    for (const auto& s : g["skipped_tests"]) {
+      EXPECT_NE(s["reason"].get<std::string>().find("--model exact only"), std::string::npos) << s;
+    }
+  }
+  EXPECT_EQ(attention_groups, golden.groups.size());
+  EXPECT_EQ(j["summary"]["tests_skipped"], golden.number_of_tests);
+
+  const nlohmann::json junit = read_xml_report(dir, dir / "junit.xml");
+  EXPECT_EQ(junit["root"]["skipped"], std::to_string(golden.groups.size()));
+  EXPECT_EQ(junit["root"]["failures"], "0");
+  ASSERT_EQ(junit["testcases"].size(), golden.groups.size() + 1);
+  for (const auto& c : junit["testcases"]) {
+    EXPECT_TRUE(c["failure"].is_null()) << c;
+    if (c["classname"] == "ropecheck.gate-small") {
+      EXPECT_TRUE(c["skipped"].is_null()) << c;
+    } else {
+      ASSERT_FALSE(c["skipped"].is_null()) << c;
+      EXPECT_NE(c["skipped"].get<std::string>().find("judged under --model exact only"), std::string::npos) << c;
+    }
+  }
+}
+
+// Scores without 1/√d fail every test (MissingScaleFails). The JUnit <failure> of each group lists
+// exactly that group's test ids, and its text one line per worst case naming a test of the group;
+// the HTML table's score rows show the golden score and the candidate's score at the (head,
+// query, key) they name, both read back here from the golden file and the candidate computed here.
+TEST_F(AttentionFixture, FailingGroupsReportTheirTestsAndWorstScores) {
+  Recipe recipe{rope_by_scalar_kernel};
+  recipe.scale = false;
+  const Ran r = check(recipe, true, false, "--allow-missing --junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+
+  const nlohmann::json junit = read_xml_report(dir, dir / "junit.xml");
+  ASSERT_EQ(junit["testcases"].size(), golden.groups.size());
+  EXPECT_EQ(junit["root"]["failures"], std::to_string(golden.groups.size()));
+  for (std::size_t gi = 0; gi < golden.groups.size(); ++gi) {
+    const nlohmann::json& c = junit["testcases"][gi];
+    SCOPED_TRACE(c.dump());
+    EXPECT_EQ(c["name"].get<std::string>().rfind("attention#" + std::to_string(gi) + " ", 0), 0u);
+    ASSERT_FALSE(c["failure"].is_null());
+    std::set<std::int64_t> group_ids;
+    for (const auto& t : golden.groups[gi].attention_tests) group_ids.insert(t.id);
+    const std::string message = c["failure"]["message"];
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(message, m, std::regex("^(\\d+) failing test\\(s\\): ([0-9, ]+);")));
+    EXPECT_EQ(std::stoul(m[1]), group_ids.size());
+    std::set<std::int64_t> listed;
+    std::stringstream ids(m[2].str());
+    for (std::string id; std::getline(ids, id, ',');) listed.insert(std::stoll(id));
+    EXPECT_EQ(listed, group_ids);
+    EXPECT_NE(message.find("score e"), std::string::npos);
+    std::stringstream text(c["failure"]["text"].get<std::string>());
+    int lines = 0;
+    for (std::string line; std::getline(text, line);) {
+      if (line.empty()) continue;
+      ++lines;
+      ASSERT_TRUE(std::regex_search(line, m, std::regex("^attention test (\\d+) \\[tolerance\\]: score \\(head"))) << line;
+      EXPECT_TRUE(group_ids.count(std::stoll(m[1]))) << line;
+    }
+    EXPECT_GT(lines, 0);
+  }
+
+  std::map<std::int64_t, const golden::AttentionTest*> by_id;
+  for (const golden::Group& g : golden.groups) {
+    for (const golden::AttentionTest& t : g.attention_tests) by_id[t.id] = &t;
+  }
+  const nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  std::set<std::int64_t> shown;
+  for (const auto& row : page["rows"]) {
+    // test, kind, position, query (token), head, key (dims), where, expected, got, e, ulp
+    if (row.size() != 11 || row[6]["text"].get<std::string>().rfind("score (", 0) != 0) continue;
+    SCOPED_TRACE(row.dump());
+    const std::int64_t id = std::stoll(row[0]["text"].get<std::string>());
+    ASSERT_TRUE(by_id.count(id));
+    const golden::AttentionTest& t = *by_id[id];
+    const Inputs& in = *std::find_if(inputs.begin(), inputs.end(), [&](const Inputs& x) { return x.id == id; });
+    const std::int64_t i = std::stoll(row[3]["text"].get<std::string>()), h = std::stoll(row[4]["text"].get<std::string>()),
+                       k = std::stoll(row[5]["text"].get<std::string>());
+    ASSERT_TRUE(i >= 0 && i < t.q_tokens && h >= 0 && h < t.heads && k >= 0 && k < t.k_tokens);
+    const std::size_t at = static_cast<std::size_t>((h * t.q_tokens + i) * t.k_tokens + k);
+    EXPECT_EQ(row[1]["text"], "tolerance");
+    EXPECT_EQ(std::stoll(row[2]["text"].get<std::string>()), t.q_positions[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(row[6]["text"].get<std::string>().rfind("score (head " + std::to_string(h) + ", query " + std::to_string(i) +
+                                                           ", key " + std::to_string(k) + ")",
+                                                       0),
+              0u);
+    EXPECT_EQ(std::strtod(row[7]["text"].get<std::string>().c_str(), nullptr), t.expected_scores[at]);
+    EXPECT_EQ(std::strtod(row[8]["text"].get<std::string>().c_str(), nullptr), attention(in, recipe).scores[at]);
+    EXPECT_EQ(row[10]["text"], "-");  // no ULP error for an attention value
+    shown.insert(id);
+  }
+  // Every group failed, so every group's table shows at least one of its tests.
+  for (const golden::Group& g : golden.groups) {
+    EXPECT_TRUE(std::any_of(g.attention_tests.begin(), g.attention_tests.end(), [&](const auto& t) { return shown.count(t.id) > 0; }))
+        << to_string(g.spec);
+  }
 }
 
 }  // namespace

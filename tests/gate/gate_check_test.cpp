@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -38,6 +39,24 @@ std::string write_candidate(const TempDir& dir, const std::string& name, const g
 std::vector<std::vector<double>> expected_outputs(const golden::GoldenFile& file) {
   std::vector<std::vector<double>> out;
   for (const auto& t : file.groups[0].rope_tests) out.push_back(t.expected);
+  return out;
+}
+
+// The values of every test's output, concatenated in golden order (the lone .npy layout, gate/README.md).
+std::vector<double> concatenated(const std::vector<std::vector<double>>& outputs) {
+  std::vector<double> all;
+  for (const auto& o : outputs) all.insert(all.end(), o.begin(), o.end());
+  return all;
+}
+
+// Worst-case messages of the report, by test id.
+std::map<std::int64_t, std::vector<std::string>> messages_by_test(const nlohmann::json& report) {
+  std::map<std::int64_t, std::vector<std::string>> out;
+  for (const auto& g : report["groups"]) {
+    for (const auto& c : g["worst_cases"]) {
+      out[c["test_id"].get<std::int64_t>()].push_back(c["kind"].get<std::string>() + ": " + c["message"].get<std::string>());
+    }
+  }
   return out;
 }
 
@@ -335,6 +354,159 @@ TEST_F(CheckFixture, ExportRoundTripsThroughNumpy) {
   EXPECT_EQ(run(kBin + " golden export --golden " + golden_path + " --format safetensors --out " + (dir / "in.safetensors"), dir).code, 0);
   const std::string header = slurp(dir / "in.safetensors").substr(8, 4000);
   EXPECT_NE(header.find("\"gate-small/7/positions\""), std::string::npos);
+}
+
+// A lone .npy holds every output concatenated in golden order (gate/README.md, "File layout"):
+// test ID's 16 values (1 token x 2 heads x head_dim 8) start at offset (ID - 1)·16.
+TEST_F(CheckFixture, LoneNpyHoldsEveryOutputInGoldenOrder) {
+  const auto outputs = expected_outputs(file);
+  const std::size_t per_test = 16;
+  ASSERT_EQ(outputs[0].size(), per_test);
+  auto npy = [&](const std::string& name, const std::vector<double>& values) {
+    spit(dir / name, encode_npy({"", "F32", {static_cast<std::int64_t>(values.size())}, values, {}}));
+    return dir / name;
+  };
+  const std::vector<double> all = concatenated(outputs);
+
+  // Exactly the outputs: judged like the named tensors, correctly rounded, so e <= 1 and no note.
+  Ran r = check(npy("all.npy", all));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = report();
+  EXPECT_EQ(j["groups"][0]["tests"], 7);
+  EXPECT_EQ(j["groups"][0]["tests_failed"], 0);
+  EXPECT_LE(j["groups"][0]["worst_e"].get<double>(), 1.0);
+  EXPECT_TRUE(j["notes"].empty()) << j["notes"];
+
+  // The order matters: tests in reverse order leave only the middle one (test 4) with its own outputs.
+  std::vector<std::vector<double>> reversed(outputs.rbegin(), outputs.rend());
+  EXPECT_EQ(check(npy("reversed.npy", concatenated(reversed))).code, 1);
+  EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{1, 2, 3, 5, 6, 7}));
+
+  // One value short of test 6's end: tests 6 (offset 80) and 7 (offset 96) fail as missing, the
+  // first five pass.
+  r = check(npy("short.npy", std::vector<double>(all.begin(), all.begin() + 5 * per_test + 15)));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  j = report();
+  EXPECT_EQ(failed_tests(j), (std::set<std::int64_t>{6, 7}));
+  auto messages = messages_by_test(j);
+  for (const auto& [id, offset] : {std::pair<std::int64_t, int>{6, 80}, {7, 96}}) {
+    ASSERT_EQ(messages[id].size(), 1u) << id;
+    EXPECT_NE(messages[id][0].find("missing: " + (dir / "short.npy") + " ends before this test's outputs (offset " +
+                                   std::to_string(offset) + ")"),
+              std::string::npos)
+        << messages[id][0];
+  }
+
+  // Three values more than the golden tests take: everything passes, and the report says so.
+  std::vector<double> longer = all;
+  longer.insert(longer.end(), {0.5, 0.25, 0.125});
+  r = check(npy("long.npy", longer));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  j = report();
+  ASSERT_EQ(j["notes"].size(), 1u) << j["notes"];
+  EXPECT_NE(j["notes"][0].get<std::string>().find("holds 3 values beyond the golden tests' outputs"), std::string::npos)
+      << j["notes"];
+  EXPECT_NE(r.out.find("holds 3 values beyond"), std::string::npos) << r.out;
+}
+
+// An output that is text, or has the wrong number of values (16 = tokens·heads·head_dim), fails that
+// test as "shape"; the others are judged, and each test is counted once.
+TEST_F(CheckFixture, TextOrMiscountedOutputFailsAsShape) {
+  const auto outputs = expected_outputs(file);
+  std::vector<OutTensor> tensors;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = "gate-small/" + std::to_string(i + 1) + "/output";
+    std::vector<double> values = outputs[i];
+    if (i == 2) {
+      tensors.push_back({name, "U", {}, {}, "not numbers"});
+      continue;
+    }
+    if (i == 4) values.pop_back();         // 15 values
+    if (i == 5) values.push_back(values[0]);  // 17 values
+    tensors.push_back({name, "F32", {static_cast<std::int64_t>(values.size())}, values, {}});
+  }
+  spit(dir / "shapes.npz", encode_npz(tensors));
+  const Ran r = check(dir / "shapes.npz");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto j = report();
+  EXPECT_EQ(failed_tests(j), (std::set<std::int64_t>{3, 5, 6}));
+  EXPECT_EQ(j["groups"][0]["tests"], 7);
+  EXPECT_EQ(j["groups"][0]["tests_failed"], 3);
+  auto messages = messages_by_test(j);
+  for (std::int64_t id : {3, 5, 6}) {
+    ASSERT_EQ(messages[id].size(), 1u) << id;
+    EXPECT_EQ(messages[id][0].rfind("shape: ", 0), 0u) << messages[id][0];
+  }
+  EXPECT_NE(messages[3][0].find("gate-small/3/output"), std::string::npos) << messages[3][0];
+  EXPECT_NE(messages[3][0].find("text"), std::string::npos) << messages[3][0];
+  EXPECT_NE(messages[5][0].find("expected 16 output values"), std::string::npos) << messages[5][0];
+  EXPECT_NE(messages[5][0].find("got 15"), std::string::npos) << messages[5][0];
+  EXPECT_NE(messages[6][0].find("got 17"), std::string::npos) << messages[6][0];
+}
+
+// A golden file without expected_f32_recipe values: --model f32-recipe computes them (reference/rope.h
+// Model::f32_recipe). The recipe's own outputs then pass with e = 0 (identical values), and the
+// exact outputs fail where the recipe's angle is far off: positions 2^24 + 1 and 2^31 − 1, where
+// RN32(p) ≠ p turns pair 0 (θ_0 = 1) by 1 and 64 rad; at position 0 both are the input itself.
+TEST_F(CheckFixture, RecipeModelComputesMissingRecipeExpectations) {
+  golden::GoldenFile bare = file;
+  std::vector<std::vector<double>> recipe;
+  for (auto& t : bare.groups[0].rope_tests) {
+    recipe.push_back(*t.expected_f32_recipe);
+    t.expected_f32_recipe.reset();
+  }
+  spit(golden_path, golden::write_golden(bare));
+  ASSERT_EQ(slurp(golden_path).find("expected_f32_recipe"), std::string::npos);
+
+  Ran r = check(write_candidate(dir, "recipe.npz", bare, recipe), "--model f32-recipe");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = report();
+  EXPECT_EQ(j["groups"][0]["tests"], 7);
+  EXPECT_EQ(j["groups"][0]["worst_e"].get<double>(), 0.0);
+  EXPECT_EQ(j["groups"][0]["tolerance"]["value"].get<double>(), 5.0);  // the f32-recipe default, gate/README.md
+
+  r = check(write_candidate(dir, "exact.npz", bare, expected_outputs(bare)), "--model f32-recipe");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const auto failed = failed_tests(report());
+  EXPECT_TRUE(failed.count(6));
+  EXPECT_TRUE(failed.count(7));
+  EXPECT_FALSE(failed.count(1));
+}
+
+// `&` and `"` in a name shown by the reports (the JSON candidate's "implementation") are escaped:
+// both reports stay well-formed and an XML parser reads the name back unchanged.
+TEST_F(CheckFixture, AmpersandAndQuoteAreEscapedInXmlReports) {
+  const std::string name = R"(R&D "fast" rope <v2> & 'co')";
+  nlohmann::json candidate;
+  candidate["implementation"] = name;
+  for (const auto& t : file.groups[0].rope_tests) candidate["gate-small/" + std::to_string(t.id) + "/output"] = t.expected;
+  candidate["gate-small/2/output"][0] = 2.0;  // one failing test, so the JUnit file has a <failure> too
+  spit(dir / "named.json", candidate.dump());
+  const Ran r = check(dir / "named.json", "--junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const nlohmann::json junit = read_xml_report(dir, dir / "junit.xml");
+  ASSERT_EQ(junit["suites"].size(), 1u);
+  EXPECT_NE(junit["suites"][0]["name"].get<std::string>().find(name), std::string::npos) << junit["suites"][0];
+  ASSERT_EQ(junit["testcases"].size(), 1u);
+  EXPECT_FALSE(junit["testcases"][0]["failure"].is_null());
+  const nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  EXPECT_NE(page["title"].get<std::string>().find(name), std::string::npos) << page["title"];
+}
+
+// Message-only worst cases (no pair to show: here a missing tensor) are one row of the HTML table,
+// the message spanning the value columns.
+TEST_F(CheckFixture, MissingOutputIsAMessageRowInTheHtmlReport) {
+  auto outputs = expected_outputs(file);
+  outputs.pop_back();  // no output for test 7
+  const Ran r = check(write_candidate(dir, "partial.npz", file, outputs), "--html " + (dir / "r.html"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  const std::vector<nlohmann::json> rows = message_rows(page);
+  ASSERT_EQ(rows.size(), 1u) << page["rows"];
+  EXPECT_EQ(rows[0][0]["text"], "7");
+  EXPECT_EQ(rows[0][1]["text"], "missing");
+  EXPECT_EQ(rows[0][2]["text"], "2147483647");  // test 7's position
+  EXPECT_NE(rows[0][6]["text"].get<std::string>().find("no tensor gate-small/7/output"), std::string::npos) << rows[0];
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 
 #include "gate_test_support.h"
 
@@ -16,6 +17,27 @@ const std::string kBin = ROPECHECK_BIN;
 const std::string kPluginDir = PLUGIN_DIR;
 
 std::string plugin(const std::string& variant) { return kPluginDir + "/libgate_plugin_" + variant + ".so"; }
+
+// The identity testcases of a JUnit report, by name.
+std::map<std::string, nlohmann::json> identity_cases(const nlohmann::json& junit) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& c : junit["testcases"]) {
+    if (c["classname"] == "ropecheck.identities") out[c["name"].get<std::string>()] = c;
+  }
+  return out;
+}
+
+// The HTML report's identity lines ("identity NAME: STATUS (N cases) ..."): name -> [span class, text].
+std::map<std::string, std::pair<std::string, std::string>> identity_lines(const nlohmann::json& page) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  for (const auto& p : page["paragraphs"]) {
+    const std::string text = p["text"];
+    if (text.rfind("identity ", 0) != 0 || p["spans"].size() != 1) continue;
+    const std::string name = text.substr(9, text.find(':') - 9);
+    out[name] = {p["spans"][0][0].get<std::string>(), p["spans"][0][1].get<std::string>()};
+  }
+  return out;
+}
 
 struct RunFixture : ::testing::Test {
   TempDir dir;
@@ -129,6 +151,66 @@ TEST_F(RunFixture, PropsRunsTheIdentityCatalog) {
     }
   }
   EXPECT_NE(tiny.out.find("multi_axis_relative: skipped"), std::string::npos) << tiny.out;
+}
+
+// A crash has no pair to show: its worst case is one HTML row with the message spanning the value
+// columns, and the JUnit failure names the test.
+TEST_F(RunFixture, CrashIsAMessageRowInTheReports) {
+  const Ran r = run_plugin("segv", "--html " + (dir / "r.html") + " --junit " + (dir / "junit.xml"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  const std::vector<nlohmann::json> rows = message_rows(page);
+  ASSERT_EQ(rows.size(), 1u) << page["rows"];
+  EXPECT_EQ(rows[0][0]["text"], "3");  // the test at position 7, where the plugin crashes
+  EXPECT_EQ(rows[0][1]["text"], "crash");
+  EXPECT_EQ(rows[0][2]["text"], "7");
+  EXPECT_NE(rows[0][6]["text"].get<std::string>().find("SIGSEGV"), std::string::npos) << rows[0];
+  const nlohmann::json junit = read_xml_report(dir, dir / "junit.xml");
+  ASSERT_EQ(junit["testcases"].size(), 1u);
+  ASSERT_FALSE(junit["testcases"][0]["failure"].is_null());
+  EXPECT_NE(junit["testcases"][0]["failure"]["message"].get<std::string>().find("1 failing test(s): 3;"), std::string::npos)
+      << junit["testcases"][0];
+  EXPECT_NE(junit["testcases"][0]["failure"]["text"].get<std::string>().find("SIGSEGV"), std::string::npos) << junit["testcases"][0];
+}
+
+// Identities in the JUnit and HTML reports: the tiny plugin has no multi-axis support, so that
+// identity is skipped (<skipped>, "skipped"); a plugin of another ABI version answers no call, so
+// every identity is violated (<failure type="identity">, "fails"), and the run fails.
+TEST_F(RunFixture, PropsReportsSkippedAndViolatedIdentities) {
+  const std::string reports = "--props --props-cases 2 --junit " + (dir / "junit.xml") + " --html " + (dir / "r.html");
+  Ran r = run_plugin("good", reports);
+  nlohmann::json junit = read_xml_report(dir, dir / "junit.xml");
+  nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  auto cases = identity_cases(junit);
+  auto lines = identity_lines(page);
+  const std::size_t identities = report()["properties"].size();
+  EXPECT_GE(identities, 10u);
+  EXPECT_EQ(cases.size(), identities);
+  EXPECT_EQ(lines.size(), identities);
+  ASSERT_TRUE(cases.count("multi_axis_relative"));
+  EXPECT_FALSE(cases["multi_axis_relative"]["skipped"].is_null()) << cases["multi_axis_relative"];
+  EXPECT_TRUE(cases["multi_axis_relative"]["failure"].is_null()) << cases["multi_axis_relative"];
+  EXPECT_EQ(lines["multi_axis_relative"], (std::pair<std::string, std::string>{"skip", "skipped"}));
+  // The plugin copies dims >= rotary_dim with memcpy, bit-exact: passthrough holds.
+  EXPECT_EQ(lines["passthrough"], (std::pair<std::string, std::string>{"pass", "holds"}));
+  EXPECT_TRUE(cases["passthrough"]["skipped"].is_null() && cases["passthrough"]["failure"].is_null()) << cases["passthrough"];
+
+  r = run_plugin("abi", reports);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  junit = read_xml_report(dir, dir / "junit.xml");
+  page = read_xml_report(dir, dir / "r.html");
+  cases = identity_cases(junit);
+  lines = identity_lines(page);
+  EXPECT_EQ(cases.size(), identities);
+  EXPECT_EQ(lines.size(), identities);
+  for (const auto& [name, c] : cases) {
+    ASSERT_FALSE(c["failure"].is_null()) << c;
+    EXPECT_EQ(c["failure"]["type"], "identity");
+    EXPECT_NE(c["failure"]["message"].get<std::string>().find("ABI version mismatch"), std::string::npos) << c;
+    EXPECT_EQ(lines[name], (std::pair<std::string, std::string>{"fail", "fails"})) << name;
+  }
+  // The golden group fails too (every call refused): one failure per testcase.
+  EXPECT_EQ(junit["root"]["failures"], std::to_string(identities + 1));
 }
 
 }  // namespace

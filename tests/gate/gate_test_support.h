@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "golden/golden.h"
@@ -66,6 +67,48 @@ inline Ran run(const std::string& command, const TempDir& dir) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+// Reads a JUnit or XHTML report back with Python's XML parser (and, for a page, its HTML parser
+// too), so a report that is not well-formed fails the calling test; returns what the tests look at:
+// the root's attributes, the JUnit testsuites and testcases, the page's title, table rows (cell
+// text and colspan) and paragraphs (text, and each span's class and text).
+inline nlohmann::json read_xml_report(const TempDir& dir, const std::string& path) {
+  const std::string script =
+      "import sys, json, html.parser, xml.etree.ElementTree as E\n"
+      "t = open(sys.argv[1], encoding='utf-8').read()\n"
+      "if t.startswith('<!DOCTYPE'): html.parser.HTMLParser().feed(t)\n"
+      "r = E.fromstring(t)\n"
+      "text = lambda e: ''.join(e.itertext())\n"
+      "def case(c):\n"
+      "    f, s = c.find('failure'), c.find('skipped')\n"
+      "    return {'classname': c.get('classname'), 'name': c.get('name'),\n"
+      "            'failure': None if f is None else {'type': f.get('type'), 'message': f.get('message'), 'text': f.text or ''},\n"
+      "            'skipped': None if s is None else s.get('message')}\n"
+      "title = r.find('.//{*}title')\n"
+      "print(json.dumps({'root': dict(r.attrib), 'suites': [dict(s.attrib) for s in r.findall('.//{*}testsuite')],\n"
+      "    'testcases': [case(c) for c in r.findall('.//{*}testcase')],\n"
+      "    'title': None if title is None else text(title),\n"
+      "    'rows': [[{'text': text(d), 'colspan': d.get('colspan')} for d in tr.findall('{*}td')] for tr in r.findall('.//{*}tr')],\n"
+      "    'paragraphs': [{'text': text(p), 'spans': [[s.get('class'), text(s)] for s in p.findall('{*}span')]}\n"
+      "                   for p in r.findall('.//{*}p')]}))\n";
+  spit(dir / "read_report.py", script);
+  const Ran r = run("/usr/bin/python3 " + (dir / "read_report.py") + " " + path, dir);
+  EXPECT_EQ(r.code, 0) << path << " is not well-formed: " << r.err << "\n" << slurp(path);
+  return r.code == 0 ? nlohmann::json::parse(r.out)
+                     : nlohmann::json::object({{"root", nlohmann::json::object()}, {"suites", nlohmann::json::array()},
+                                               {"testcases", nlohmann::json::array()}, {"title", ""},
+                                               {"rows", nlohmann::json::array()}, {"paragraphs", nlohmann::json::array()}});
+}
+
+// The HTML report's message-only rows: a worst case with no pair to show (a missing tensor, a
+// crash) is one row of 7 cells whose last, the message, spans the 5 value columns.
+inline std::vector<nlohmann::json> message_rows(const nlohmann::json& page) {
+  std::vector<nlohmann::json> out;
+  for (const auto& row : page["rows"]) {
+    if (row.size() == 7 && row[6]["colspan"] == "5") out.push_back(row);
+  }
+  return out;
 }
 
 // Positions of the tests of the small golden file, one test each (ids 1..7): 0 (identity), 1, 7 (the
