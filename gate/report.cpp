@@ -84,6 +84,10 @@ std::string join_ids(const std::vector<std::int64_t>& ids, std::size_t limit = 2
 
 std::string group_name(const GroupResult& g) { return g.suite + "#" + std::to_string(g.index); }
 
+// The HTML anchor of a group: its name without the '#', which a URL fragment may not contain
+// (RFC 3986 §3.5).
+std::string group_anchor(const GroupResult& g) { return "g-" + g.suite + "-" + std::to_string(g.index); }
+
 // An attention group's four metric cells (score e, its bound, output e and its row's bound at the
 // output closest to its bound), "-" for what the candidate did not give.
 struct AttentionCells {
@@ -469,7 +473,7 @@ std::string to_html(const Report& r) {
          "<th>worst ulp</th><th>horizon</th><th>verdict</th></tr>\n";
     for (const GroupResult& g : r.groups) {
       if (g.attention) continue;
-      s << "<tr><td class=\"l\"><a href=\"#g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+      s << "<tr><td class=\"l\"><a href=\"#" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
         << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
         << "</td><td>" << xml_escape(fixed(g.worst_e)) << "</td><td>" << xml_escape(fixed(g.worst_ulp)) << "</td><td>"
         << xml_escape(format_horizon(g)) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
@@ -486,7 +490,7 @@ std::string to_html(const Report& r) {
     for (const GroupResult& g : r.groups) {
       if (!g.attention) continue;
       const AttentionCells c = attention_cells(*g.attention);
-      s << "<tr><td class=\"l\"><a href=\"#g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+      s << "<tr><td class=\"l\"><a href=\"#" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
         << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
         << "</td><td>" << xml_escape(c.score_e) << "</td><td>" << xml_escape(c.score_tol) << "</td><td>" << xml_escape(c.output_e)
         << "</td><td>" << xml_escape(c.output_tol) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
@@ -500,7 +504,7 @@ std::string to_html(const Report& r) {
       << (skipped ? "skipped" : p.holds ? "holds" : "fails") << "</span> (" << p.cases << " cases) " << xml_escape(p.failure) << "</p>\n";
   }
   for (const GroupResult& g : r.groups) {
-    s << "<h2 id=\"g-" << xml_escape(group_name(g)) << "\">" << xml_escape(group_name(g)) << " <span class=\"" << xml_escape(g.verdict)
+    s << "<h2 id=\"" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << " <span class=\"" << xml_escape(g.verdict)
       << "\">" << xml_escape(g.verdict) << "</span></h2>\n";
     if (g.attention) {
       s << "<p><code>" << xml_escape(g.spec) << "</code><br/>score e &#8804; " << xml_escape(fixed(g.attention->score_tolerance)) << " ("

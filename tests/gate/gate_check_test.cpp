@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "gate/writers/tensor_writer.h"
@@ -396,6 +397,12 @@ TEST_F(CheckFixture, LoneNpyHoldsEveryOutputInGoldenOrder) {
               std::string::npos)
         << messages[id][0];
   }
+  // --allow-missing skips the tests the short file has no outputs for (gate/README.md), judging the rest.
+  r = check(dir / "short.npy", "--allow-missing");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  j = report();
+  EXPECT_TRUE(failed_tests(j).empty());
+  EXPECT_EQ(j["summary"]["tests_skipped"], 2) << j["summary"];
 
   // Three values more than the golden tests take: everything passes, and the report says so.
   std::vector<double> longer = all;
@@ -491,6 +498,23 @@ TEST_F(CheckFixture, AmpersandAndQuoteAreEscapedInXmlReports) {
   EXPECT_FALSE(junit["testcases"][0]["failure"].is_null());
   const nlohmann::json page = read_xml_report(dir, dir / "r.html");
   EXPECT_NE(page["title"].get<std::string>().find(name), std::string::npos) << page["title"];
+}
+
+// Every in-page link of the HTML report leads somewhere: each href="#X" has an element id="X", and
+// X holds no '#' (a URL fragment may not, RFC 3986 §3.5; group names are SUITE#INDEX).
+TEST_F(CheckFixture, HtmlLinksPointToExistingAnchors) {
+  const Ran r = check(write_candidate(dir, "good.npz", file, expected_outputs(file)), "--html " + (dir / "r.html"));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const std::string page = slurp(dir / "r.html");
+  std::set<std::string> ids, links;
+  const std::regex id(R"re(\bid="([^"]*)")re"), href(R"re(href="#([^"]*)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), id); it != std::sregex_iterator(); ++it) ids.insert((*it)[1]);
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), href); it != std::sregex_iterator(); ++it) links.insert((*it)[1]);
+  ASSERT_FALSE(links.empty()) << page;
+  for (const std::string& link : links) {
+    EXPECT_EQ(link.find('#'), std::string::npos) << link;
+    EXPECT_EQ(ids.count(link), 1u) << "no element with id " << link;
+  }
 }
 
 // Message-only worst cases (no pair to show: here a missing tensor) are one row of the HTML table,
