@@ -111,36 +111,45 @@ TEST(Fuzz, ProjectKernelMeetsItsBound) {
   EXPECT_EQ(report.trials_unsupported, 0);
 }
 
-// A candidate that is the reference with one defect, to check the violation classes.
-class Defective final : public Candidate {
+// The reference with its result edited by `edit` (given the spec and the batch's positions): the
+// one test candidate behind every deliberate defect below.
+class Edited final : public Candidate {
  public:
-  enum class Defect { nan_to_zero, passthrough_bit, overflow_saturates };
-  explicit Defective(Defect defect) : defect_(defect) {}
-  std::string name() const override { return "defective"; }
-  std::string selector() const override { return "--impl defective"; }
+  using Edit = std::function<void(const Spec&, std::span<const std::int64_t> positions, ApplyResult&)>;
+  explicit Edited(Edit edit) : edit_(std::move(edit)) {}
+  std::string name() const override { return "edited"; }
+  std::string selector() const override { return "--impl edited"; }
   double default_tolerance(const Spec&) const override { return 1; }
   std::string tolerance_source(const Spec&) const override { return "test"; }
   ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
                     std::span<const double> input) const override {
     ApplyResult r;
     r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
-    for (std::size_t i = 0; i < r.output.size(); ++i) {
-      const bool rotary = static_cast<int>(i % static_cast<std::size_t>(spec.head_dim)) < spec.rotary_dim;
-      double& v = r.output[i];
-      if (defect_ == Defect::nan_to_zero && std::isnan(v)) v = 0;
-      if (defect_ == Defect::passthrough_bit && !rotary && v != 0) v = -v;
-      if (defect_ == Defect::overflow_saturates && std::isinf(v)) v = std::copysign(reference::max_finite(spec.dtype), v);
-    }
+    edit_(spec, positions, r);
     return r;
   }
 
  private:
-  Defect defect_;
+  Edit edit_;
 };
 
+// The reference with one special-value defect, to check the violation classes.
+enum class Defect { nan_to_zero, passthrough_bit, overflow_saturates };
+Edited defective(Defect defect) {
+  return Edited([defect](const Spec& spec, std::span<const std::int64_t>, ApplyResult& r) {
+    for (std::size_t i = 0; i < r.output.size(); ++i) {
+      const bool rotary = static_cast<int>(i % static_cast<std::size_t>(spec.head_dim)) < spec.rotary_dim;
+      double& v = r.output[i];
+      if (defect == Defect::nan_to_zero && std::isnan(v)) v = 0;
+      if (defect == Defect::passthrough_bit && !rotary && v != 0) v = -v;
+      if (defect == Defect::overflow_saturates && std::isinf(v)) v = std::copysign(reference::max_finite(spec.dtype), v);
+    }
+  });
+}
+
 TEST(Fuzz, ReportsSpecialValueDisagreementsAsTheirOwnClass) {
-  for (auto defect : {Defective::Defect::nan_to_zero, Defective::Defect::overflow_saturates}) {
-    const Defective candidate(defect);
+  for (auto defect : {Defect::nan_to_zero, Defect::overflow_saturates}) {
+    const Edited candidate = defective(defect);
     const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,base=10000,dtype=f16", 4));
     EXPECT_GT(report.violation_counts[static_cast<int>(Violation::special_value)], 0);
     EXPECT_EQ(report.violation_counts[static_cast<int>(Violation::tolerance)], 0);
@@ -150,7 +159,7 @@ TEST(Fuzz, ReportsSpecialValueDisagreementsAsTheirOwnClass) {
 }
 
 TEST(Fuzz, ReportsPassThroughChangesAsTheirOwnClass) {
-  const Defective candidate(Defective::Defect::passthrough_bit);
+  const Edited candidate = defective(Defect::passthrough_bit);
   const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,rotary_dim=8,base=10000,dtype=f32", 2));
   ASSERT_FALSE(report.violations.empty());
   EXPECT_EQ(report.violations[0].outcome.violation, Violation::passthrough);
@@ -243,24 +252,16 @@ TEST(Fuzz, EdgeGeneratorsReachEveryClass) {
 
 // The reference, except on batches holding a case at position 7: there it misbehaves in one of
 // the ways a plugin can (a status, too few outputs, an exception), or refuses every batch.
-class Picky final : public Candidate {
- public:
-  enum class Fault { error_status, short_output, throws, unsupported };
-  explicit Picky(Fault fault) : fault_(fault) {}
-  std::string name() const override { return "picky"; }
-  std::string selector() const override { return "--impl picky"; }
-  double default_tolerance(const Spec&) const override { return 1; }
-  std::string tolerance_source(const Spec&) const override { return "test"; }
-  ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
-                    std::span<const double> input) const override {
-    ApplyResult r;
-    if (fault_ == Fault::unsupported) {
+enum class Fault { error_status, short_output, throws, unsupported };
+Edited picky(Fault fault) {
+  return Edited([fault](const Spec&, std::span<const std::int64_t> positions, ApplyResult& r) {
+    if (fault == Fault::unsupported) {
       r.status = ROPECHECK_ERROR_UNSUPPORTED;
-      return r;
+      r.output.clear();
+      return;
     }
-    r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
-    if (std::find(positions.begin(), positions.end(), 7) == positions.end()) return r;
-    switch (fault_) {
+    if (std::find(positions.begin(), positions.end(), 7) == positions.end()) return;
+    switch (fault) {
       case Fault::error_status:
         r.status = ROPECHECK_ERROR_INTERNAL;
         r.message = "refused position 7";
@@ -270,12 +271,8 @@ class Picky final : public Candidate {
       case Fault::throws: throw std::runtime_error("position 7");
       case Fault::unsupported: break;
     }
-    return r;
-  }
-
- private:
-  Fault fault_;
-};
+  });
+}
 
 FuzzCase case_at(std::int64_t position) {
   FuzzCase c;
@@ -291,13 +288,13 @@ FuzzCase case_at(std::int64_t position) {
 TEST(Fuzz, FailedBatchesAreAttributedToTheirCase) {
   const Spec spec = parse_spec(kSpec);
   const std::vector<FuzzCase> cases = {case_at(1), case_at(7), case_at(9)};
-  const std::pair<Picky::Fault, std::string> faults[] = {
-      {Picky::Fault::error_status, "refused position 7"},
-      {Picky::Fault::short_output, "expected 16 outputs, got 15"},  // head_dim 16, one value short
-      {Picky::Fault::throws, "the implementation threw: position 7"},
+  const std::pair<Fault, std::string> faults[] = {
+      {Fault::error_status, "refused position 7"},
+      {Fault::short_output, "expected 16 outputs, got 15"},  // head_dim 16, one value short
+      {Fault::throws, "the implementation threw: position 7"},
   };
   for (const auto& [fault, message] : faults) {
-    const std::vector<Outcome> outcomes = evaluate(Picky(fault), spec, 1.0, cases);
+    const std::vector<Outcome> outcomes = evaluate(picky(fault), spec, 1.0, cases);
     ASSERT_EQ(outcomes.size(), 3u);
     EXPECT_EQ(outcomes[1].violation, Violation::status) << message;
     EXPECT_EQ(outcomes[1].message, message);
@@ -307,26 +304,6 @@ TEST(Fuzz, FailedBatchesAreAttributedToTheirCase) {
     }
   }
 }
-
-// The reference with its output edited by `edit`, for one-off defects.
-class Edited final : public Candidate {
- public:
-  explicit Edited(std::function<void(std::vector<double>&)> edit) : edit_(std::move(edit)) {}
-  std::string name() const override { return "edited"; }
-  std::string selector() const override { return "--impl edited"; }
-  double default_tolerance(const Spec&) const override { return 1; }
-  std::string tolerance_source(const Spec&) const override { return "test"; }
-  ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
-                    std::span<const double> input) const override {
-    ApplyResult r;
-    r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
-    edit_(r.output);
-    return r;
-  }
-
- private:
-  std::function<void(std::vector<double>&)> edit_;
-};
 
 // A pair whose exact rotation overflows in one component only: at position 1, pair 0 (θ_0 = 1
 // rad), x = −y = max_f32 gives a = max·(cos 1 + sin 1) ≈ 1.38·max → +Inf and b = max·(sin 1 − cos 1)
@@ -340,25 +317,25 @@ TEST(Fuzz, OverflowPairsJudgeTheFiniteComponentByTheTolerance) {
   c.x = reference::max_finite(Dtype::f32);
   c.y = -c.x;
   std::vector<double> seen;
-  const Outcome correct = evaluate(Edited([&seen](std::vector<double>& out) { seen = out; }), spec, 1.0, {c})[0];
+  const Outcome correct = evaluate(Edited([&seen](const Spec&, auto, ApplyResult& r) { seen = r.output; }), spec, 1.0, {c})[0];
   ASSERT_EQ(seen.size(), 16u);
   ASSERT_TRUE(std::isinf(seen[0]) && seen[0] > 0) << seen[0];  // the premise: a overflows, b does not
   ASSERT_TRUE(std::isfinite(seen[1])) << seen[1];
   EXPECT_EQ(correct.violation, Violation::none) << correct.message;
 
-  const Outcome partner_off = evaluate(Edited([](std::vector<double>& out) { out[1] += 64 * std::ldexp(std::fabs(out[1]), -23); }),
+  const Outcome partner_off = evaluate(Edited([](const Spec&, auto, ApplyResult& r) { r.output[1] += 64 * std::ldexp(std::fabs(r.output[1]), -23); }),
                                        spec, 1.0, {c})[0];
   EXPECT_EQ(partner_off.violation, Violation::tolerance) << partner_off.message;
   EXPECT_NE(partner_off.message.find("overflow"), std::string::npos) << partner_off.message;
 
-  const Outcome saturated = evaluate(Edited([](std::vector<double>& out) { out[0] = reference::max_finite(Dtype::f32); }),
+  const Outcome saturated = evaluate(Edited([](const Spec&, auto, ApplyResult& r) { r.output[0] = reference::max_finite(Dtype::f32); }),
                                      spec, 1.0, {c})[0];
   EXPECT_EQ(saturated.violation, Violation::special_value) << saturated.message;
 }
 
 // A candidate that refuses a spec is not failed: its trials are counted as unsupported.
 TEST(Fuzz, UnsupportedTrialsAreCountedNotFailed) {
-  const FuzzReport report = run_fuzz(Picky(Picky::Fault::unsupported), options_for(kSpec, 3));
+  const FuzzReport report = run_fuzz(picky(Fault::unsupported), options_for(kSpec, 3));
   EXPECT_EQ(report.trials_run, 3);
   EXPECT_EQ(report.trials_unsupported, 3);
   EXPECT_TRUE(report.violations.empty());
