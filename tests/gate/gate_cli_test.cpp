@@ -31,9 +31,6 @@ namespace {
 using namespace testing;
 
 const std::string kBin = ROPECHECK_BIN;
-const std::string kPluginDir = PLUGIN_DIR;
-
-std::string plugin(const std::string& variant) { return kPluginDir + "/libgate_plugin_" + variant + ".so"; }
 
 bool available(const std::string& kernel) { return ropecheck_kernel_available(kernel.c_str()) == 1; }
 

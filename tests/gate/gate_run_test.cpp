@@ -14,9 +14,6 @@ namespace {
 using namespace testing;
 
 const std::string kBin = ROPECHECK_BIN;
-const std::string kPluginDir = PLUGIN_DIR;
-
-std::string plugin(const std::string& variant) { return kPluginDir + "/libgate_plugin_" + variant + ".so"; }
 
 // The identity testcases of a JUnit report, by name.
 std::map<std::string, nlohmann::json> identity_cases(const nlohmann::json& junit) {

@@ -111,6 +111,13 @@ inline std::vector<nlohmann::json> message_rows(const nlohmann::json& page) {
   return out;
 }
 
+#ifdef PLUGIN_DIR
+// The test plugin built for `variant` (tests/gate/CMakeLists.txt: good, segv, abort, hang, abi, guard).
+inline std::string plugin(const std::string& variant) {
+  return std::string(PLUGIN_DIR) + "/libgate_plugin_" + variant + ".so";
+}
+#endif
+
 // Positions of the tests of the small golden file, one test each (ids 1..7): 0 (identity), 1, 7 (the
 // plugins' misbehaviour trigger), 100, 2^16, 2^24 + 1 (not a float32 value), 2^31 − 1.
 inline const std::vector<std::int64_t>& test_positions() {
