@@ -10,6 +10,7 @@
 #include <span>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -37,8 +38,7 @@ struct SweepOptions {
   std::int64_t samples = 256;
   int threads = 0;
   std::uint64_t seed = 1;
-  double tolerance = -1;  // unless tolerance_given: the kernels' bound (optimized/error_bounds.h)
-  bool tolerance_given = false;
+  std::optional<double> tolerance;  // empty: the kernels' bound (optimized/error_bounds.h)
 };
 
 // Sorted, distinct positions: 0..63, then 2^k − 1, 2^k, 2^k + 1, the maximum, then uniform random
@@ -79,14 +79,14 @@ int run_sweep(const SweepOptions& o) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
   if (o.samples < 1) throw UsageError("--samples: expected an integer >= 1, got " + std::to_string(o.samples));
   if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
-  if (o.tolerance_given && !(o.tolerance >= 0)) {  // a negative or NaN bound would silently mean the default
+  if (o.tolerance && !(*o.tolerance >= 0)) {  // a negative or NaN bound would silently mean the default
     char text[64];
-    std::snprintf(text, sizeof text, "%g", o.tolerance);
+    std::snprintf(text, sizeof text, "%g", *o.tolerance);
     throw UsageError(std::string("--tolerance: expected a number >= 0, got ") + text);
   }
   // The kernels' bound (error_bounds.h) is derived for positions below 2^40 only: beyond that the
   // default tolerance would be a number without a proof. An explicit --tolerance may go further.
-  if (!o.tolerance_given && o.max_position >= kernels::kMaxBoundPosition) {
+  if (!o.tolerance && o.max_position >= kernels::kMaxBoundPosition) {
     throw UsageError("--max-position: expected at most 2^40 - 1 = " + std::to_string(kernels::kMaxBoundPosition - 1) +
                      " (the kernels' bound is derived below 2^40; give --tolerance to sweep further), got " +
                      std::to_string(o.max_position));
@@ -154,7 +154,7 @@ int run_sweep(const SweepOptions& o) {
   for (auto& t : pool) t.join();
 
   const long double attention = attention_factor<long double>(spec);
-  const double tolerance = o.tolerance_given ? o.tolerance : kernels::on_the_fly_bound(spec.dtype, attention == 1.0L);
+  const double tolerance = o.tolerance.value_or(kernels::on_the_fly_bound(spec.dtype, attention == 1.0L));
   double worst = 0;
   std::int64_t worst_position = 0;
   int worst_pair = 0;
@@ -193,7 +193,7 @@ int run_sweep(const SweepOptions& o) {
   std::printf("samples: %" PRId64 " positions in [0, %" PRId64 "], %d pairs each\n", tokens, o.max_position, pairs);
   std::printf("worst e: %.6g at position %" PRId64 ", pair %d\n", worst, worst_position, worst_pair);
   std::printf("tolerance: %.9g (%s)\n", tolerance,
-              o.tolerance_given ? "--tolerance" : "ropecheck kernels' bound, optimized/error_bounds.h");
+              o.tolerance ? "--tolerance" : "ropecheck kernels' bound, optimized/error_bounds.h");
   if (horizon < 0) {
     std::printf("accuracy horizon: none (e exceeds the tolerance at position %" PRId64 ")\n", positions.front());
   } else {
@@ -215,7 +215,7 @@ void add_sweep_command(CLI::App& root, int& status) {
   cmd->add_option("--threads", options->threads, "Threads for the kernel and the reference (0 = all cores)")->capture_default_str();
   cmd->add_option("--seed", options->seed, "Seed of the random positions and inputs")->capture_default_str();
   cmd->add_option_function<double>(
-      "--tolerance", [options](const double& value) { options->tolerance = value, options->tolerance_given = true; },
+      "--tolerance", [options](const double& value) { options->tolerance = value; },
       "Tolerance on e, >= 0 (default: the kernels' proven bound)");
   cmd->callback([options, &status] { status = run_sweep(*options); });
 }
