@@ -1,11 +1,11 @@
 # Installs the libraries, their headers and an exported CMake package, so that
-#   find_package(ropecheck) → ropecheck::spec, ropecheck::reference, ropecheck::kernels, ropecheck::golden
+#   find_package(ropecheck) → ropecheck::spec, ::formats, ::reference, ::kernels, ::golden, ::tensorio, ::judge
 # (fmt's pattern: namespaced exported targets, a test that consumes the installed package).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(ropecheck_install_targets)
-foreach(target ropecheck_spec ropecheck_reference ropecheck_kernels ropecheck_golden)
+foreach(target ropecheck_spec ropecheck_formats ropecheck_reference ropecheck_kernels ropecheck_golden ropecheck_tensorio ropecheck_judge)
   if(TARGET ${target})
     list(APPEND ropecheck_install_targets ${target})
     string(REPLACE "ropecheck_" "" export_name ${target})
@@ -20,7 +20,7 @@ install(TARGETS ${ropecheck_install_targets} EXPORT ropecheckTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY include/ropecheck DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(folder spec reference golden)
+foreach(folder spec reference golden tensorio judge)
   install(DIRECTORY ${folder}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ropecheck/${folder}
           FILES_MATCHING PATTERN "*.h" PATTERN "suites" EXCLUDE PATTERN "schema" EXCLUDE)
 endforeach()

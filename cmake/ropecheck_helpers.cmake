@@ -31,3 +31,66 @@ function(ropecheck_add_test)
     set_tests_properties(${ARG_NAME} PROPERTIES LABELS "${ARG_LABELS}")
   endif()
 endfunction()
+
+# ---- Layering: a folder's library sees only the folders its README says it may use -------------
+# Every project library is declared with ropecheck_library(NAME target FOLDER folder SOURCES ...
+# USES lib... [PRIVATE_USES lib...] [EXTERNAL ...] [PRIVATE_EXTERNAL ...]). Two checks make the
+# layering of DESIGN.md part of the build:
+#  1. FOLDER/README.md has a line "May use: a, b" (or "May use: nothing"); a USES/PRIVATE_USES library
+#     from a folder not on that line stops the configuration with a message naming both.
+#  2. Headers are not found through the source root: each folder is exposed as its own include root,
+#     build/layers/FOLDER/FOLDER -> the source folder, added to the include path of the folder's
+#     library and (PUBLIC) of whatever links it. So `#include "gate/report.h"` compiles only in
+#     targets that link a gate library: a wrong-way include fails the build, not just a review.
+function(ropecheck_layer_include_root folder out)
+  set(root ${CMAKE_BINARY_DIR}/layers/${folder})
+  if(NOT EXISTS ${root}/${folder})
+    file(MAKE_DIRECTORY ${root})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${root}/${folder} SYMBOLIC)
+  endif()
+  set(${out} ${root} PARENT_SCOPE)
+endfunction()
+
+# The folders FOLDER/README.md allows ("May use: a, b, c" or "May use: nothing").
+function(ropecheck_allowed_folders folder out)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/${folder}/README.md lines REGEX "^May use: ")
+  list(LENGTH lines count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "${folder}/README.md: expected one line 'May use: FOLDER, ...' (or 'May use: nothing'), found ${count}")
+  endif()
+  string(REGEX REPLACE "^May use: " "" text "${lines}")
+  string(REGEX REPLACE " \\(.*$" "" text "${text}")  # an explanation in parentheses may follow
+  string(REGEX REPLACE "[`.]" "" text "${text}")
+  string(REPLACE "," ";" allowed "${text}")
+  set(result)
+  foreach(item ${allowed})
+    string(STRIP "${item}" item)
+    if(NOT item STREQUAL "nothing")
+      list(APPEND result ${item})
+    endif()
+  endforeach()
+  set(${out} ${result} PARENT_SCOPE)
+endfunction()
+
+function(ropecheck_library)
+  cmake_parse_arguments(ARG "" "NAME;FOLDER" "SOURCES;USES;PRIVATE_USES;EXTERNAL;PRIVATE_EXTERNAL" ${ARGN})
+  add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
+  set_property(GLOBAL PROPERTY ROPECHECK_FOLDER_OF_${ARG_NAME} ${ARG_FOLDER})
+  ropecheck_allowed_folders(${ARG_FOLDER} allowed)
+  foreach(dep ${ARG_USES} ${ARG_PRIVATE_USES})
+    get_property(dep_folder GLOBAL PROPERTY ROPECHECK_FOLDER_OF_${dep})
+    if(NOT dep_folder)
+      message(FATAL_ERROR "ropecheck_library(${ARG_NAME}): ${dep} is not a project library declared before it")
+    endif()
+    if(NOT dep_folder STREQUAL ARG_FOLDER AND NOT dep_folder IN_LIST allowed)
+      message(FATAL_ERROR "${ARG_FOLDER}/README.md says ${ARG_FOLDER}/ may use: ${allowed}; "
+                          "${ARG_NAME} links ${dep} (from ${dep_folder}/). Fix the dependency or the README.")
+    endif()
+  endforeach()
+  ropecheck_layer_include_root(${ARG_FOLDER} root)
+  target_include_directories(${ARG_NAME} PUBLIC $<BUILD_INTERFACE:${root}>)
+  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_USES} ${ARG_EXTERNAL} PRIVATE ${ARG_PRIVATE_USES} ${ARG_PRIVATE_EXTERNAL})
+  string(REPLACE "ropecheck_" "" alias ${ARG_NAME})
+  add_library(ropecheck::${alias} ALIAS ${ARG_NAME})
+  ropecheck_target_defaults(${ARG_NAME})
+endfunction()

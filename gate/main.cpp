@@ -55,10 +55,10 @@ int main(int argc, char** argv) {
     }
     print_error(std::string(e.what()) + " (see --help)");
     return 2;
-  } catch (const UsageError& e) {
+  } catch (const ropecheck::UsageError& e) {
     print_error(e.what());
     return 2;
-  } catch (const InputError& e) {
+  } catch (const ropecheck::InputError& e) {
     print_error(e.what());
     return 2;
   } catch (const ropecheck::SpecError& e) {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gate/commands/command.h"
+#include "judge/errors.h"
 #include "reference/rounding.h"
 
 #ifndef ROPECHECK_VERSION
@@ -107,6 +107,23 @@ AttentionCells attention_cells(const AttentionStats& a) {
   return c;
 }
 
+// "e <= 4", or "e <= 4 + 12*|angle|" for a bound that grows with the angle.
+std::string tolerance_text(const GroupResult& g) {
+  std::string t = metric_name(g) + " <= " + fixed(g.tolerance.value);
+  if (g.tolerance.per_radian != 0) t += " + " + fixed(g.tolerance.per_radian) + "*|angle|";
+  return t;
+}
+
+// ": 12 by --skip-flags, 3 by --max-position" (nothing when none).
+std::string skipped_detail(const JudgedScope& scope) {
+  std::string out;
+  if (scope.skipped_by_flags > 0) out += std::to_string(scope.skipped_by_flags) + " by --skip-flags";
+  if (scope.skipped_by_position > 0) {
+    out += (out.empty() ? "" : ", ") + std::to_string(scope.skipped_by_position) + " by --max-position";
+  }
+  return out.empty() ? out : ": " + out;
+}
+
 }  // namespace
 
 void Report::decide() {
@@ -127,8 +144,22 @@ void Report::decide() {
 
 std::string format_horizon(const GroupResult& g) {
   if (!g.horizon) return g.max_position < 0 ? "-" : "none";
-  const bool complete = g.tests_failed == 0;
-  return (complete ? ">=" : "") + std::to_string(*g.horizon);
+  return (g.horizon_complete ? ">=" : "") + std::to_string(*g.horizon);
+}
+
+std::string edge_summary(const GroupResult& g) {
+  std::vector<std::string> parts;
+  auto add = [&](std::int64_t n, const char* what) {
+    if (n > 0) parts.push_back(std::to_string(n) + " " + what);
+  };
+  add(g.special_failed, "special-value pair(s) (NaN/Inf inputs, or NaN/Inf outputs where numbers are expected)");
+  add(g.edge_failed, "near-overflow or subnormal pair(s) out of tolerance");
+  add(g.signed_zero_failed, "signed zero(s) (--strict-zeros)");
+  add(g.passthrough_failed, "pass-through dim(s) changed");
+  add(g.whole_tests_failed, "test(s) without usable output (crash, missing, wrong size, ...)");
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
 }
 
 std::string format_table(const Report& r) {
@@ -143,16 +174,17 @@ std::string format_table(const Report& r) {
   bool any_rope = false, any_attention = false;
   for (const GroupResult& g : r.groups) (g.attention ? any_attention : any_rope) = true;
   if (any_rope || !any_attention) {
-    std::snprintf(line, sizeof line, "%-*s  %-6s %7s %6s %6s %11s %11s %12s  %s\n", static_cast<int>(width), "group", "dtype",
-                  "tests", "failed", "skip", "worst e", "worst ulp", "horizon", "verdict");
+    std::snprintf(line, sizeof line, "%-*s  %-6s %7s %6s %6s %11s %11s %12s %6s  %s\n", static_cast<int>(width), "group", "dtype",
+                  "tests", "failed", "skip", "worst e", "worst ulp", "horizon", "edge", "verdict");
     s << line;
   }
   for (const GroupResult& g : r.groups) {
     if (g.attention) continue;
-    std::snprintf(line, sizeof line, "%-*s  %-6s %7lld %6lld %6lld %11s %11s %12s  %s\n", static_cast<int>(width),
+    std::snprintf(line, sizeof line, "%-*s  %-6s %7lld %6lld %6lld %11s %11s %12s %6lld  %s\n", static_cast<int>(width),
                   group_name(g).c_str(), std::string(ropecheck::name(g.dtype)).c_str(), static_cast<long long>(g.tests),
                   static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), fixed(g.worst_e).c_str(),
-                  fixed(g.worst_ulp).c_str(), format_horizon(g).c_str(), g.verdict.c_str());
+                  fixed(g.worst_ulp).c_str(), format_horizon(g).c_str(), static_cast<long long>(g.edge_failures()),
+                  g.verdict.c_str());
     s << line;
   }
   if (any_attention) {
@@ -191,14 +223,32 @@ std::string format_table(const Report& r) {
         << ", output e <= its row's bound " << attention_cells(*g.attention).output_range << "): tests "
         << join_ids(failed_ids(g)) << "\n";
     } else {
-      s << "FAIL " << group_name(g) << " (" << g.spec << "; tolerance " << metric_name(g) << " <= " << fixed(g.tolerance.value)
-        << "): tests " << join_ids(failed_ids(g)) << "\n";
+      s << "FAIL " << group_name(g) << " (" << g.spec << "; tolerance " << tolerance_text(g) << "): tests "
+        << join_ids(failed_ids(g)) << "\n";
+      // Edge failures first, as one line, so that they are never missed; then the accuracy
+      // figures; then the cases, ordinary inputs before edge cases.
+      const std::string edge = edge_summary(g);
+      if (!edge.empty()) s << "  edge cases: " << edge << " (listed after the accuracy cases)\n";
+      if (g.ordinary_failed > 0) {
+        s << "  accuracy: " << g.ordinary_failed << " of " << g.ordinary_checked << " ordinary pairs out of tolerance; worst e "
+          << fixed(g.worst_e) << " at position " << g.worst_e_position << "; horizon " << format_horizon(g) << "\n";
+      }
     }
-    for (std::size_t i = 0; i < g.worst.size() && i < 3; ++i) s << "  " << describe(g.worst[i]) << "\n";
+    if (!g.verdict_reason.empty()) s << "  " << g.verdict_reason << "\n";
+    for (std::size_t i = 0; i < g.worst.size() && static_cast<int>(i) < r.worst_listed; ++i) s << "  " << describe(g.worst[i]) << "\n";
+  }
+  for (const GroupResult& g : r.groups) {
+    if (g.verdict == "fail" || g.verdict_reason.empty()) continue;
+    s << "note: " << group_name(g) << ": " << g.verdict_reason << "\n";
+  }
+  for (const GroupResult& g : r.groups) {
+    if (g.verdict == "fail" || g.beyond_required_failed == 0) continue;
+    s << "note: " << group_name(g) << ": " << g.beyond_required_failed << " ordinary pair(s) out of tolerance above --require-horizon "
+      << *r.scope.require_horizon << " (horizon " << format_horizon(g) << ")\n";
   }
   for (const std::string& n : r.notes) s << "note: " << n << "\n";
   s << "verdict: " << r.verdict << " (" << r.groups.size() << " groups, " << groups_failed << " failed; " << tests << " tests, "
-    << failed << " failed, " << skipped << " skipped)\n";
+    << failed << " failed, " << skipped << " skipped" << skipped_detail(r.scope) << ")\n";
   return s.str();
 }
 
@@ -226,7 +276,8 @@ std::string to_json(const Report& r) {
     o["spec"] = g.spec;
     o["dtype"] = std::string(ropecheck::name(g.dtype));
     o["verdict"] = g.verdict;
-    o["tolerance"] = {{"kind", metric_name(g)}, {"value", g.tolerance.value}, {"source", g.tolerance.source}};
+    o["tolerance"] = {{"kind", metric_name(g)}, {"value", g.tolerance.value}, {"per_radian", g.tolerance.per_radian},
+                      {"source", g.tolerance.source}};
     o["attention_magnitude"] = g.attention_magnitude;
     o["tests"] = g.tests;
     o["tests_failed"] = g.tests_failed;
@@ -237,12 +288,23 @@ std::string to_json(const Report& r) {
     o["passthrough_failed"] = g.passthrough_failed;
     o["special_checked"] = g.special_checked;
     o["special_failed"] = g.special_failed;
+    o["ordinary_checked"] = g.ordinary_checked;
+    o["ordinary_failed"] = g.ordinary_failed;
+    o["edge_failed"] = g.edge_failed;
+    o["signed_zero_failed"] = g.signed_zero_failed;
+    o["whole_tests_failed"] = g.whole_tests_failed;
+    o["beyond_required_failed"] = g.beyond_required_failed;
+    o["skipped_by_flags"] = g.skipped_by_flags;
+    o["skipped_by_position"] = g.skipped_by_position;
+    o["tokens_beyond_max_position"] = g.tokens_beyond_max_position;
     o["worst_e"] = number(g.worst_e);
+    o["worst_e_position"] = g.worst_e_position;
     o["worst_ulp"] = number(g.worst_ulp);
     o["worst_abs"] = number(g.worst_abs);
     o["max_position"] = g.max_position;
     o["horizon"] = g.horizon ? ojson(*g.horizon) : ojson(nullptr);
-    o["horizon_complete"] = g.tests_failed == 0 && g.horizon.has_value();
+    o["horizon_complete"] = g.horizon_complete;
+    o["verdict_reason"] = g.verdict_reason;
     o["failed_tests"] = failed_ids(g);
     ojson skips = ojson::array();
     for (const TestOutcome& t : g.outcomes) {
@@ -254,6 +316,8 @@ std::string to_json(const Report& r) {
       ojson w;
       w["test_id"] = c.test_id;
       w["kind"] = c.kind;
+      w["accuracy"] = c.accuracy;
+      if (!c.domain.empty()) w["domain"] = c.domain;
       if (!c.quantity.empty()) w["quantity"] = c.quantity;
       w["message"] = c.message;
       w["position"] = c.position;
@@ -301,7 +365,12 @@ std::string to_json(const Report& r) {
     groups.push_back(o);
   }
   j["summary"] = {{"groups", r.groups.size()}, {"groups_failed", groups_failed}, {"tests", tests},
-                  {"tests_failed", failed}, {"tests_skipped", skipped}};
+                  {"tests_failed", failed}, {"tests_skipped", skipped},
+                  {"skipped_by_flags", r.scope.skipped_by_flags}, {"skipped_by_position", r.scope.skipped_by_position}};
+  j["options"] = {{"max_position", r.scope.max_position ? ojson(*r.scope.max_position) : ojson(nullptr)},
+                  {"require_horizon", r.scope.require_horizon ? ojson(*r.scope.require_horizon) : ojson(nullptr)},
+                  {"skip_flags", r.scope.skip_flags},
+                  {"strict_zeros", r.scope.strict_zeros}};
   j["groups"] = groups;
   ojson props = ojson::array();
   for (const PropertyResult& p : r.properties) {
@@ -347,7 +416,11 @@ std::string to_junit(const Report& r) {
       const auto ids = failed_ids(g);
       std::string text;
       for (const Case& c : g.worst) text += describe(c) + "\n";
-      std::string worst = "worst " + metric_name(g) + " " + fixed(g.worst_e) + ", tolerance " + fixed(g.tolerance.value);
+      std::string worst = "worst " + metric_name(g) + " " + fixed(g.worst_e) + ", tolerance " + tolerance_text(g) + ", horizon " +
+                          format_horizon(g);
+      const std::string edge = edge_summary(g);
+      if (!edge.empty()) worst += "; edge cases: " + edge;
+      if (!g.verdict_reason.empty()) worst += "; " + g.verdict_reason;
       if (g.attention) {
         const AttentionCells c = attention_cells(*g.attention);
         worst = "worst score e " + c.score_e + " (tolerance " + c.score_tol + "), output e " + c.output_e +
@@ -511,8 +584,12 @@ std::string to_html(const Report& r) {
         << xml_escape(g.attention->score_source) << ")<br/>output e &#8804; its row's bound, "
         << xml_escape(attention_cells(*g.attention).output_range) << " (" << xml_escape(g.attention->output_source) << ")</p>\n";
     } else {
-      s << "<p><code>" << xml_escape(g.spec) << "</code><br/>tolerance " << xml_escape(metric_name(g)) << " &#8804; "
-        << xml_escape(fixed(g.tolerance.value)) << " (" << xml_escape(g.tolerance.source) << ")</p>\n";
+      s << "<p><code>" << xml_escape(g.spec) << "</code><br/>tolerance " << xml_escape(tolerance_text(g)) << " ("
+        << xml_escape(g.tolerance.source) << ")";
+      const std::string edge = edge_summary(g);
+      if (!edge.empty()) s << "<br/>edge cases: " << xml_escape(edge);
+      if (!g.verdict_reason.empty()) s << "<br/>" << xml_escape(g.verdict_reason);
+      s << "</p>\n";
     }
     s << svg_plot(g);
     if (!g.worst.empty()) {

@@ -4,12 +4,22 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "gate/compare.h"
+#include "judge/group.h"
+#include "judge/tolerance.h"
 
 namespace ropecheck::gate {
+
+using judge::AttentionStats;
+using judge::Case;
+using judge::GroupResult;
+using judge::Model;
+using judge::Point;
+using judge::TestOutcome;
+using judge::Tolerance;
 
 // One identity of the catalog run with `run --props`.
 struct PropertyResult {
@@ -24,8 +34,17 @@ struct PropertyResult {
   std::string counterexample;
 };
 
+// The options that change what was judged, shown in every report.
+struct JudgedScope {
+  std::optional<std::int64_t> max_position;
+  std::optional<std::int64_t> require_horizon;
+  std::vector<std::string> skip_flags;
+  bool strict_zeros = false;
+  std::int64_t skipped_by_flags = 0, skipped_by_position = 0;
+};
+
 struct Report {
-  std::string command;         // "check" or "run"
+  std::string command;         // "check", "run" or "sweep"
   std::string implementation;  // which kernel ran: the resolved kernel name, the plugin, or the candidate file
   std::string candidate;       // candidate file (check) or plugin path / --impl name (run)
   Model model = Model::exact;
@@ -33,6 +52,8 @@ struct Report {
   std::vector<GroupResult> groups;
   std::vector<PropertyResult> properties;
   std::vector<std::string> notes;  // e.g. suites not gated, and why
+  JudgedScope scope;
+  int worst_listed = 10;           // cases printed per failing group on stdout (--worst)
   std::string verdict;             // pass | fail
 
   // pass when no group and no property fails and something was judged.
@@ -42,6 +63,9 @@ struct Report {
 // Text forms. The table lists one row per group; `format_horizon` prints "≥N" when nothing failed.
 std::string format_table(const Report& report);
 std::string format_horizon(const GroupResult& group);
+// One line counting a group's edge failures by kind ("" when none): special values, near-overflow
+// or subnormal pairs, signed zeros, pass-through dims, whole tests.
+std::string edge_summary(const GroupResult& group);
 std::string to_json(const Report& report);
 std::string to_junit(const Report& report);
 std::string to_html(const Report& report);

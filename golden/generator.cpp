@@ -19,6 +19,7 @@
 
 #include "golden/golden.h"
 #include "golden/internal.h"
+#include "spec/random.h"
 #include "reference/attention.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
@@ -36,27 +37,7 @@ constexpr int kPrecisionBits = 256;
 // ---------------------------------------------------------------------------------------------
 // Random numbers.
 
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {  // splitmix64
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) by the multiply-shift map (bias ≤ n/2^64: irrelevant here, and portable).
-  std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-  std::int64_t range(std::int64_t low, std::int64_t high) {  // inclusive
-    return low + static_cast<std::int64_t>(below(static_cast<std::uint64_t>(high - low) + 1));
-  }
-  bool chance(int numerator, int denominator) { return below(static_cast<std::uint64_t>(denominator)) < static_cast<std::uint64_t>(numerator); }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = SplitMix64;
 
 // FNV-1a, to fold the suite name into the group seeds.
 std::uint64_t fnv1a(std::string_view text) {

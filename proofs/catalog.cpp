@@ -17,7 +17,7 @@
 
 #include "proofs/ball.h"
 #include "proofs/generators.h"
-#include "proofs/reference_implementation.h"
+#include "judge/reference_implementation.h"
 #include "reference/attention.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
@@ -185,7 +185,7 @@ std::vector<Ball> rotated(Context& ctx, const Spec& spec, Shape shape, const Pos
   }
   const ErrorClaim claim = impl.claim(spec);
   const std::vector<Real> theta = reference::frequencies(spec, 64);
-  const double g = attention_magnitude(spec);
+  const double g = judge::attention_magnitude(spec);
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
   const Real widen = 1 + ldexp(Real(1), 4 - ctx.bits());  // ρ and the products below, each rounded
@@ -524,7 +524,7 @@ void relative_dot(const Implementation& impl, Tally& tally) {
 // output is compared with each of the reference's three independent forms at precision P_f (the
 // implementation's own precision when it is the reference, so its forms are checked against each
 // other; 128 bits otherwise). Each form's ball is its bound from exact_form_claim
-// (proofs/reference_implementation.h); the complex form's bound grows with |m|, not |φ|.
+// (judge/reference_implementation.h); the complex form's bound grows with |m|, not |φ|.
 void forms_agree(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec({.max_pairs = 32}));
   const Spec& spec = ctx.spec();
@@ -542,10 +542,11 @@ void forms_agree(const Implementation& impl, Tally& tally) {
     class FormImplementation final : public Implementation {
      public:
       FormImplementation(const Spec& s, int bits, reference::Form f, const std::vector<Real>& v)
-          : claim_(exact_form_claim(s, bits, f)), bits_(bits), values_(v) {}
+          : claim_(judge::exact_form_claim(s, bits, f)), bits_(bits), values_(v) {}
       std::string name() const override { return "reference form"; }
+      std::string selector() const override { return name(); }
       bool supports(const Spec&) const override { return true; }
-      std::vector<double> apply(const Spec&, Shape, std::span<const std::int64_t>, std::span<const double>) const override {
+      judge::ApplyResult run(const Spec&, Shape, std::span<const std::int64_t>, std::span<const double>) const override {
         return {};
       }
       std::optional<std::vector<Real>> apply_exact(const Spec&, Shape, std::span<const std::int64_t>,
@@ -553,7 +554,9 @@ void forms_agree(const Implementation& impl, Tally& tally) {
         return values_;
       }
       int exact_precision_bits() const override { return bits_; }
-      ErrorClaim claim(const Spec&) const override { return claim_; }
+
+     protected:
+      std::optional<ErrorClaim> own_claim(const Spec&) const override { return claim_; }
 
      private:
       ErrorClaim claim_;

@@ -1,5 +1,5 @@
 // The identity catalog (DESIGN.md "Identities"): each identity of RoPE written once, as a
-// RapidCheck property generic over the implementation under test (proofs/implementation.h).
+// RapidCheck property generic over the implementation under test (judge/implementation.h).
 //
 // Every property generates its case with the generators of proofs/generators.h, asks the
 // implementation for outputs, turns each output into a ball around the exact value using the error
@@ -13,9 +13,15 @@
 #include <string>
 #include <string_view>
 
-#include "proofs/implementation.h"
+#include "judge/implementation.h"
 
 namespace ropecheck::proofs {
+
+// The implementation under test and what it claims (judge/implementation.h).
+using judge::ErrorClaim;
+using judge::Implementation;
+using judge::Real;
+using judge::Shape;
 
 // The worst discrepancy one identity met over every comparison it made (successful and shrinking
 // runs alike). Discrepancies are relative to each comparison's natural scale (the input pair norm

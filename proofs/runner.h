@@ -7,7 +7,6 @@
 #include <string>
 
 #include "proofs/catalog.h"
-#include "proofs/implementation.h"
 
 namespace ropecheck::proofs {
 

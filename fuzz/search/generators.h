@@ -6,20 +6,17 @@
 #include <cstdint>
 
 #include "fuzz/search/search.h"
+#include "spec/random.h"
 #include "spec/spec.h"
 
 namespace ropecheck::fuzz {
 
-// splitmix64 (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", 2014).
+// splitmix64 (spec/random.h), with the search's own maps to ranges (modulo: their outputs are what
+// the recorded seeds replay).
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(std::uint64_t seed) : bits_(seed) {}
+  std::uint64_t next() { return bits_.next(); }
   // Uniform in [0, n) (n > 0); the modulo bias (< n/2^64) is irrelevant here.
   std::uint64_t below(std::uint64_t n) { return next() % n; }
   std::int64_t between(std::int64_t low, std::int64_t high) {  // inclusive
@@ -29,7 +26,7 @@ class Rng {
   bool chance(int percent) { return below(100) < static_cast<std::uint64_t>(percent); }
 
  private:
-  std::uint64_t state_;
+  SplitMix64 bits_;
 };
 
 // The trial's generator: independent streams for different (seed, trial).

@@ -10,7 +10,7 @@
 #include <ropecheck/kernel.h>
 
 #include "fuzz/search/generators.h"
-#include "reference/error_metric.h"
+#include "judge/pair_rule.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
@@ -132,8 +132,8 @@ FuzzCase parse_case(const std::string& text, const Spec& spec) {
   return c;
 }
 
-std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, double tolerance,
-                              const std::vector<FuzzCase>& cases) {
+std::vector<Outcome> evaluate(const judge::Implementation& implementation, const Spec& spec,
+                              const judge::Tolerance& tolerance, const std::vector<FuzzCase>& cases, bool strict_zeros) {
   const std::size_t n = cases.size();
   const std::size_t d = static_cast<std::size_t>(spec.head_dim);
   const int components = position_components(spec);
@@ -144,79 +144,54 @@ std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, doub
     input.insert(input.end(), head.begin(), head.end());
     positions.insert(positions.end(), c.position.begin(), c.position.end());
   }
+  const reference::Shape shape{static_cast<std::int64_t>(n), 1, spec.head_dim};
   std::vector<Outcome> outcomes(n);
-  ApplyResult result;
-  try {
-    result = candidate.apply(spec, static_cast<std::int64_t>(n), positions, input);
-  } catch (const std::exception& error) {
-    result.status = ROPECHECK_ERROR_INTERNAL;
-    result.output.clear();
-    if (n == 1) {
-      outcomes[0].violation = Violation::status;
-      outcomes[0].message = std::string("the implementation threw: ") + error.what();
-      return outcomes;
-    }
-  }
-  if (result.status == ROPECHECK_ERROR_UNSUPPORTED) {
+  const judge::ApplyResult result = implementation.run(spec, shape, positions, input);
+  if (result.status == judge::ApplyResult::Status::unsupported) {
     for (Outcome& o : outcomes) o.unsupported = true;
     return outcomes;
   }
-  if (result.status != ROPECHECK_OK || result.output.size() != n * d) {
+  if (result.status != judge::ApplyResult::Status::ok || result.output.size() != n * d) {
     if (n > 1) {  // attribute the failure to its cases
-      for (std::size_t i = 0; i < n; ++i) outcomes[i] = evaluate(candidate, spec, tolerance, {cases[i]})[0];
+      for (std::size_t i = 0; i < n; ++i) outcomes[i] = evaluate(implementation, spec, tolerance, {cases[i]}, strict_zeros)[0];
       return outcomes;
     }
-    if (outcomes[0].violation == Violation::none) {
-      outcomes[0].violation = Violation::status;
-      outcomes[0].message = result.status != ROPECHECK_OK
-                                ? (result.message.empty() ? "status " + std::to_string(result.status) + " (" +
-                                                                ropecheck_status_message(result.status) + ")"
-                                                          : result.message)
-                                : "expected " + std::to_string(d) + " outputs, got " + std::to_string(result.output.size());
-    }
+    outcomes[0].violation = Violation::status;
+    outcomes[0].message = result.status != judge::ApplyResult::Status::ok
+                              ? std::string(judge::kind_name(result.status)) + ": " + result.message
+                              : "expected " + std::to_string(d) + " outputs, got " + std::to_string(result.output.size());
     return outcomes;
   }
 
-  // Exact values (non-finite inputs replaced by zeros; their pairs are judged by the policy below).
+  // The exact values (non-finite inputs replaced by zeros: those pairs are judged by class) and the
+  // correctly rounded ones under the IEEE policy of reference/README.md.
   std::vector<double> finite_input = input;
   for (double& v : finite_input) {
     if (!std::isfinite(v)) v = 0;
   }
-  const std::vector<reference::Real> exact_real = reference::rotate_exact(
-      spec, reference::Shape{static_cast<std::int64_t>(n), 1, spec.head_dim}, positions, finite_input, kExactBits,
-      reference::Form::elementwise);
+  const std::vector<reference::Real> exact_real =
+      reference::rotate_exact(spec, shape, positions, finite_input, kExactBits, reference::Form::elementwise);
   std::vector<long double> exact(exact_real.size());
-  for (std::size_t i = 0; i < exact.size(); ++i) exact[i] = exact_real[i].convert_to<long double>();
+  for (std::size_t i = 0; i < exact.size(); ++i) exact[i] = static_cast<long double>(exact_real[i]);
+  const std::vector<double> rounded = reference::apply(spec, shape, positions, input);
 
-  const Dtype dtype = spec.dtype;
-  const reference::Format format = reference::format_of(dtype);
-  const double g = static_cast<double>(attention_factor<long double>(spec));
-  const long double scale = std::max(1.0L, std::fabs(static_cast<long double>(g)));
-  const long double u = std::ldexp(1.0L, -format.precision);
-  const long double smallest_normal = std::ldexp(1.0L, format.emin);
-  // Subnormal outputs: no multiple of u·ρ bounds their absolute rounding error when ρ is tiny
-  // (reference/error_metric.h). Allowance: two quanta 2^(emin−p+1) — the final rounding (half a
-  // quantum) plus up to three intermediate roundings in the subnormal range (two products and a
-  // sum, half a quantum each) of an implementation computing in the dtype itself.
-  const long double underflow_allowance = std::ldexp(1.0L, format.emin - format.precision + 2);
+  // THE pair rule (judge/pair_rule.h), as check and run apply it.
+  judge::PairRule rule;
+  rule.dtype = spec.dtype;
+  rule.attention_factor = attention_factor<double>(spec);
+  rule.tolerance = tolerance;
+  rule.underflow_roundings = judge::underflow_roundings(implementation.claims().model);
+  rule.strict_zeros = strict_zeros;
   const int pairs = spec.rotary_dim / 2;
+  std::vector<long double> theta;
+  if (tolerance.per_radian != 0) {
+    for (int j = 0; j < pairs; ++j) theta.push_back(frequency<long double>(spec, j));
+  }
 
   for (std::size_t i = 0; i < n; ++i) {
     Outcome& outcome = outcomes[i];
     const double* in = &input[i * d];
     const double* got = &result.output[i * d];
-    const long double* ex = &exact[i * d];
-    // The correctly rounded result under the IEEE policy, where special values or exact zeros occur.
-    bool need_rounded = false;
-    for (std::size_t k = 0; k < static_cast<std::size_t>(spec.rotary_dim); ++k) {
-      if (!std::isfinite(in[k]) || ex[k] == 0) need_rounded = true;
-    }
-    std::vector<double> rounded;
-    if (need_rounded) {
-      rounded = reference::apply(spec, reference::Shape{1, 1, spec.head_dim},
-                                 std::span<const std::int64_t>(&positions[i * components], components),
-                                 std::span<const double>(in, d));
-    }
     auto consider = [&](Violation v, int pair, double x, double y, double a, double b, double ea, double eb,
                         std::string message) {
       if (outcome.violation != Violation::none && outcome.violation <= v) return;
@@ -226,7 +201,7 @@ std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, doub
       outcome.message = std::move(message);
     };
     for (std::size_t k = static_cast<std::size_t>(spec.rotary_dim); k < d; ++k) {
-      if (reference::encode_bits(got[k], dtype) != reference::encode_bits(in[k], dtype)) {
+      if (!judge::passthrough_matches(got[k], in[k], spec.dtype, strict_zeros)) {
         consider(Violation::passthrough, -1, in[k], 0, got[k], 0, in[k], 0,
                  "pass-through dim " + std::to_string(k) + ": expected " + to_hex(in[k]) + " bit for bit, got " + to_hex(got[k]));
         break;
@@ -235,89 +210,49 @@ std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, doub
     bool judged_any = false;
     for (int j = 0; j < pairs; ++j) {
       const reference::PairDims dims = reference::pair_dims(spec, j);
-      const double x = in[dims.first], y = in[dims.second];
-      const double a = got[dims.first], b = got[dims.second];
-      const long double exact_a = ex[dims.first], exact_b = ex[dims.second];
-      const std::string where = "pair " + std::to_string(j) + " input " + pair_text(x, y) + ": ";
-      if (!std::isfinite(x) || !std::isfinite(y)) {
-        const double ra = rounded[dims.first], rb = rounded[dims.second];
-        if (reference::pair_error(a, b, ra, rb, x, y, dtype, g) != 0) {
-          consider(Violation::special_value, j, x, y, a, b, ra, rb,
-                   where + "expected " + pair_text(ra, rb) + " (IEEE policy, reference/README.md), got " + pair_text(a, b));
-        }
-        continue;
+      judge::Pair pair;
+      pair.x = in[dims.first];
+      pair.y = in[dims.second];
+      pair.a = got[dims.first];
+      pair.b = got[dims.second];
+      pair.exact_a = exact[i * d + static_cast<std::size_t>(dims.first)];
+      pair.exact_b = exact[i * d + static_cast<std::size_t>(dims.second)];
+      pair.rounded_a = rounded[i * d + static_cast<std::size_t>(dims.first)];
+      pair.rounded_b = rounded[i * d + static_cast<std::size_t>(dims.second)];
+      if (!theta.empty()) {
+        const std::int64_t m = positions[i * static_cast<std::size_t>(components) + static_cast<std::size_t>(position_component(spec, j))];
+        pair.angle = static_cast<double>(std::fabs(static_cast<long double>(m) * theta[static_cast<std::size_t>(j)]));
       }
-      const long double ra = reference::round_to_format(exact_a, dtype);
-      const long double rb = reference::round_to_format(exact_b, dtype);
-      const double ra_d = static_cast<double>(ra), rb_d = static_cast<double>(rb);
-      if (std::isinf(ra) || std::isinf(rb) || !std::isfinite(a) || !std::isfinite(b)) {
-        // pair_error: +Inf unless each overflowing component is that infinity and the others are
-        // finite; then the finite component's e, judged by the tolerance like any other.
-        const double e = reference::pair_error(a, b, exact_a, exact_b, x, y, dtype, g);
-        const std::string expected = pair_text(ra_d, rb_d) + ", got " + pair_text(a, b);
-        if (std::isinf(e)) {
-          consider(Violation::special_value, j, x, y, a, b, ra_d, rb_d,
-                   where + (std::isinf(ra) || std::isinf(rb) ? "overflow: expected " : "expected finite ") + expected);
-        } else if (e > tolerance) {
-          std::ostringstream message;
-          message.precision(6);
-          message << where << "overflow, finite component e = " << e << " > tolerance " << tolerance << ": expected "
-                  << expected;
-          consider(Violation::tolerance, j, x, y, a, b, ra_d, rb_d, message.str());
-        }
-        continue;
+      const judge::PairVerdict v = judge::judge_pair(pair, rule);
+      const std::string where = "pair " + std::to_string(j) + " input " + pair_text(pair.x, pair.y) + ": ";
+      if (!v.pass()) {
+        const Violation violation = v.failure == judge::Failure::tolerance
+                                        ? (v.domain == judge::Domain::subnormal ? Violation::underflow : Violation::tolerance)
+                                        : Violation::special_value;
+        consider(violation, j, pair.x, pair.y, pair.a, pair.b, pair.rounded_a, pair.rounded_b, where + v.message);
       }
-      if (need_rounded) {  // signed zeros follow IEEE arithmetic of the formula
-        const double za = rounded[dims.first], zb = rounded[dims.second];
-        if ((za == 0 && a == 0 && std::signbit(za) != std::signbit(a)) ||
-            (zb == 0 && b == 0 && std::signbit(zb) != std::signbit(b))) {
-          consider(Violation::special_value, j, x, y, a, b, za, zb,
-                   where + "signed zero: expected " + pair_text(za, zb) + ", got " + pair_text(a, b));
-        }
-      }
-      if (std::max(std::fabs(ra), std::fabs(rb)) < smallest_normal) {
-        const long double x_l = x, y_l = y;
-        const long double rho = std::sqrt(x_l * x_l + y_l * y_l);
-        const long double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
-        if (difference > tolerance * u * rho * scale + underflow_allowance) {
-          consider(Violation::underflow, j, x, y, a, b, ra_d, rb_d,
-                   where + "subnormal result: expected " + pair_text(ra_d, rb_d) + " within " +
-                       to_hex(static_cast<double>(underflow_allowance)) + " + tolerance, got " + pair_text(a, b));
-        }
-        continue;
-      }
-      const double e = reference::pair_error(a, b, exact_a, exact_b, x, y, dtype, g);
-      const bool new_worst = !judged_any || e > outcome.e;
-      if (!new_worst) continue;
+      // The hill climb ranks cases by e over the ordinary pairs (judge/pair_rule.h Domain).
+      if (!v.ordinary() || !v.measured) continue;
+      if (judged_any && v.e <= outcome.e) continue;
       judged_any = true;
-      outcome.e = e;
-      // The reported pair: the worst-e one, unless a more severe class of violation holds the slot.
-      const bool tolerance_slot = outcome.violation == Violation::none || outcome.violation >= Violation::tolerance;
-      if (!tolerance_slot) continue;
-      if (e > tolerance) {
-        std::ostringstream message;
-        message.precision(6);
-        message << where << "e = " << e << " > tolerance " << tolerance << ": expected " << pair_text(ra_d, rb_d)
-                << ", got " << pair_text(a, b);
-        outcome.violation = Violation::tolerance;
-        outcome.message = message.str();
-      } else if (outcome.violation != Violation::none) {
-        continue;  // an underflow violation keeps its pair
-      }
+      outcome.e = v.e;
+      // The reported pair: the worst-e one, unless a violation holds the slot.
+      if (outcome.violation != Violation::none) continue;
       outcome.worst_pair = j;
-      outcome.x = x, outcome.y = y, outcome.got_a = a, outcome.got_b = b;
-      outcome.expected_a = ra_d, outcome.expected_b = rb_d;
+      outcome.x = pair.x, outcome.y = pair.y, outcome.got_a = pair.a, outcome.got_b = pair.b;
+      outcome.expected_a = pair.rounded_a, outcome.expected_b = pair.rounded_b;
     }
   }
   return outcomes;
 }
 
-FuzzCase shrink(const Candidate& candidate, const Spec& spec, double tolerance, FuzzCase c, Violation violation) {
+FuzzCase shrink(const judge::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
+                Violation violation, bool strict_zeros) {
   int budget = kShrinkEvaluations;
   auto still = [&](const FuzzCase& trial) {
     if (budget <= 0) return false;
     --budget;
-    return evaluate(candidate, spec, tolerance, {trial})[0].violation == violation;
+    return evaluate(candidate, spec, tolerance, {trial}, strict_zeros)[0].violation == violation;
   };
   auto simpler_values = [&](double v) {
     std::vector<double> out;
@@ -336,7 +271,7 @@ FuzzCase shrink(const Candidate& candidate, const Spec& spec, double tolerance, 
   // A breach in a background pair: refocus the case on that pair, with its own inputs and no
   // background, so that the printed case names the pair that actually breaches.
   if (c.background != 0) {
-    const Outcome first = evaluate(candidate, spec, tolerance, {c})[0];
+    const Outcome first = evaluate(candidate, spec, tolerance, {c}, strict_zeros)[0];
     if (first.worst_pair >= 0 && first.worst_pair != c.pair) {
       FuzzCase focused = c;
       focused.pair = first.worst_pair;
@@ -433,8 +368,7 @@ std::vector<Spec> default_specs() {
   return specs;
 }
 
-std::string replay_command(const Candidate& candidate, const Spec& spec, const FuzzCase& c,
-                           std::optional<double> tolerance) {
+std::string replay_command(const judge::Implementation& candidate, const Spec& spec, const FuzzCase& c, bool strict_zeros) {
   auto quote = [](const std::string& s) {
     std::string out = "'";
     for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -444,16 +378,17 @@ std::string replay_command(const Candidate& candidate, const Spec& spec, const F
   const auto space = selector.find(' ');
   if (space != std::string::npos) selector = selector.substr(0, space + 1) + quote(selector.substr(space + 1));
   std::string command = "ropecheck fuzz " + selector + " --spec " + quote(to_string(spec)) + " --replay " + quote(case_text(c));
-  if (tolerance) {
+  if (const std::optional<judge::Tolerance>& tolerance = candidate.claims().tolerance) {
     std::ostringstream t;
     t.precision(17);
-    t << *tolerance;
-    command += " --tolerance e=" + t.str();
+    t << tolerance->value;
+    command += std::string(" --tolerance ") + (tolerance->kind == judge::Tolerance::Kind::e ? "e=" : "ulp=") + t.str();
   }
+  if (strict_zeros) command += " --strict-zeros";
   return command;
 }
 
-FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
+FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& options) {
   const std::vector<Spec> specs = options.specs.empty() ? default_specs() : options.specs;
   FuzzReport report;
   report.implementation = candidate.name();
@@ -461,13 +396,13 @@ FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
   report.seed = options.seed;
   report.shard_index = options.shard_index;
   report.shard_count = options.shard_count;
-  std::vector<double> tolerances;
+  std::vector<judge::Tolerance> tolerances;
   for (const Spec& spec : specs) {
     report.specs.push_back(to_string(spec));
-    tolerances.push_back(options.tolerance.value_or(candidate.default_tolerance(spec)));
-    report.tolerance_sources.push_back(options.tolerance ? "--tolerance" : candidate.tolerance_source(spec));
+    tolerances.push_back(candidate.tolerance(spec));
+    report.tolerances.push_back(tolerances.back().value);
+    report.tolerance_sources.push_back(tolerances.back().source);
   }
-  report.tolerances = tolerances;
   const std::int64_t trials =
       options.trials.value_or(options.seconds ? std::numeric_limits<std::int64_t>::max() : std::int64_t{100});
   const auto start = std::chrono::steady_clock::now();
@@ -491,7 +426,7 @@ FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
     Rng rng = trial_rng(options.seed, t);
     const std::size_t spec_index = static_cast<std::size_t>(t) % specs.size();
     const Spec& spec = specs[spec_index];
-    const double tolerance = tolerances[spec_index];
+    const judge::Tolerance& tolerance = tolerances[spec_index];
     bool first_of_class[6] = {true, true, true, true, true, true};
     auto note = [&](const std::vector<FuzzCase>& cases, const std::vector<Outcome>& outcomes) {
       report.cases += static_cast<std::int64_t>(cases.size());
@@ -507,7 +442,7 @@ FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
     };
     std::vector<FuzzCase> cases;
     for (int i = 0; i < kStartCases; ++i) cases.push_back(edge_case(spec, rng));
-    std::vector<Outcome> outcomes = evaluate(candidate, spec, tolerance, cases);
+    std::vector<Outcome> outcomes = evaluate(candidate, spec, tolerance, cases, options.strict_zeros);
     if (outcomes[0].unsupported) {
       ++report.trials_unsupported;
       report.cases += static_cast<std::int64_t>(cases.size());
@@ -523,7 +458,7 @@ FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
     for (int round = 0; round < kClimbRounds; ++round) {
       std::vector<FuzzCase> mutants;
       for (int i = 0; i < kMutantsPerRound; ++i) mutants.push_back(mutate(spec, best_case, rng));
-      const std::vector<Outcome> mutant_outcomes = evaluate(candidate, spec, tolerance, mutants);
+      const std::vector<Outcome> mutant_outcomes = evaluate(candidate, spec, tolerance, mutants, options.strict_zeros);
       note(mutants, mutant_outcomes);
       for (std::size_t i = 0; i < mutants.size(); ++i) {
         if (mutant_outcomes[i].e > best_outcome.e) {
@@ -537,8 +472,8 @@ FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
     finding.spec = report.specs[spec_index];
     finding.fuzz_case = best_case;
     finding.outcome = best_outcome;
-    finding.tolerance = tolerance;
-    finding.replay = replay_command(candidate, spec, best_case, options.tolerance);
+    finding.tolerance = tolerance.value;
+    finding.replay = replay_command(candidate, spec, best_case, options.strict_zeros);
     report.worst.push_back(finding);
     std::sort(report.worst.begin(), report.worst.end(), [](const Finding& a, const Finding& b) {
       return a.outcome.e != b.outcome.e ? a.outcome.e > b.outcome.e : a.trial < b.trial;
@@ -554,14 +489,14 @@ FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options) {
   for (const Seen& s : seen_violations) {
     if (kept_of_class[static_cast<int>(s.violation)]++ >= options.violations_per_class) continue;
     const Spec& spec = specs[s.spec_index];
-    const double tolerance = tolerances[s.spec_index];
+    const judge::Tolerance& tolerance = tolerances[s.spec_index];
     Finding finding;
     finding.trial = s.trial;
     finding.spec = report.specs[s.spec_index];
-    finding.fuzz_case = shrink(candidate, spec, tolerance, s.fuzz_case, s.violation);
-    finding.outcome = evaluate(candidate, spec, tolerance, {finding.fuzz_case})[0];
-    finding.tolerance = tolerance;
-    finding.replay = replay_command(candidate, spec, finding.fuzz_case, options.tolerance);
+    finding.fuzz_case = shrink(candidate, spec, tolerance, s.fuzz_case, s.violation, options.strict_zeros);
+    finding.outcome = evaluate(candidate, spec, tolerance, {finding.fuzz_case}, options.strict_zeros)[0];
+    finding.tolerance = tolerance.value;
+    finding.replay = replay_command(candidate, spec, finding.fuzz_case, options.strict_zeros);
     report.violations.push_back(finding);
   }
   return report;

@@ -2,10 +2,11 @@
 // (DESIGN.md use 3; ROPE.md §5 lists the pitfalls the generators aim at).
 //
 // A case is one token, one head: a spec, a position tuple, a target pair j with its input (x, y),
-// and a background seed that fills the other dims (0: zeros). It is judged pair by pair with THE
-// error metric (reference/error_metric.h pair_error) against the exact rotation
-// (reference::rotate_exact at 128 bits: error ≤ 2^(14−128)·|φ|·ρ, far below u·ρ for |φ| < 2^40),
-// and against the reference's special-value policy (reference/README.md "Special values").
+// and a background seed that fills the other dims (0: zeros). It is judged pair by pair by THE pair
+// rule (judge/pair_rule.h judge_pair, as check and run judge) against the exact rotation
+// (reference::rotate_exact at 128 bits: error ≤ 2^(14−128)·|φ|·ρ, far below u·ρ for |φ| < 2^40)
+// and the reference's special-value policy (reference/README.md "Special values"). The
+// implementation under fuzz is any judge::Implementation (judge/registry.h names them).
 //
 // The search is a list of trials; trial t draws 16 edge cases (fuzz/search/generators.h) and then
 // hill-climbs 24 rounds of 8 mutations each (position, input bits, pair index) toward larger e.
@@ -20,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fuzz/search/candidate.h"
+#include "judge/implementation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::fuzz {
@@ -40,9 +41,9 @@ std::string case_text(const FuzzCase& c);
 // Throws std::invalid_argument naming the field.
 FuzzCase parse_case(const std::string& text, const Spec& spec);
 
-// What is wrong with a case, most severe first. special_value: NaN/±Inf/overflow/signed-zero
-// disagreement with the reference's policy; underflow: an output pair in the subnormal range off by
-// more than the absolute allowance (see search.cpp); tolerance: e > tolerance.
+// What is wrong with a case, most severe first (judge/pair_rule.h Failure and Domain): status: the
+// call failed; passthrough; special_value: a special-value (or, with --strict-zeros, signed-zero)
+// disagreement; tolerance: out of tolerance; underflow: out of tolerance with a subnormal input norm.
 enum class Violation { none, status, passthrough, special_value, tolerance, underflow };
 std::string_view name(Violation v);
 
@@ -57,9 +58,9 @@ struct Outcome {
   std::string message;       // one line, for violations
 };
 
-// Evaluates cases of one spec in one call of the candidate. `tolerance` in e units.
-std::vector<Outcome> evaluate(const Candidate& candidate, const Spec& spec, double tolerance,
-                              const std::vector<FuzzCase>& cases);
+// Evaluates cases of one spec in one call of the implementation.
+std::vector<Outcome> evaluate(const judge::Implementation& implementation, const Spec& spec,
+                              const judge::Tolerance& tolerance, const std::vector<FuzzCase>& cases, bool strict_zeros = false);
 
 struct FuzzOptions {
   std::vector<Spec> specs;                 // the edge list when empty (default_specs())
@@ -68,7 +69,7 @@ struct FuzzOptions {
   std::optional<double> seconds;           // wall-clock cap (the report says when it was hit)
   int shard_index = 0;
   int shard_count = 1;
-  std::optional<double> tolerance;         // overrides the candidate's default (e units)
+  bool strict_zeros = false;               // judge/pair_rule.h
   int worst_count = 10;
   int violations_per_class = 10;
 };
@@ -104,14 +105,16 @@ struct FuzzReport {
   std::int64_t violation_counts[6] = {};       // cases seen per Violation value
 };
 
-FuzzReport run_fuzz(const Candidate& candidate, const FuzzOptions& options);
+// The tolerance of each spec is the implementation's (judge/implementation.h tolerance()).
+FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& options);
 
 // Shrinks a violating case toward a minimal one of the same class (background to zeros, smaller
 // pair index, smaller positions with fewer set bits, inputs with fewer significant bits).
-FuzzCase shrink(const Candidate& candidate, const Spec& spec, double tolerance, FuzzCase c, Violation violation);
+FuzzCase shrink(const judge::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
+                Violation violation, bool strict_zeros = false);
 
-std::string replay_command(const Candidate& candidate, const Spec& spec, const FuzzCase& c,
-                           std::optional<double> tolerance);
+std::string replay_command(const judge::Implementation& candidate, const Spec& spec, const FuzzCase& c,
+                           bool strict_zeros = false);
 
 // The JSON report (schema "ropecheck-fuzz-report/1", fuzz/README.md) and its text form.
 nlohmann::ordered_json to_json(const FuzzReport& report);

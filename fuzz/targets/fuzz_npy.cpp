@@ -1,4 +1,4 @@
-// libFuzzer target: the .npy reader (gate/readers/tensors.h parse_npy_tensor), used by
+// libFuzzer target: the .npy reader (tensorio/readers.h parse_npy_tensor), used by
 // `ropecheck apply --input X.npy` and for .npy candidates and npz members.
 // Contract checked: any bytes either parse or throw ReaderError; a parsed numeric tensor's value
 // count equals the product of its shape (sizes are checked against the bytes before allocating).
@@ -7,14 +7,14 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "gate/readers/tensors.h"
+#include "tensorio/readers.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  ropecheck::gate::Tensor tensor;
+  ropecheck::tensorio::Tensor tensor;
   try {
-    tensor = ropecheck::gate::parse_npy_tensor(bytes, "fuzz.npy");
-  } catch (const ropecheck::gate::ReaderError&) {
+    tensor = ropecheck::tensorio::parse_npy_tensor(bytes, "fuzz.npy");
+  } catch (const ropecheck::tensorio::ReaderError&) {
     return 0;
   }
   if (tensor.dtype == "U") return 0;

@@ -1,4 +1,4 @@
-// libFuzzer target: the gate's handling of a plugin's results (gate/isolation.h read_reply), the
+// libFuzzer target: the gate's handling of a plugin's results (judge/isolation.h read_reply), the
 // bytes a child process sends back after running a candidate. The bytes are fed through a pipe, as
 // the child's would be. Contract checked: never a crash, never more outputs than the call's element
 // count (checked before allocating), and an "ok" result always carries exactly that count.
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "gate/isolation.h"
+#include "judge/isolation.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   constexpr std::size_t kExpected = 64;
@@ -23,12 +23,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     written += static_cast<std::size_t>(n);
   }
   ::close(fds[1]);
-  ropecheck::gate::ApplyResult result;
-  const auto read = ropecheck::gate::read_reply(fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(1),
+  ropecheck::judge::ApplyResult result;
+  const auto read = ropecheck::judge::read_reply(fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(1),
                                                 kExpected, result);
   ::close(fds[0]);
   if (result.output.size() > kExpected) std::abort();
-  if (read == ropecheck::gate::ReplyRead::ok && result.status == ropecheck::gate::ApplyResult::Status::ok &&
+  if (read == ropecheck::judge::ReplyRead::ok && result.status == ropecheck::judge::ApplyResult::Status::ok &&
       result.output.size() != kExpected) {
     std::abort();
   }

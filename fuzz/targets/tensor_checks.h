@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "gate/readers/tensors.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::fuzz {
 
 // Numeric tensors hold exactly product(shape) values (text tensors none); extents are ≥ 0.
-inline void check_tensor(const gate::Tensor& tensor) {
+inline void check_tensor(const tensorio::Tensor& tensor) {
   std::uint64_t count = 1;
   for (std::int64_t extent : tensor.shape) {
     if (extent < 0) std::abort();
@@ -19,7 +19,7 @@ inline void check_tensor(const gate::Tensor& tensor) {
   if (count != tensor.values.size()) std::abort();
 }
 
-inline void check_tensors(const gate::TensorMap& tensors) {
+inline void check_tensors(const tensorio::TensorMap& tensors) {
   for (const auto& [name, tensor] : tensors) check_tensor(tensor);
 }
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gate/commands/command.h"
-#include "gate/readers/tensors.h"
+#include "tensorio/readers.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 
@@ -71,8 +71,8 @@ std::vector<double> read_input(const std::string& text) {
   if (std::filesystem::is_regular_file(text)) {
     if (text.size() >= 4 && text.substr(text.size() - 4) == ".npy") {
       try {
-        return parse_npy_tensor(read_file_bytes(text), text).values;
-      } catch (const ReaderError& e) {
+        return tensorio::parse_npy_tensor(tensorio::read_file_bytes(text), text).values;
+      } catch (const tensorio::ReaderError& e) {
         throw InputError(e.what());
       }
     }

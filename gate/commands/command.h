@@ -1,7 +1,9 @@
 // How a `ropecheck` subcommand plugs into the CLI: one add_*_command function per subcommand, each
 // in its own file under gate/commands/, listed in gate/main.cpp and gate/CMakeLists.txt.
 // A subcommand's callback stores its exit status in `status` (0 pass, 1 fail); bad arguments or bad
-// input are reported by throwing UsageError / InputError, which main prints as one line, exit 2.
+// input are reported by throwing UsageError / InputError (judge/errors.h), which main prints as one
+// line, exit 2. The judging commands are functions (gate/check.h run_check, run_run; sweep, props):
+// their files here only fill the arguments.
 #pragma once
 
 #include <stdexcept>
@@ -9,18 +11,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "judge/errors.h"
+
 namespace ropecheck::gate {
-
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// Bad input data: the message names the file, the field and what was expected.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 void add_apply_command(CLI::App& root, int& status);
 void add_golden_command(CLI::App& root, int& status);

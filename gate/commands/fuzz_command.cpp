@@ -15,6 +15,8 @@
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
 #include "gate/report.h"
+#include "judge/adapters.h"
+#include "judge/registry.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::gate {
@@ -36,23 +38,6 @@ std::pair<int, int> parse_shard(const std::string& text) {
   return {index, count};
 }
 
-// "e=NUMBER" (as check and run take it) or a bare NUMBER; ulp tolerances do not apply to a search
-// that ranks cases by e.
-double parse_e_tolerance(const std::string& text) {
-  const std::string number = text.rfind("e=", 0) == 0 ? text.substr(2) : text;
-  std::size_t used = 0;
-  double value = -1;
-  try {
-    value = std::stod(number, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != number.size() || !std::isfinite(value) || value < 0) {
-    throw UsageError("--tolerance: expected e=NUMBER with a non-negative NUMBER (u*rho units), got '" + text + "'");
-  }
-  return value;
-}
-
 }  // namespace
 
 void add_fuzz_command(CLI::App& root, int& status) {
@@ -65,6 +50,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::uint64_t seed = 1;
     std::string tolerance;
     double timeout = 10;
+    bool strict_zeros = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--impl", args->impl,
@@ -79,6 +65,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
   cmd->add_option("--seed", args->seed, "Seed of the search (same seed and trials: same output)");
   cmd->add_option("--shard", args->shard, "Run trials t with t mod N = K (K/N, 0 <= K < N)");
   cmd->add_option("--tolerance", args->tolerance, "e=NUMBER: tolerance in u*rho units (default: the implementation's bound)");
+  cmd->add_flag("--strict-zeros", args->strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
   cmd->add_option("--timeout", args->timeout, "Seconds allowed per plugin call before its child process is killed")
       ->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--replay", args->replay, "Evaluate one case (as printed by a replay command) and exit");
@@ -87,11 +74,20 @@ void add_fuzz_command(CLI::App& root, int& status) {
     if (args->impl.empty() == args->plugin.empty()) throw UsageError("fuzz: expected exactly one of --impl NAME or --plugin PATH");
     const std::vector<std::string> inputs = {args->plugin};  // the report never replaces the plugin
     check_report_paths({args->json}, inputs);
-    std::unique_ptr<fuzz::Candidate> candidate;
-    try {
-      candidate = args->impl.empty() ? fuzz::make_plugin(args->plugin, args->timeout) : fuzz::make_implementation(args->impl);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
+    judge::RegistryOptions registry;
+    if (!args->tolerance.empty()) {
+      const judge::ToleranceOverrides overrides = judge::parse_tolerance(args->tolerance);
+      // The search ranks cases by e: an element-ULP bound does not apply.
+      if (!overrides.rope || overrides.rope->kind != judge::Tolerance::Kind::e || overrides.attention_scores ||
+          overrides.attention_outputs) {
+        throw UsageError("--tolerance: expected e=NUMBER (u*rho units), got '" + args->tolerance + "'");
+      }
+      registry.claims.tolerance = overrides.rope;
+    }
+    registry.timeout_seconds = args->timeout;
+    const std::unique_ptr<judge::Implementation> candidate = judge::make_implementation({args->impl, args->plugin}, registry);
+    if (const auto* isolated = dynamic_cast<const judge::IsolatedImplementation*>(candidate.get())) {
+      if (const judge::ApplyResult* e = isolated->start_error()) throw UsageError("--plugin " + args->plugin + ": " + e->message);
     }
     std::vector<Spec> specs;
     for (const std::string& text : args->specs) {
@@ -101,8 +97,6 @@ void add_fuzz_command(CLI::App& root, int& status) {
         throw UsageError(std::string("--spec: ") + e.what());
       }
     }
-    std::optional<double> tolerance;
-    if (!args->tolerance.empty()) tolerance = parse_e_tolerance(args->tolerance);
 
     nlohmann::ordered_json report;
     if (!args->replay.empty()) {
@@ -113,8 +107,9 @@ void add_fuzz_command(CLI::App& root, int& status) {
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
       }
-      const double tol = tolerance.value_or(candidate->default_tolerance(specs[0]));
-      const fuzz::Outcome outcome = fuzz::evaluate(*candidate, specs[0], tol, {c})[0];
+      const judge::Tolerance tolerance = candidate->tolerance(specs[0]);
+      const double tol = tolerance.value;
+      const fuzz::Outcome outcome = fuzz::evaluate(*candidate, specs[0], tolerance, {c}, args->strict_zeros)[0];
       if (outcome.unsupported) {
         throw UsageError("--spec: the implementation reports this spec as unsupported (ROPECHECK_ERROR_UNSUPPORTED)");
       }
@@ -143,7 +138,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     if (args->trials > 0) options.trials = args->trials;
     if (args->seconds > 0) options.seconds = args->seconds;
     std::tie(options.shard_index, options.shard_count) = parse_shard(args->shard);
-    options.tolerance = tolerance;
+    options.strict_zeros = args->strict_zeros;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
     if (!args->json.empty()) write_atomically(args->json, report.dump(2) + "\n", inputs);
     std::fputs(fuzz::to_text(report).c_str(), stdout);

@@ -15,11 +15,16 @@
 #include <memory>
 
 #include "gate/commands/command.h"
-#include "gate/golden_set.h"
+#include "judge/golden_run.h"
 #include "gate/report.h"
-#include "gate/writers/tensor_writer.h"
+#include "tensorio/writers.h"
 
 namespace ropecheck::gate {
+
+using judge::LoadedGolden;
+using judge::load_golden;
+using judge::tensor_name;
+using tensorio::OutTensor;
 namespace {
 
 std::string dtype_name(Dtype dtype) {
@@ -84,7 +89,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
         }
       }
     }
-    const std::string bytes = args->format == "npz" ? encode_npz(tensors) : encode_safetensors(tensors);
+    const std::string bytes = args->format == "npz" ? tensorio::encode_npz(tensors) : tensorio::encode_safetensors(tensors);
     write_atomically(args->out, bytes, inputs);
     std::fprintf(stderr, "ropecheck: exported %lld tests to %s\n", static_cast<long long>(exported), args->out.c_str());
     status = 0;

@@ -11,20 +11,22 @@
 #include <string>
 
 #include "gate/commands/command.h"
-#include "gate/kernel_implementation.h"
+#include "judge/adapters.h"
+#include "judge/registry.h"
 #include "proofs/catalog.h"
-#include "proofs/registry.h"
 #include "proofs/runner.h"
 
 namespace ropecheck::gate {
 namespace {
 
 struct PropsArguments {
-  std::string implementation;  // empty: "reference", or "auto" with --plugin (as `run --plugin`)
+  std::string implementation;  // empty: "reference-exact", or "auto" with --plugin (as `run --plugin`)
   std::string plugin;
   double timeout = 10;
   int precision_bits = 256;
   std::string model = "exact";
+  std::string tolerance;
+  std::optional<std::int64_t> max_position;
   int cases = 100;
   std::uint64_t seed = 0;
   bool seed_given = false;
@@ -44,49 +46,29 @@ std::string discrepancy_text(const proofs::IdentityReport& report, bool bits) {
 }
 
 int run_props(const PropsArguments& args) {
-  // A plugin's implementation defaults to "auto": "reference" means nothing to a plugin.
-  const std::string name = !args.implementation.empty() ? args.implementation : args.plugin.empty() ? "reference" : "auto";
-  // The reference variants come from the catalog's registry; kernels and plugins from the gate
-  // (gate/kernel_implementation.h), each call in a child process.
-  const proofs::RegistryEntry* entry = args.plugin.empty() ? proofs::find_implementation(name) : nullptr;
-  std::optional<Candidate> candidate;
-  if (!entry) {
-    try {
-      candidate = resolve_candidate(name, args.plugin);
-    } catch (const UsageError&) {
-      if (!args.plugin.empty()) throw;
-      std::string names;
-      for (const auto& e : proofs::registry()) names += (names.empty() ? "" : ", ") + std::string(e.name);
-      for (const KernelInfo& k : project_kernels()) names += ", " + k.name + (k.available ? "" : " (not on this machine)");
-      throw UsageError("--impl: expected one of " + names + ", auto, or --plugin PATH; got '" + name + "'");
-    }
-  }
+  // A plugin's implementation defaults to "auto"; otherwise the reference's unrounded outputs, whose
+  // agreement the catalog reports in bits.
+  const std::string name = !args.implementation.empty() ? args.implementation : args.plugin.empty() ? "reference-exact" : "auto";
   if (args.cases < 1) throw UsageError("--cases: expected an integer >= 1, got " + std::to_string(args.cases));
   if (args.precision_bits < 64) throw UsageError("--precision: expected >= 64 bits, got " + std::to_string(args.precision_bits));
-  if (args.model != "exact" && args.model != "f32-recipe") {
-    throw UsageError("--model: expected exact or f32-recipe, got '" + args.model + "'");
+  if (args.max_position && *args.max_position < 1) {
+    throw UsageError("--max-position: expected an integer >= 1, got " + std::to_string(*args.max_position));
   }
   if (!args.only.empty() && !proofs::find_identity(args.only)) {
     std::string names;
     for (const auto& identity : proofs::catalog()) names += (names.empty() ? "" : ", ") + std::string(identity.name);
     throw UsageError("--only: expected one of " + names + ", got '" + args.only + "'");
   }
-  proofs::ImplementationOptions options;
-  options.precision_bits = args.precision_bits;
-  options.model = args.model == "exact" ? reference::Model::exact : reference::Model::f32_recipe;
-  std::unique_ptr<IsolatedKernel> kernel;
-  std::unique_ptr<proofs::Implementation> implementation;
-  if (entry) {
-    implementation = entry->make(options);
-  } else {
-    kernel = std::make_unique<IsolatedKernel>(candidate->source, candidate->plugin, candidate->implementation, args.timeout);
-    const std::string described = (candidate->source == Source::plugin ? "plugin " + candidate->plugin + ": "
-                                                                        : std::string("ropecheck kernel ")) +
-                                  kernel->describe();
-    implementation = std::make_unique<KernelImplementation>(*kernel, candidate->source, described,
-                                                            options.model == reference::Model::exact ? Model::exact
-                                                                                                     : Model::f32_recipe,
-                                                            std::nullopt);
+  judge::RegistryOptions registry;
+  registry.claims.model = judge::parse_model(args.model);
+  if (!args.tolerance.empty()) registry.claims.tolerance = judge::parse_tolerance(args.tolerance).rope;
+  registry.precision_bits = args.precision_bits;
+  registry.timeout_seconds = args.timeout;
+  // Kernels and plugins in a child process: a crash is that case's failure, not the command's.
+  registry.isolate_kernels = true;
+  std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({name, args.plugin}, registry);
+  if (args.max_position) {
+    implementation = std::make_unique<judge::PositionLimit>(std::move(implementation), *args.max_position);
   }
   const bool bits = implementation->exact_precision_bits() > 0;
 
@@ -124,9 +106,13 @@ int run_props(const PropsArguments& args) {
       const std::string target = args.plugin.empty()          ? "--impl " + name
                                  : args.implementation.empty() ? "--plugin " + args.plugin
                                                                : "--plugin " + args.plugin + " --impl " + name;
+      std::string extra;
+      if (!args.tolerance.empty()) extra += " --tolerance " + args.tolerance;
+      if (args.max_position) extra += " --max-position " + std::to_string(*args.max_position);
+      if (args.no_shrink) extra += " --no-shrink";
       std::printf("  replay: ropecheck props %s --precision %d --model %s --cases %d --seed %llu --only %s%s\n",
                   target.c_str(), args.precision_bits, args.model.c_str(), args.cases,
-                  static_cast<unsigned long long>(run.seed), report.name.c_str(), args.no_shrink ? " --no-shrink" : "");
+                  static_cast<unsigned long long>(run.seed), report.name.c_str(), extra.c_str());
     }
     std::fflush(stdout);
   }
@@ -139,11 +125,14 @@ void add_props_command(CLI::App& root, int& status) {
   auto args = std::make_shared<PropsArguments>();
   CLI::App* cmd = root.add_subcommand("props", "Check RoPE's identities (proofs/ catalog) against an implementation");
   cmd->add_option("--impl", args->implementation,
-                  "Implementation under test (see proofs/registry.cpp; default: reference, or auto with --plugin)");
+                  "Implementation under test (judge/registry.h; default: reference-exact, or auto with --plugin)");
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
   cmd->add_option("--timeout", args->timeout, "Seconds allowed per kernel or plugin call")->check(CLI::Range(0.01, 86400.0));
   cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits")->capture_default_str();
-  cmd->add_option("--model", args->model, "Rounding model of the reference: exact | f32-recipe")->capture_default_str();
+  cmd->add_option("--model", args->model, "What the implementation claims: exact | f32-recipe (its default tolerance)")
+      ->capture_default_str();
+  cmd->add_option("--tolerance", args->tolerance, "The bound the implementation claims: e=NUMBER (u*rho units)");
+  cmd->add_option("--max-position", args->max_position, "Largest |position| the identities generate");
   cmd->add_option("--cases", args->cases, "Successful cases required per identity")->capture_default_str();
   cmd->add_option_function<std::uint64_t>(
       "--seed", [args](const std::uint64_t& seed) { args->seed = seed, args->seed_given = true; },

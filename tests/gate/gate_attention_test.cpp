@@ -19,9 +19,9 @@
 
 #include <ropecheck/kernel.h>
 
-#include "gate/compare.h"
-#include "gate/readers/tensors.h"
-#include "gate/writers/tensor_writer.h"
+#include "judge/group.h"
+#include "tensorio/readers.h"
+#include "tensorio/writers.h"
 #include "gate_test_support.h"
 #include "optimized/c_spec.h"
 #include "spec/schedule.h"

@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "gate/writers/tensor_writer.h"
-#include "gate/compare.h"
+#include "tensorio/writers.h"
+#include "judge/group.h"
 #include "gate_test_support.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"

@@ -19,8 +19,19 @@
 #include <nlohmann/json.hpp>
 
 #include "golden/golden.h"
+#include "judge/tolerance.h"
+#include "tensorio/readers.h"
+#include "tensorio/writers.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
+
+namespace ropecheck::gate {
+// The judge's and the tensor files' names, as the gate's tests use them.
+using judge::default_tolerance;
+using judge::Model;
+using judge::Tolerance;
+using namespace tensorio;  // NOLINT: readers and writers build and read the tests' files
+}  // namespace ropecheck::gate
 
 namespace ropecheck::gate::testing {
 

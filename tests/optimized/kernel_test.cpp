@@ -2,7 +2,7 @@
 // parameters as its name, which is also the gtest filter), instantiated over every implementation
 // of the C ABI (include/ropecheck/kernel.h); implementations this machine lacks are skipped with a
 // message, never silently untested. Each case is checked against the exact reference
-// (reference::rotate_exact, MPFR at 128 bits) with the error metric of reference/error_metric.h and
+// (reference::rotate_exact, MPFR at 128 bits) with the error metric of judge/pair_rule.h and
 // the tolerance of optimized/error_bounds.h, plus: pass-through dims bit-identical, guard bytes
 // around every output buffer and padding between strided rows untouched, and bit-for-bit
 // agreement with the scalar kernel (all CPU kernels run the same IEEE operations).
@@ -23,7 +23,7 @@
 
 #include "optimized/c_spec.h"
 #include "optimized/error_bounds.h"
-#include "reference/error_metric.h"
+#include "judge/pair_rule.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"

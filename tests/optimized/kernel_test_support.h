@@ -1,6 +1,6 @@
 // Shared machinery of the kernel tests: a Case (spec, shape, positions, strides, mode), running it
 // through the C ABI with guard bytes around every output buffer, and checking the result against
-// the exact reference with reference::pair_error and the bounds of optimized/error_bounds.h.
+// the exact reference by the one pair rule (judge/pair_rule.h) with the bounds of optimized/error_bounds.h.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,7 +21,8 @@
 
 #include "optimized/c_spec.h"
 #include "optimized/error_bounds.h"
-#include "reference/error_metric.h"
+#include "judge/group.h"
+#include "judge/pair_rule.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -342,27 +343,28 @@ inline void check_guards_and_padding(const Case& c, const KernelRun& run) {
   if (c.k_heads > 0) check_untouched(c, run.output(c, run.k), run.k.heads, "k output");
 }
 
-// Exact results per case (computed once; every implementation compares with the same values).
-inline const std::vector<long double>& exact_for(const Case& c, const TensorData& t, const std::string& tag) {
+// Exact and correctly rounded results per case (computed once; every implementation compares with
+// the same values). Non-finite inputs are replaced by zeros for the exact values: those pairs are
+// judged by class against the correctly rounded ones (judge/pair_rule.h).
+inline const judge::Expected& expected_for(const Case& c, const TensorData& t, const std::string& tag) {
   static std::mutex mutex;
-  static std::map<std::string, std::vector<long double>> memo;
+  static std::map<std::string, judge::Expected> memo;
   std::lock_guard<std::mutex> lock(mutex);
   const std::string key = c.name() + "/" + tag;
   auto it = memo.find(key);
   if (it != memo.end()) return it->second;
   const Spec spec = c.spec();
   const auto positions = c.position_values();
-  std::vector<long double> out;
-  bool finite = std::all_of(t.input.begin(), t.input.end(), [](double v) { return std::isfinite(v); });
-  if (finite) {
-    const auto exact = reference::rotate_exact(spec, reference::Shape{c.tokens, t.heads, spec.head_dim}, positions, t.input,
-                                               128, reference::Form::elementwise);
-    for (const auto& v : exact) out.push_back(v.convert_to<long double>());
-  } else {
-    for (double v : reference::apply(spec, reference::Shape{c.tokens, t.heads, spec.head_dim}, positions, t.input)) {
-      out.push_back(v);
-    }
+  const reference::Shape shape{c.tokens, t.heads, spec.head_dim};
+  judge::Expected out;
+  std::vector<double> finite = t.input;
+  for (double& v : finite) {
+    if (!std::isfinite(v)) v = 0;
   }
+  for (const auto& v : reference::rotate_exact(spec, shape, positions, finite, 128, reference::Form::elementwise)) {
+    out.exact.push_back(static_cast<long double>(v));
+  }
+  out.rounded = reference::apply(spec, shape, positions, t.input);
   return memo.emplace(key, std::move(out)).first->second;
 }
 
@@ -374,10 +376,16 @@ inline double case_bound(const Case& c) {
 
 inline void check_tensor_against_exact(const Case& c, const KernelRun& run, const TensorData& t, const std::string& tag) {
   const Spec spec = c.spec();
-  const auto& exact = exact_for(c, t, tag);
+  const judge::Expected& expected = expected_for(c, t, tag);
   const Buffer& out = run.output(c, t);
   const double bound = case_bound(c);
-  const double attention = static_cast<double>(attention_factor<long double>(spec));
+  // THE pair rule (judge/pair_rule.h) with the kernel's proven bound; the kernels compute in a wider
+  // format and round once, so one subnormal rounding at most.
+  judge::PairRule rule;
+  rule.dtype = spec.dtype;
+  rule.attention_factor = static_cast<double>(attention_factor<long double>(spec));
+  rule.tolerance = judge::Tolerance{judge::Tolerance::Kind::e, bound, 0, "optimized/error_bounds.h"};
+  rule.underflow_roundings = 1;
   const std::int64_t d = spec.head_dim;
   double worst = 0;
   for (std::int64_t tok = 0; tok < c.tokens; ++tok) {
@@ -387,13 +395,20 @@ inline void check_tensor_against_exact(const Case& c, const KernelRun& run, cons
         const auto dims = reference::pair_dims(spec, j);
         const double a = read_element(out, out.offset(tok, h, dims.first), spec.dtype);
         const double b = read_element(out, out.offset(tok, h, dims.second), spec.dtype);
-        const double e = reference::pair_error(a, b, exact[row + dims.first], exact[row + dims.second],
-                                               t.input[row + dims.first], t.input[row + dims.second], spec.dtype, attention);
-        worst = std::max(worst, e);
-        ASSERT_LE(e, bound) << tag << " token " << tok << " head " << h << " pair " << j << ": got ("
-                            << reference::to_hex(a) << ", " << reference::to_hex(b) << ") for input ("
-                            << reference::to_hex(t.input[row + dims.first]) << ", "
-                            << reference::to_hex(t.input[row + dims.second]) << ")";
+        const std::size_t i1 = row + static_cast<std::size_t>(dims.first), i2 = row + static_cast<std::size_t>(dims.second);
+        judge::Pair pair;
+        pair.x = t.input[i1];
+        pair.y = t.input[i2];
+        pair.a = a;
+        pair.b = b;
+        pair.exact_a = expected.exact[i1];
+        pair.exact_b = expected.exact[i2];
+        pair.rounded_a = expected.rounded[i1];
+        pair.rounded_b = expected.rounded[i2];
+        const judge::PairVerdict v = judge::judge_pair(pair, rule);
+        if (v.measured) worst = std::max(worst, v.e);
+        ASSERT_TRUE(v.pass()) << tag << " token " << tok << " head " << h << " pair " << j << ": " << v.message << " for input ("
+                              << reference::to_hex(pair.x) << ", " << reference::to_hex(pair.y) << "), bound " << bound;
       }
       // pass-through dims: bit for bit (kernel.h; DESIGN.md)
       for (std::int64_t i = spec.rotary_dim; i < d; ++i) {

@@ -11,10 +11,12 @@
 #include <rapidcheck/gtest.h>
 
 #include "proofs/catalog.h"
-#include "proofs/reference_implementation.h"
+#include "judge/reference_implementation.h"
 #include "proofs/runner.h"
 
 namespace ropecheck::proofs {
+
+using judge::ReferenceImplementation;
 namespace {
 
 ReferenceImplementation reference_at(int bits) {

@@ -9,10 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "proofs/implementation.h"
-#include "proofs/reference_implementation.h"
+#include "judge/reference_implementation.h"
+#include "proofs/catalog.h"
 
 namespace ropecheck::proofs::testing {
+
+using judge::ApplyResult;
+using judge::ReferenceImplementation;
 
 struct Fault {
   std::string name;
@@ -27,17 +30,17 @@ class FaultyReference final : public Implementation {
       : fault_(std::move(fault)), inner_(precision_bits, reference::Model::exact, ReferenceImplementation::Output::exact) {}
 
   std::string name() const override { return "faulty-" + fault_.name; }
+  std::string selector() const override { return name(); }
   bool supports(const Spec&) const override { return true; }
   bool supports_negative_positions() const override { return true; }
   std::int64_t max_position() const override { return inner_.max_position(); }
   int exact_precision_bits() const override { return inner_.exact_precision_bits(); }
-  ErrorClaim claim(const Spec& spec) const override { return inner_.claim(spec); }
 
-  std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
-                            std::span<const double> input) const override {
+  ApplyResult run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                  std::span<const double> input) const override {
     const std::vector<std::int64_t> p = fault_.alter_positions({positions.begin(), positions.end()});
-    std::vector<double> out = inner_.apply(fault_.alter_spec(spec), shape, p, input);
-    if (fault_.drop_last_head) drop(spec, shape, input, out);
+    ApplyResult out = inner_.run(fault_.alter_spec(spec), shape, p, input);
+    if (fault_.drop_last_head && out.status == ApplyResult::Status::ok) drop(spec, shape, input, out.output);
     return out;
   }
   std::optional<std::vector<Real>> apply_exact(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
@@ -47,6 +50,9 @@ class FaultyReference final : public Implementation {
     if (fault_.drop_last_head) drop(spec, shape, input, out);
     return out;
   }
+
+ protected:
+  std::optional<ErrorClaim> own_claim(const Spec& spec) const override { return inner_.claim(spec); }
 
  private:
   template <class T>

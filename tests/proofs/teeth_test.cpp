@@ -5,10 +5,12 @@
 
 #include "faulty_implementations.h"
 #include "proofs/catalog.h"
-#include "proofs/reference_implementation.h"
+#include "judge/reference_implementation.h"
 #include "proofs/runner.h"
 
 namespace ropecheck::proofs {
+
+using judge::ReferenceImplementation;
 namespace {
 
 class Teeth : public ::testing::TestWithParam<int> {};

@@ -23,9 +23,9 @@
 
 #include <ropecheck/kernel.h>
 
-#include "fuzz/search/candidate.h"
 #include "fuzz/search/generators.h"
 #include "fuzz/search/search.h"
+#include "judge/registry.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/spec.h"
@@ -64,6 +64,14 @@ std::string read_file(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+using judge::ApplyResult;
+
+std::unique_ptr<judge::Implementation> make_implementation(const std::string& name) {
+  return judge::make_implementation({name, ""}, {});
+}
+
+judge::Tolerance tolerance_e(double e) { return judge::Tolerance{judge::Tolerance::Kind::e, e, 0, "test"}; }
+
 FuzzOptions options_for(const char* spec, std::int64_t trials, std::uint64_t seed = 7) {
   FuzzOptions options;
   options.specs = {parse_spec(spec)};
@@ -89,7 +97,7 @@ TEST(Fuzz, FindsTheFloat32RecipeBreachAndShrinksIt) {
   // Shrunk: zeros elsewhere; and shrinking keeps it a breach of the same class.
   EXPECT_EQ(breach.fuzz_case.background, 0u);
   const Spec spec = parse_spec(kSpec);
-  EXPECT_EQ(evaluate(*candidate, spec, breach.tolerance, {breach.fuzz_case})[0].violation, Violation::tolerance);
+  EXPECT_EQ(evaluate(*candidate, spec, candidate->tolerance(spec), {breach.fuzz_case})[0].violation, Violation::tolerance);
   // Minimal: moving the position halfway to 0 is no longer guaranteed to breach, but the shrinker
   // tried p/2, p − 1 and fewer set bits; at least the result is no larger than any of the trials'.
   EXPECT_LE(breach.fuzz_case.position[0], report.worst[0].fuzz_case.position[0] * 2 + 1);
@@ -112,20 +120,23 @@ TEST(Fuzz, ProjectKernelMeetsItsBound) {
 }
 
 // The reference with its result edited by `edit` (given the spec and the batch's positions): the
-// one test candidate behind every deliberate defect below.
-class Edited final : public Candidate {
+// one test candidate behind every deliberate defect below. It claims e <= 1; an exception from the
+// edit is that call's error status, as FunctionImplementation reports it.
+class Edited final : public judge::Implementation {
  public:
   using Edit = std::function<void(const Spec&, std::span<const std::int64_t> positions, ApplyResult&)>;
-  explicit Edited(Edit edit) : edit_(std::move(edit)) {}
+  explicit Edited(Edit edit) : judge::Implementation(judge::Claims{judge::Model::exact, tolerance_e(1)}), edit_(std::move(edit)) {}
   std::string name() const override { return "edited"; }
   std::string selector() const override { return "--impl edited"; }
-  double default_tolerance(const Spec&) const override { return 1; }
-  std::string tolerance_source(const Spec&) const override { return "test"; }
-  ApplyResult apply(const Spec& spec, std::int64_t tokens, std::span<const std::int64_t> positions,
-                    std::span<const double> input) const override {
+  ApplyResult run(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                  std::span<const double> input) const override {
     ApplyResult r;
-    r.output = reference::apply(spec, reference::Shape{tokens, 1, spec.head_dim}, positions, input);
-    edit_(spec, positions, r);
+    r.output = reference::apply(spec, shape, positions, input);
+    try {
+      edit_(spec, positions, r);
+    } catch (const std::exception& e) {
+      return {ApplyResult::Status::kernel_error, std::string("threw: ") + e.what(), {}};
+    }
     return r;
   }
 
@@ -148,14 +159,21 @@ Edited defective(Defect defect) {
 }
 
 TEST(Fuzz, ReportsSpecialValueDisagreementsAsTheirOwnClass) {
-  for (auto defect : {Defect::nan_to_zero, Defect::overflow_saturates}) {
-    const Edited candidate = defective(defect);
-    const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,base=10000,dtype=f16", 4));
-    EXPECT_GT(report.violation_counts[static_cast<int>(Violation::special_value)], 0);
-    EXPECT_EQ(report.violation_counts[static_cast<int>(Violation::tolerance)], 0);
-    ASSERT_FALSE(report.violations.empty());
-    EXPECT_EQ(report.violations[0].outcome.violation, Violation::special_value);
-  }
+  const Edited candidate = defective(Defect::nan_to_zero);
+  const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,base=10000,dtype=f16", 4));
+  EXPECT_GT(report.violation_counts[static_cast<int>(Violation::special_value)], 0);
+  EXPECT_EQ(report.violation_counts[static_cast<int>(Violation::tolerance)], 0);
+  ASSERT_FALSE(report.violations.empty());
+  EXPECT_EQ(report.violations[0].outcome.violation, Violation::special_value);
+}
+
+// Saturating every infinity also saturates those of infinite inputs, where the IEEE policy gives
+// ±Inf: special-value violations. (Saturated overflow of finite inputs is judged by the tolerance:
+// OverflowPairsJudgeTheFiniteComponentByTheTolerance.)
+TEST(Fuzz, SaturatedInfinitiesOfInfiniteInputsAreSpecialValues) {
+  const Edited candidate = defective(Defect::overflow_saturates);
+  const FuzzReport report = run_fuzz(candidate, options_for("layout=half,head_dim=16,base=10000,dtype=f16", 4));
+  EXPECT_GT(report.violation_counts[static_cast<int>(Violation::special_value)], 0);
 }
 
 TEST(Fuzz, ReportsPassThroughChangesAsTheirOwnClass) {
@@ -256,14 +274,14 @@ enum class Fault { error_status, short_output, throws, unsupported };
 Edited picky(Fault fault) {
   return Edited([fault](const Spec&, std::span<const std::int64_t> positions, ApplyResult& r) {
     if (fault == Fault::unsupported) {
-      r.status = ROPECHECK_ERROR_UNSUPPORTED;
+      r.status = ApplyResult::Status::unsupported;
       r.output.clear();
       return;
     }
     if (std::find(positions.begin(), positions.end(), 7) == positions.end()) return;
     switch (fault) {
       case Fault::error_status:
-        r.status = ROPECHECK_ERROR_INTERNAL;
+        r.status = ApplyResult::Status::kernel_error;
         r.message = "refused position 7";
         r.output.clear();
         break;
@@ -289,12 +307,12 @@ TEST(Fuzz, FailedBatchesAreAttributedToTheirCase) {
   const Spec spec = parse_spec(kSpec);
   const std::vector<FuzzCase> cases = {case_at(1), case_at(7), case_at(9)};
   const std::pair<Fault, std::string> faults[] = {
-      {Fault::error_status, "refused position 7"},
+      {Fault::error_status, "status: refused position 7"},
       {Fault::short_output, "expected 16 outputs, got 15"},  // head_dim 16, one value short
-      {Fault::throws, "the implementation threw: position 7"},
+      {Fault::throws, "status: threw: position 7"},
   };
   for (const auto& [fault, message] : faults) {
-    const std::vector<Outcome> outcomes = evaluate(picky(fault), spec, 1.0, cases);
+    const std::vector<Outcome> outcomes = evaluate(picky(fault), spec, tolerance_e(1), cases);
     ASSERT_EQ(outcomes.size(), 3u);
     EXPECT_EQ(outcomes[1].violation, Violation::status) << message;
     EXPECT_EQ(outcomes[1].message, message);
@@ -307,9 +325,10 @@ TEST(Fuzz, FailedBatchesAreAttributedToTheirCase) {
 
 // A pair whose exact rotation overflows in one component only: at position 1, pair 0 (θ_0 = 1
 // rad), x = −y = max_f32 gives a = max·(cos 1 + sin 1) ≈ 1.38·max → +Inf and b = max·(sin 1 − cos 1)
-// ≈ 0.30·max, finite. The infinity must be matched exactly and the finite component is judged by
-// the tolerance like any other: correct output passes, a finite component 64 ulps off is a
-// tolerance breach, a saturated infinity is a special-value violation.
+// ≈ 0.30·max, finite. Both are judged by the tolerance (judge/README.md "Overflow at the
+// threshold"): correct output passes, a finite component 64 ulps off is a tolerance breach, and so
+// is the largest finite value in place of the infinity (0.38·max away from the exact value); an
+// infinity of the wrong sign is a special-value violation.
 TEST(Fuzz, OverflowPairsJudgeTheFiniteComponentByTheTolerance) {
   const Spec spec = parse_spec(kSpec);
   FuzzCase c = case_at(1);
@@ -317,20 +336,24 @@ TEST(Fuzz, OverflowPairsJudgeTheFiniteComponentByTheTolerance) {
   c.x = reference::max_finite(Dtype::f32);
   c.y = -c.x;
   std::vector<double> seen;
-  const Outcome correct = evaluate(Edited([&seen](const Spec&, auto, ApplyResult& r) { seen = r.output; }), spec, 1.0, {c})[0];
+  const Outcome correct = evaluate(Edited([&seen](const Spec&, auto, ApplyResult& r) { seen = r.output; }), spec, tolerance_e(1), {c})[0];
   ASSERT_EQ(seen.size(), 16u);
   ASSERT_TRUE(std::isinf(seen[0]) && seen[0] > 0) << seen[0];  // the premise: a overflows, b does not
   ASSERT_TRUE(std::isfinite(seen[1])) << seen[1];
   EXPECT_EQ(correct.violation, Violation::none) << correct.message;
 
   const Outcome partner_off = evaluate(Edited([](const Spec&, auto, ApplyResult& r) { r.output[1] += 64 * std::ldexp(std::fabs(r.output[1]), -23); }),
-                                       spec, 1.0, {c})[0];
+                                       spec, tolerance_e(1), {c})[0];
   EXPECT_EQ(partner_off.violation, Violation::tolerance) << partner_off.message;
-  EXPECT_NE(partner_off.message.find("overflow"), std::string::npos) << partner_off.message;
+  EXPECT_EQ(partner_off.worst_pair, 0);
 
   const Outcome saturated = evaluate(Edited([](const Spec&, auto, ApplyResult& r) { r.output[0] = reference::max_finite(Dtype::f32); }),
-                                     spec, 1.0, {c})[0];
-  EXPECT_EQ(saturated.violation, Violation::special_value) << saturated.message;
+                                     spec, tolerance_e(1), {c})[0];
+  EXPECT_EQ(saturated.violation, Violation::tolerance) << saturated.message;
+
+  const Outcome wrong_sign = evaluate(Edited([](const Spec&, auto, ApplyResult& r) { r.output[0] = -r.output[0]; }), spec,
+                                      tolerance_e(1), {c})[0];
+  EXPECT_EQ(wrong_sign.violation, Violation::special_value) << wrong_sign.message;
 }
 
 // A candidate that refuses a spec is not failed: its trials are counted as unsupported.

@@ -1,0 +1,40 @@
+// `ropecheck check` and `ropecheck run` as functions (the command line in gate/commands/ only fills
+// the arguments): both judge an implementation over the golden suites through the one golden loop
+// (judge/golden_run.h) — `check` a candidate file's outputs, `run` a project kernel or a plugin —
+// print the verdict table, write the reports, and return the exit status (0 pass, 1 fail). Bad
+// arguments or input throw UsageError / InputError (exit 2).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gate/judge_args.h"
+
+namespace ropecheck::gate {
+
+struct ReportPaths {
+  std::string json, junit, html;
+};
+
+struct CheckArguments {
+  std::string golden;     // a suite file or a folder of them
+  std::string candidate;  // .npz, .npy, safetensors or JSON
+  JudgeArguments judge;
+  ReportPaths reports;
+};
+int run_check(const CheckArguments& args);
+
+struct RunArguments {
+  std::string implementation;  // --impl
+  std::string plugin;          // --plugin
+  std::string golden;
+  JudgeArguments judge;
+  ReportPaths reports;
+  bool props = false;          // also the identity catalog
+  int props_cases = 25;
+  std::uint64_t seed = 1;
+  double timeout = 10;         // seconds per plugin call
+};
+int run_run(const RunArguments& args);
+
+}  // namespace ropecheck::gate

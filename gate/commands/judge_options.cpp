@@ -1,0 +1,35 @@
+#include "gate/commands/judge_options.h"
+
+namespace ropecheck::gate {
+
+void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which) {
+  cmd->add_option("--model", args.model,
+                  "What the implementation claims to compute: exact (the true rotation) | f32-recipe (judge/README.md)")
+      ->capture_default_str();
+  cmd->add_option("--tolerance", args.tolerance,
+                  "Override the default bounds, comma-separated: e=NUMBER (u*rho units) or ulp=NUMBER; "
+                  "attention_scores=NUMBER, attention_outputs=NUMBER for attention suites");
+  if (which.max_position) {
+    cmd->add_option("--max-position", args.max_position, "Judge positions <= N only (your context length)");
+  }
+  if (which.skip_flags) {
+    cmd->add_option("--skip-flags", args.skip_flags,
+                    "Leave out golden tests carrying any of these flags, comma-separated (e.g. Overflow,NaNInput)");
+  }
+  cmd->add_option("--require-horizon", args.require_horizon,
+                  "Require accuracy up to position N only: ordinary failures above N are reported, not failed");
+  cmd->add_option("--threads", args.threads, "Threads for the exact values (0 = all cores)")->capture_default_str();
+  cmd->add_flag("--strict-zeros", args.strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
+  cmd->add_option("--worst", args.worst, "Worst cases listed per group")->capture_default_str();
+  if (which.allow_missing) {
+    cmd->add_flag("--allow-missing", args.allow_missing, "Skip tests the candidate has no output for (default: they fail)");
+  }
+}
+
+void add_report_options(CLI::App* cmd, ReportPaths& paths) {
+  cmd->add_option("--json", paths.json, "Write the JSON report (gate/schema/report.schema.json) here");
+  cmd->add_option("--junit", paths.junit, "Write a JUnit XML file (one testcase per group) here");
+  cmd->add_option("--html", paths.html, "Write a self-contained HTML report here");
+}
+
+}  // namespace ropecheck::gate

@@ -1,0 +1,35 @@
+// The options every judging command takes (judge/README.md "Options every judging command takes"),
+// as the command line gives them, and their one conversion into the judge's types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gate/report.h"
+#include "judge/golden_run.h"
+#include "judge/implementation.h"
+
+namespace ropecheck::gate {
+
+struct JudgeArguments {
+  std::string model = "exact";
+  std::string tolerance;  // the one grammar: judge/tolerance.h parse_tolerance
+  std::optional<std::int64_t> max_position;
+  std::string skip_flags;  // comma-separated golden flags
+  std::optional<std::int64_t> require_horizon;
+  int threads = 0;
+  bool strict_zeros = false;
+  int worst = 10;
+  bool allow_missing = false;
+};
+
+// Each throws UsageError naming the option and what was expected.
+judge::Claims claims_of(const JudgeArguments& args);
+judge::JudgeOptions judge_options_of(const JudgeArguments& args);
+std::vector<std::string> split_list(const std::string& text);
+// What the report shows of the options and of what they skipped.
+JudgedScope scope_of(const JudgeArguments& args, std::int64_t skipped_by_flags, std::int64_t skipped_by_position);
+
+}  // namespace ropecheck::gate

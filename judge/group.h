@@ -1,0 +1,226 @@
+// The per-group verdict: every judged pair of one golden group (or one sweep) goes through the pair
+// rule (judge/pair_rule.h), and the group keeps what every report prints — worst e, worst element
+// ULP, worst absolute error, the accuracy horizon, the failures that are not accuracy, the worst
+// cases, the plot, and the verdict.
+//
+// Accuracy and edge cases are kept apart (judge/README.md "Horizon"): the worst e and the accuracy
+// horizon come from ordinary pairs only (finite inputs in range: judge/pair_rule.h Domain); special
+// values, near-overflow and subnormal pairs, pass-through dims and whole-test failures (crash,
+// missing output, ...) still fail the verdict, and are counted and listed on their own.
+//
+// Attention tests (golden kind "attention", AttentionComparer) are judged on the scores
+// [heads, q_tokens, k_tokens] and outputs [q_tokens, heads, v_dim] a candidate reports:
+//   score e  = |ŝ − s| / (u·|c|·‖q_i‖·‖k_j‖),  c = g²/√head_dim, q_i, k_j the unrotated head vectors;
+//   output e = |ô − o| / (u·max_j |v_j|)       over the keys visible to that query, per component;
+// s, o the golden (correctly rounded) values; bounds derived in judge/tolerance.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "golden/golden.h"
+#include "judge/pair_rule.h"
+#include "judge/tolerance.h"
+#include "spec/spec.h"
+
+namespace ropecheck::judge {
+
+// One bad element or test, as listed in reports (the worst first).
+struct Case {
+  std::string suite;
+  std::int64_t test_id = 0;
+  // tolerance | special_value | signed_zero | passthrough | missing | shape | crash | timeout |
+  // status | abi | load | guard
+  std::string kind;
+  // An ordinary pair out of tolerance: it is an accuracy case (worst e, horizon). Every other case
+  // (special values, signed zeros, near-overflow or subnormal pairs, pass-through, whole tests) is an
+  // edge case.
+  bool accuracy = false;
+  std::string domain;    // of the pair (judge/pair_rule.h name(Domain)); empty for whole tests
+  std::string quantity;  // attention cases: "score" or "output"; empty for RoPE pairs and whole tests
+  std::string message;   // one line
+  std::int64_t position = 0;  // largest position component of the token
+  std::int64_t token = 0, head = 0;
+  int dim = -1;  // first dim of the pair (or the element), -1 for whole tests
+  int second_dim = -1;
+  double input_x = 0, input_y = 0;
+  double expected_a = 0, expected_b = 0;  // correctly rounded expected values
+  double got_a = 0, got_b = 0;
+  double e = 0, ulp = 0, abs = 0;
+  double unit = 0, tolerance = 0;  // attention cases: the error unit and the bound; pairs: the bound
+  double severity = 0;             // for ordering within its list: e (or ulp) of the case
+};
+
+struct Point {
+  std::int64_t position = 0;
+  double e = 0;  // worst e (or ulp) over the ordinary pairs of one (test, token); attention: worst e/tolerance
+  bool pass = true;
+};
+
+struct TestOutcome {
+  std::int64_t id = 0;
+  std::string status;  // pass | fail | skip
+  std::string reason;  // for fail and skip: one line
+};
+
+// What an attention group measured (GroupResult::attention).
+struct AttentionStats {
+  double score_tolerance = 0;  // the group's score bound (its head_dim and dtype fix it), or the override
+  std::string score_source;
+  // The output bound is per (query, head) row: it grows with the row's σ (judge/tolerance.cpp).
+  double output_tolerance_min = 0, output_tolerance_max = 0;
+  std::string output_source;
+  std::int64_t scores_checked = 0, scores_failed = 0;
+  std::int64_t scores_masked = 0;  // masked scores given as −inf (accepted, not measured)
+  std::int64_t outputs_checked = 0, outputs_failed = 0;
+  double worst_score_e = 0, worst_output_e = 0;
+  // The output closest to its own bound: its e and that bound (e/tol is what passes or fails).
+  double worst_output_margin = 0, worst_output_margin_e = 0, worst_output_margin_tolerance = 0;
+};
+
+// What the judging options add to the pair rule (judge/golden_run.h JudgeOptions holds them).
+struct GroupOptions {
+  int worst_cases = 10;               // cases kept per list (accuracy, edge)
+  bool strict_zeros = false;          // judge/pair_rule.h
+  std::optional<std::int64_t> max_position;     // tokens above it are not judged
+  std::optional<std::int64_t> require_horizon;  // accuracy is required up to it only
+  // Attention suites: constant bounds in place of the derived ones.
+  std::optional<double> attention_scores, attention_outputs;
+};
+
+struct GroupResult {
+  std::string kind = "rope";  // rope | attention (the golden file's kind)
+  std::string suite;
+  int index = 0;     // group index in the suite file
+  std::string spec;  // canonical spec text
+  Dtype dtype = Dtype::f32;
+  Tolerance tolerance;
+  double attention_magnitude = 1;  // max(1, |g|): e is relative to g·ρ
+  std::int64_t tests = 0, tests_failed = 0, tests_skipped = 0;
+  std::int64_t skipped_by_flags = 0, skipped_by_position = 0;  // of tests_skipped
+  std::int64_t tokens_beyond_max_position = 0;                 // not judged (--max-position)
+  std::int64_t pairs_checked = 0, pairs_failed = 0;
+  std::int64_t ordinary_checked = 0, ordinary_failed = 0;      // the accuracy figures' pairs
+  std::int64_t special_checked = 0, special_failed = 0;        // special inputs, or special outputs
+  std::int64_t edge_failed = 0;          // near-overflow or subnormal pairs out of tolerance
+  std::int64_t signed_zero_failed = 0;   // --strict-zeros only
+  std::int64_t passthrough_checked = 0, passthrough_failed = 0;
+  std::int64_t whole_tests_failed = 0;   // crash, missing output, wrong size, ...
+  std::int64_t beyond_required_failed = 0;  // ordinary pairs out of tolerance above --require-horizon
+  // Accuracy figures, over ordinary pairs: never infinite.
+  double worst_e = 0, worst_ulp = 0, worst_abs = 0;
+  std::int64_t worst_e_position = -1;
+  int worst_e_pair = -1;                // pair index j of the worst e
+  std::int64_t max_position = -1;       // largest position with an ordinary pair judged (−1: none)
+  std::optional<std::int64_t> horizon;  // largest such position below the first accuracy failure
+  bool horizon_complete = false;        // no accuracy failure: the horizon is every tested position
+  std::string verdict;                  // pass | fail | skip
+  std::string verdict_reason;           // one line when the verdict is not what the tests alone say
+  std::vector<Case> worst;              // accuracy cases (worst first), then edge cases (worst first)
+  std::vector<Point> points;            // one per (test, token) with ordinary pairs: the plot
+  std::vector<TestOutcome> outcomes;    // one per test
+  std::optional<AttentionStats> attention;  // attention groups only
+
+  std::int64_t edge_failures() const {
+    return special_failed + edge_failed + signed_zero_failed + passthrough_failed + whole_tests_failed;
+  }
+};
+
+namespace detail {  // shared by the two comparers (group.cpp, attention.cpp)
+// What a comparer accumulates for one group: the result, the worst cases, and the tested positions
+// with the first failing one (for the horizon).
+class GroupTally {
+ public:
+  explicit GroupTally(GroupOptions options) : options_(std::move(options)) {}
+
+  GroupResult result;
+  const GroupOptions& options() const { return options_; }
+
+  // Keeps the worst `worst_cases` of each list (accuracy, edge), but lets every failing test appear
+  // once before a test appears twice: a CI reader needs the list of failing tests more than the
+  // tenth-worst element of one test.
+  void record_case(Case c);
+  // A case of test `test_id` of this group at `position`; the caller fills in the rest.
+  Case new_case(std::int64_t test_id, std::string kind, std::int64_t position) const;
+  // Records a case against test `test_id` as a whole (no element to point at), without counting
+  // the test.
+  void record_whole_test_case(std::int64_t test_id, std::string kind, std::string message, std::int64_t position);
+  // A position whose ordinary pairs were judged; `accurate`: all of them within tolerance.
+  void record_position(std::int64_t position, bool accurate);
+  // A test without a usable output (missing, wrong size, crash, ...) fails as a whole; it is an edge
+  // case: it does not move the horizon.
+  void fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message);
+  void skip_test(std::int64_t test_id, std::string reason);
+  // Verdict, horizon (the largest tested position below the first accuracy failure; all of them
+  // when none fails), --require-horizon, and the plot's order.
+  GroupResult finish();
+
+ private:
+  GroupOptions options_;
+  std::vector<Case> accuracy_cases_, edge_cases_;
+  std::optional<std::int64_t> first_failing_position_;
+  std::vector<std::int64_t> tested_positions_;
+};
+}  // namespace detail
+
+// The values a RoPE test is judged against: the exact outputs (long double) and the correctly
+// rounded ones (IEEE policy). Independent of the candidate, so callers may compute them for many
+// tests in parallel (judge/golden_run.cpp).
+struct Expected {
+  std::vector<long double> exact;
+  std::vector<double> rounded;
+};
+// Under Model::exact: rounded = the golden expected values, exact from reference::rotate_exact at
+// `precision_bits` (error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ; non-finite inputs replaced by 0: those pairs are
+// judged by class). Under Model::f32_recipe: the recipe's correctly rounded result (golden
+// expected_f32_recipe), as both.
+Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits = 128);
+
+// Accumulates the tests of one golden group (or one sweep).
+class GroupComparer {
+ public:
+  GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance,
+                GroupOptions options);
+
+  // Judges one test's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
+  void add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected);
+  // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
+  void fail(const golden::RopeTest& test, std::string kind, std::string message);
+  // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
+  void skip(const golden::RopeTest& test, std::string reason);
+
+  GroupResult finish();
+
+ private:
+  const golden::Group& group_;
+  PairRule rule_;
+  detail::GroupTally tally_;
+};
+
+// Accumulates the tests of one attention group (golden kind "attention").
+class AttentionComparer {
+ public:
+  AttentionComparer(std::string suite, int index, const golden::Group& group, GroupOptions options);
+
+  // Judges one test. `scores` ([heads, q_tokens, k_tokens]) and `outputs` ([q_tokens, heads,
+  // v_dim]), row-major, are null when the candidate gave none (sizes are the caller's check);
+  // `missing` names absent tensors that fail the test (empty under --allow-missing).
+  void add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
+           const std::vector<std::string>& missing);
+  void fail(const golden::AttentionTest& test, std::string kind, std::string message);
+  void skip(const golden::AttentionTest& test, std::string reason);
+
+  GroupResult finish();
+
+ private:
+  const golden::Group& group_;
+  detail::GroupTally tally_;
+};
+
+// Largest component of token t's position tuple.
+std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token);
+
+}  // namespace ropecheck::judge

@@ -1,0 +1,391 @@
+#include "judge/isolation.h"
+
+#include <csignal>
+
+#include <dlfcn.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include <ropecheck/kernel.h>
+
+#include "judge/abi_call.h"
+
+namespace ropecheck::judge {
+namespace {
+
+// ---- pipe I/O -----------------------------------------------------------------------------------
+bool write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly `size` bytes before `deadline` (none: wait forever). False on EOF, error or timeout;
+// `timed_out` tells which.
+bool read_all(int fd, void* data, std::size_t size, const std::chrono::steady_clock::time_point* deadline,
+              bool* timed_out = nullptr) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        if (timed_out) *timed_out = true;
+        return false;
+      }
+      pollfd pfd{fd, POLLIN, 0};
+      const int r = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) continue;  // re-check the deadline
+      if (r < 0) return false;
+    }
+    const ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+class Writer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    const char* p = reinterpret_cast<const char*>(&v);
+    bytes.append(p, sizeof v);
+  }
+  void put_string(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    bytes += s;
+  }
+  template <class T>
+  void put_vector(std::span<const T> v) {
+    put<std::uint64_t>(v.size());
+    bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  std::string bytes;
+};
+
+// Reads what Writer wrote; sizes are bounded so a confused peer cannot make us allocate wildly.
+class Reader {
+ public:
+  Reader(int fd, const std::chrono::steady_clock::time_point* deadline) : fd_(fd), deadline_(deadline) {}
+  template <class T>
+  bool get(T& v) {
+    return read_all(fd_, &v, sizeof v, deadline_, &timed_out);
+  }
+  bool get_string(std::string& s) {
+    std::uint64_t n = 0;
+    if (!get(n) || n > (1u << 20)) return false;
+    s.resize(n);
+    return read_all(fd_, s.data(), n, deadline_, &timed_out);
+  }
+  // At most `max_count` elements: the size comes from the other process, so it is checked before
+  // anything is allocated (a reply carries exactly as many values as the call sent).
+  template <class T>
+  bool get_vector(std::vector<T>& v, std::uint64_t max_count = std::uint64_t{1} << 31) {
+    std::uint64_t n = 0;
+    if (!get(n) || n > max_count) return false;
+    v.resize(n);
+    return read_all(fd_, v.data(), n * sizeof(T), deadline_, &timed_out);
+  }
+  bool timed_out = false;
+
+ private:
+  int fd_;
+  const std::chrono::steady_clock::time_point* deadline_;
+};
+
+// ---- the child ----------------------------------------------------------------------------------
+using AbiVersionFn = std::uint32_t (*)();
+using ResolveFn = const char* (*)(const char*);
+using ApplyFn = std::int32_t (*)(const char*, const ropecheck_call*);
+
+constexpr std::uint32_t kHelloOk = 0, kHelloLoadFailed = 1;
+
+[[noreturn]] void serve(Source source, const std::string& plugin_path, const std::string& implementation, int in, int out) {
+  // A crashing plugin must not leave core files behind in the user's folder.
+  rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  // Whatever the kernel prints goes to stderr: stdout carries the gate's table.
+  ::dup2(2, 1);
+  AbiVersionFn abi_version = &ropecheck_kernel_abi_version;
+  ResolveFn resolve = &ropecheck_kernel_resolve;
+  ApplyFn apply_fn = &ropecheck_kernel_apply;
+  Writer hello;
+  if (source == Source::plugin) {
+    void* handle = ::dlopen(plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const char* missing = nullptr;
+    if (handle) {
+      abi_version = reinterpret_cast<AbiVersionFn>(::dlsym(handle, "ropecheck_kernel_abi_version"));
+      resolve = reinterpret_cast<ResolveFn>(::dlsym(handle, "ropecheck_kernel_resolve"));
+      apply_fn = reinterpret_cast<ApplyFn>(::dlsym(handle, "ropecheck_kernel_apply"));
+      if (!abi_version) missing = "ropecheck_kernel_abi_version";
+      else if (!apply_fn) missing = "ropecheck_kernel_apply";
+    }
+    if (!handle || missing) {
+      const char* err = handle ? nullptr : ::dlerror();
+      hello.put(kHelloLoadFailed);
+      hello.put<std::uint32_t>(0);
+      hello.put_string(handle ? std::string("missing entry point ") + missing
+                              : std::string("dlopen failed: ") + (err ? err : "unknown error"));
+      write_all(out, hello.bytes.data(), hello.bytes.size());
+      ::_exit(0);
+    }
+  }
+  const std::uint32_t version = abi_version();
+  std::string resolved = implementation;
+  if (resolve && version == ROPECHECK_KERNEL_ABI_VERSION) {
+    const char* r = resolve(implementation.c_str());
+    resolved = r ? std::string(r).substr(0, 200) : implementation + " (unresolved)";
+  }
+  hello.put(kHelloOk);
+  hello.put(version);
+  hello.put_string(resolved);
+  if (!write_all(out, hello.bytes.data(), hello.bytes.size())) ::_exit(0);
+  if (version != ROPECHECK_KERNEL_ABI_VERSION) ::_exit(0);
+
+  for (;;) {
+    Reader r(in, nullptr);
+    std::string spec_text;
+    std::int64_t tokens = 0, heads = 0, head_dim = 0;
+    std::vector<std::int64_t> positions;
+    std::vector<double> input;
+    if (!r.get_string(spec_text) || !r.get(tokens) || !r.get(heads) || !r.get(head_dim) || !r.get_vector(positions) ||
+        !r.get_vector(input)) {
+      ::_exit(0);  // the parent closed the pipe
+    }
+    std::int32_t status = ROPECHECK_OK;
+    std::uint32_t guard_ok = 1;
+    std::vector<double> result;
+    try {
+      const Spec spec = parse_spec(spec_text);
+      AbiCallResult call = call_kernel(apply_fn, implementation.c_str(), spec, reference::Shape{tokens, heads, head_dim},
+                                       positions, input);
+      status = call.status;
+      guard_ok = call.guard_intact ? 1 : 0;
+      result = std::move(call.output);
+    } catch (const std::exception&) {
+      // The gate's own conversion failed (a spec the ABI cannot express): an error, not a crash.
+      status = ROPECHECK_ERROR_INTERNAL;
+      result.clear();
+    }
+    Writer reply;
+    reply.put(status);
+    reply.put(guard_ok);
+    reply.put_vector<double>(result);
+    if (!write_all(out, reply.bytes.data(), reply.bytes.size())) ::_exit(0);
+  }
+}
+
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* desc = sigdescr_np(sig);
+  return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig)) + " (" + (desc ? desc : "signal") + ")";
+}
+
+}  // namespace
+
+IsolatedKernel::IsolatedKernel(Source source, std::string plugin_path, std::string implementation, double timeout_seconds)
+    : source_(source), plugin_path_(std::move(plugin_path)), implementation_(std::move(implementation)),
+      timeout_seconds_(timeout_seconds) {
+  // A child that dies while we write to it must not take the gate down with SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+IsolatedKernel::~IsolatedKernel() { stop(false); }
+
+void IsolatedKernel::stop(bool kill_child) {
+  if (to_child_ >= 0) ::close(to_child_);
+  if (from_child_ >= 0) ::close(from_child_);
+  to_child_ = from_child_ = -1;
+  if (child_ > 0) {
+    if (kill_child) ::kill(child_, SIGKILL);
+    // Closing its request pipe makes a healthy child exit; a stuck one is killed after the timeout.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds_));
+    int status = 0;
+    while (::waitpid(child_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(child_, SIGKILL);
+        ::waitpid(child_, &status, 0);
+        break;
+      }
+      ::usleep(1000);
+    }
+  }
+  child_ = -1;
+}
+
+bool IsolatedKernel::start() {
+  if (child_ > 0) return true;
+  if (start_failed_) return false;
+  int request[2], reply[2];
+  if (::pipe(request) != 0) return false;
+  if (::pipe(reply) != 0) {
+    ::close(request[0]);
+    ::close(request[1]);
+    return false;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    ::close(request[1]);
+    ::close(reply[0]);
+    // A candidate's fault must end the child with its signal, so that the report names it
+    // (SIGSEGV, SIGBUS, ...): undo handlers inherited from the gate, e.g. a sanitizer's.
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(signal_number, SIG_DFL);
+    serve(source_, plugin_path_, implementation_, request[0], reply[1]);
+  }
+  ::close(request[0]);
+  ::close(reply[1]);
+  child_ = pid;
+  to_child_ = request[1];
+  from_child_ = reply[0];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds_));
+  Reader r(from_child_, &deadline);
+  std::uint32_t hello = 0, version = 0;
+  std::string text;
+  if (!r.get(hello) || !r.get(version) || !r.get_string(text)) {
+    start_error_ = r.timed_out ? ApplyResult{ApplyResult::Status::timeout, "loading the implementation timed out", {}}
+                               : child_failure("loading the implementation");
+    if (r.timed_out) stop(true);
+    if (start_error_.status != ApplyResult::Status::crash && start_error_.status != ApplyResult::Status::timeout) {
+      start_error_.status = ApplyResult::Status::load;
+    }
+    start_failed_ = true;
+    return false;
+  }
+  if (hello == kHelloLoadFailed) {
+    start_error_ = {ApplyResult::Status::load, plugin_path_ + ": " + text, {}};
+    start_failed_ = true;
+    stop(false);
+    return false;
+  }
+  if (version != ROPECHECK_KERNEL_ABI_VERSION) {
+    start_error_ = {ApplyResult::Status::abi,
+                    "ABI version mismatch: the implementation was built for version " + std::to_string(version) +
+                        ", this gate speaks version " + std::to_string(ROPECHECK_KERNEL_ABI_VERSION),
+                    {}};
+    start_failed_ = true;
+    stop(false);
+    return false;
+  }
+  resolved_ = text;
+  return true;
+}
+
+// The child died (or closed the pipe): reap it and say how.
+ApplyResult IsolatedKernel::child_failure(const std::string& during) {
+  ApplyResult result;
+  result.status = ApplyResult::Status::crash;
+  if (to_child_ >= 0) ::close(to_child_);
+  if (from_child_ >= 0) ::close(from_child_);
+  to_child_ = from_child_ = -1;
+  int status = 0;
+  if (child_ > 0 && ::waitpid(child_, &status, 0) == child_) {
+    if (WIFSIGNALED(status)) {
+      result.message = "killed by " + signal_text(WTERMSIG(status)) + " while " + during;
+    } else {
+      result.message = "exited with status " + std::to_string(WEXITSTATUS(status)) + " while " + during;
+    }
+  } else {
+    result.message = "lost while " + during;
+  }
+  child_ = -1;
+  return result;
+}
+
+std::string IsolatedKernel::describe() {
+  start();
+  if (start_failed_) return implementation_ + " (" + start_error_.message + ")";
+  return resolved_;
+}
+
+const ApplyResult* IsolatedKernel::start_error() {
+  start();
+  return start_failed_ ? &start_error_ : nullptr;
+}
+
+ApplyResult IsolatedKernel::apply(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                                  std::span<const double> input) {
+  if (!start()) {
+    if (start_failed_) return start_error_;
+    return {ApplyResult::Status::crash, "could not start a child process", {}};
+  }
+  Writer w;
+  w.put_string(to_string(spec));
+  w.put(shape.tokens);
+  w.put(shape.heads);
+  w.put(shape.head_dim);
+  w.put_vector(positions);
+  w.put_vector(input);
+  if (!write_all(to_child_, w.bytes.data(), w.bytes.size())) return child_failure("receiving the call");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds_));
+  ApplyResult result;
+  const ReplyRead read = read_reply(from_child_, deadline, input.size(), result);
+  if (read == ReplyRead::timed_out) {
+    stop(true);
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds_);
+    return {ApplyResult::Status::timeout, std::string("no answer within ") + seconds + " s (killed)", {}};
+  }
+  if (read == ReplyRead::broken) return child_failure("running the call");
+  return result;
+}
+
+ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::size_t expected_elements,
+                     ApplyResult& result) {
+  Reader r(fd, &deadline);
+  std::int32_t status = 0;
+  std::uint32_t guard_ok = 0;
+  result = ApplyResult{};
+  if (!r.get(status) || !r.get(guard_ok) || !r.get_vector(result.output, expected_elements)) {
+    result.output.clear();
+    return r.timed_out ? ReplyRead::timed_out : ReplyRead::broken;
+  }
+  if (!guard_ok) {
+    result.status = ApplyResult::Status::guard;
+    result.message = "wrote outside its output buffer (guard bytes changed)";
+  } else if (status == ROPECHECK_ERROR_UNSUPPORTED) {
+    result.status = ApplyResult::Status::unsupported;
+    result.message = "the implementation reports this spec as unsupported";
+  } else if (status != ROPECHECK_OK) {
+    result.status = ApplyResult::Status::kernel_error;
+    result.message = "returned status " + std::to_string(status) + " (" + ropecheck_status_message(status) + ")";
+  } else if (result.output.size() != expected_elements) {
+    result.status = ApplyResult::Status::kernel_error;
+    result.message = "returned " + std::to_string(result.output.size()) + " values";
+  }
+  return ReplyRead::ok;
+}
+
+std::vector<KernelInfo> project_kernels() {
+  std::vector<KernelInfo> out;
+  const std::int32_t n = ropecheck_kernel_count();
+  for (std::int32_t i = 0; i < n; ++i) {
+    const char* name = ropecheck_kernel_name(i);
+    if (!name) continue;
+    out.push_back({name, ropecheck_kernel_available(name) == 1});
+  }
+  return out;
+}
+
+}  // namespace ropecheck::judge

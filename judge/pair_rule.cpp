@@ -1,0 +1,163 @@
+#include "judge/pair_rule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "reference/rounding.h"
+
+namespace ropecheck::judge {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool zero_signs_differ(double got, double expected) {
+  return got == 0 && expected == 0 && std::signbit(got) != std::signbit(expected);
+}
+
+std::string pair_text(double a, double b) { return "(" + reference::to_hex(a) + ", " + reference::to_hex(b) + ")"; }
+
+std::string short_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+long double norm(double x, double y) {
+  const long double lx = x, ly = y;
+  return std::sqrt(lx * lx + ly * ly);
+}
+
+}  // namespace
+
+double normwise_error(double a, double b, long double exact_a, long double exact_b, double x, double y, Dtype dtype,
+                      double attention_factor) {
+  const long double difference = std::fmax(std::fabs(a - exact_a), std::fabs(b - exact_b));
+  const long double rho = norm(x, y);
+  if (rho == 0) return difference == 0 ? 0.0 : kInf;
+  const long double u = std::ldexp(1.0L, -significand_bits(dtype));
+  const long double scale = std::fmax(1.0L, std::fabs(static_cast<long double>(attention_factor)));
+  return static_cast<double>(difference / (u * rho * scale));
+}
+
+int value_class(double v) {
+  if (std::isnan(v)) return 0;
+  if (std::isinf(v)) return v > 0 ? 1 : 2;
+  return 3;
+}
+
+std::string_view name(Domain domain) {
+  switch (domain) {
+    case Domain::ordinary: return "ordinary";
+    case Domain::special_input: return "special_input";
+    case Domain::near_overflow: return "near_overflow";
+    case Domain::subnormal: return "subnormal";
+  }
+  return "ordinary";
+}
+
+std::string_view name(Failure failure) {
+  switch (failure) {
+    case Failure::none: return "none";
+    case Failure::tolerance: return "tolerance";
+    case Failure::special_value: return "special_value";
+    case Failure::signed_zero: return "signed_zero";
+  }
+  return "none";
+}
+
+Domain domain_of(double x, double y, Dtype dtype, double attention_factor) {
+  if (!std::isfinite(x) || !std::isfinite(y)) return Domain::special_input;
+  const long double rho = norm(x, y);
+  const long double g = std::fmax(1.0L, std::fabs(static_cast<long double>(attention_factor)));
+  // |x·c| + |y·s| ≤ √2·ρ: below the largest value no careful evaluation overflows.
+  if (std::sqrt(2.0L) * rho * g > static_cast<long double>(reference::max_finite(dtype))) return Domain::near_overflow;
+  if (rho < std::ldexp(1.0L, reference::format_of(dtype).emin)) return Domain::subnormal;
+  return Domain::ordinary;
+}
+
+PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
+  PairVerdict v;
+  v.domain = domain_of(p.x, p.y, rule.dtype, rule.attention_factor);
+  const double got[2] = {p.a, p.b};
+  const double rounded[2] = {p.rounded_a, p.rounded_b};
+  const bool strict_zero_failure =
+      rule.strict_zeros && (zero_signs_differ(got[0], rounded[0]) || zero_signs_differ(got[1], rounded[1]));
+  if (v.domain == Domain::special_input) {
+    if (value_class(got[0]) != value_class(rounded[0]) || value_class(got[1]) != value_class(rounded[1])) {
+      v.failure = Failure::special_value;
+      v.message = "special values disagree: expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+    } else if (strict_zero_failure) {
+      v.failure = Failure::signed_zero;
+      v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+    }
+    return v;
+  }
+
+  const reference::Format format = reference::format_of(rule.dtype);
+  const long double u = std::ldexp(1.0L, -format.precision);
+  const long double unit = u * norm(p.x, p.y) * std::fmax(1.0L, std::fabs(static_cast<long double>(rule.attention_factor)));
+  const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
+  const double tol = rule.tolerance.at(p.angle);
+  v.allowed = tol;
+  // The first value that rounds to ±Inf: the largest finite one plus half its ulp.
+  const long double overflow_boundary = std::ldexp(2.0L - std::ldexp(1.0L, -format.precision), format.emax);
+  const long double exact[2] = {p.exact_a, p.exact_b};
+  long double difference = 0;
+  double ulp = 0;
+  std::string special;
+  for (int k = 0; k < 2; ++k) {
+    const long double magnitude = std::fabs(exact[k]);
+    if (std::isnan(got[k])) {
+      special = "NaN where a number is expected";
+      continue;
+    }
+    if (std::isinf(got[k])) {
+      // Overflow at the threshold: a value within the tolerance of the exact one rounds to this
+      // infinity. Its least error consistent with that enters e.
+      const bool same_sign = (got[k] > 0) == (exact[k] > 0);
+      const bool reachable = e_kind ? magnitude + tol * unit >= overflow_boundary : std::isinf(rounded[k]);
+      if (same_sign && reachable) {
+        difference = std::max(difference, std::max(0.0L, overflow_boundary - magnitude));
+        ulp = std::max(ulp, got[k] == rounded[k] ? 0.0 : 1.0);  // ±Inf is the neighbour of the largest value
+        continue;
+      }
+      special = std::string(got[k] > 0 ? "+Inf" : "-Inf") + " where the exact value is " +
+                short_number(static_cast<double>(exact[k])) + " (largest finite " + short_number(reference::max_finite(rule.dtype)) +
+                ")";
+      continue;
+    }
+    difference = std::max(difference, std::fabs(got[k] - exact[k]));
+    ulp = std::max(ulp, std::isinf(rounded[k]) ? 1.0 : std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
+  }
+  if (!special.empty()) {
+    v.failure = Failure::special_value;
+    v.message = special + ": expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+    return v;
+  }
+  v.measured = true;
+  v.abs = static_cast<double>(difference);
+  v.e = unit > 0 ? static_cast<double>(difference / unit) : (difference == 0 ? 0.0 : kInf);
+  v.ulp = ulp;
+  const long double underflow = rule.underflow_roundings * std::ldexp(1.0L, format.emin - format.precision);
+  const bool within = e_kind ? v.e <= tol || difference <= static_cast<long double>(tol) * unit + underflow : ulp <= tol;
+  if (!within) {
+    v.failure = Failure::tolerance;
+    v.message = (e_kind ? "e = " + short_number(v.e) : "ulp = " + short_number(ulp)) + " > " + short_number(tol) +
+                ": expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+  } else if (strict_zero_failure) {
+    v.failure = Failure::signed_zero;
+    v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+  }
+  return v;
+}
+
+bool passthrough_matches(double got, double input, Dtype dtype, bool strict_zeros) {
+  if (std::isnan(got) || std::isnan(input)) return std::isnan(got) && std::isnan(input);
+  if (!reference::representable(got, dtype)) return false;
+  if (got == 0 && input == 0) return !strict_zeros || std::signbit(got) == std::signbit(input);
+  return reference::encode_bits(got, dtype) == reference::encode_bits(input, dtype);
+}
+
+}  // namespace ropecheck::judge

@@ -1,0 +1,98 @@
+// THE rule that judges one rotated pair, and THE error metric it measures with (DESIGN.md "Error
+// metric"). Every judging path — check, run, sweep, props' tolerances, fuzz, the GoogleTest matcher,
+// the kernels' own tests — calls judge_pair; nothing else classifies or measures a pair.
+//
+// The metric is normwise, per rotated pair: rotation preserves each pair's norm, so a component can
+// be tiny after rotation while its inputs are large (cancellation), and element ULPs then say
+// nothing useful:
+//
+//     e = max(|a − A|, |b − B|) / (u · ρ · max(1, |g|)),   ρ = sqrt(x² + y²),  u = 2^-p
+//
+// (a, b) the candidate's output pair, (A, B) the exact result, (x, y) the input pair,
+// p = 53, 24, 11, 8 for f64, f32, f16, bf16, and g the spec's attention factor (outputs are scaled
+// by g, so their rounding errors are too). A correctly rounded result has e ≤ 1 (half an ulp of A
+// is at most u·|A| ≤ u·ρ·|g|).
+//
+// The rule (judge/README.md "The pair rule", with the reason for each decision):
+//  - Domain, from the inputs alone: `special_input` (x or y NaN/±Inf), `near_overflow`
+//    (√2·ρ·max(1,|g|) above the dtype's largest value: even a careful evaluation may overflow),
+//    `subnormal` (ρ below the smallest normal: e measures the underflow quantum, not the
+//    implementation), `ordinary` (everything else). Only ordinary pairs enter the accuracy figures
+//    (worst e, the horizon); failures of the other domains still fail the verdict, counted apart.
+//  - special_input: each output component must be of the class (NaN, +Inf, −Inf, finite) of the
+//    correctly rounded result under the IEEE policy of reference/README.md "Special values".
+//  - finite inputs: NaN where a number is expected is a special-value failure; ±Inf is accepted
+//    when a value within the tolerance of the exact one rounds to that infinity (overflow at the
+//    threshold, judged by the tolerance as underflow is), and is a special-value failure otherwise;
+//    finite outputs pass when e ≤ tolerance, or when max|a − A| ≤ tolerance·u·ρ·max(1,|g|) plus
+//    `underflow_roundings` quanta 2^(emin−p) (gradual underflow: no multiple of u·ρ bounds it when ρ
+//    is itself tiny). An `ulp` tolerance compares element ULPs with the correctly rounded values.
+//  - Signed zeros: ±0 compare equal (the sign of a zero result depends on whether the candidate
+//    fused a multiply-add, and nothing that consumes RoPE outputs can observe it); with
+//    `strict_zeros` a zero must carry the correctly rounded result's IEEE sign.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "judge/tolerance.h"
+#include "spec/spec.h"
+
+namespace ropecheck::judge {
+
+// e of one pair with finite inputs and finite outputs (see above): the exact values in long double
+// (≤ 2^-64·|A| from the exact ones: below 2^-10 in e for every dtype). ρ = 0: 0 when the outputs
+// equal the exact values, +Inf otherwise.
+double normwise_error(double a, double b, long double exact_a, long double exact_b, double x, double y, Dtype dtype,
+                      double attention_factor = 1.0);
+
+enum class Domain { ordinary, special_input, near_overflow, subnormal };
+std::string_view name(Domain domain);
+Domain domain_of(double x, double y, Dtype dtype, double attention_factor);
+
+enum class Failure { none, tolerance, special_value, signed_zero };
+std::string_view name(Failure failure);
+
+// What a pair is held to: one per group (spec, model, tolerance, options).
+struct PairRule {
+  Dtype dtype = Dtype::f32;
+  double attention_factor = 1;  // g
+  Tolerance tolerance;
+  int underflow_roundings = 3;  // judge/tolerance.h underflow_roundings(model)
+  bool strict_zeros = false;
+};
+
+struct Pair {
+  double x = 0, y = 0;                   // the input pair (values of the dtype)
+  double a = 0, b = 0;                   // the candidate's outputs
+  long double exact_a = 0, exact_b = 0;  // the exact outputs (ignored when an input is not finite)
+  double rounded_a = 0, rounded_b = 0;   // the correctly rounded outputs, IEEE policy (reference::apply)
+  double angle = 0;                      // |m·θ'_j|, for a tolerance that grows with the angle
+};
+
+struct PairVerdict {
+  Domain domain = Domain::ordinary;
+  Failure failure = Failure::none;
+  bool measured = false;  // e, ulp and abs were measured (finite inputs, no special-value failure)
+  double e = 0;
+  double ulp = 0;         // max element ULP error against the correctly rounded values
+  double abs = 0;         // max |output − exact|
+  double allowed = 0;     // the tolerance at this pair (e or ulp, as the rule's kind)
+  std::string message;    // one line, for failures
+
+  bool pass() const { return failure == Failure::none; }
+  // Whether the pair enters the accuracy figures (worst e, horizon, plot).
+  bool ordinary() const { return domain == Domain::ordinary; }
+};
+
+PairVerdict judge_pair(const Pair& pair, const PairRule& rule);
+
+// NaN, +Inf, −Inf or finite (0, 1, 2, 3): the classes special values must agree on (here and in
+// the attention comparer).
+int value_class(double v);
+
+// A pass-through dim (≥ rotary_dim): the input, bit for bit in the dtype; ±0 equal unless
+// `strict_zeros` (as rotated results); NaN matches NaN.
+bool passthrough_matches(double got, double input, Dtype dtype, bool strict_zeros);
+
+}  // namespace ropecheck::judge

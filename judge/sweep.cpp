@@ -1,0 +1,108 @@
+#include "judge/sweep.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "judge/errors.h"
+#include "judge/parallel.h"
+#include "reference/rounding.h"
+#include "spec/random.h"
+#include "spec/schedule.h"
+
+namespace ropecheck::judge {
+
+std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed) {
+  std::vector<std::int64_t> p;
+  for (std::int64_t i = 0; i <= std::min<std::int64_t>(63, max_position); ++i) p.push_back(i);
+  for (int k = 6; k < 63 && (std::int64_t{1} << k) - 1 <= max_position; ++k) {
+    for (std::int64_t d : {-1, 0, 1}) {
+      const std::int64_t v = (std::int64_t{1} << k) + d;
+      if (v <= max_position) p.push_back(v);
+    }
+  }
+  p.push_back(max_position);
+  std::sort(p.begin(), p.end());
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  const std::int64_t wanted = std::max<std::int64_t>(samples, 1);
+  if (max_position < wanted) {  // the whole range (not max + 1 <= wanted: it overflows at INT64_MAX)
+    p.clear();
+    for (std::int64_t i = 0; i <= max_position; ++i) p.push_back(i);
+    return p;
+  }
+  // Distinct random ones, drawn one at a time until there are `samples`.
+  SplitMix64 rng(seed);
+  std::unordered_set<std::int64_t> seen(p.begin(), p.end());
+  while (static_cast<std::int64_t>(p.size()) < wanted) {
+    const std::int64_t v = rng.range(0, max_position);
+    if (seen.insert(v).second) p.push_back(v);
+  }
+  std::sort(p.begin(), p.end());
+  return p;
+}
+
+GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
+                  const GroupOptions& group_options) {
+  if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
+  if (o.samples < 1 || o.samples > kMaxSweepSamples) {
+    throw UsageError("--samples: expected an integer >= 1 and <= " + std::to_string(kMaxSweepSamples) + ", got " +
+                     std::to_string(o.samples));
+  }
+  if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
+  validate(spec);
+  const std::vector<std::int64_t> positions = sample_positions(o.max_position, o.samples, o.seed);
+  const int components = position_components(spec);
+  const std::int64_t d = spec.head_dim;
+
+  golden::Group group;
+  group.spec = spec;
+  GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
+  SplitMix64 rng(o.seed + 1);
+  std::int64_t id = 0;
+  for (std::size_t begin = 0; begin < positions.size(); begin += static_cast<std::size_t>(o.chunk_tokens)) {
+    const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(o.chunk_tokens));
+    golden::RopeTest test;
+    test.id = ++id;
+    test.tokens = static_cast<std::int64_t>(end - begin);
+    test.heads = 1;
+    test.head_dim = d;
+    // every component of a multi-axis position tuple takes the sampled position
+    for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
+    test.input.resize(static_cast<std::size_t>(test.tokens * d));
+    for (double& v : test.input) v = reference::round_to_format(4 * rng.unit() - 2, spec.dtype);  // [−2, 2)
+    const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
+    if (result.status != ApplyResult::Status::ok) {
+      if (result.status == ApplyResult::Status::unsupported) {
+        comparer.skip(test, result.message);
+      } else {
+        comparer.fail(test, std::string(kind_name(result.status)), result.message);
+      }
+      continue;
+    }
+    // The correctly rounded and the exact values, split over threads by token ranges.
+    const unsigned workers = resolve_threads(o.threads);
+    const std::size_t slices = std::min<std::size_t>(workers, static_cast<std::size_t>(test.tokens));
+    std::vector<Expected> parts(slices);
+    parallel_for(slices, o.threads, [&](std::size_t w) {
+      const std::int64_t t0 = test.tokens * static_cast<std::int64_t>(w) / static_cast<std::int64_t>(slices);
+      const std::int64_t t1 = test.tokens * static_cast<std::int64_t>(w + 1) / static_cast<std::int64_t>(slices);
+      golden::RopeTest part;
+      part.tokens = t1 - t0;
+      part.heads = 1;
+      part.head_dim = d;
+      part.positions.assign(test.positions.begin() + t0 * components, test.positions.begin() + t1 * components);
+      part.input.assign(test.input.begin() + t0 * d, test.input.begin() + t1 * d);
+      part.expected = reference::apply(spec, Shape{part.tokens, 1, d}, part.positions, part.input);
+      parts[w] = expected_values(spec, part, implementation.claims().model, o.precision_bits);
+    });
+    Expected expected;
+    for (Expected& part : parts) {
+      expected.exact.insert(expected.exact.end(), part.exact.begin(), part.exact.end());
+      expected.rounded.insert(expected.rounded.end(), part.rounded.begin(), part.rounded.end());
+    }
+    test.expected = expected.rounded;
+    comparer.add(test, result.output, expected);
+  }
+  return comparer.finish();
+}
+
+}  // namespace ropecheck::judge

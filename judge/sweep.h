@@ -1,0 +1,38 @@
+// The sweep: how accurate is an implementation across positions, not only at the golden ones?
+// Samples positions (every small one, then 2^k − 1, 2^k, 2^k + 1 and random ones up to
+// max_position), one head of random inputs in [−2, 2) per position, every pair index, and judges the
+// implementation's outputs by the one group rule (judge/group.h): worst e and where, the accuracy
+// horizon (the largest sampled position up to which every ordinary pair is within tolerance).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "judge/group.h"
+#include "judge/implementation.h"
+
+namespace ropecheck::judge {
+
+struct SweepOptions {
+  std::int64_t max_position = 2147483647;
+  std::int64_t samples = 256;
+  std::uint64_t seed = 1;
+  int threads = 0;            // the reference's threads (0: all cores)
+  int precision_bits = 160;   // of the exact values
+  // Positions per call of the implementation: bounds the memory of a sweep with many samples.
+  std::int64_t chunk_tokens = 4096;
+};
+
+// Most samples a sweep takes (its plot keeps one point per sample).
+inline constexpr std::int64_t kMaxSweepSamples = std::int64_t{1} << 22;
+
+// Sorted, distinct positions: 0..63, then 2^k − 1, 2^k, 2^k + 1, the maximum, then uniform random
+// ones until `samples` (more when those fixed ones are more; every position when the range has at
+// most `samples`). splitmix64 (spec/random.h): the same on every platform.
+std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed);
+
+// Throws UsageError for options out of range. Test ids of the result are the chunks (1, 2, ...).
+GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
+                  const GroupOptions& group_options);
+
+}  // namespace ropecheck::judge

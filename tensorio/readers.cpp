@@ -1,0 +1,526 @@
+#include "tensorio/readers.h"
+
+
+#include <zlib.h>
+
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "reference/rounding.h"
+#include "spec/json_keys.h"
+
+namespace ropecheck::tensorio {
+namespace {
+
+[[noreturn]] void fail(std::string_view file, std::string_view field, std::string_view expected) {
+  throw ReaderError(std::string(file) + ": " + std::string(field) + ": expected " + std::string(expected));
+}
+
+std::uint64_t read_le(const char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+// Printable, bounded excerpt of untrusted text for messages (one line).
+std::string excerpt(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, 40)) out += (c >= 32 && c < 127) ? c : '?';
+  if (text.size() > 40) out += "...";
+  return out;
+}
+
+// Element count of a shape, or fail when it overflows.
+std::uint64_t element_count(const std::vector<std::int64_t>& shape, std::string_view file, std::string_view field) {
+  std::uint64_t count = 1;
+  for (std::int64_t n : shape) {
+    if (n < 0) fail(file, field, "non-negative dimensions");
+    if (n != 0 && count > (std::uint64_t{1} << 62) / static_cast<std::uint64_t>(n)) fail(file, field, "a size below 2^62 elements");
+    count *= static_cast<std::uint64_t>(n);
+  }
+  return count;
+}
+
+// Element width in bytes of a storage dtype; 0 when unknown.
+int width_of(std::string_view dtype) {
+  if (dtype == "F64" || dtype == "I64") return 8;
+  if (dtype == "F32" || dtype == "I32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  return 0;
+}
+
+// Decodes `count` little-endian elements (count·width ≤ bytes.size() checked by the caller).
+std::vector<double> decode(const char* p, std::uint64_t count, std::string_view dtype) {
+  std::vector<double> out(count);
+  const int width = width_of(dtype);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::uint64_t bits = read_le(p + i * width, width);
+    if (dtype == "F64") {
+      out[i] = reference::decode_bits(bits, Dtype::f64);
+    } else if (dtype == "F32") {
+      out[i] = reference::decode_bits(bits, Dtype::f32);
+    } else if (dtype == "F16") {
+      out[i] = reference::decode_bits(bits, Dtype::f16);
+    } else if (dtype == "BF16") {
+      out[i] = reference::decode_bits(bits, Dtype::bf16);
+    } else if (dtype == "I64") {
+      out[i] = static_cast<double>(static_cast<std::int64_t>(bits));
+    } else {
+      out[i] = static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits)));
+    }
+  }
+  return out;
+}
+
+// --- .npy ------------------------------------------------------------------------------------------
+// The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// (numpy/lib/format.py). A small hand-written scanner, no regex (no recursion on untrusted text).
+struct NpyHeader {
+  std::string descr;
+  bool fortran_order = false;
+  bool has_order = false;
+  std::vector<std::int64_t> shape;
+  bool has_shape = false;
+};
+
+NpyHeader parse_npy_header(std::string_view h, std::string_view file) {
+  NpyHeader out;
+  std::size_t i = 0;
+  auto skip = [&] {
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == ',')) ++i;
+  };
+  auto quoted = [&](std::string_view field) {
+    if (i >= h.size() || (h[i] != '\'' && h[i] != '"')) fail(file, field, "a quoted string in the header");
+    const char q = h[i++];
+    const std::size_t end = h.find(q, i);
+    if (end == std::string_view::npos) fail(file, field, "a closing quote in the header");
+    std::string s(h.substr(i, end - i));
+    i = end + 1;
+    return s;
+  };
+  skip();
+  if (i >= h.size() || h[i] != '{') fail(file, "header", "a dict literal starting with '{'");
+  ++i;
+  for (;;) {
+    skip();
+    if (i >= h.size()) fail(file, "header", "a closing '}'");
+    if (h[i] == '}') break;
+    const std::string key = quoted("header key");
+    skip();
+    if (i >= h.size() || h[i] != ':') fail(file, "header", "':' after key '" + excerpt(key) + "'");
+    ++i;
+    skip();
+    if (key == "descr") {
+      out.descr = quoted("descr");
+    } else if (key == "fortran_order") {
+      if (h.substr(i, 4) == "True") {
+        out.fortran_order = true;
+        i += 4;
+      } else if (h.substr(i, 5) == "False") {
+        i += 5;
+      } else {
+        fail(file, "fortran_order", "True or False");
+      }
+      out.has_order = true;
+    } else if (key == "shape") {
+      if (i >= h.size() || h[i] != '(') fail(file, "shape", "a tuple of integers");
+      ++i;
+      for (;;) {
+        while (i < h.size() && (h[i] == ' ' || h[i] == ',')) ++i;
+        if (i >= h.size()) fail(file, "shape", "a closing ')'");
+        if (h[i] == ')') {
+          ++i;
+          break;
+        }
+        std::int64_t n = 0;
+        std::size_t digits = 0;
+        while (i < h.size() && h[i] >= '0' && h[i] <= '9') {
+          if (++digits > 18) fail(file, "shape", "dimensions below 10^18");
+          n = n * 10 + (h[i++] - '0');
+        }
+        if (i < h.size() && h[i] == 'L') ++i;  // Python 2 long suffix
+        if (digits == 0) fail(file, "shape", "non-negative integers, got '" + excerpt(h.substr(i)) + "'");
+        if (out.shape.size() >= 32) fail(file, "shape", "at most 32 dimensions");
+        out.shape.push_back(n);
+      }
+      out.has_shape = true;
+    } else {
+      fail(file, "header", "only the keys descr, fortran_order and shape, got '" + excerpt(key) + "'");
+    }
+  }
+  if (out.descr.empty()) fail(file, "descr", "a 'descr' entry such as '<f4'");
+  if (!out.has_order) fail(file, "fortran_order", "True or False");
+  if (!out.has_shape) fail(file, "shape", "a tuple of integers");
+  return out;
+}
+
+// --- zip (APPNOTE.TXT, PKWARE) -----------------------------------------------------------------------
+struct ZipEntry {
+  std::string name;
+  int method = 0;
+  std::uint32_t crc = 0;
+  std::uint64_t compressed = 0;
+  std::uint64_t uncompressed = 0;
+  std::uint64_t local_offset = 0;
+};
+
+// Applies a Zip64 extended-information extra field (id 0x0001) to the fields stored as 0xFFFFFFFF,
+// in the order the specification lists them.
+void apply_zip64(std::string_view extra, ZipEntry& e, bool size_max, bool csize_max, bool offset_max,
+                 std::string_view file) {
+  std::size_t i = 0;
+  while (i + 4 <= extra.size()) {
+    const auto id = read_le(extra.data() + i, 2);
+    const auto len = read_le(extra.data() + i + 2, 2);
+    if (len > extra.size() - i - 4) fail(file, "zip extra field", "a length inside the extra data");
+    if (id == 1) {
+      std::size_t j = i + 4;
+      const std::size_t end = j + len;
+      auto next = [&](std::uint64_t& field) {
+        if (j + 8 > end) fail(file, "zip64 extra field of '" + excerpt(e.name) + "'", "8 more bytes");
+        field = read_le(extra.data() + j, 8);
+        j += 8;
+      };
+      if (size_max) next(e.uncompressed);
+      if (csize_max) next(e.compressed);
+      if (offset_max) next(e.local_offset);
+      return;
+    }
+    i += 4 + len;
+  }
+  if (size_max || csize_max || offset_max) fail(file, "zip entry '" + excerpt(e.name) + "'", "a zip64 extra field");
+}
+
+std::vector<ZipEntry> zip_directory(std::string_view z, std::string_view file) {
+  // End of central directory: 22 bytes + a comment of at most 65535 bytes, at the end of the file.
+  if (z.size() < 22) fail(file, "zip end record", "an end-of-central-directory record (file too short)");
+  std::size_t eocd = std::string_view::npos;
+  const std::size_t lowest = z.size() >= 22 + 65535 ? z.size() - 22 - 65535 : 0;
+  for (std::size_t i = z.size() - 22 + 1; i-- > lowest;) {
+    if (read_le(z.data() + i, 4) == 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd == std::string_view::npos) fail(file, "zip end record", "signature PK\\5\\6 near the end of the file");
+  std::uint64_t count = read_le(z.data() + eocd + 10, 2);
+  std::uint64_t dir_size = read_le(z.data() + eocd + 12, 4);
+  std::uint64_t dir_offset = read_le(z.data() + eocd + 16, 4);
+  // Zip64 end-of-central-directory locator (20 bytes) just before the end record.
+  const bool locator = eocd >= 20 && read_le(z.data() + eocd - 20, 4) == 0x07064b50;
+  // A count of 0xFFFF without a locator is literal: Python's zipfile writes exactly 65535 entries
+  // so (it adds Zip64 records only past 65535); the directory must then hold no more than that.
+  const bool literal_ffff = count == 0xffff && !locator && dir_size != 0xffffffff && dir_offset != 0xffffffff;
+  if ((count == 0xffff || dir_size == 0xffffffff || dir_offset == 0xffffffff) && !literal_ffff) {
+    if (!locator) fail(file, "zip64 locator", "signature PK\\6\\7");
+    const std::uint64_t record = read_le(z.data() + eocd - 20 + 8, 8);
+    if (record > z.size() || z.size() - record < 56 || read_le(z.data() + record, 4) != 0x06064b50) {
+      fail(file, "zip64 end record", "signature PK\\6\\6 at the offset the locator gives");
+    }
+    count = read_le(z.data() + record + 32, 8);
+    dir_size = read_le(z.data() + record + 40, 8);
+    dir_offset = read_le(z.data() + record + 48, 8);
+  }
+  if (dir_offset > z.size() || dir_size > z.size() - dir_offset) fail(file, "zip central directory", "inside the file");
+  // Each central entry is at least 46 bytes: bounds the count before reserving anything.
+  if (count > dir_size / 46) fail(file, "zip central directory", std::to_string(count) + " entries of >= 46 bytes");
+  std::vector<ZipEntry> entries;
+  entries.reserve(count);
+  std::size_t p = dir_offset;
+  const std::size_t end = dir_offset + dir_size;
+  for (std::uint64_t k = 0; k < count; ++k) {
+    if (end - p < 46 || read_le(z.data() + p, 4) != 0x02014b50) fail(file, "zip central entry " + std::to_string(k), "signature PK\\1\\2");
+    ZipEntry e;
+    const auto flags = read_le(z.data() + p + 8, 2);
+    e.method = static_cast<int>(read_le(z.data() + p + 10, 2));
+    e.crc = static_cast<std::uint32_t>(read_le(z.data() + p + 16, 4));
+    e.compressed = read_le(z.data() + p + 20, 4);
+    e.uncompressed = read_le(z.data() + p + 24, 4);
+    const auto name_len = read_le(z.data() + p + 28, 2);
+    const auto extra_len = read_le(z.data() + p + 30, 2);
+    const auto comment_len = read_le(z.data() + p + 32, 2);
+    e.local_offset = read_le(z.data() + p + 42, 4);
+    if (46 + name_len + extra_len + comment_len > end - p) fail(file, "zip central entry " + std::to_string(k), "its name and extra fields inside the directory");
+    e.name = std::string(z.substr(p + 46, name_len));
+    if (flags & 1) fail(file, "zip entry '" + excerpt(e.name) + "'", "an unencrypted member");
+    apply_zip64(z.substr(p + 46 + name_len, extra_len), e, e.uncompressed == 0xffffffff, e.compressed == 0xffffffff,
+                e.local_offset == 0xffffffff, file);
+    entries.push_back(std::move(e));
+    p += 46 + name_len + extra_len + comment_len;
+  }
+  if (literal_ffff && p != end) fail(file, "zip64 locator", "signature PK\\6\\7 (the directory holds more than 65535 entries)");
+  return entries;
+}
+
+std::string zip_member(std::string_view z, const ZipEntry& e, std::string_view file) {
+  const std::string field = "zip member '" + excerpt(e.name) + "'";
+  if (e.local_offset > z.size() || z.size() - e.local_offset < 30 || read_le(z.data() + e.local_offset, 4) != 0x04034b50) {
+    fail(file, field, "a local header (PK\\3\\4) at the offset the directory gives");
+  }
+  const auto name_len = read_le(z.data() + e.local_offset + 26, 2);
+  const auto extra_len = read_le(z.data() + e.local_offset + 28, 2);
+  const std::uint64_t data = e.local_offset + 30 + name_len + extra_len;
+  if (data > z.size() || e.compressed > z.size() - data) fail(file, field, std::to_string(e.compressed) + " compressed bytes inside the file");
+  const std::string_view raw = z.substr(data, e.compressed);
+  std::string out;
+  if (e.method == 0) {
+    if (e.uncompressed != e.compressed) fail(file, field, "equal sizes for a stored member");
+    out.assign(raw);
+  } else if (e.method == 8) {
+    // Deflate expands at most 1032:1 (zlib's technical details), so a larger claim is a lie that
+    // must not be allocated.
+    if (e.uncompressed > e.compressed * 1032 + 1024) fail(file, field, "an uncompressed size deflate can produce");
+    out.resize(e.uncompressed);
+    z_stream s{};
+    if (inflateInit2(&s, -MAX_WBITS) != Z_OK) fail(file, field, "zlib to initialise");
+    s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+    s.avail_in = static_cast<uInt>(std::min<std::uint64_t>(raw.size(), std::numeric_limits<uInt>::max()));
+    s.next_out = reinterpret_cast<Bytef*>(out.data());
+    s.avail_out = static_cast<uInt>(std::min<std::uint64_t>(out.size(), std::numeric_limits<uInt>::max()));
+    const int rc = inflate(&s, Z_FINISH);
+    const std::uint64_t produced = s.total_out;
+    inflateEnd(&s);
+    if (rc != Z_STREAM_END || produced != e.uncompressed) {
+      fail(file, field, "a complete deflate stream of " + std::to_string(e.uncompressed) + " bytes");
+    }
+  } else {
+    fail(file, field, "compression method 0 (stored) or 8 (deflate), got " + std::to_string(e.method));
+  }
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (std::size_t i = 0; i < out.size(); i += 1u << 30) {
+    const std::size_t n = std::min<std::size_t>(out.size() - i, 1u << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(out.data() + i), static_cast<uInt>(n));
+  }
+  if (static_cast<std::uint32_t>(crc) != e.crc) fail(file, field, "a CRC-32 matching the directory");
+  return out;
+}
+
+double json_value(const nlohmann::json& j, std::string_view file, const std::string& name) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    try {
+      return reference::parse_float(j.get<std::string>());
+    } catch (const std::exception&) {
+    }
+  }
+  fail(file, name, "numbers or float strings such as \"0x1.8p-1\", \"nan\", \"inf\", got " + excerpt(j.dump()));
+}
+
+// Flattens nested arrays, recording the shape (ragged arrays are refused).
+void flatten(const nlohmann::json& j, std::string_view file, const std::string& name, std::size_t depth,
+             Tensor& t) {
+  if (j.is_array()) {
+    if (depth > 32) fail(file, name, "at most 32 nested arrays");
+    if (t.shape.size() == depth) {
+      t.shape.push_back(static_cast<std::int64_t>(j.size()));
+    } else if (t.shape[depth] != static_cast<std::int64_t>(j.size())) {
+      fail(file, name, "a rectangular array (rows of " + std::to_string(t.shape[depth]) + ")");
+    }
+    for (const auto& item : j) flatten(item, file, name, depth + 1, t);
+    return;
+  }
+  if (depth != t.shape.size() && !(depth == 0 && t.shape.empty())) fail(file, name, "a rectangular array");
+  t.values.push_back(json_value(j, file, name));
+}
+
+}  // namespace
+
+Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
+  if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") fail(file, "magic", "\\x93NUMPY at offset 0");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  std::uint64_t header_length = 0;
+  std::size_t header_start = 0;
+  if (major == 1) {
+    header_length = read_le(bytes.data() + 8, 2);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(file, "header length", "4 bytes after the version");
+    header_length = read_le(bytes.data() + 8, 4);
+    header_start = 12;
+  } else {
+    fail(file, "version", "1, 2 or 3, got " + std::to_string(major));
+  }
+  if (header_length > bytes.size() - header_start) fail(file, "header length", "a header inside the file");
+  const NpyHeader h = parse_npy_header(bytes.substr(header_start, header_length), file);
+  if (h.fortran_order) fail(file, "fortran_order", "False (C order), got True");
+  const std::string_view data = bytes.substr(header_start + header_length);
+  const std::uint64_t count = element_count(h.shape, file, "shape");
+  Tensor t;
+  t.shape = h.shape;
+  std::string descr = h.descr;
+  char order = '<';
+  if (!descr.empty() && (descr[0] == '<' || descr[0] == '>' || descr[0] == '|' || descr[0] == '=')) {
+    order = descr[0];
+    descr = descr.substr(1);
+  }
+  if (order == '>') fail(file, "descr", "little-endian data ('<'), got '" + excerpt(h.descr) + "'");
+  if (descr.size() >= 2 && descr[0] == 'U') {
+    // numpy unicode: UTF-32LE code units, NUL-padded. Only text up to 2^16 code points is accepted.
+    std::uint64_t chars = 0;
+    for (char c : descr.substr(1)) {
+      if (c < '0' || c > '9' || chars > 65536) fail(file, "descr", "'<U' followed by a length up to 65536");
+      chars = chars * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (count != 1) fail(file, "shape", "a single string for a '<U' array");
+    if (chars > 65536 || chars * 4 > data.size()) fail(file, "data", std::to_string(chars * 4) + " bytes of text");
+    t.dtype = "U";
+    for (std::uint64_t i = 0; i < chars; ++i) {
+      const auto cp = read_le(data.data() + 4 * i, 4);
+      if (cp == 0) break;
+      t.text += cp < 128 ? static_cast<char>(cp) : '?';  // names and specs are ASCII
+    }
+    return t;
+  }
+  if (descr == "f8") t.dtype = "F64";
+  else if (descr == "f4") t.dtype = "F32";
+  else if (descr == "f2") t.dtype = "F16";
+  else if (descr == "i8") t.dtype = "I64";
+  else if (descr == "i4") t.dtype = "I32";
+  else fail(file, "descr", "'<f2', '<f4', '<f8', '<i4', '<i8' or '<U', got '" + excerpt(h.descr) + "'");
+  const int width = width_of(t.dtype);
+  if (count > data.size() / width) {
+    fail(file, "data", std::to_string(count) + " values of " + std::to_string(width) + " bytes (shape), file holds " +
+                           std::to_string(data.size()) + " bytes");
+  }
+  t.values = decode(data.data(), count, t.dtype);
+  return t;
+}
+
+TensorMap parse_npz(std::string_view bytes, std::string_view file) {
+  TensorMap out;
+  for (const ZipEntry& e : zip_directory(bytes, file)) {
+    if (e.name.size() < 4 || e.name.substr(e.name.size() - 4) != ".npy") {
+      fail(file, "zip member '" + excerpt(e.name) + "'", "a name ending in .npy");
+    }
+    const std::string name = e.name.substr(0, e.name.size() - 4);
+    if (out.count(name)) fail(file, "zip member '" + excerpt(e.name) + "'", "unique member names");
+    const std::string member = zip_member(bytes, e, file);
+    out[name] = parse_npy_tensor(member, std::string(file) + ":" + excerpt(e.name));
+  }
+  return out;
+}
+
+TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
+  if (bytes.size() < 8) fail(file, "header length", "8 bytes");
+  const std::uint64_t n = read_le(bytes.data(), 8);
+  if (n > bytes.size() - 8) fail(file, "header length", "at most " + std::to_string(bytes.size() - 8) + " bytes, got " + std::to_string(n));
+  nlohmann::json header;
+  // The format forbids duplicate keys (huggingface/safetensors README, "Format"): one tensor name
+  // given twice would silently replace the other.
+  std::string duplicate;
+  try {
+    header = parse_json_noting_duplicate_keys<nlohmann::json>(bytes.substr(8, n), duplicate);
+  } catch (const nlohmann::json::exception&) {
+    fail(file, "header", "a JSON object");
+  }
+  if (!duplicate.empty()) fail(file, "header key " + excerpt(duplicate), "each key once, got it twice");
+  if (!header.is_object()) fail(file, "header", "a JSON object");
+  const std::string_view data = bytes.substr(8 + n);
+  TensorMap out;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      if (!entry.is_object()) fail(file, "__metadata__", "an object of strings");
+      for (const auto& [key, value] : entry.items()) {
+        if (!value.is_string()) fail(file, "__metadata__." + excerpt(key), "a string");
+        Tensor t;
+        t.dtype = "U";
+        t.text = value.get<std::string>();
+        out[key] = std::move(t);
+      }
+      continue;
+    }
+    const std::string field = excerpt(name);
+    if (!entry.is_object()) fail(file, field, "an object with dtype, shape and data_offsets");
+    Tensor t;
+    if (!entry.contains("dtype") || !entry["dtype"].is_string()) fail(file, field + ".dtype", "a string");
+    t.dtype = entry["dtype"].get<std::string>();
+    const int width = width_of(t.dtype);
+    if (width == 0) fail(file, field + ".dtype", "F64, F32, F16, BF16, I64 or I32, got " + excerpt(t.dtype));
+    if (!entry.contains("shape") || !entry["shape"].is_array() || entry["shape"].size() > 32) {
+      fail(file, field + ".shape", "an array of at most 32 integers");
+    }
+    for (const auto& d : entry["shape"]) {
+      if (!d.is_number_unsigned()) fail(file, field + ".shape", "non-negative integers");
+      const auto v = d.get<std::uint64_t>();
+      if (v > (std::uint64_t{1} << 62)) fail(file, field + ".shape", "dimensions below 2^62");
+      t.shape.push_back(static_cast<std::int64_t>(v));
+    }
+    const std::uint64_t count = element_count(t.shape, file, field + ".shape");
+    const auto& offsets = entry.contains("data_offsets") ? entry["data_offsets"] : nlohmann::json();
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
+      fail(file, field + ".data_offsets", "[begin, end], two non-negative integers");
+    }
+    const auto begin = offsets[0].get<std::uint64_t>();
+    const auto end = offsets[1].get<std::uint64_t>();
+    if (begin > end || end > data.size()) {
+      fail(file, field + ".data_offsets", "begin <= end <= " + std::to_string(data.size()) + " (the data size)");
+    }
+    if (count > (end - begin) / width || count * width != end - begin) {
+      fail(file, field + ".data_offsets", std::to_string(end - begin) + " bytes = shape product x " +
+                                              std::to_string(width) + " bytes");
+    }
+    t.values = decode(data.data() + begin, count, t.dtype);
+    out[name] = std::move(t);
+  }
+  return out;
+}
+
+TensorMap parse_candidate_json(std::string_view bytes, std::string_view file) {
+  nlohmann::json j;
+  // A key given twice would let one output silently replace another: refuse it.
+  std::string duplicate;
+  try {
+    j = parse_json_noting_duplicate_keys<nlohmann::json>(bytes, duplicate);
+  } catch (const nlohmann::json::exception& e) {
+    fail(file, "JSON", std::string("valid JSON (") + excerpt(e.what()) + ")");
+  }
+  if (!duplicate.empty()) fail(file, excerpt(duplicate), "each key once, got it twice");
+  if (!j.is_object()) fail(file, "top level", "an object {\"SUITE/ID/output\": [values...]}");
+  TensorMap out;
+  for (const auto& [name, value] : j.items()) {
+    Tensor t;
+    if (name.find('/') == std::string::npos) {
+      t.dtype = "U";
+      t.text = value.is_string() ? value.get<std::string>() : value.dump();
+      out[name] = std::move(t);
+      continue;
+    }
+    t.dtype = "F64";
+    flatten(value, file, excerpt(name), 0, t);
+    out[name] = std::move(t);
+  }
+  return out;
+}
+
+TensorMap parse_candidate(std::string_view bytes, std::string_view file) {
+  if (bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4) || bytes.substr(0, 4) == std::string_view("PK\x05\x06", 4)) {
+    return parse_npz(bytes, file);
+  }
+  if (bytes.substr(0, 6) == "\x93NUMPY") {
+    TensorMap out;
+    out[""] = parse_npy_tensor(bytes, file);
+    return out;
+  }
+  if (bytes.size() >= 9 && bytes[8] == '{' && read_le(bytes.data(), 8) <= bytes.size() - 8) return parse_safetensors(bytes, file);
+  const auto first = bytes.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && bytes[first] == '{') return parse_candidate_json(bytes, file);
+  if (bytes.size() >= 9 && bytes[8] == '{') return parse_safetensors(bytes, file);  // reports the bad length
+  fail(file, "format", "a .npz, .npy, safetensors or JSON candidate file");
+}
+
+std::string read_file_bytes(const std::string& path, std::uint64_t max_bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw ReaderError(path + ": file: expected a readable file");
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  if (size > max_bytes) throw ReaderError(path + ": file: expected at most " + std::to_string(max_bytes) + " bytes");
+  std::string bytes(size, '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (!in) throw ReaderError(path + ": file: expected " + std::to_string(size) + " readable bytes");
+  return bytes;
+}
+
+}  // namespace ropecheck::tensorio

@@ -1,0 +1,62 @@
+// Readers of candidate files: named tensors from NumPy .npz archives, safetensors files and the
+// gate's JSON form, and one dispatcher that recognises the format from the bytes themselves.
+//
+// Naming convention (gate/README.md "File layout"): the tensor of test `ID` of golden suite `SUITE`
+// is named `SUITE/ID/output` in a candidate file; `ropecheck golden export` writes
+// `SUITE/ID/input` and `SUITE/ID/positions` in the same files.
+//
+// Every parse_* function takes the file's bytes and its name (used in messages only), checks every
+// size against the bytes before allocating, never crashes on any input, and throws only ReaderError
+// whose message is one line: "FILE: FIELD: expected WHAT[, got WHAT]". A libFuzzer target calls them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ropecheck::tensorio {
+
+class ReaderError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One tensor, values widened exactly to double (f16, bf16, f32 and integers below 2^53 are exact).
+struct Tensor {
+  std::string dtype;  // as stored: "F64", "F32", "F16", "BF16", "I64", "I32", or "U" (a text array)
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;
+  std::string text;   // "U" arrays only (a 0-d numpy unicode array): its text
+};
+
+using TensorMap = std::map<std::string, Tensor>;
+
+// NumPy .npz: a zip archive of .npy members (np.savez: stored; np.savez_compressed: deflate). Member
+// "NAME.npy" becomes tensor NAME. Zip64 records (numpy always writes them) are understood; the CRC-32
+// of every member is checked.
+TensorMap parse_npz(std::string_view bytes, std::string_view file_name);
+// One .npy member as a tensor (f2/f4/f8, i4/i8, 0-d or 1-d '<U' text); throws ReaderError.
+Tensor parse_npy_tensor(std::string_view bytes, std::string_view file_name);
+
+// safetensors: 8-byte little-endian header length N, N bytes of JSON
+// {NAME: {"dtype": "F64"|"F32"|"F16"|"BF16"|"I64"|"I32", "shape": [...], "data_offsets": [begin, end]},
+//  "__metadata__": {string: string}}, then the data buffer the offsets index into.
+// The metadata strings are returned as tensors of dtype "U".
+TensorMap parse_safetensors(std::string_view bytes, std::string_view file_name);
+
+// The gate's JSON candidate form: one object whose keys containing '/' name tensors and map to
+// (nested) arrays of numbers or float strings ("0x1.8p-1", "nan", "inf", "-inf", decimals); keys
+// without '/' are metadata (e.g. "implementation": "mykernel v2") kept as "U" tensors.
+TensorMap parse_candidate_json(std::string_view bytes, std::string_view file_name);
+
+// Recognises the format from its first bytes (.npz zip, .npy magic, safetensors length+'{', JSON '{')
+// and parses it. A lone .npy array is returned under the name "" (all outputs concatenated).
+TensorMap parse_candidate(std::string_view bytes, std::string_view file_name);
+
+// Reads a whole file, refusing files over `max_bytes`; throws ReaderError.
+std::string read_file_bytes(const std::string& path, std::uint64_t max_bytes = std::uint64_t{1} << 34);
+
+}  // namespace ropecheck::tensorio

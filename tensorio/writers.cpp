@@ -1,0 +1,161 @@
+#include "tensorio/writers.h"
+
+#include <zlib.h>
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "reference/rounding.h"
+
+namespace ropecheck::tensorio {
+namespace {
+
+void put_le(std::string& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+int width_of(const std::string& dtype) {
+  if (dtype == "F64" || dtype == "I64") return 8;
+  if (dtype == "F32" || dtype == "BF16_AS_F32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  throw std::invalid_argument("tensor dtype: expected F64, F32, F16, BF16 or I64, got " + dtype);
+}
+
+// Little-endian raw data of a numeric tensor in `storage` dtype.
+std::string raw_data(const OutTensor& t, const std::string& storage) {
+  const int width = width_of(storage);
+  std::string out;
+  out.reserve(t.values.size() * width);
+  for (double v : t.values) {
+    std::uint64_t bits = 0;
+    if (storage == "F64") bits = reference::encode_bits(v, Dtype::f64);
+    else if (storage == "F32" || storage == "BF16_AS_F32") bits = reference::encode_bits(v, Dtype::f32);
+    else if (storage == "F16") bits = reference::encode_bits(v, Dtype::f16);
+    else if (storage == "BF16") bits = reference::encode_bits(v, Dtype::bf16);
+    else bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+    put_le(out, bits, width);
+  }
+  return out;
+}
+
+// Python tuple syntax as numpy writes it: "()", "(3,)", "(2, 3)".
+std::string shape_tuple(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+}  // namespace
+
+std::string encode_npy(const OutTensor& t) {
+  std::string descr;
+  std::string data;
+  std::vector<std::int64_t> shape = t.shape;
+  if (t.dtype == "U") {
+    const std::size_t chars = std::max<std::size_t>(t.text.size(), 1);
+    descr = "<U" + std::to_string(chars);
+    for (std::size_t i = 0; i < chars; ++i) put_le(data, i < t.text.size() ? static_cast<unsigned char>(t.text[i]) : 0, 4);
+    shape.clear();
+  } else {
+    const std::string storage = t.dtype == "BF16" ? "BF16_AS_F32" : t.dtype;
+    descr = storage == "F64" ? "<f8" : storage == "F16" ? "<f2" : storage == "I64" ? "<i8" : "<f4";
+    data = raw_data(t, storage);
+  }
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
+  // numpy/lib/format.py: magic (6) + version (2) + length (2) + header ending in '\n', total a
+  // multiple of 64.
+  const std::size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  put_le(out, header.size(), 2);
+  out += header;
+  out += data;
+  return out;
+}
+
+std::string encode_npz(const std::vector<OutTensor>& tensors) {
+  std::string out;
+  std::string directory;
+  for (const OutTensor& t : tensors) {
+    const std::string name = t.name + ".npy";
+    const std::string member = encode_npy(t);
+    const auto crc = static_cast<std::uint32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(member.data()),
+                                                      static_cast<uInt>(member.size())));
+    if (member.size() >= 0xffffffffu || out.size() >= 0xffffffffu) throw std::length_error("npz member: expected < 4 GiB");
+    const std::uint64_t offset = out.size();
+    // Local file header (APPNOTE 4.3.7): version 20, no flags, stored, DOS time/date 0/(1980-01-01).
+    put_le(out, 0x04034b50, 4);
+    put_le(out, 20, 2);
+    put_le(out, 0, 2);
+    put_le(out, 0, 2);
+    put_le(out, 0, 2);
+    put_le(out, 0x21, 2);
+    put_le(out, crc, 4);
+    put_le(out, member.size(), 4);
+    put_le(out, member.size(), 4);
+    put_le(out, name.size(), 2);
+    put_le(out, 0, 2);
+    out += name;
+    out += member;
+    // Central directory entry (APPNOTE 4.3.12).
+    put_le(directory, 0x02014b50, 4);
+    put_le(directory, 20, 2);
+    put_le(directory, 20, 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0x21, 2);
+    put_le(directory, crc, 4);
+    put_le(directory, member.size(), 4);
+    put_le(directory, member.size(), 4);
+    put_le(directory, name.size(), 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0, 2);
+    put_le(directory, 0, 4);
+    put_le(directory, offset, 4);
+    directory += name;
+  }
+  const std::uint64_t dir_offset = out.size();
+  out += directory;
+  if (tensors.size() >= 0xffff || out.size() >= 0xffffffffu) throw std::length_error("npz: expected < 65535 members and < 4 GiB");
+  put_le(out, 0x06054b50, 4);
+  put_le(out, 0, 2);
+  put_le(out, 0, 2);
+  put_le(out, tensors.size(), 2);
+  put_le(out, tensors.size(), 2);
+  put_le(out, directory.size(), 4);
+  put_le(out, dir_offset, 4);
+  put_le(out, 0, 2);
+  return out;
+}
+
+std::string encode_safetensors(const std::vector<OutTensor>& tensors) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
+  std::string data;
+  for (const OutTensor& t : tensors) {
+    if (t.dtype == "U") {
+      metadata[t.name] = t.text;
+      continue;
+    }
+    const std::uint64_t begin = data.size();
+    data += raw_data(t, t.dtype);
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  }
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out;
+  put_le(out, text.size(), 8);
+  return out + text + data;
+}
+
+}  // namespace ropecheck::tensorio

@@ -1,0 +1,30 @@
+// Writers of the formats tensorio/readers.h reads: NumPy .npz (stored members, as np.savez
+// writes them) and safetensors. `ropecheck golden export` uses them; the tests use them to build
+// candidate files. Output is deterministic: no timestamps (zip times are the DOS epoch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ropecheck::tensorio {
+
+// One tensor to write. dtype: "F64", "F32", "F16", "BF16" (values must be exactly representable),
+// "I64" (values integers), or "U" (text; npz: a 0-d '<U' array, safetensors: a __metadata__ entry).
+struct OutTensor {
+  std::string name;
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;
+  std::string text;
+};
+
+// A complete .npy file (format 1.0; header padded so the data starts at a multiple of 64 bytes).
+// BF16 has no NumPy dtype: it is written as '<f4' (every bfloat16 value is a float32).
+std::string encode_npy(const OutTensor& tensor);
+// A zip archive of NAME.npy members, stored uncompressed, CRC-32 set.
+std::string encode_npz(const std::vector<OutTensor>& tensors);
+// A safetensors file: tensors in the given order, header padded with spaces to a multiple of 8.
+std::string encode_safetensors(const std::vector<OutTensor>& tensors);
+
+}  // namespace ropecheck::tensorio
