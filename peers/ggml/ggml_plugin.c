@@ -156,7 +156,9 @@ static void load_variant(int i) {
   if (v->tried) return;
   v->tried = 1;
   if (dir == NULL || dir[0] == '\0') {
-    if (i == 1) say("ROPECHECK_GGML_DIR is not set (the folder holding libggml-base.so and libggml-cpu-*.so)", NULL);
+    static int said = 0;
+    if (!said) say("ROPECHECK_GGML_DIR is not set (the folder holding libggml-base.so and libggml-cpu-*.so)", NULL);
+    said = 1;
     return;
   }
   if (snprintf(path, sizeof path, "%s/libggml-cpu-%s.so", dir, kNames[i] + strlen("ggml-")) >= (int)sizeof path) return;

@@ -183,7 +183,7 @@ def main():
     os.makedirs(args.outdir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=args.outdir) as workdir:
         skipped, runs = prepare(args, workdir)
-        subprocess.run([args.node, os.path.join(HERE, "run_ort.js"), args.ort, os.path.join(workdir, "manifest.json"),
+        subprocess.run([args.node, os.path.join(HERE, "run_ort.js"), os.path.abspath(args.ort), os.path.join(workdir, "manifest.json"),
                         os.path.join(workdir, "results.json")], check=True)
         collect(args, workdir, skipped, runs)
     return 0
