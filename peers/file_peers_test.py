@@ -18,6 +18,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import testlib  # noqa: E402
+
 SUITES = ("half-f32-base10000", "scaling-ntk")
 
 
@@ -36,13 +39,8 @@ def main():
     if not have_torch:
         print("skipped: python3-torch is not installed (scripts/peers installs it)")
         return 77
-    failures = []
-
-    def expect(condition, message):
-        if not condition:
-            failures.append(message)
-            print("FAILED:", message)
-
+    checks = testlib.Checks("peers_file_route")
+    expect = checks.expect
     with tempfile.TemporaryDirectory() as tmp:
         golden = os.path.join(tmp, "golden")
         os.makedirs(golden)
@@ -67,19 +65,14 @@ def main():
             groups = [g for g in json.load(open(report))["groups"] if g["suite"] == "half-f32-base10000"]
             expect(groups and all(g["tests_skipped"] == 0 for g in groups), f"{impl}: half-f32 not all judged")
             for g in groups:
-                for position, e, _ in g["points"]:
-                    if position == 0:
-                        expect(e == 0, f"{impl} group {g['group']}: e = {e} at position 0")
-                    elif position <= 1000:
-                        expect(float(e) < 1e4, f"{impl} group {g['group']}: e = {e} at position {position}")
+                testlib.expect_sane_points(checks, impl, g)
             if impl.endswith("crcache"):
                 expect(all(g["verdict"] == "pass" for g in groups), f"{impl}: correctly rounded cache does not pass f32")
         skipped = json.load(open(os.path.join(tmp, "torch-llama.npz.skipped.json")))
         ntk = [reason for test, reason in skipped.items() if test.startswith("scaling-ntk/")]
         expect(len(ntk) == 27 and any("scaling ntk is not a rope_type" in reason for reason in ntk),
                f"torch: {len(ntk)} scaling-ntk tests skipped (27 expected), reasons {sorted(set(ntk))}")
-    print(f"peers_file_route: {len(failures)} failed checks")
-    return 1 if failures else 0
+    return checks.status()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,10 @@ import subprocess
 import sys
 import tempfile
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results.py")
+sys.path.insert(0, HERE)
+import testlib  # noqa: E402
 
 
 def group(suite, verdict, horizon, points, skipped=()):
@@ -39,13 +42,8 @@ def run(*args):
 
 
 def main():
-    failures = []
-
-    def expect(condition, message):
-        if not condition:
-            failures.append(message)
-            print("FAILED:", message)
-
+    checks = testlib.Checks("peers_results")
+    expect = checks.expect
     with tempfile.TemporaryDirectory() as tmp:
         reports, table = os.path.join(tmp, "reports"), os.path.join(tmp, "RESULTS.md")
         write_reports(reports)
@@ -68,8 +66,7 @@ def main():
         write_reports(reports, horizon=90)
         rc, out = run("check", "--reports", reports, "--against", table)
         expect(rc == 0 and "moved (not failing): ggml-best exact f32 half: horizon 70 -> 90" in out, f"moved: exit {rc}: {out}")
-    print(f"peers_results: {len(failures)} failed checks")
-    return 1 if failures else 0
+    return checks.status()
 
 
 if __name__ == "__main__":

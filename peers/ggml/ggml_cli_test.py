@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import testlib  # noqa: E402
+
 
 def run(args, env, impl, workdir):
     report = os.path.join(workdir, f"{impl}.json")
@@ -26,25 +29,19 @@ def run(args, env, impl, workdir):
     return proc, report
 
 
-def check(condition, message, failures):
-    if not condition:
-        failures.append(message)
-        print("FAILED:", message)
-
-
-def unavailable(args, failures):
+def unavailable(args, checks):
     env = {k: v for k, v in os.environ.items() if k != "ROPECHECK_GGML_DIR"}
     with tempfile.TemporaryDirectory() as tmp:
         proc, report = run(args, env, "ggml-best", tmp)
-        check(proc.returncode == 1, f"exit {proc.returncode}, expected 1", failures)
-        check("ROPECHECK_GGML_DIR is not set" in proc.stderr, "no reason on stderr", failures)
-        check("implementation unavailable" in proc.stdout, "no 'implementation unavailable' in the table", failures)
+        checks.expect(proc.returncode == 1, f"exit {proc.returncode}, expected 1")
+        checks.expect("ROPECHECK_GGML_DIR is not set" in proc.stderr, "no reason on stderr")
+        checks.expect("implementation unavailable" in proc.stdout, "no 'implementation unavailable' in the table")
         data = json.load(open(report))
         summary = [(g["tests"], g["tests_failed"]) for g in data["groups"]]
-        check(all(t > 0 and t == f for t, f in summary), f"not every test failed: {summary}", failures)
+        checks.expect(all(t > 0 and t == f for t, f in summary), f"not every test failed: {summary}")
 
 
-def report(args, failures):
+def report(args, checks):
     ggml_dir = os.environ.get("ROPECHECK_GGML_DIR") or args.ggml_dir
     if not ggml_dir or not os.path.exists(os.path.join(ggml_dir, "libggml-base.so")):
         print(f"skipped: no ggml libraries in {ggml_dir!r} (scripts/peers installs them)")
@@ -53,21 +50,17 @@ def report(args, failures):
     with tempfile.TemporaryDirectory() as tmp:
         for impl in ("ggml-best", "ggml-x64"):
             proc, path = run(args, env, impl, tmp)
-            check(proc.returncode in (0, 1), f"{impl}: exit {proc.returncode}: {proc.stderr[-500:]}", failures)
+            checks.expect(proc.returncode in (0, 1), f"{impl}: exit {proc.returncode}: {proc.stderr[-500:]}")
             if not os.path.exists(path):
-                check(False, f"{impl}: no report", failures)
+                checks.expect(False, f"{impl}: no report")
                 continue
             data = json.load(open(path))
-            check("ggml-" in data["implementation"] and "ggml-best" not in data["implementation"],
-                  f"{impl}: report names {data['implementation']!r}, not the variant that ran", failures)
+            checks.expect("ggml-" in data["implementation"] and "ggml-best" not in data["implementation"],
+                          f"{impl}: report names {data['implementation']!r}, not the variant that ran")
             for g in data["groups"]:
                 name = f"{impl} {g['suite']}#{g['group']}"
-                check(g["tests"] > 0 and g["tests_skipped"] == 0, f"{name}: tests not all judged", failures)
-                for position, e, _ in g["points"]:
-                    if position == 0:
-                        check(e == 0, f"{name}: e = {e} at position 0", failures)
-                    elif position <= 1000:
-                        check(e < 1e4, f"{name}: e = {e} at position {position}", failures)
+                checks.expect(g["tests"] > 0 and g["tests_skipped"] == 0, f"{name}: tests not all judged")
+                testlib.expect_sane_points(checks, name, g)
     return 0
 
 
@@ -79,12 +72,9 @@ def main():
     parser.add_argument("--golden", required=True)
     parser.add_argument("--ggml-dir")
     args = parser.parse_args()
-    failures = []
-    status = unavailable(args, failures) if args.mode == "unavailable" else report(args, failures)
-    if status == 77:
-        return 77
-    print(f"{args.mode}: {len(failures)} failed checks")
-    return 1 if failures else 0
+    checks = testlib.Checks(f"ggml_cli {args.mode}")
+    status = unavailable(args, checks) if args.mode == "unavailable" else report(args, checks)
+    return 77 if status == 77 else checks.status()
 
 
 if __name__ == "__main__":
