@@ -19,7 +19,7 @@ using reference::to_hex;
 constexpr std::string_view kSchema = "ropecheck-fuzz-report/1";
 constexpr int kWorstCount = 10;
 constexpr int kViolationsPerClass = 10;
-constexpr Violation kClasses[] = {Violation::status, Violation::passthrough, Violation::special_value,
+constexpr Violation kClasses[] = {Violation::status, Violation::passthrough, Violation::special_value, Violation::signed_zero,
                                   Violation::tolerance, Violation::underflow};
 
 // JSON has no infinity: non-finite e is written as the string "inf" (pair_error returns +Inf for
@@ -78,7 +78,7 @@ void sort_violations(ordered_json& violations) {
     return a.at("trial").get<std::int64_t>() < b.at("trial").get<std::int64_t>();
   });
   std::vector<ordered_json> kept;
-  int per_class[6] = {};
+  int per_class[kViolationClasses] = {};
   for (const ordered_json& item : items) {
     if (per_class[class_rank(item)]++ < kViolationsPerClass) kept.push_back(item);
   }

@@ -44,6 +44,7 @@ std::string_view name(Violation v) {
     case Violation::status: return "status";
     case Violation::passthrough: return "passthrough";
     case Violation::special_value: return "special_value";
+    case Violation::signed_zero: return "signed_zero";
     case Violation::tolerance: return "tolerance";
     case Violation::underflow: return "underflow";
   }
@@ -228,7 +229,8 @@ std::vector<Outcome> evaluate(const judge::Implementation& implementation, const
       if (!v.pass()) {
         const Violation violation = v.failure == judge::Failure::tolerance
                                         ? (v.domain == judge::Domain::subnormal ? Violation::underflow : Violation::tolerance)
-                                        : Violation::special_value;
+                                    : v.failure == judge::Failure::signed_zero ? Violation::signed_zero
+                                                                               : Violation::special_value;
         consider(violation, j, pair.x, pair.y, pair.a, pair.b, pair.rounded_a, pair.rounded_b, where + v.message);
       }
       // The hill climb ranks cases by e over the ordinary pairs (judge/pair_rule.h Domain).
@@ -427,7 +429,8 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
     const std::size_t spec_index = static_cast<std::size_t>(t) % specs.size();
     const Spec& spec = specs[spec_index];
     const judge::Tolerance& tolerance = tolerances[spec_index];
-    bool first_of_class[6] = {true, true, true, true, true, true};
+    bool first_of_class[kViolationClasses];
+    std::fill(std::begin(first_of_class), std::end(first_of_class), true);
     auto note = [&](const std::vector<FuzzCase>& cases, const std::vector<Outcome>& outcomes) {
       report.cases += static_cast<std::int64_t>(cases.size());
       for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -485,7 +488,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
   std::stable_sort(seen_violations.begin(), seen_violations.end(), [](const Seen& a, const Seen& b) {
     return a.violation != b.violation ? a.violation < b.violation : a.trial < b.trial;
   });
-  int kept_of_class[6] = {};
+  int kept_of_class[kViolationClasses] = {};
   for (const Seen& s : seen_violations) {
     if (kept_of_class[static_cast<int>(s.violation)]++ >= options.violations_per_class) continue;
     const Spec& spec = specs[s.spec_index];

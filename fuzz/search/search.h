@@ -42,9 +42,11 @@ std::string case_text(const FuzzCase& c);
 FuzzCase parse_case(const std::string& text, const Spec& spec);
 
 // What is wrong with a case, most severe first (judge/pair_rule.h Failure and Domain): status: the
-// call failed; passthrough; special_value: a special-value (or, with --strict-zeros, signed-zero)
-// disagreement; tolerance: out of tolerance; underflow: out of tolerance with a subnormal input norm.
-enum class Violation { none, status, passthrough, special_value, tolerance, underflow };
+// call failed; passthrough; special_value: a special-value disagreement; signed_zero: a zero of the
+// wrong sign (--strict-zeros only); tolerance: out of tolerance; underflow: out of tolerance with a
+// subnormal input norm.
+enum class Violation { none, status, passthrough, special_value, signed_zero, tolerance, underflow };
+inline constexpr int kViolationClasses = 7;  // values of Violation, none included
 std::string_view name(Violation v);
 
 struct Outcome {
@@ -102,7 +104,7 @@ struct FuzzReport {
   std::vector<double> tolerances;              // per spec
   std::vector<Finding> worst;                  // the trials' best cases, largest e first
   std::vector<Finding> violations;             // shrunk, per class in trial order
-  std::int64_t violation_counts[6] = {};       // cases seen per Violation value
+  std::int64_t violation_counts[kViolationClasses] = {};       // cases seen per Violation value
 };
 
 // The tolerance of each spec is the implementation's (judge/implementation.h tolerance()).

@@ -533,5 +533,141 @@ TEST_F(CheckFixture, MissingOutputIsAMessageRowInTheHtmlReport) {
   EXPECT_NE(rows[0][6]["text"].get<std::string>().find("no tensor gate-small/7/output"), std::string::npos) << rows[0];
 }
 
+
+// ------------------------------------------------------------------------------------------------
+// The options every judging command takes (judge/README.md), on check.
+
+// The correct outputs, except one component of every test at a position above `above`, off by 0.5.
+std::vector<std::vector<double>> wrong_above(const golden::GoldenFile& file, std::int64_t above) {
+  std::vector<std::vector<double>> outputs = expected_outputs(file);
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (file.groups[0].rope_tests[i].positions[0] > above) outputs[i][0] += 0.5;
+  }
+  return outputs;
+}
+
+TEST_F(CheckFixture, MaxPositionJudgesOnlyTheUsersContext) {
+  const std::string candidate = write_candidate(dir, "wrong-above-100.npz", file, wrong_above(file, 100));
+  const Ran all = check(candidate);
+  EXPECT_EQ(all.code, 1) << all.out << all.err;
+  EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{5, 6, 7}));  // positions 65536, 2^24 + 1, 2^31 − 1
+  const Ran within = check(candidate, "--max-position 100");
+  EXPECT_EQ(within.code, 0) << within.out << within.err;
+  const auto j = report();
+  EXPECT_EQ(j["options"]["max_position"], 100);
+  EXPECT_EQ(j["summary"]["skipped_by_position"], 3);
+  EXPECT_EQ(j["groups"][0]["tests_skipped"], 3);
+  EXPECT_EQ(j["groups"][0]["horizon"], 100);
+  EXPECT_NE(within.out.find("3 by --max-position"), std::string::npos) << within.out;
+  EXPECT_EQ(check(candidate, "--max-position -1").code, 2);
+}
+
+TEST_F(CheckFixture, RequireHorizonToleratesFailuresAboveIt) {
+  const std::string candidate = write_candidate(dir, "wrong-above-100.npz", file, wrong_above(file, 100));
+  const Ran r = check(candidate, "--require-horizon 100");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto j = report();
+  EXPECT_EQ(j["groups"][0]["horizon"], 100);  // still measured beyond, and reported
+  EXPECT_EQ(j["groups"][0]["horizon_complete"], false);
+  EXPECT_EQ(j["groups"][0]["beyond_required_failed"], 3);
+  EXPECT_NE(r.out.find("above --require-horizon 100"), std::string::npos) << r.out;
+  // The failure at 65536 is within a required horizon of 65536.
+  EXPECT_EQ(check(candidate, "--require-horizon 65536").code, 1);
+  EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{5}));
+}
+
+TEST_F(CheckFixture, SkipFlagsLeaveOutFlaggedTestsAndCountThem) {
+  for (auto& t : file.groups[0].rope_tests) {
+    if (t.positions[0] > 100) t.flags = {"LargePosition"};
+  }
+  file.notes = {{"LargePosition", "position above 100"}};
+  spit(golden_path, golden::write_golden(file));
+  const std::string candidate = write_candidate(dir, "wrong-above-100.npz", file, wrong_above(file, 100));
+  const Ran r = check(candidate, "--skip-flags LargePosition --junit " + (dir / "r.xml"));
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const auto j = report();
+  EXPECT_EQ(j["summary"]["skipped_by_flags"], 3);
+  EXPECT_EQ(j["options"]["skip_flags"], nlohmann::json::array({"LargePosition"}));
+  EXPECT_NE(r.out.find("3 by --skip-flags"), std::string::npos) << r.out;
+  // A flag no suite uses would skip nothing: refused, naming the flags there are.
+  const Ran typo = check(candidate, "--skip-flags LargePositon");
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_NE(typo.err.find("--skip-flags: expected flags the suites use (LargePosition), got 'LargePositon'"), std::string::npos)
+      << typo.err;
+}
+
+// Horizon = accuracy: a special-value failure fails the verdict, is counted and listed as an edge
+// case, after the accuracy cases, and never sets the horizon.
+TEST_F(CheckFixture, EdgeCasesFailTheVerdictButNotTheHorizon) {
+  auto& tests = file.groups[0].rope_tests;
+  tests[6].input[0] = std::numeric_limits<double>::quiet_NaN();  // test 7, position 2^31 − 1, pair 0 of head 0
+  tests[6].expected = reference::apply(file.groups[0].spec, {1, 2, 8}, tests[6].positions, tests[6].input);
+  spit(golden_path, golden::write_golden(file));
+  std::vector<std::vector<double>> outputs = expected_outputs(file);
+  outputs[6][0] = outputs[6][1] = 0;  // numbers where the IEEE policy gives NaN
+  const Ran edge_only = check(write_candidate(dir, "edge.npz", file, outputs));
+  EXPECT_EQ(edge_only.code, 1) << edge_only.out;
+  auto j = report();
+  EXPECT_EQ(j["groups"][0]["special_failed"], 1);
+  EXPECT_EQ(j["groups"][0]["ordinary_failed"], 0);
+  EXPECT_EQ(j["groups"][0]["horizon"], 2147483647);
+  EXPECT_EQ(j["groups"][0]["horizon_complete"], true);
+  EXPECT_NE(edge_only.out.find("edge cases: 1 special-value pair(s)"), std::string::npos) << edge_only.out;
+  // With an accuracy failure at position 100 too: the horizon is set by it alone, and the accuracy
+  // case is listed before the edge case.
+  outputs[3][0] += 0.5;
+  const Ran both = check(write_candidate(dir, "both.npz", file, outputs));
+  EXPECT_EQ(both.code, 1);
+  j = report();
+  EXPECT_EQ(j["groups"][0]["horizon"], 7);
+  const auto& worst = j["groups"][0]["worst_cases"];
+  ASSERT_EQ(worst.size(), 2u) << worst;
+  EXPECT_EQ(worst[0]["accuracy"], true);
+  EXPECT_EQ(worst[0]["test_id"], 4);
+  EXPECT_EQ(worst[1]["kind"], "special_value");
+  EXPECT_EQ(worst[1]["accuracy"], false);
+  EXPECT_LT(both.out.find("[tolerance]"), both.out.find("[special_value]")) << both.out;
+}
+
+TEST_F(CheckFixture, WorstListsThatManyCasesOnStdout) {
+  // Every rotated pair of every test at a position > 0 wrong: far more cases than listed.
+  std::vector<std::vector<double>> outputs = expected_outputs(file);
+  for (std::size_t i = 1; i < outputs.size(); ++i) {
+    for (double& v : outputs[i]) v = -v;
+  }
+  for (int worst : {2, 5}) {
+    const Ran r = check(write_candidate(dir, "wrong.npz", file, outputs), "--worst " + std::to_string(worst));
+    EXPECT_EQ(r.code, 1);
+    int listed = 0;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) listed += line.rfind("  gate-small test ", 0) == 0;
+    EXPECT_EQ(listed, worst) << r.out;
+  }
+}
+
+TEST_F(CheckFixture, ThreadsDoNotChangeTheReport) {
+  const std::string candidate = write_candidate(dir, "wrong-above-100.npz", file, wrong_above(file, 100));
+  check(candidate, "--threads 1");
+  const std::string one = slurp(dir / "report.json");
+  check(candidate, "--threads 2");
+  EXPECT_EQ(slurp(dir / "report.json"), one);
+  EXPECT_EQ(check(candidate, "--threads -1").code, 2);
+}
+
+// A passing group never reports an infinite worst e: the correctly rounded reference over every
+// checked-in suite (subnormal, zero-norm and special-value pairs included).
+TEST(Run, PassingGroupsNeverReportAnInfiniteWorstE) {
+  TempDir dir;
+  const Ran r = run(kBin + " run --impl reference --golden " + std::string(ROPECHECK_SOURCE_DIR) + "/golden/suites --json " +
+                        (dir / "r.json"),
+                    dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  for (const auto& g : nlohmann::json::parse(slurp(dir / "r.json"))["groups"]) {
+    if (g["kind"] == "attention") continue;
+    EXPECT_TRUE(g["worst_e"].is_number()) << g["suite"] << "#" << g["group"] << ": " << g["worst_e"];
+    EXPECT_LE(g["worst_e"].get<double>(), 1.0) << g["suite"] << "#" << g["group"];  // correct rounding
+  }
+}
+
 }  // namespace
 }  // namespace ropecheck::gate

@@ -316,9 +316,9 @@ TEST_F(ExamplePlugin, ExportsTheAbi) {
   EXPECT_STREQ(name_(0), "example_c");
 }
 
-// Its angle p·θ_j is one binary64 product of pow's θ_j (≤ 1 ulp, glibc): angle error
-// ≤ 3·2^-53·|p|, so e ≤ 1 (final rounding) + √2·(3·2^-53·|p| + 4·2^-53)/2^-24 (cos/sin error
-// vector of norm ≤ √2·(angle error + libm's 1 ulp), plus the binary64 rotation).
+// Its angle p·θ_j is one long-double product of powl's θ_j (≤ 1 ulp of a 64-bit significand):
+// angle error ≤ 2^-62·|p·θ_j|, so e ≤ 1 (final rounding) + √2·(2^-62·|p| + 2·2^-63)/2^-24 (cos/sin
+// error vector of norm ≤ √2·(angle error + libm's 1 ulp), plus the long-double rotation), θ_j ≤ 1.
 TEST_F(ExamplePlugin, WithinItsDerivedBoundAtSmallPositions) {
   const std::string text = "layout=interleaved,head_dim=16,rotary_dim=12,base=10000,dtype=f32";
   const Spec spec = parse_spec(text);
@@ -329,7 +329,7 @@ TEST_F(ExamplePlugin, WithinItsDerivedBoundAtSmallPositions) {
   std::vector<float> out(in.size(), 0.0f);
   ASSERT_EQ(run(text, in, out, positions, 16), ROPECHECK_OK);
   const auto exact = reference::rotate_exact(spec, reference::Shape{4, 1, 16}, positions, input, 128, reference::Form::complex);
-  const double bound = 1.0 + std::sqrt(2.0) * (3.0 * 1000.0 + 4.0) * 0x1p-53 / 0x1p-24;
+  const double bound = 1.0 + std::sqrt(2.0) * (1000.0 * 0x1p-62 + 2 * 0x1p-63 + 4 * 0x1p-64) / 0x1p-24;
   for (std::size_t t = 0; t < positions.size(); ++t) {
     for (int j = 0; j < 6; ++j) {
       const std::size_t i = t * 16 + 2 * static_cast<std::size_t>(j);
@@ -349,6 +349,16 @@ TEST_F(ExamplePlugin, ReportsUnsupportedSpecsInsteadOfGuessing) {
                 positions, 16),
             ROPECHECK_ERROR_UNSUPPORTED);
   EXPECT_EQ(run("layout=half,head_dim=16,base=10000,dtype=bf16", in, out, positions, 16), ROPECHECK_ERROR_UNSUPPORTED);
+  // float64: its long-double angle is not accurate enough for binary64's unit (rope_plugin.c)
+  std::vector<float> wide_in(32, 1.0f), wide_out(32, 5.0f);
+  const CSpec f64(parse_spec("layout=half,head_dim=16,base=10000,dtype=f64"));
+  ropecheck_call call{};
+  call.spec = f64.get();
+  call.tokens = 1;
+  call.positions = positions.data();
+  call.q = ropecheck_tensor{1, wide_in.data(), 16, 16, wide_out.data(), 16, 16};
+  EXPECT_EQ(apply_(nullptr, &call), ROPECHECK_ERROR_UNSUPPORTED);
+  for (float v : wide_out) EXPECT_EQ(v, 5.0f);
   for (float v : out) EXPECT_EQ(v, 5.0f);  // nothing written
 }
 #endif

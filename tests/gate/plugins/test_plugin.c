@@ -5,7 +5,12 @@
  *
  * Compiled once per MISBEHAVE variant; variants 1–4 misbehave on a call whose first position is 7:
  *   0 correct, 1 segfault, 2 abort, 3 hang, 4 ABI version 2 (every call refused by the gate),
- *   5 write past the end of the output. */
+ *   5 write past the end of the output,
+ *   6 "edited": correct, then edited where the first pair's input x is a marker value — the same
+ *     edits tests/judge/one_rule_test.cpp makes for check, fuzz --replay and MatchesGolden:
+ *     x = 1 (y = 0): the sign of the zero second output flipped; x = FLT_MAX or 1000: first output
+ *     +Inf; x = 0.5: the first pass-through dim (rotary_dim) changed by +1. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +86,21 @@ int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call*
       for (int i = s->rotary_dim; i < s->head_dim; ++i) {
         const size_t size = ropecheck_dtype_size(s->dtype);
         memcpy((char*)q->output + (out + i) * size, (const char*)q->input + (in + i) * size, size);
+      }
+    }
+  }
+  if (MISBEHAVE == 6) {
+    for (int64_t t = 0; t < call->tokens; ++t) {
+      for (int64_t h = 0; h < q->heads; ++h) {
+        const int64_t in = t * q->input_token_stride + h * q->input_head_stride;
+        const int64_t out = t * q->output_token_stride + h * q->output_head_stride;
+        const int64_t second = s->layout == ROPECHECK_LAYOUT_INTERLEAVED ? 1 : pairs;
+        const long double x = load(q->input, s->dtype, in), y = load(q->input, s->dtype, in + second);
+        if (x == 1 && y == 0) store(q->output, s->dtype, out + second, -load(q->output, s->dtype, out + second));
+        if (x == (long double)FLT_MAX || x == 1000) store(q->output, s->dtype, out, INFINITY);
+        if (x == 0.5L && s->rotary_dim < s->head_dim) {
+          store(q->output, s->dtype, out + s->rotary_dim, load(q->output, s->dtype, out + s->rotary_dim) + 1);
+        }
       }
     }
   }
