@@ -18,6 +18,7 @@ std::string_view kind_name(ApplyResult::Status status) {
     case ApplyResult::Status::guard: return "guard";
     case ApplyResult::Status::missing: return "missing";
     case ApplyResult::Status::shape: return "shape";
+    case ApplyResult::Status::unavailable: return "unavailable";
   }
   return "?";
 }

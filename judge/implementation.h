@@ -48,13 +48,14 @@ struct ApplyResult {
     guard,         // it wrote outside its output buffer
     missing,       // a candidate file has no output for this call
     shape,         // a candidate file's output has the wrong size or is not numbers
+    unavailable,   // the implementation does not run on this machine (ropecheck_kernel_available)
   };
   Status status = Status::ok;
   std::string message;
   std::vector<double> output;
 };
-// "ok", "unsupported", "status", "crash", "timeout", "abi", "load", "guard", "missing", "shape": the
-// case kind reports print.
+// "ok", "unsupported", "status", "crash", "timeout", "abi", "load", "guard", "missing", "shape",
+// "unavailable": the case kind reports print.
 std::string_view kind_name(ApplyResult::Status status);
 
 // What an implementation promises about each rotated pair of its output, in the form the identity

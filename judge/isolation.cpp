@@ -118,6 +118,7 @@ using ResolveFn = const char* (*)(const char*);
 using ApplyFn = std::int32_t (*)(const char*, const ropecheck_call*);
 
 constexpr std::uint32_t kHelloOk = 0, kHelloLoadFailed = 1;
+using AvailableFn = std::int32_t (*)(const char*);
 
 [[noreturn]] void serve(Source source, const std::string& plugin_path, const std::string& implementation, int in, int out) {
   // A crashing plugin must not leave core files behind in the user's folder.
@@ -128,6 +129,7 @@ constexpr std::uint32_t kHelloOk = 0, kHelloLoadFailed = 1;
   AbiVersionFn abi_version = &ropecheck_kernel_abi_version;
   ResolveFn resolve = &ropecheck_kernel_resolve;
   ApplyFn apply_fn = &ropecheck_kernel_apply;
+  AvailableFn available = &ropecheck_kernel_available;
   Writer hello;
   if (source == Source::plugin) {
     void* handle = ::dlopen(plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -136,6 +138,7 @@ constexpr std::uint32_t kHelloOk = 0, kHelloLoadFailed = 1;
       abi_version = reinterpret_cast<AbiVersionFn>(::dlsym(handle, "ropecheck_kernel_abi_version"));
       resolve = reinterpret_cast<ResolveFn>(::dlsym(handle, "ropecheck_kernel_resolve"));
       apply_fn = reinterpret_cast<ApplyFn>(::dlsym(handle, "ropecheck_kernel_apply"));
+      available = reinterpret_cast<AvailableFn>(::dlsym(handle, "ropecheck_kernel_available"));
       if (!abi_version) missing = "ropecheck_kernel_abi_version";
       else if (!apply_fn) missing = "ropecheck_kernel_apply";
     }
@@ -151,12 +154,19 @@ constexpr std::uint32_t kHelloOk = 0, kHelloLoadFailed = 1;
   }
   const std::uint32_t version = abi_version();
   std::string resolved = implementation;
-  if (resolve && version == ROPECHECK_KERNEL_ABI_VERSION) {
-    const char* r = resolve(implementation.c_str());
-    resolved = r ? std::string(r).substr(0, 200) : implementation + " (unresolved)";
+  // Whether the implementation runs on this machine (1), as the plugin says; a plugin without the
+  // entry point is taken to run.
+  std::int32_t runs_here = 1;
+  if (version == ROPECHECK_KERNEL_ABI_VERSION) {
+    if (resolve) {
+      const char* r = resolve(implementation.c_str());
+      resolved = r ? std::string(r).substr(0, 200) : implementation + " (unresolved)";
+    }
+    if (available) runs_here = available(implementation.c_str());
   }
   hello.put(kHelloOk);
   hello.put(version);
+  hello.put(runs_here);
   hello.put_string(resolved);
   if (!write_all(out, hello.bytes.data(), hello.bytes.size())) ::_exit(0);
   if (version != ROPECHECK_KERNEL_ABI_VERSION) ::_exit(0);
@@ -262,8 +272,9 @@ bool IsolatedKernel::start() {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_seconds_));
   Reader r(from_child_, &deadline);
   std::uint32_t hello = 0, version = 0;
+  std::int32_t runs_here = 1;
   std::string text;
-  if (!r.get(hello) || !r.get(version) || !r.get_string(text)) {
+  if (!r.get(hello) || !r.get(version) || (hello == kHelloOk && !r.get(runs_here)) || !r.get_string(text)) {
     start_error_ = r.timed_out ? ApplyResult{ApplyResult::Status::timeout, "loading the implementation timed out", {}}
                                : child_failure("loading the implementation");
     if (r.timed_out) stop(true);
@@ -283,6 +294,15 @@ bool IsolatedKernel::start() {
     start_error_ = {ApplyResult::Status::abi,
                     "ABI version mismatch: the implementation was built for version " + std::to_string(version) +
                         ", this gate speaks version " + std::to_string(ROPECHECK_KERNEL_ABI_VERSION),
+                    {}};
+    start_failed_ = true;
+    stop(false);
+    return false;
+  }
+  if (runs_here != 1) {
+    start_error_ = {ApplyResult::Status::unavailable,
+                    implementation_ + ": not available on this machine (ropecheck_kernel_available returned " +
+                        std::to_string(runs_here) + ")",
                     {}};
     start_failed_ = true;
     stop(false);

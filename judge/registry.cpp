@@ -53,9 +53,16 @@ std::unique_ptr<Implementation> make_implementation(const Selection& selection, 
     if (!std::filesystem::is_regular_file(selection.plugin, ec)) {
       throw UsageError("--plugin: expected an existing shared library, got '" + selection.plugin + "'");
     }
-    return std::make_unique<IsolatedImplementation>(Source::plugin, selection.plugin,
-                                                    selection.implementation.empty() ? "auto" : selection.implementation,
-                                                    options.timeout_seconds, options.claims);
+    auto plugin = std::make_unique<IsolatedImplementation>(
+        Source::plugin, selection.plugin, selection.implementation.empty() ? "auto" : selection.implementation,
+        options.timeout_seconds, options.claims);
+    // As for a project kernel: an implementation the plugin says does not run here is a usage error
+    // (exit 2), not a failure of every test. Other start failures (dlopen, ABI) fail the tests.
+    const ApplyResult* error = plugin->start_error();
+    if (error && error->status == ApplyResult::Status::unavailable) {
+      throw UsageError("--plugin " + selection.plugin + " --impl " + error->message);
+    }
+    return plugin;
   }
   const std::string& name = selection.implementation;
   if (name.empty()) throw UsageError("expected --impl NAME or --plugin PATH (--impl: one of " + known_names() + ")");
