@@ -1,4 +1,4 @@
-// The reference as an implementation under test (proofs/implementation.h), and the error bounds of
+// The reference as an implementation under test (judge/implementation.h), and the error bounds of
 // its three exact forms. The bounds are derived here, at the claim, from the error bounds that
 // reference/rope.cpp states for its computation.
 #pragma once

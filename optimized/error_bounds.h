@@ -1,5 +1,5 @@
 // Error bounds of ropecheck's kernels (scalar, avx2, avx512, cuda: they compute the same bits),
-// in the metric of reference/error_metric.h:
+// in the metric of judge/pair_rule.h:
 //     e = max(|a − A|, |b − B|) / (u · ρ · S),   u = 2^-p of the data dtype, ρ = |(x, y)|,
 //     S = max(1, |attention factor|).
 // Valid for every spec whose frequencies θ'_j are ≤ 2^16 (the kernels refuse others, plan.h), every

@@ -22,8 +22,8 @@ constexpr int kViolationsPerClass = 10;
 constexpr Violation kClasses[] = {Violation::status, Violation::passthrough, Violation::special_value, Violation::signed_zero,
                                   Violation::tolerance, Violation::underflow};
 
-// JSON has no infinity: non-finite e is written as the string "inf" (pair_error returns +Inf for
-// special-value disagreements).
+// JSON has no infinity: non-finite e (a pair of zero norm judged by its underflow allowance) is
+// written as the string "inf".
 ordered_json number(double v) {
   if (std::isfinite(v)) return v;
   return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
@@ -139,7 +139,7 @@ std::string to_text(const ordered_json& report) {
       << report.at("trials_unsupported").get<std::int64_t>() << " on unsupported specs), "
       << report.at("cases").get<std::int64_t>() << " cases over " << report.at("specs").size() << " specs"
       << (report.at("stopped_by_time").get<bool>() ? ", stopped by --seconds" : "") << "\n";
-  out << "worst cases (largest e first; e = max(|a-A|,|b-B|)/(u*rho), reference/error_metric.h):\n";
+  out << "worst cases (largest e first; e = max(|a-A|,|b-B|)/(u*rho), judge/pair_rule.h):\n";
   int rank = 0;
   for (const auto& f : report.at("worst")) {
     out << "  " << ++rank << ". e = " << fixed(number_of(f.at("e"))) << " (tolerance " << fixed(f.at("tolerance").get<double>())

@@ -30,12 +30,6 @@ constexpr int kShrinkEvaluations = 400;
 
 std::string pair_text(double a, double b) { return "(" + to_hex(a) + ", " + to_hex(b) + ")"; }
 
-struct PairJudgement {
-  Violation violation = Violation::none;
-  double e = -1;  // pair_error when judged by it (normal range), −1 otherwise
-  std::string message;
-};
-
 }  // namespace
 
 std::string_view name(Violation v) {

@@ -52,7 +52,7 @@ std::string_view name(Violation v);
 struct Outcome {
   bool unsupported = false;  // the candidate returned ROPECHECK_ERROR_UNSUPPORTED for the spec
   Violation violation = Violation::none;
-  double e = 0;              // worst pair_error over the pairs whose output is in the normal range
+  double e = 0;              // worst e over the ordinary pairs (judge/pair_rule.h Domain)
   int worst_pair = -1;       // the pair of `e` (or of the violation)
   double x = 0, y = 0;       // that pair's inputs
   double got_a = 0, got_b = 0;            // the candidate's outputs

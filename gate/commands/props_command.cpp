@@ -1,5 +1,5 @@
 // `ropecheck props`: runs the identity catalog (proofs/catalog.h) against one implementation from
-// the registry (proofs/registry.h) and prints one row per identity; on a failure, the shrunk
+// the registry (judge/registry.h) and prints one row per identity; on a failure, the shrunk
 // counterexample as hex floats and the command that replays it.
 #include <cmath>
 #include <cstdint>

@@ -6,7 +6,7 @@
 //
 // No expected value comes from the gate: the candidates are computed here from the exported inputs,
 // the verdicts they must get follow from the golden file's positions and flags, and the tolerances
-// are the gate's derived bounds (gate/tolerance.cpp).
+// are the gate's derived bounds (judge/tolerance.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -325,7 +325,7 @@ TEST_F(AttentionFixture, QueryPositionsOffByOneFail) {
   // Relative position n − m off by one: pair 0 turns by θ_0 = 1 rad more (every group's base gives
   // θ_0 = 1). The scores move by a few percent of |c|·‖q‖·‖k‖ (|s| itself is typically ≈ that over
   // √d): thousands of u in f32/f64, where every test must fail; in bf16 the bound is 13.5 u =
-  // 0.053·|c|·‖q‖·‖k‖ (11.3 of it the e ≤ 4 RoPE allowance, gate/tolerance.cpp), the same order as
+  // 0.053·|c|·‖q‖·‖k‖ (11.3 of it the e ≤ 4 RoPE allowance, judge/tolerance.cpp), the same order as
   // the shift's effect here (e ≈ 14 to 27), so the bf16 group must fail but not every test of it.
   Recipe recipe;
   recipe.rope = [](const Inputs& in, bool is_q) {
@@ -339,7 +339,7 @@ TEST_F(AttentionFixture, QueryPositionsOffByOneFail) {
   const auto j = report();
   EXPECT_TRUE(std::ranges::includes(failed_tests(j), not_bf16));
   for (const auto& g : j["groups"]) EXPECT_EQ(g["verdict"], "fail") << g["spec"];
-  // Outputs: the bf16 output bound is loose (≈ 100 u = 0.4·max|v|, gate/tolerance.cpp); f32/f64
+  // Outputs: the bf16 output bound is loose (≈ 100 u = 0.4·max|v|, judge/tolerance.cpp); f32/f64
   // groups must fail.
   EXPECT_EQ(check(recipe, false, true, "--allow-missing").code, 1);
   EXPECT_TRUE(std::ranges::includes(failed_tests(report()), not_bf16));

@@ -111,7 +111,7 @@ TEST(DefaultTolerance, IsTheConstantOfTheCitedCoqTheorem) {
 
 // A careful float32 candidate for a spec with an attention factor, computed as HF transformers does
 // it: cos/sin of the angle rounded to f32 (faithful), multiplied by g rounded to f32, in f32, then
-// the rotation in f32. It passes the default (e ≤ 6 when g ≠ 1, gate/tolerance.cpp), whose source
+// the rotation in f32. It passes the default (e ≤ 6 when g ≠ 1, judge/tolerance.cpp), whose source
 // names the scaled theorem; e = 1 would fail it (its errors are several u, measured by the report).
 TEST(ScaledCandidate, CarefulFloat32WithAnAttentionFactorPassesTheDefault) {
   TempDir dir;

@@ -271,7 +271,7 @@ TEST(Props, IdentityWithoutSupportedSpecsIsSkippedNotFailed) {
 TEST(Props, ViolatedIdentityPrintsCounterexampleAndAReplayThatReproducesIt) {
   // The tiny plugin's angle p·θ is good to about 2^-63 relative (test_plugin.c): fine for f32
   // outputs, but in f64 an angle beyond ~2^14 rad is off by more than the 4 u the gate allows a
-  // plugin (gate/tolerance.cpp), so R_mᵀR_n = R_{n−m} breaks on an f64 case with a large position.
+  // plugin (judge/tolerance.cpp), so R_mᵀR_n = R_{n−m} breaks on an f64 case with a large position.
   TempDir dir;
   const std::string command = kBin + " props --plugin " + plugin("good") + " --impl tiny --only relative_matrix --cases 20 --seed 5";
   const Ran r = run(command, dir);

@@ -48,7 +48,7 @@ INSTANTIATE_TEST_SUITE_P(ClassicFaults, Teeth, ::testing::Range(0, 6), [](const 
 TEST(TeethControls, RoundedReferencesHoldEveryIdentity) {
   // Few cases: reference::apply currently takes its slowest path (a Ziv loop up to 16384 bits) for
   // outputs that are exactly zero, which basis-vector blocks at position 0 produce for every pair;
-  // `ropecheck props --impl reference-rounded --cases N` runs more.
+  // `ropecheck props --impl reference --cases N` runs more.
   RunOptions options;
   options.cases = 3;
   options.seed = 11;

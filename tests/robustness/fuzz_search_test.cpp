@@ -108,7 +108,7 @@ TEST(Fuzz, CorrectlyRoundedReferencePassesWithinOne) {
   const FuzzReport report = run_fuzz(*candidate, options_for(kSpec, 3));
   EXPECT_TRUE(report.violations.empty()) << report.violations[0].outcome.message;
   ASSERT_FALSE(report.worst.empty());
-  EXPECT_LE(report.worst[0].outcome.e, 1.0);  // correct rounding: e ≤ 1 (reference/error_metric.h)
+  EXPECT_LE(report.worst[0].outcome.e, 1.0);  // correct rounding: e ≤ 1 (judge/pair_rule.h)
 }
 
 TEST(Fuzz, ProjectKernelMeetsItsBound) {
