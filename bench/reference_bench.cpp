@@ -1,22 +1,23 @@
 // Throughput of the exact reference: correctly rounded f32 elements per second for the issue's
 // shape (4096 tokens × 32 heads × 128 dims, base 500000). Reported as items/s (elements).
+// And the exact reference split over threads, as gate's sweep splits it, against one thread.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "reference/rope.h"
 
 namespace {
 
-void BM_reference_f32(benchmark::State& state) {
-  using namespace ropecheck;
-  const std::int64_t tokens = state.range(0), heads = 32, head_dim = 128;
-  const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
-  std::vector<std::int64_t> positions(tokens);
-  for (std::int64_t t = 0; t < tokens; ++t) positions[t] = t * 7 + 3;
-  std::vector<double> input(static_cast<std::size_t>(tokens * heads * head_dim));
-  std::uint64_t x = 0x9e3779b97f4a7c15ULL;  // splitmix64: deterministic inputs in [-1, 1)
+using namespace ropecheck;
+
+// Deterministic inputs in [-1, 1) (splitmix64), values of binary32 (so of every wider dtype too).
+std::vector<double> inputs(std::size_t n) {
+  std::vector<double> input(n);
+  std::uint64_t x = 0x9e3779b97f4a7c15ULL;
   for (double& v : input) {
     x += 0x9e3779b97f4a7c15ULL;
     std::uint64_t z = x;
@@ -25,6 +26,15 @@ void BM_reference_f32(benchmark::State& state) {
     z ^= z >> 31;
     v = static_cast<float>(static_cast<double>(z >> 11) * 0x1p-52 - 1.0);
   }
+  return input;
+}
+
+void BM_reference_f32(benchmark::State& state) {
+  const std::int64_t tokens = state.range(0), heads = 32, head_dim = 128;
+  const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
+  std::vector<std::int64_t> positions(tokens);
+  for (std::int64_t t = 0; t < tokens; ++t) positions[t] = t * 7 + 3;
+  const std::vector<double> input = inputs(static_cast<std::size_t>(tokens * heads * head_dim));
   for (auto _ : state) {
     auto out = reference::apply(spec, {tokens, heads, head_dim}, positions, input);
     benchmark::DoNotOptimize(out.data());
@@ -33,6 +43,47 @@ void BM_reference_f32(benchmark::State& state) {
 }
 // 4096 tokens is the shape; 256 tokens for a quick look.
 BENCHMARK(BM_reference_f32)->Arg(256)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// rotate_exact at 160 bits, f64, 4096 positions × 64 dims (one head), the tokens split into
+// `threads` contiguous ranges, one std::thread each: the work and split of gate's sweep.
+double exact_split_seconds(const Spec& spec, const std::vector<std::int64_t>& positions, const std::vector<double>& input,
+                           std::int64_t threads) {
+  const std::int64_t tokens = static_cast<std::int64_t>(positions.size()), d = spec.head_dim;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  for (std::int64_t w = 0; w < threads; ++w) {
+    const std::int64_t begin = tokens * w / threads, end = tokens * (w + 1) / threads;
+    pool.emplace_back([&, begin, end] {
+      const std::span<const std::int64_t> pos(positions.data() + begin, static_cast<std::size_t>(end - begin));
+      const std::span<const double> in(input.data() + begin * d, static_cast<std::size_t>((end - begin) * d));
+      auto values = reference::rotate_exact(spec, {end - begin, 1, d}, pos, in, 160, reference::Form::elementwise);
+      benchmark::DoNotOptimize(values.data());
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Each iteration runs the work on one thread and then on state.range(0) threads, back to back, so
+// that both see the same state of a shared host. The reported (manual) time is the threaded run's;
+// vs_one_thread = Σ one-thread time / Σ threaded time, the speedup.
+void BM_reference_exact_threads(benchmark::State& state) {
+  const std::int64_t tokens = 4096, threads = state.range(0);
+  const Spec spec = parse_spec("layout=half,head_dim=64,base=10000,dtype=f64");
+  std::vector<std::int64_t> positions(tokens);
+  for (std::int64_t t = 0; t < tokens; ++t) positions[t] = t * 524287 + 3;  // spread over [0, 2^31)
+  const std::vector<double> input = inputs(static_cast<std::size_t>(tokens * spec.head_dim));
+  double one = 0, many = 0;
+  for (auto _ : state) {
+    one += exact_split_seconds(spec, positions, input, 1);
+    const double seconds = exact_split_seconds(spec, positions, input, threads);
+    many += seconds;
+    state.SetIterationTime(seconds);
+  }
+  state.counters["vs_one_thread"] = one / many;
+  state.SetItemsProcessed(state.iterations() * tokens * spec.head_dim);
+}
+BENCHMARK(BM_reference_exact_threads)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 
 }  // namespace
 

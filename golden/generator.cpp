@@ -83,7 +83,7 @@ double subnormal_value(Rng& rng, Dtype dtype) {
 // Exact values for the optional `exact` field: 40 significant digits, "d.<39 digits>e±NN".
 std::string format_exact(const Real& value) {
   mpfr_exp_t exponent = 0;
-  char* digits = mpfr_get_str(nullptr, &exponent, 10, 40, value.backend().data(), MPFR_RNDN);
+  char* digits = mpfr_get_str(nullptr, &exponent, 10, 40, value.data(), MPFR_RNDN);
   std::string text(digits);
   mpfr_free_str(digits);
   std::string out;
@@ -92,7 +92,7 @@ std::string format_exact(const Real& value) {
     out += '-';
     i = 1;
   }
-  const bool zero = mpfr_zero_p(value.backend().data()) != 0;
+  const bool zero = mpfr_zero_p(value.data()) != 0;
   out += text[i];
   out += '.';
   out += text.substr(i + 1);

@@ -28,7 +28,7 @@ struct Shape {
 enum class Model { exact, f32_recipe };
 
 struct Options {
-  int precision_bits = 256;  // working precision of the first attempt (the Ziv loop may go higher)
+  int precision_bits = kDefaultPrecisionBits;  // working precision of the first attempt (the Ziv loop may go higher)
   Model model = Model::exact;
 };
 

@@ -18,7 +18,7 @@ inline double oracle_round(const reference::Real& value, Dtype dtype) {
   mpfr_set_emax(f.emax + 1);
   mpfr_t rounded;
   mpfr_init2(rounded, f.precision);
-  int inexact = mpfr_set(rounded, value.backend().data(), MPFR_RNDN);
+  int inexact = mpfr_set(rounded, value.data(), MPFR_RNDN);
   inexact = mpfr_check_range(rounded, inexact, MPFR_RNDN);
   mpfr_subnormalize(rounded, inexact, MPFR_RNDN);
   mpfr_set_emin(old_emin);
