@@ -173,7 +173,7 @@ struct Expected {
   std::vector<long double> exact;
   std::vector<double> rounded;
 };
-// Under Model::exact: rounded = the golden expected values, exact from reference::rotate_exact at
+// Under Model::exact and f32_angle: rounded = the golden expected values, exact from reference::rotate_exact at
 // `precision_bits` (error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ; non-finite inputs replaced by 0: those pairs are
 // judged by class). Under Model::f32_recipe: the recipe's correctly rounded result (golden
 // expected_f32_recipe), as both.

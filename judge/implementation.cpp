@@ -59,7 +59,7 @@ bool Implementation::supports(const Spec& spec) const {
 Tolerance Implementation::tolerance(const Spec& spec) const {
   if (claims_.tolerance) return *claims_.tolerance;
   if (std::optional<Tolerance> proven = proven_bound(spec, claims_.model)) return *proven;
-  return default_tolerance(claims_.model, spec);
+  return default_tolerance(claims_.model, spec, claims_.theta_ulps);
 }
 
 ErrorClaim Implementation::claim(const Spec& spec) const {
@@ -68,7 +68,7 @@ ErrorClaim Implementation::claim(const Spec& spec) const {
   if (claims_.tolerance && claims_.tolerance->kind == Tolerance::Kind::e) return ErrorClaim::from_tolerance(*claims_.tolerance, spec);
   if (std::optional<ErrorClaim> own = own_claim(spec)) return *own;
   std::optional<Tolerance> bound = proven_bound(spec, claims_.model);
-  return ErrorClaim::from_tolerance(bound ? *bound : default_tolerance(claims_.model, spec), spec);
+  return ErrorClaim::from_tolerance(bound ? *bound : default_tolerance(claims_.model, spec, claims_.theta_ulps), spec);
 }
 
 }  // namespace ropecheck::judge

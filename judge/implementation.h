@@ -80,6 +80,7 @@ struct ErrorClaim {
 struct Claims {
   Model model = Model::exact;
   std::optional<Tolerance> tolerance;
+  double theta_ulps = kDefaultThetaUlps;  // the f32-angle model's k (--tolerance theta_ulps=K)
 };
 
 // A candidate's answer for one golden attention test (judge/attention.cpp): scores

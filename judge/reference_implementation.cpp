@@ -50,7 +50,7 @@ ApplyResult ReferenceImplementation::run(const Spec& spec, Shape shape, std::spa
 
 std::optional<Tolerance> ReferenceImplementation::proven_bound(const Spec&, Model model) const {
   // Correctly rounded: half an ulp of A is at most u·|A| ≤ u·ρ·|g|, so e ≤ 1 (judge/pair_rule.h).
-  if (output_ == Output::exact || model != Model::exact || model_ != reference::Model::exact) return std::nullopt;
+  if (output_ == Output::exact || !judges_exact_values(model) || model_ != reference::Model::exact) return std::nullopt;
   return Tolerance{Tolerance::Kind::e, 1.0, 0.0, "correct rounding: half an ulp of A is at most u*|A| <= u*rho*g"};
 }
 

@@ -1,6 +1,7 @@
 // The tolerance policy: the default bound for each claimed model, with its derivation, and the
 // --tolerance override.
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace ropecheck::judge {
 std::string_view name(Model model) {
   switch (model) {
     case Model::exact: return "exact";
+    case Model::f32_angle: return "f32-angle";
     case Model::f32_recipe: return "f32-recipe";
   }
   return "exact";
@@ -20,10 +22,15 @@ std::string_view name(Model model) {
 
 Model parse_model(std::string_view text) {
   if (text == "exact") return Model::exact;
+  if (text == "f32-angle") return Model::f32_angle;
   if (text == "f32-recipe") return Model::f32_recipe;
-  throw UsageError("--model: expected exact or f32-recipe, got '" + std::string(text) + "'");
+  throw UsageError("--model: expected exact, f32-angle or f32-recipe, got '" + std::string(text) + "'");
 }
 
+bool judges_exact_values(Model model) { return model != Model::f32_recipe; }
+
+// The careful rotation's roundings (Coq gate_exact_default, gate_f32_angle_default: 3); the
+// f32-recipe model adds the golden recipe value's own (gate_recipe_default: 4).
 int underflow_roundings(Model model) { return model == Model::f32_recipe ? 4 : 3; }
 
 // Default for the exact model: what a careful implementation working in the output dtype itself
@@ -76,7 +83,25 @@ namespace {
 double careful_bound(double attention_factor) { return attention_factor == 1.0 ? 4 : 6; }
 }  // namespace
 
-Tolerance default_tolerance(Model model, const Spec& spec) {
+// f32-angle model (Coq f32_angle_error, gate_f32_angle_default, gate_f32_angle_scaled_default in
+// proofs/formal/coq/GateTolerance.v). With w = 2^-24: the position rounded to binary32,
+// |m̂ − m| ≤ w·|m|; the frequency within k binary32 ulps, |θ̂ − θ| ≤ 2k·w·|θ| (an ulp of a normal v is
+// at most 2w·|v|); the angle rounded once, |φ̂ − m̂·θ̂| ≤ w·|m̂·θ̂|. So |φ̂ − φ| ≤ η·|φ| with
+// η = (1 + w)^2·(1 + 2k·w) − 1. Rotating by φ̂ instead of φ moves each component by at most
+// ‖R(φ̂)v − R(φ)v‖ = 2|sin((φ̂ − φ)/2)|·ρ ≤ |φ̂ − φ|·ρ (times |g|), and a careful rotation at φ̂ with
+// cos/sin faithful in the data dtype is within e_c (4, or 6 with an attention factor) of the
+// rotation by φ̂. Hence, in units of u·ρ·max(1, |g|):
+//   e ≤ e_c + |φ|·η/u       (|g|/max(1, |g|) ≤ 1),
+// e.g. k = 8, float32 data: η/u ≈ 18 per radian; bfloat16 data: 18·2^-16. The absolute allowance is
+// the careful rotation's three roundings (3·2^(emin−p)). Below 2^24 the position is exact and the
+// bound is looser than needed by w·|φ|/u; the class is not split for that.
+double f32_angle_eta(double theta_ulps) {
+  const long double w = std::ldexp(1.0L, -24);
+  const long double eta = (1 + w) * (1 + w) * (1 + 2 * static_cast<long double>(theta_ulps) * w) - 1;
+  return static_cast<double>(eta * (1 + std::ldexp(1.0L, -40)));  // rounded up past long double's rounding
+}
+
+Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
   const double attention = attention_factor<double>(spec);
   const bool scaled = attention != 1.0;
   const double careful = careful_bound(attention);
@@ -90,6 +115,18 @@ Tolerance default_tolerance(Model model, const Spec& spec) {
                std::string(ropecheck::name(spec.dtype)) + ", u = 2^-" + p + ") is within " +
                (scaled ? "(4 + sqrt(2))" : "(2 + sqrt(2))") + "*u*rho*max(1,|g|) to first order (Coq " +
                (scaled ? "gate_exact_scaled_default" : "gate_exact_default") +
+               ", proofs/formal/coq/GateTolerance.v; judge/tolerance.cpp)";
+  } else if (model == Model::f32_angle) {
+    t.value = careful;
+    const double u = std::ldexp(1.0, -significand_bits(spec.dtype));
+    t.per_radian = f32_angle_eta(theta_ulps) / u;
+    char k[32];
+    std::snprintf(k, sizeof k, "%g", theta_ulps);
+    t.source = std::string("default for the f32-angle model: the angle rounded to binary32 from a frequency within ") + k +
+               " binary32 ulps and the position rounded to binary32 (|angle error| <= eta*|phi|, eta = (1+2^-24)^2*(1+2*" +
+               k + "*2^-24) - 1), faithful cos/sin, a careful rotation in " + std::string(ropecheck::name(spec.dtype)) +
+               ": e <= " + (scaled ? "6" : "4") + " + |phi|*eta/u (Coq " +
+               (scaled ? "gate_f32_angle_scaled_default" : "gate_f32_angle_default") +
                ", proofs/formal/coq/GateTolerance.v; judge/tolerance.cpp)";
   } else {
     t.value = scaled ? 8 : careful + 1;
@@ -253,6 +290,9 @@ ToleranceOverrides parse_tolerance(std::string_view text) {
         throw UsageError("--tolerance: expected " + std::string(key) + "= once, got '" + std::string(text) + "'");
       }
       (key == "attention_scores" ? out.attention_scores : out.attention_outputs) = parse_bound(key, value);
+    } else if (key == "theta_ulps") {
+      if (out.theta_ulps) throw UsageError("--tolerance: expected theta_ulps= once, got '" + std::string(text) + "'");
+      out.theta_ulps = parse_bound(key, value);
     } else if (key == "e" || key == "ulp") {
       if (out.rope) throw UsageError("--tolerance: expected one of e= and ulp=, got '" + std::string(text) + "'");
       Tolerance t;
@@ -261,8 +301,9 @@ ToleranceOverrides parse_tolerance(std::string_view text) {
       t.source = "--tolerance " + std::string(item);
       out.rope = t;
     } else {
-      throw UsageError("--tolerance: expected e=N, ulp=N, attention_scores=N or attention_outputs=N (comma-separated), got '" +
-                       std::string(item) + "'");
+      throw UsageError(
+          "--tolerance: expected e=N, ulp=N, theta_ulps=K, attention_scores=N or attention_outputs=N (comma-separated), got '" +
+          std::string(item) + "'");
     }
     if (comma == std::string_view::npos) break;
     start = comma + 1;

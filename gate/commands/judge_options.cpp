@@ -4,11 +4,13 @@ namespace ropecheck::gate {
 
 void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which) {
   cmd->add_option("--model", args.model,
-                  "What the implementation claims to compute: exact (the true rotation) | f32-recipe (judge/README.md)")
+                  "What the implementation claims to compute: exact (the true rotation) | f32-angle (the angle in "
+                  "binary32) | f32-recipe (judge/README.md)")
       ->capture_default_str();
   cmd->add_option("--tolerance", args.tolerance,
-                  "Override the default bounds, comma-separated: e=NUMBER (u*rho units) or ulp=NUMBER; "
-                  "attention_scores=NUMBER, attention_outputs=NUMBER for attention suites");
+                  "Override the default bounds, comma-separated: e=NUMBER (u*rho units) or ulp=NUMBER; theta_ulps=K "
+                  "(f32-angle: frequencies within K binary32 ulps, default 8); attention_scores=NUMBER, "
+                  "attention_outputs=NUMBER for attention suites");
   if (which.max_position) {
     cmd->add_option("--max-position", args.max_position, "Judge positions <= N only (your context length)");
   }
