@@ -20,6 +20,7 @@
 
 #include "golden/golden.h"
 #include "reference/rounding.h"
+#include "spec/json_keys.h"
 
 namespace ropecheck::golden {
 
@@ -463,24 +464,10 @@ class Reader {
 
   // Rejects nesting deeper than kMaxDepth before parsing (brackets outside strings).
   void check_depth(std::string_view text) const {
-    int depth = 0;
-    bool in_string = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-      const char c = text[i];
-      if (in_string) {
-        if (c == '\\') ++i;
-        else if (c == '"') in_string = false;
-        continue;
-      }
-      if (c == '"') in_string = true;
-      else if (c == '[' || c == '{') {
-        if (++depth > kMaxDepth) {
-          throw GoldenError(file_ + ": byte " + std::to_string(i) + ": expected nesting at most " +
-                            std::to_string(kMaxDepth) + " deep, got deeper");
-        }
-      } else if (c == ']' || c == '}') {
-        --depth;
-      }
+    const std::size_t at = json_nesting_exceeds(text, kMaxDepth);
+    if (at != std::string_view::npos) {
+      throw GoldenError(file_ + ": byte " + std::to_string(at) + ": expected nesting at most " + std::to_string(kMaxDepth) +
+                        " deep, got deeper");
     }
   }
 

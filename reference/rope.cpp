@@ -37,14 +37,22 @@ void check_shapes(const Spec& spec, Shape shape, std::span<const std::int64_t> p
                                 std::to_string(spec.head_dim));
   }
   if (shape.tokens < 0 || shape.heads < 0) throw std::invalid_argument("shape: negative tokens or heads");
-  if (static_cast<std::int64_t>(input.size()) != shape.elements()) {
-    throw std::invalid_argument("input: expected tokens*heads*head_dim = " + std::to_string(shape.elements()) +
+  // Checked: a product that wraps around could equal the input's size.
+  std::int64_t elements = 0;
+  if (__builtin_mul_overflow(shape.tokens, shape.heads, &elements) ||
+      __builtin_mul_overflow(elements, shape.head_dim, &elements)) {
+    throw std::invalid_argument("shape: expected tokens*heads*head_dim below 2^63, got tokens=" + std::to_string(shape.tokens) +
+                                ", heads=" + std::to_string(shape.heads) + ", head_dim=" + std::to_string(shape.head_dim));
+  }
+  if (static_cast<std::int64_t>(input.size()) != elements) {
+    throw std::invalid_argument("input: expected tokens*heads*head_dim = " + std::to_string(elements) +
                                 " values, got " + std::to_string(input.size()));
   }
   const std::int64_t components = position_components(spec);
-  if (static_cast<std::int64_t>(positions.size()) != shape.tokens * components) {
-    throw std::invalid_argument("positions: expected " + std::to_string(shape.tokens * components) + " values (" +
-                                std::to_string(components) + " per token), got " + std::to_string(positions.size()));
+  if (static_cast<std::int64_t>(positions.size()) / components != shape.tokens ||
+      static_cast<std::int64_t>(positions.size()) % components != 0) {
+    throw std::invalid_argument("positions: expected " + std::to_string(components) + " values per token for " +
+                                std::to_string(shape.tokens) + " tokens, got " + std::to_string(positions.size()));
   }
 }
 

@@ -377,13 +377,14 @@ Spec parse_spec(std::string_view text) {
 Spec parse_spec_json(std::string_view json_text) {
   nlohmann::json j;
   // A key given twice in one object would silently replace the first (the compact form refuses it).
-  std::string duplicate;
+  JsonNotes notes;
   try {
-    j = parse_json_noting_duplicate_keys<nlohmann::json>(json_text, duplicate);
+    j = parse_json_checked<nlohmann::json>(json_text, notes);
   } catch (const nlohmann::json::exception& e) {
     throw SpecError(std::string("spec: expected a JSON object, got invalid JSON (") + e.what() + ")");
   }
-  if (!duplicate.empty()) throw SpecError("spec field '" + duplicate + "': expected once, got a duplicate");
+  if (notes.too_deep()) throw SpecError("spec: " + notes.too_deep_message());
+  if (!notes.duplicate.empty()) throw SpecError("spec field '" + notes.duplicate + "': expected once, got a duplicate");
   if (!j.is_object()) throw SpecError("spec: expected a JSON object, got " + std::string(j.type_name()));
   Fields fields;
   // A scalar, or an array of scalars joined by '/'; errors name the key the value belongs to.

@@ -1,10 +1,14 @@
 #include "tensorio/readers.h"
 
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -255,7 +259,14 @@ std::vector<ZipEntry> zip_directory(std::string_view z, std::string_view file) {
   return entries;
 }
 
-std::string zip_member(std::string_view z, const ZipEntry& e, std::string_view file) {
+// Where a member's stored bytes lie, after its local header (checked against the file).
+struct MemberSpan {
+  std::uint64_t begin = 0;  // the local header
+  std::uint64_t data = 0;   // the stored (compressed) bytes
+  std::uint64_t end = 0;    // one past them
+};
+
+MemberSpan member_span(std::string_view z, const ZipEntry& e, std::string_view file) {
   const std::string field = "zip member '" + excerpt(e.name) + "'";
   if (e.local_offset > z.size() || z.size() - e.local_offset < 30 || read_le(z.data() + e.local_offset, 4) != 0x04034b50) {
     fail(file, field, "a local header (PK\\3\\4) at the offset the directory gives");
@@ -264,26 +275,75 @@ std::string zip_member(std::string_view z, const ZipEntry& e, std::string_view f
   const auto extra_len = read_le(z.data() + e.local_offset + 28, 2);
   const std::uint64_t data = e.local_offset + 30 + name_len + extra_len;
   if (data > z.size() || e.compressed > z.size() - data) fail(file, field, std::to_string(e.compressed) + " compressed bytes inside the file");
-  const std::string_view raw = z.substr(data, e.compressed);
+  return {e.local_offset, data, data + e.compressed};
+}
+
+// Refuses members whose bytes overlap (a zip bomb lists one large member many times: each entry
+// would be inflated again from the same bytes) and uncompressed sizes beyond kMaxZipInflation
+// times the file: what the members may claim is bounded before anything is inflated.
+std::vector<MemberSpan> member_spans(std::string_view z, const std::vector<ZipEntry>& entries, std::string_view file) {
+  std::vector<MemberSpan> spans;
+  spans.reserve(entries.size());
+  for (const ZipEntry& e : entries) spans.push_back(member_span(z, e, file));
+  std::vector<std::size_t> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return spans[a].begin < spans[b].begin; });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    if (spans[order[k]].begin < spans[order[k - 1]].end) {
+      fail(file, "zip member '" + excerpt(entries[order[k]].name) + "'",
+           "bytes of its own, got bytes shared with member '" + excerpt(entries[order[k - 1]].name) + "' (overlapping members)");
+    }
+  }
+  const std::uint64_t budget = static_cast<std::uint64_t>(z.size()) * kMaxZipInflation + kZipInflationAllowance;
+  std::uint64_t declared = 0;
+  for (const ZipEntry& e : entries) {
+    // A stored member yields its stored bytes (a different declared size is refused with it).
+    const std::uint64_t yields = e.method == 0 ? e.compressed : e.uncompressed;
+    if (yields > budget - declared) {
+      fail(file, "zip member '" + excerpt(e.name) + "'",
+           "uncompressed sizes of at most " + std::to_string(budget) + " bytes in all (" + std::to_string(kMaxZipInflation) +
+               " times the file, plus " + std::to_string(kZipInflationAllowance) + "), got more (a zip bomb?)");
+    }
+    declared += yields;
+  }
+  return spans;
+}
+
+// The member's bytes: stored, or inflated in steps (memory follows what the stream really produces,
+// never more than the size the directory declares).
+std::string zip_member(std::string_view z, const ZipEntry& e, const MemberSpan& span, std::string_view file) {
+  const std::string field = "zip member '" + excerpt(e.name) + "'";
+  const std::string_view raw = z.substr(span.data, e.compressed);
   std::string out;
   if (e.method == 0) {
     if (e.uncompressed != e.compressed) fail(file, field, "equal sizes for a stored member");
     out.assign(raw);
   } else if (e.method == 8) {
-    // Deflate expands at most 1032:1 (zlib's technical details), so a larger claim is a lie that
-    // must not be allocated.
+    // Deflate expands at most 1032:1 (zlib's technical details), so a larger claim is a lie.
     if (e.uncompressed > e.compressed * 1032 + 1024) fail(file, field, "an uncompressed size deflate can produce");
-    out.resize(e.uncompressed);
     z_stream s{};
     if (inflateInit2(&s, -MAX_WBITS) != Z_OK) fail(file, field, "zlib to initialise");
-    s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-    s.avail_in = static_cast<uInt>(std::min<std::uint64_t>(raw.size(), std::numeric_limits<uInt>::max()));
-    s.next_out = reinterpret_cast<Bytef*>(out.data());
-    s.avail_out = static_cast<uInt>(std::min<std::uint64_t>(out.size(), std::numeric_limits<uInt>::max()));
-    const int rc = inflate(&s, Z_FINISH);
-    const std::uint64_t produced = s.total_out;
+    std::uint64_t fed = 0;
+    constexpr std::uint64_t kStep = std::uint64_t{1} << 20;
+    int rc = Z_OK;
+    while (rc == Z_OK && out.size() <= e.uncompressed) {
+      if (s.avail_in == 0 && fed < raw.size()) {
+        const std::uint64_t n = std::min<std::uint64_t>(raw.size() - fed, std::numeric_limits<uInt>::max());
+        s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data() + fed));
+        s.avail_in = static_cast<uInt>(n);
+        fed += n;
+      }
+      // One byte beyond the declared size is room enough to notice a stream that goes on.
+      const std::uint64_t room = std::min<std::uint64_t>(kStep, e.uncompressed + 1 - out.size());
+      const std::size_t before = out.size();
+      out.resize(before + room);
+      s.next_out = reinterpret_cast<Bytef*>(out.data() + before);
+      s.avail_out = static_cast<uInt>(room);
+      rc = inflate(&s, Z_NO_FLUSH);  // Z_BUF_ERROR once no progress is possible (a truncated stream)
+      out.resize(before + (room - s.avail_out));
+    }
     inflateEnd(&s);
-    if (rc != Z_STREAM_END || produced != e.uncompressed) {
+    if (rc != Z_STREAM_END || out.size() != e.uncompressed) {
       fail(file, field, "a complete deflate stream of " + std::to_string(e.uncompressed) + " bytes");
     }
   } else {
@@ -298,6 +358,21 @@ std::string zip_member(std::string_view z, const ZipEntry& e, std::string_view f
   return out;
 }
 
+// User JSON through the one checked parse (spec/json_keys.h): bounded nesting, linear time, each
+// key once per object.
+nlohmann::json parse_json(std::string_view text, std::string_view file, const std::string& field) {
+  JsonNotes notes;
+  nlohmann::json j;
+  try {
+    j = parse_json_checked<nlohmann::json>(text, notes);
+  } catch (const nlohmann::json::exception& e) {
+    fail(file, field, std::string("valid JSON (") + excerpt(e.what()) + ")");
+  }
+  if (notes.too_deep()) throw ReaderError(std::string(file) + ": " + field + " " + notes.too_deep_message());
+  if (!notes.duplicate.empty()) fail(file, field + " key " + excerpt(notes.duplicate), "each key once, got it twice");
+  return j;
+}
+
 double json_value(const nlohmann::json& j, std::string_view file, const std::string& name) {
   if (j.is_number()) return j.get<double>();
   if (j.is_string()) {
@@ -309,21 +384,48 @@ double json_value(const nlohmann::json& j, std::string_view file, const std::str
   fail(file, name, "numbers or float strings such as \"0x1.8p-1\", \"nan\", \"inf\", got " + excerpt(j.dump()));
 }
 
-// Flattens nested arrays, recording the shape (ragged arrays are refused).
-void flatten(const nlohmann::json& j, std::string_view file, const std::string& name, std::size_t depth,
-             Tensor& t) {
-  if (j.is_array()) {
-    if (depth > 32) fail(file, name, "at most 32 nested arrays");
-    if (t.shape.size() == depth) {
-      t.shape.push_back(static_cast<std::int64_t>(j.size()));
-    } else if (t.shape[depth] != static_cast<std::int64_t>(j.size())) {
-      fail(file, name, "a rectangular array (rows of " + std::to_string(t.shape[depth]) + ")");
-    }
-    for (const auto& item : j) flatten(item, file, name, depth + 1, t);
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// Fills t.values from `j` at nesting `depth` of t.shape; `at` is the index path (for messages).
+void fill_values(const nlohmann::json& j, std::string_view file, const std::string& name, std::vector<std::size_t>& at,
+                 Tensor& t) {
+  auto where = [&] {
+    std::string s;
+    for (std::size_t i : at) s += "[" + std::to_string(i) + "]";
+    return s.empty() ? std::string("the top") : s;
+  };
+  const std::size_t depth = at.size();
+  if (depth == t.shape.size()) {
+    if (j.is_array()) fail(file, name, "a rectangular array of shape " + shape_text(t.shape) + ", got an array at " + where());
+    t.values.push_back(json_value(j, file, name));
     return;
   }
-  if (depth != t.shape.size() && !(depth == 0 && t.shape.empty())) fail(file, name, "a rectangular array");
-  t.values.push_back(json_value(j, file, name));
+  if (!j.is_array() || static_cast<std::int64_t>(j.size()) != t.shape[depth]) {
+    fail(file, name, "a rectangular array of shape " + shape_text(t.shape) + " (rows of " + std::to_string(t.shape[depth]) +
+                         "), got " + (j.is_array() ? std::to_string(j.size()) + " elements" : std::string("a value")) + " at " +
+                         where());
+  }
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    at.push_back(i);
+    fill_values(j[i], file, name, at, t);
+    at.pop_back();
+  }
+}
+
+// Flattens nested arrays: the shape is read along the first elements, then every element must
+// agree with it (ragged arrays are refused: [1, [0, 0.5]] has no shape).
+void flatten(const nlohmann::json& j, std::string_view file, const std::string& name, Tensor& t) {
+  for (const nlohmann::json* node = &j; node->is_array(); node = &node->front()) {
+    if (t.shape.size() == 32) fail(file, name, "at most 32 nested arrays");
+    t.shape.push_back(static_cast<std::int64_t>(node->size()));
+    if (node->empty()) break;
+  }
+  std::vector<std::size_t> at;
+  fill_values(j, file, name, at, t);
 }
 
 }  // namespace
@@ -391,13 +493,16 @@ Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
 
 TensorMap parse_npz(std::string_view bytes, std::string_view file) {
   TensorMap out;
-  for (const ZipEntry& e : zip_directory(bytes, file)) {
+  const std::vector<ZipEntry> entries = zip_directory(bytes, file);
+  const std::vector<MemberSpan> spans = member_spans(bytes, entries, file);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const ZipEntry& e = entries[i];
     if (e.name.size() < 4 || e.name.substr(e.name.size() - 4) != ".npy") {
       fail(file, "zip member '" + excerpt(e.name) + "'", "a name ending in .npy");
     }
     const std::string name = e.name.substr(0, e.name.size() - 4);
     if (out.count(name)) fail(file, "zip member '" + excerpt(e.name) + "'", "unique member names");
-    const std::string member = zip_member(bytes, e, file);
+    const std::string member = zip_member(bytes, e, spans[i], file);
     out[name] = parse_npy_tensor(member, std::string(file) + ":" + excerpt(e.name));
   }
   return out;
@@ -407,19 +512,13 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
   if (bytes.size() < 8) fail(file, "header length", "8 bytes");
   const std::uint64_t n = read_le(bytes.data(), 8);
   if (n > bytes.size() - 8) fail(file, "header length", "at most " + std::to_string(bytes.size() - 8) + " bytes, got " + std::to_string(n));
-  nlohmann::json header;
   // The format forbids duplicate keys (huggingface/safetensors README, "Format"): one tensor name
   // given twice would silently replace the other.
-  std::string duplicate;
-  try {
-    header = parse_json_noting_duplicate_keys<nlohmann::json>(bytes.substr(8, n), duplicate);
-  } catch (const nlohmann::json::exception&) {
-    fail(file, "header", "a JSON object");
-  }
-  if (!duplicate.empty()) fail(file, "header key " + excerpt(duplicate), "each key once, got it twice");
+  const nlohmann::json header = parse_json(bytes.substr(8, n), file, "header");
   if (!header.is_object()) fail(file, "header", "a JSON object");
   const std::string_view data = bytes.substr(8 + n);
   TensorMap out;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // data_offsets, to refuse overlaps
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) fail(file, "__metadata__", "an object of strings");
@@ -463,21 +562,23 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
                                               std::to_string(width) + " bytes");
     }
     t.values = decode(data.data() + begin, count, t.dtype);
+    if (begin < end) ranges.emplace_back(begin, end);
     out[name] = std::move(t);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t i = 1; i < ranges.size(); ++i) {
+    if (ranges[i].first < ranges[i - 1].second) {
+      fail(file, "data_offsets [" + std::to_string(ranges[i].first) + ", " + std::to_string(ranges[i].second) + "]",
+           "bytes no other tensor uses, got bytes shared with [" + std::to_string(ranges[i - 1].first) + ", " +
+               std::to_string(ranges[i - 1].second) + "] (overlapping tensors)");
+    }
   }
   return out;
 }
 
 TensorMap parse_candidate_json(std::string_view bytes, std::string_view file) {
-  nlohmann::json j;
   // A key given twice would let one output silently replace another: refuse it.
-  std::string duplicate;
-  try {
-    j = parse_json_noting_duplicate_keys<nlohmann::json>(bytes, duplicate);
-  } catch (const nlohmann::json::exception& e) {
-    fail(file, "JSON", std::string("valid JSON (") + excerpt(e.what()) + ")");
-  }
-  if (!duplicate.empty()) fail(file, excerpt(duplicate), "each key once, got it twice");
+  const nlohmann::json j = parse_json(bytes, file, "JSON");
   if (!j.is_object()) fail(file, "top level", "an object {\"SUITE/ID/output\": [values...]}");
   TensorMap out;
   for (const auto& [name, value] : j.items()) {
@@ -489,7 +590,7 @@ TensorMap parse_candidate_json(std::string_view bytes, std::string_view file) {
       continue;
     }
     t.dtype = "F64";
-    flatten(value, file, excerpt(name), 0, t);
+    flatten(value, file, excerpt(name), t);
     out[name] = std::move(t);
   }
   return out;
@@ -511,15 +612,41 @@ TensorMap parse_candidate(std::string_view bytes, std::string_view file) {
   fail(file, "format", "a .npz, .npy, safetensors or JSON candidate file");
 }
 
+std::string file_kind(unsigned mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
 std::string read_file_bytes(const std::string& path, std::uint64_t max_bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw ReaderError(path + ": file: expected a readable file");
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  if (size > max_bytes) throw ReaderError(path + ": file: expected at most " + std::to_string(max_bytes) + " bytes");
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked on the open file
+  // (no race with a rename between a stat and the open).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw ReaderError(path + ": file: expected a readable file, got " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw ReaderError(path + ": file: expected a readable file, got " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw ReaderError(path + ": file: expected a regular file, got " + file_kind(st.st_mode));
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    throw ReaderError(path + ": file: expected at most " + std::to_string(max_bytes) + " bytes, got " + std::to_string(size));
+  }
   std::string bytes(size, '\0');
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (!in) throw ReaderError(path + ": file: expected " + std::to_string(size) + " readable bytes");
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::read(fd, bytes.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  if (done != size) throw ReaderError(path + ": file: expected " + std::to_string(size) + " readable bytes, got " + std::to_string(done));
   return bytes;
 }
 

@@ -36,27 +36,40 @@ using TensorMap = std::map<std::string, Tensor>;
 
 // NumPy .npz: a zip archive of .npy members (np.savez: stored; np.savez_compressed: deflate). Member
 // "NAME.npy" becomes tensor NAME. Zip64 records (numpy always writes them) are understood; the CRC-32
-// of every member is checked.
+// of every member is checked. Zip bombs are refused before anything is inflated: members whose bytes
+// overlap, and uncompressed sizes adding up to more than kMaxZipInflation times the file plus
+// kZipInflationAllowance (float tensors compress far less; a candidate of constant values may not
+// fit); inflating then follows what the stream produces, never more than the declared size.
+inline constexpr std::uint64_t kMaxZipInflation = 32;
+inline constexpr std::uint64_t kZipInflationAllowance = std::uint64_t{1} << 20;
 TensorMap parse_npz(std::string_view bytes, std::string_view file_name);
 // One .npy member as a tensor (f2/f4/f8, i4/i8, 0-d or 1-d '<U' text); throws ReaderError.
 Tensor parse_npy_tensor(std::string_view bytes, std::string_view file_name);
 
 // safetensors: 8-byte little-endian header length N, N bytes of JSON
 // {NAME: {"dtype": "F64"|"F32"|"F16"|"BF16"|"I64"|"I32", "shape": [...], "data_offsets": [begin, end]},
-//  "__metadata__": {string: string}}, then the data buffer the offsets index into.
-// The metadata strings are returned as tensors of dtype "U".
+//  "__metadata__": {string: string}}, then the data buffer the offsets index into. Tensors whose
+// bytes overlap are refused (the format forbids it; each would be decoded again from the same bytes).
+// The header is parsed in linear time (spec/json_keys.h). The metadata strings are returned as
+// tensors of dtype "U".
 TensorMap parse_safetensors(std::string_view bytes, std::string_view file_name);
 
 // The gate's JSON candidate form: one object whose keys containing '/' name tensors and map to
 // (nested) arrays of numbers or float strings ("0x1.8p-1", "nan", "inf", "-inf", decimals); keys
-// without '/' are metadata (e.g. "implementation": "mykernel v2") kept as "U" tensors.
+// without '/' are metadata (e.g. "implementation": "mykernel v2") kept as "U" tensors. Arrays must
+// be rectangular (every row as long as the first, numbers only at the innermost level), at most 32
+// nested; the text at most kMaxJsonDepth deep (spec/json_keys.h), parsed in linear time.
 TensorMap parse_candidate_json(std::string_view bytes, std::string_view file_name);
 
 // Recognises the format from its first bytes (.npz zip, .npy magic, safetensors length+'{', JSON '{')
 // and parses it. A lone .npy array is returned under the name "" (all outputs concatenated).
 TensorMap parse_candidate(std::string_view bytes, std::string_view file_name);
 
-// Reads a whole file, refusing files over `max_bytes`; throws ReaderError.
+// Reads a whole regular file, refusing files over `max_bytes`, and anything else — a FIFO, a device,
+// a folder, a socket — without waiting on it ("FILE: file: expected a regular file, got a FIFO");
+// throws ReaderError.
 std::string read_file_bytes(const std::string& path, std::uint64_t max_bytes = std::uint64_t{1} << 34);
+// "a FIFO", "a character device", "a folder", ... for a st_mode that is not a regular file.
+std::string file_kind(unsigned mode);
 
 }  // namespace ropecheck::tensorio

@@ -186,5 +186,18 @@ TEST(Spec, JsonParameterGivenTwiceIsRefused) {
   }
 }
 
+// Issue 16: a value nested deeper than kMaxJsonDepth is refused before parsing (the error message
+// dumped it recursively: 100 000 levels overflowed the stack), naming where it goes too deep.
+TEST(Spec, JsonNestedTooDeepIsRefusedBeforeParsing) {
+  try {
+    parse_spec_json("{\"layout\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+    ADD_FAILURE() << "accepted JSON nested 100000 deep";
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(), "spec: byte 74: expected JSON nested at most 64 deep, got deeper");
+  }
+  // 64 deep is allowed (and then refused for what it is: not a scalar).
+  EXPECT_THROW(parse_spec_json("{\"layout\": " + std::string(63, '[') + std::string(63, ']') + "}"), SpecError);
+}
+
 }  // namespace
 }  // namespace ropecheck
