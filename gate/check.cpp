@@ -73,6 +73,7 @@ int run_run(const RunArguments& args) {
   judge::RegistryOptions registry;
   registry.claims = claims_of(args.judge);
   registry.timeout_seconds = args.timeout;
+  registry.memory_limit_mib = args.memory_limit_mib;
   judge_options_of(args.judge);
   const std::unique_ptr<judge::Implementation> implementation =
       judge::make_implementation({args.implementation, args.plugin}, registry);
@@ -84,6 +85,7 @@ int run_run(const RunArguments& args) {
       report.notes.push_back(std::string(judge::kind_name(e->status)) + ": " + e->message);
     }
   }
+  if (const std::optional<std::string> reason = implementation->stopped_reason()) report.notes.push_back("stopped: " + *reason);
   if (args.props) {
     proofs::RunOptions run_options;
     run_options.cases = args.props_cases;

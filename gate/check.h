@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gate/judge_args.h"
+#include "judge/isolation.h"
 
 namespace ropecheck::gate {
 
@@ -34,6 +35,7 @@ struct RunArguments {
   int props_cases = 25;
   std::uint64_t seed = 1;
   double timeout = 10;         // seconds per plugin call
+  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;  // a plugin's child process
 };
 int run_run(const RunArguments& args);
 

@@ -65,12 +65,12 @@ std::optional<Tolerance> KernelImplementation::proven_bound(const Spec& spec, Mo
 }
 
 IsolatedImplementation::IsolatedImplementation(Source source, std::string plugin_path, std::string implementation,
-                                               double timeout_seconds, Claims claims)
+                                               ChildLimits limits, Claims claims)
     : Implementation(std::move(claims)),
       source_(source),
       plugin_path_(std::move(plugin_path)),
       implementation_(std::move(implementation)),
-      kernel_(source_, plugin_path_, implementation_, timeout_seconds) {}
+      kernel_(source_, plugin_path_, implementation_, limits) {}
 
 std::string IsolatedImplementation::name() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -91,6 +91,13 @@ ApplyResult IsolatedImplementation::run(const Spec& spec, Shape shape, std::span
                                         std::span<const double> input) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return kernel_.apply(spec, shape, positions, input);
+}
+
+std::optional<std::string> IsolatedImplementation::stopped_reason() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!kernel_.circuit_open()) return std::nullopt;
+  return std::to_string(kCircuitBreakerTimeouts) + " consecutive calls timed out: the implementation is taken to hang "
+         "and no further call is made (circuit breaker)";
 }
 
 std::optional<Tolerance> IsolatedImplementation::proven_bound(const Spec& spec, Model model) const {

@@ -47,12 +47,13 @@ class KernelImplementation final : public Implementation {
 // call's failure. Calls are serialised (one child).
 class IsolatedImplementation final : public Implementation {
  public:
-  IsolatedImplementation(Source source, std::string plugin_path, std::string implementation, double timeout_seconds,
+  IsolatedImplementation(Source source, std::string plugin_path, std::string implementation, ChildLimits limits,
                          Claims claims);
   std::string name() const override;
   std::string selector() const override;
   ApplyResult run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                   std::span<const double> input) const override;
+  std::optional<std::string> stopped_reason() const override;
   // The load or ABI failure of the child, when it could not start.
   const ApplyResult* start_error() const;
 

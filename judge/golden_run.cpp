@@ -31,8 +31,10 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder) {
   std::vector<std::string> paths;
   if (fs::is_directory(file_or_folder, ec)) {
     for (const auto& entry : fs::directory_iterator(file_or_folder, ec)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") paths.push_back(entry.path().string());
+      std::error_code kind;  // a symbolic-link loop or an unreadable entry is no suite (not an exception)
+      if (entry.is_regular_file(kind) && entry.path().extension() == ".json") paths.push_back(entry.path().string());
     }
+    if (ec) throw UsageError("--golden: expected a readable folder, got " + file_or_folder + " (" + ec.message() + ")");
     std::sort(paths.begin(), paths.end());
     if (paths.empty()) throw UsageError("--golden: expected *.json suite files in folder " + file_or_folder + ", found none");
   } else if (fs::is_regular_file(file_or_folder, ec)) {

@@ -134,6 +134,9 @@ class Implementation {
     return std::nullopt;
   }
   virtual int exact_precision_bits() const { return 0; }
+  // Why no further call is made (a child process's circuit breaker after consecutive timeouts,
+  // judge/isolation.h), or nothing: a search stops there instead of collecting instant failures.
+  virtual std::optional<std::string> stopped_reason() const { return std::nullopt; }
   // A candidate file's attention tensors for a golden attention test; nullopt when this
   // implementation computes RoPE only (kernels, plugins: the ABI applies RoPE).
   virtual std::optional<AttentionAnswer> attention(const std::string& /*suite*/, const golden::AttentionTest& /*test*/) const {

@@ -3,15 +3,24 @@
 // crash, an abort, a hang (per-call timeout, then SIGKILL) or an ABI version mismatch becomes that
 // call's failure and the next call starts a fresh child. The gate itself never runs plugin code.
 //
-// Out-of-bounds writes: the output buffer is surrounded by guard bytes (judge/abi_call.h); a kernel
-// that writes past its output is reported as failing the call.
+// What the child may do is bounded (judge/README.md "Isolation"):
+// - its own process group: whatever it forks is killed with it (SIGKILL to the group) whenever the
+//   child stops, healthy or not, and when the gate is ended by SIGINT, SIGTERM or SIGHUP; a child
+//   that outlives a killed gate ends itself by an alarm at twice the timeout. (A descendant that
+//   leaves the group with setsid/setpgid is beyond reach.)
+// - its address space: RLIMIT_AS at what it maps when forked plus `memory_limit_mib` (0: none);
+// - its time: `timeout_seconds` per call; after kCircuitBreakerTimeouts consecutive timeouts the
+//   implementation is taken to hang and no further call is made (each answers `timeout` at once;
+//   circuit_open() says so), so a plugin that always hangs costs a few timeouts, not one per call;
+// - its output buffer: OutputGuard::pages (judge/abi_call.h), a write into the protected pages on
+//   either side of the output ends the child and is reported as `guard`, as are changed guard bytes.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <span>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -26,11 +35,21 @@ enum class Source {
   plugin,   // a shared library exporting include/ropecheck/kernel.h's entry points
 };
 
+// Consecutive timeouts after which no more calls are made.
+inline constexpr int kCircuitBreakerTimeouts = 3;
+// The default address-space allowance of a plugin's child process, in MiB (`--memory-limit`).
+inline constexpr std::int64_t kDefaultMemoryLimitMiB = 4096;
+
+struct ChildLimits {
+  double timeout_seconds = 10;      // per call (and for loading); finite, > 0
+  std::int64_t memory_limit_mib = 0;  // address space beyond the child's at fork; 0: no limit
+};
+
 class IsolatedKernel {
  public:
   // `plugin_path` for Source::plugin; `implementation` is the name passed to
-  // ropecheck_kernel_apply ("auto", "scalar", ...). `timeout_seconds` bounds each call.
-  IsolatedKernel(Source source, std::string plugin_path, std::string implementation, double timeout_seconds);
+  // ropecheck_kernel_apply ("auto", "scalar", ...).
+  IsolatedKernel(Source source, std::string plugin_path, std::string implementation, ChildLimits limits);
   ~IsolatedKernel();
   IsolatedKernel(const IsolatedKernel&) = delete;
   IsolatedKernel& operator=(const IsolatedKernel&) = delete;
@@ -43,21 +62,27 @@ class IsolatedKernel {
   ApplyResult apply(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
                     std::span<const double> input);
 
+  // True once kCircuitBreakerTimeouts calls in a row timed out: later calls are not made.
+  bool circuit_open() const { return consecutive_timeouts_ >= kCircuitBreakerTimeouts; }
+
  private:
   bool start();
   void stop(bool kill_child);
   ApplyResult child_failure(const std::string& during);
+  ApplyResult timed_out(const std::string& during);
+  std::chrono::steady_clock::time_point deadline() const;
 
   Source source_;
   std::string plugin_path_;
   std::string implementation_;
-  double timeout_seconds_;
-  pid_t child_ = -1;
+  ChildLimits limits_;
+  pid_t child_ = -1;  // also its process group
   int to_child_ = -1;
   int from_child_ = -1;
   std::string resolved_;
   bool start_failed_ = false;
   ApplyResult start_error_;
+  int consecutive_timeouts_ = 0;
 };
 
 // The parent's side of one reply from the child process (the plugin result handling): status,

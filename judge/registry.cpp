@@ -1,12 +1,16 @@
 #include "judge/registry.h"
 
-#include <filesystem>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <ropecheck/kernel.h>
 
 #include "judge/adapters.h"
 #include "judge/errors.h"
 #include "judge/reference_implementation.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::judge {
 namespace {
@@ -49,13 +53,19 @@ std::vector<RegistryEntry> implementation_names() {
 
 std::unique_ptr<Implementation> make_implementation(const Selection& selection, const RegistryOptions& options) {
   if (!selection.plugin.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(selection.plugin, ec)) {
-      throw UsageError("--plugin: expected an existing shared library, got '" + selection.plugin + "'");
+    // A FIFO or a device would block or misbehave in dlopen: a regular file only.
+    struct stat st {};
+    if (::stat(selection.plugin.c_str(), &st) != 0) {
+      throw UsageError("--plugin: expected an existing shared library, got '" + selection.plugin + "' (" +
+                       std::strerror(errno) + ")");
+    }
+    if (!S_ISREG(st.st_mode)) {
+      throw UsageError("--plugin: expected an existing shared library, got " + tensorio::file_kind(st.st_mode) + " '" +
+                       selection.plugin + "'");
     }
     auto plugin = std::make_unique<IsolatedImplementation>(
         Source::plugin, selection.plugin, selection.implementation.empty() ? "auto" : selection.implementation,
-        options.timeout_seconds, options.claims);
+        ChildLimits{options.timeout_seconds, options.memory_limit_mib}, options.claims);
     // As for a project kernel: an implementation the plugin says does not run here is a usage error
     // (exit 2), not a failure of every test. Other start failures (dlopen, ABI) fail the tests.
     const ApplyResult* error = plugin->start_error();
@@ -80,7 +90,9 @@ std::unique_ptr<Implementation> make_implementation(const Selection& selection, 
   }
   if (available != 1) throw UsageError("--impl " + name + ": not available on this machine (expected a kernel that runs here)");
   if (options.isolate_kernels) {
-    return std::make_unique<IsolatedImplementation>(Source::library, "", name, options.timeout_seconds, options.claims);
+    // The project's own kernels: no address-space limit (a CUDA kernel maps far more than it uses).
+    return std::make_unique<IsolatedImplementation>(Source::library, "", name, ChildLimits{options.timeout_seconds, 0},
+                                                    options.claims);
   }
   return std::make_unique<KernelImplementation>(name, options.claims, options.kernel_threads);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "judge/implementation.h"
+#include "judge/isolation.h"
 
 namespace ropecheck::judge {
 
@@ -23,6 +24,7 @@ struct Selection {
 struct RegistryOptions {
   Claims claims;
   double timeout_seconds = 10;  // per plugin call
+  std::int64_t memory_limit_mib = kDefaultMemoryLimitMiB;  // a plugin's child process (judge/isolation.h); 0: none
   int precision_bits = 256;     // of the reference variants
   int kernel_threads = 1;       // ropecheck_call.threads of in-process kernels (0: all cores)
   bool isolate_kernels = false; // run the project's kernels in a child process too

@@ -40,6 +40,27 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   return p;
 }
 
+namespace {
+
+// Keeps at most kMaxSweepPlotPoints of the points (sorted by position): of each run of consecutive
+// ones, a failing point before a passing one, then the largest e.
+void thin_points(std::vector<Point>& points) {
+  if (points.size() <= kMaxSweepPlotPoints) return;
+  std::vector<Point> kept;
+  kept.reserve(kMaxSweepPlotPoints);
+  for (std::size_t b = 0; b < kMaxSweepPlotPoints; ++b) {
+    const std::size_t first = points.size() * b / kMaxSweepPlotPoints, last = points.size() * (b + 1) / kMaxSweepPlotPoints;
+    const auto worst = std::max_element(points.begin() + static_cast<std::ptrdiff_t>(first),
+                                        points.begin() + static_cast<std::ptrdiff_t>(last), [](const Point& l, const Point& r) {
+                                          return l.pass != r.pass ? l.pass : l.e < r.e;
+                                        });
+    kept.push_back(*worst);
+  }
+  points = std::move(kept);
+}
+
+}  // namespace
+
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
                   const GroupOptions& group_options) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
@@ -58,8 +79,9 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
   SplitMix64 rng(o.seed + 1);
   std::int64_t id = 0;
-  for (std::size_t begin = 0; begin < positions.size(); begin += static_cast<std::size_t>(o.chunk_tokens)) {
-    const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(o.chunk_tokens));
+  const auto chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(o.chunk_tokens, kMaxSweepCallElements / d)));
+  for (std::size_t begin = 0; begin < positions.size(); begin += chunk) {
+    const std::size_t end = std::min(positions.size(), begin + chunk);
     golden::RopeTest test;
     test.id = ++id;
     test.tokens = static_cast<std::int64_t>(end - begin);
@@ -114,7 +136,9 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     test.expected = expected.rounded;
     comparer.add(test, result.output, expected);
   }
-  return comparer.finish();
+  GroupResult r = comparer.finish();
+  thin_points(r.points);
+  return r;
 }
 
 }  // namespace ropecheck::judge

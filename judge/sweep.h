@@ -19,12 +19,20 @@ struct SweepOptions {
   std::uint64_t seed = 1;
   int threads = 0;            // the reference's threads (0: all cores)
   int precision_bits = 160;   // of the exact values
-  // Positions per call of the implementation: bounds the memory of a sweep with many samples.
+  // Positions per call of the implementation (fewer for a wide head: a call holds at most
+  // kMaxSweepCallElements values): bounds the memory of a sweep with many samples.
   std::int64_t chunk_tokens = 4096;
 };
 
-// Most samples a sweep takes (its plot keeps one point per sample).
+// Most samples a sweep takes: its memory is a few dozen bytes per sample (positions, the horizon's
+// bookkeeping) plus one call's values.
 inline constexpr std::int64_t kMaxSweepSamples = std::int64_t{1} << 22;
+// Most values per call: 4096 positions of head_dim 128.
+inline constexpr std::int64_t kMaxSweepCallElements = std::int64_t{1} << 19;
+// Most points of e against position the result keeps for its plot and report: the largest e of
+// each run of consecutive positions (a failing one first), so that a sweep of 2^22 samples writes a
+// report of bounded size.
+inline constexpr std::size_t kMaxSweepPlotPoints = 4096;
 
 // Sorted, distinct positions: 0..63, then 2^k − 1, 2^k, 2^k + 1, the maximum, then uniform random
 // ones until `samples` (more when those fixed ones are more; every position when the range has at

@@ -3,6 +3,8 @@
 // works on files written on other machines.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -105,6 +107,7 @@ ordered_json to_json(const FuzzReport& report) {
   j["trials_unsupported"] = report.trials_unsupported;
   j["cases"] = report.cases;
   j["stopped_by_time"] = report.stopped_by_time;
+  j["stopped_reason"] = report.stopped_reason;
   ordered_json specs = ordered_json::array();
   for (std::size_t i = 0; i < report.specs.size(); ++i) {
     specs.push_back({{"spec", report.specs[i]}, {"tolerance", report.tolerances[i]},
@@ -139,6 +142,9 @@ std::string to_text(const ordered_json& report) {
       << report.at("trials_unsupported").get<std::int64_t>() << " on unsupported specs), "
       << report.at("cases").get<std::int64_t>() << " cases over " << report.at("specs").size() << " specs"
       << (report.at("stopped_by_time").get<bool>() ? ", stopped by --seconds" : "") << "\n";
+  if (report.contains("stopped_reason") && !report.at("stopped_reason").get<std::string>().empty()) {
+    out << "stopped early: " << report.at("stopped_reason").get<std::string>() << "\n";
+  }
   out << "worst cases (largest e first; e = max(|a-A|,|b-B|)/(u*rho), judge/pair_rule.h):\n";
   int rank = 0;
   for (const auto& f : report.at("worst")) {
@@ -168,51 +174,117 @@ std::string to_text(const ordered_json& report) {
   return out.str();
 }
 
-ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json>>& reports) {
-  if (reports.empty()) throw std::invalid_argument("report merge: expected at least one report");
-  auto require = [](const std::string& file, const ordered_json& j, const char* field, auto check, const char* what) {
-    if (!j.is_object() || !j.contains(field) || !check(j.at(field))) {
-      throw std::invalid_argument(file + ": " + field + ": expected " + what);
+namespace {
+
+// A JSON integer as int64 in [min, max] (nlohmann's get<std::int64_t> wraps 2^63 and above).
+std::optional<std::int64_t> integer_in(const ordered_json& v, std::int64_t min, std::int64_t max) {
+  std::int64_t out = 0;
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    out = static_cast<std::int64_t>(v.get<std::uint64_t>());
+  } else if (v.is_number_integer()) {
+    out = v.get<std::int64_t>();
+  } else {
+    return std::nullopt;
+  }
+  if (out < min || out > max) return std::nullopt;
+  return out;
+}
+
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+
+// Checks a report against everything merge_reports and to_text read, so that neither can fail on
+// it later (after --out is written): one InputError-style std::invalid_argument naming the field.
+void check_report(const std::string& file, const ordered_json& j) {
+  auto bad = [&](const std::string& field, const std::string& what) {
+    throw std::invalid_argument(file + ": " + field + ": expected " + what);
+  };
+  if (!j.is_object() || !j.contains("schema") || !j.at("schema").is_string() || j.at("schema").get<std::string>() != kSchema) {
+    bad("schema", "\"" + std::string(kSchema) + "\"");
+  }
+  auto field = [&](const char* name) -> const ordered_json& {
+    if (!j.contains(name)) bad(name, "a value, got none");
+    return j.at(name);
+  };
+  for (const char* name : {"implementation", "selector"}) {
+    if (!field(name).is_string()) bad(name, "a string");
+  }
+  if (!field("seed").is_number_unsigned()) bad("seed", "a non-negative integer");
+  for (const char* name : {"trials", "trials_unsupported", "cases"}) {
+    if (!integer_in(field(name), 0, kMaxInt64)) bad(name, "a count (an integer from 0 to 2^63 - 1)");
+  }
+  for (const char* name : {"shards", "specs", "worst", "violations"}) {
+    if (!field(name).is_array()) bad(name, "an array");
+  }
+  if (!field("stopped_by_time").is_boolean()) bad("stopped_by_time", "true or false");
+  if (j.contains("stopped_reason") && !j.at("stopped_reason").is_string()) bad("stopped_reason", "a string");
+  if (!field("violation_counts").is_object()) bad("violation_counts", "an object");
+  for (const auto& [key, value] : j.at("violation_counts").items()) {
+    if (!integer_in(value, 0, kMaxInt64)) bad("violation_counts." + key, "a count (an integer from 0 to 2^63 - 1)");
+  }
+  const auto& shards = j.at("shards");
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const std::string where = "shards[" + std::to_string(i) + "]";
+    const auto& s = shards[i];
+    const auto count = s.is_object() && s.contains("count") ? integer_in(s.at("count"), 1, kMaxInt) : std::nullopt;
+    const auto index = count && s.contains("index") ? integer_in(s.at("index"), 0, *count - 1) : std::nullopt;
+    if (!index) bad(where, "{\"index\": K, \"count\": N} with 0 <= K < N");
+  }
+  auto check_finding = [&](const std::string& where, const ordered_json& f, bool worst) {
+    auto text = [&](const char* name) {
+      if (!f.contains(name) || !f.at(name).is_string()) bad(where + "." + name, "a string");
+    };
+    if (!f.is_object()) bad(where, "an object");
+    if (!f.contains("trial") || !integer_in(f.at("trial"), 0, kMaxInt64)) bad(where + ".trial", "an integer >= 0");
+    for (const char* name : {"violation", "spec", "replay"}) text(name);
+    if (!worst) {
+      text("message");
+      return;
+    }
+    text("case");
+    if (!f.contains("e") || !(f.at("e").is_number() || f.at("e").is_string())) bad(where + ".e", "a number or \"inf\"");
+    if (!f.contains("tolerance") || !f.at("tolerance").is_number()) bad(where + ".tolerance", "a number");
+    if (!f.contains("pair") || !integer_in(f.at("pair"), -1, kMaxInt)) bad(where + ".pair", "an integer >= -1");
+    for (const char* name : {"input", "got", "expected"}) {
+      const bool pair = f.contains(name) && f.at(name).is_array() && f.at(name).size() == 2 && f.at(name)[0].is_string() &&
+                        f.at(name)[1].is_string();
+      if (!pair) bad(where + "." + name, "two hex-float strings");
     }
   };
-  const auto is_string = [](const ordered_json& v) { return v.is_string(); };
-  const auto is_count = [](const ordered_json& v) { return v.is_number_integer() && v.get<std::int64_t>() >= 0; };
-  const auto is_array = [](const ordered_json& v) { return v.is_array(); };
+  for (std::size_t i = 0; i < j.at("worst").size(); ++i) check_finding("worst[" + std::to_string(i) + "]", j.at("worst")[i], true);
+  for (std::size_t i = 0; i < j.at("violations").size(); ++i) {
+    check_finding("violations[" + std::to_string(i) + "]", j.at("violations")[i], false);
+  }
+}
+
+// a + b for counts, refusing a total past 2^63 - 1 (it would wrap negative).
+ordered_json checked_sum(const std::string& file, const std::string& field, const ordered_json& a, const ordered_json& b) {
+  std::int64_t total = 0;
+  if (__builtin_add_overflow(*integer_in(a, 0, kMaxInt64), *integer_in(b, 0, kMaxInt64), &total)) {
+    throw std::invalid_argument(file + ": " + field + ": expected a total below 2^63 with the other reports, got more");
+  }
+  return total;
+}
+
+}  // namespace
+
+ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json>>& reports) {
+  if (reports.empty()) throw std::invalid_argument("report merge: expected at least one report");
   ordered_json merged;
-  std::set<std::pair<int, int>> shards_seen;
+  std::set<std::pair<std::int64_t, std::int64_t>> shards_seen;
   for (const auto& [file, j] : reports) {
-    if (!j.is_object() || j.value("schema", "") != kSchema) {
-      throw std::invalid_argument(file + ": schema: expected \"" + std::string(kSchema) + "\"");
-    }
-    require(file, j, "implementation", is_string, "a string");
-    require(file, j, "selector", is_string, "a string");
-    require(file, j, "seed", [](const ordered_json& v) { return v.is_number_unsigned(); }, "a non-negative integer");
-    for (const char* field : {"trials", "trials_unsupported", "cases"}) require(file, j, field, is_count, "a count");
-    for (const char* field : {"shards", "specs", "worst", "violations"}) require(file, j, field, is_array, "an array");
-    require(file, j, "violation_counts", [](const ordered_json& v) { return v.is_object(); }, "an object");
-    require(file, j, "stopped_by_time", [](const ordered_json& v) { return v.is_boolean(); }, "true or false");
-    try {
-      for (const auto& f : j.at("worst")) {
-        (void)number_of(f.at("e"));
-        (void)f.at("trial").get<std::int64_t>();
-        (void)f.at("violation").get<std::string>();
+    check_report(file, j);
+    for (const auto& s : j.at("shards")) {
+      const std::int64_t index = *integer_in(s.at("index"), 0, kMaxInt), count = *integer_in(s.at("count"), 1, kMaxInt);
+      if (!shards_seen.insert({index, count}).second) {
+        throw std::invalid_argument(file + ": shards: expected each shard once, got shard " + std::to_string(index) + "/" +
+                                    std::to_string(count) + " again");
       }
-      for (const auto& f : j.at("violations")) {
-        (void)f.at("trial").get<std::int64_t>();
-        (void)f.at("violation").get<std::string>();
-      }
-      for (const auto& s : j.at("shards")) {
-        if (!shards_seen.insert({s.at("index").get<int>(), s.at("count").get<int>()}).second) {
-          throw std::invalid_argument(file + ": shards: expected each shard once, got shard " +
-                                      std::to_string(s.at("index").get<int>()) + "/" +
-                                      std::to_string(s.at("count").get<int>()) + " again");
-        }
-      }
-    } catch (const ordered_json::exception&) {
-      throw std::invalid_argument(file + ": worst/violations/shards: expected the entries ropecheck fuzz writes");
     }
     if (merged.is_null()) {
       merged = j;
+      if (!merged.contains("stopped_reason")) merged["stopped_reason"] = "";
       continue;
     }
     for (const char* field : {"implementation", "selector", "seed", "specs"}) {
@@ -223,19 +295,23 @@ ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json
     }
     for (const auto& s : j.at("shards")) merged["shards"].push_back(s);
     for (const char* field : {"trials", "trials_unsupported", "cases"}) {
-      merged[field] = merged.at(field).get<std::int64_t>() + j.at(field).get<std::int64_t>();
+      merged[field] = checked_sum(file, field, merged.at(field), j.at(field));
     }
     merged["stopped_by_time"] = merged.at("stopped_by_time").get<bool>() || j.at("stopped_by_time").get<bool>();
+    if (merged.at("stopped_reason").get<std::string>().empty() && j.contains("stopped_reason")) {
+      merged["stopped_reason"] = j.at("stopped_reason");
+    }
     for (const auto& [key, value] : j.at("violation_counts").items()) {
-      merged["violation_counts"][key] = merged["violation_counts"].value(key, std::int64_t{0}) + value.get<std::int64_t>();
+      merged["violation_counts"][key] = checked_sum(file, "violation_counts." + key,
+                                                    merged["violation_counts"].value(key, ordered_json(0)), value);
     }
     for (const auto& f : j.at("worst")) merged["worst"].push_back(f);
     for (const auto& f : j.at("violations")) merged["violations"].push_back(f);
   }
   std::vector<ordered_json> shards(merged["shards"].begin(), merged["shards"].end());
   std::sort(shards.begin(), shards.end(), [](const ordered_json& a, const ordered_json& b) {
-    return std::make_pair(a.at("count").get<int>(), a.at("index").get<int>()) <
-           std::make_pair(b.at("count").get<int>(), b.at("index").get<int>());
+    return std::make_pair(a.at("count").get<std::int64_t>(), a.at("index").get<std::int64_t>()) <
+           std::make_pair(b.at("count").get<std::int64_t>(), b.at("index").get<std::int64_t>());
   });
   merged["shards"] = ordered_json(shards);
   sort_worst(merged["worst"]);

@@ -407,7 +407,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
     std::int64_t trial;
     std::size_t spec_index;
     FuzzCase fuzz_case;
-    Violation violation;
+    Outcome outcome;
   };
   std::vector<Seen> seen_violations;
   for (std::int64_t t = options.shard_index; t < trials; t += options.shard_count) {
@@ -433,13 +433,19 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
         ++report.violation_counts[v];
         if (first_of_class[v]) {
           first_of_class[v] = false;
-          seen_violations.push_back({t, spec_index, cases[i], outcomes[i].violation});
+          seen_violations.push_back({t, spec_index, cases[i], outcomes[i]});
         }
       }
     };
     std::vector<FuzzCase> cases;
     for (int i = 0; i < kStartCases; ++i) cases.push_back(edge_case(spec, rng));
     std::vector<Outcome> outcomes = evaluate(candidate, spec, tolerance, cases, options.strict_zeros);
+    // An implementation that no longer takes calls (its circuit breaker: it hangs) ends the search;
+    // what was found so far is reported, unshrunk (shrinking would need the calls).
+    auto stopped = [&] {
+      if (const std::optional<std::string> reason = candidate.stopped_reason()) report.stopped_reason = *reason;
+      return !report.stopped_reason.empty();
+    };
     if (outcomes[0].unsupported) {
       ++report.trials_unsupported;
       report.cases += static_cast<std::int64_t>(cases.size());
@@ -452,7 +458,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
     }
     FuzzCase best_case = cases[best];
     Outcome best_outcome = outcomes[best];
-    for (int round = 0; round < kClimbRounds; ++round) {
+    for (int round = 0; round < kClimbRounds && !stopped(); ++round) {
       std::vector<FuzzCase> mutants;
       for (int i = 0; i < kMutantsPerRound; ++i) mutants.push_back(mutate(spec, best_case, rng));
       const std::vector<Outcome> mutant_outcomes = evaluate(candidate, spec, tolerance, mutants, options.strict_zeros);
@@ -476,22 +482,28 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
       return a.outcome.e != b.outcome.e ? a.outcome.e > b.outcome.e : a.trial < b.trial;
     });
     if (static_cast<int>(report.worst.size()) > options.worst_count) report.worst.resize(options.worst_count);
+    if (stopped()) break;
   }
 
   // Keep the first violations_per_class of each class (in trial order), then shrink those.
   std::stable_sort(seen_violations.begin(), seen_violations.end(), [](const Seen& a, const Seen& b) {
-    return a.violation != b.violation ? a.violation < b.violation : a.trial < b.trial;
+    return a.outcome.violation != b.outcome.violation ? a.outcome.violation < b.outcome.violation : a.trial < b.trial;
   });
   int kept_of_class[kViolationClasses] = {};
   for (const Seen& s : seen_violations) {
-    if (kept_of_class[static_cast<int>(s.violation)]++ >= options.violations_per_class) continue;
+    if (kept_of_class[static_cast<int>(s.outcome.violation)]++ >= options.violations_per_class) continue;
     const Spec& spec = specs[s.spec_index];
     const judge::Tolerance& tolerance = tolerances[s.spec_index];
     Finding finding;
     finding.trial = s.trial;
     finding.spec = report.specs[s.spec_index];
-    finding.fuzz_case = shrink(candidate, spec, tolerance, s.fuzz_case, s.violation, options.strict_zeros);
-    finding.outcome = evaluate(candidate, spec, tolerance, {finding.fuzz_case}, options.strict_zeros)[0];
+    if (!report.stopped_reason.empty()) {
+      finding.fuzz_case = s.fuzz_case;
+      finding.outcome = s.outcome;
+    } else {
+      finding.fuzz_case = shrink(candidate, spec, tolerance, s.fuzz_case, s.outcome.violation, options.strict_zeros);
+      finding.outcome = evaluate(candidate, spec, tolerance, {finding.fuzz_case}, options.strict_zeros)[0];
+    }
     finding.tolerance = tolerance.value;
     finding.replay = replay_command(candidate, spec, finding.fuzz_case, options.strict_zeros);
     report.violations.push_back(finding);

@@ -99,6 +99,9 @@ struct FuzzReport {
   std::int64_t trials_unsupported = 0;
   std::int64_t cases = 0;
   bool stopped_by_time = false;
+  // Why the search stopped early besides --seconds (the implementation's circuit breaker after
+  // consecutive timeouts, judge/isolation.h): "" when it did not.
+  std::string stopped_reason;
   std::vector<std::string> specs;
   std::vector<std::string> tolerance_sources;  // per spec
   std::vector<double> tolerances;              // per spec

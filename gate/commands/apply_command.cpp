@@ -1,18 +1,18 @@
 // `ropecheck apply`: the reference applied to given inputs, printed exactly.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "gate/commands/command.h"
-#include "tensorio/readers.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
+#include "spec/json_keys.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -50,6 +50,8 @@ std::vector<std::int64_t> parse_positions(const std::string& text, int component
   return out;
 }
 
+// Nested arrays of numbers or float strings, flattened; the nesting is bounded by the parse
+// (spec/json_keys.h kMaxJsonDepth), so the recursion is too.
 void flatten_json(const nlohmann::json& j, const std::string& file, std::vector<double>& out) {
   if (j.is_array()) {
     for (const auto& item : j) flatten_json(item, file, out);
@@ -62,32 +64,46 @@ void flatten_json(const nlohmann::json& j, const std::string& file, std::vector<
       throw InputError(file + ": input value: " + e.what());
     }
   } else {
-    throw InputError(file + ": input value: expected a number or a hex-float string, got " + j.dump());
+    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() > 40) text = text.substr(0, 40) + "...";
+    throw InputError(file + ": input value: expected a number or a hex-float string, got " + text);
   }
 }
 
-std::vector<double> read_input(const std::string& text) {
-  std::vector<double> values;
-  if (std::filesystem::is_regular_file(text)) {
-    if (text.size() >= 4 && text.substr(text.size() - 4) == ".npy") {
-      try {
-        return tensorio::parse_npy_tensor(tensorio::read_file_bytes(text), text).values;
-      } catch (const tensorio::ReaderError& e) {
-        throw InputError(e.what());
-      }
-    }
-    std::ifstream in(text);
-    const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+std::vector<double> read_input_file(const std::string& path) {
+  try {
+    const std::string bytes = tensorio::read_file_bytes(path);
+    if (path.size() >= 4 && path.substr(path.size() - 4) == ".npy") return tensorio::parse_npy_tensor(bytes, path).values;
+    JsonNotes notes;
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(content);
+      j = parse_json_checked<nlohmann::json>(bytes, notes);
     } catch (const nlohmann::json::exception&) {
-      throw InputError(text + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
+      throw InputError(path + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
     }
-    if (j.is_object() && j.contains("input")) j = j["input"];
-    flatten_json(j, text, values);
+    if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+    if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
+    std::vector<double> values;
+    flatten_json(j, path, values);
     return values;
+  } catch (const tensorio::ReaderError& e) {
+    throw InputError(e.what());
   }
+}
+
+// `--input` names a file, or is the values themselves. It is a file when something is there, or
+// when the name cannot be looked up for a reason a list of numbers never gives (a symbolic-link
+// loop, a folder on the way that may not be searched): then reading it says what is wrong. A text
+// that is no file name at all (too long, no such file) is a list.
+bool names_a_file(const std::string& text) {
+  struct stat st {};
+  if (::stat(text.c_str(), &st) == 0) return true;
+  return errno == ELOOP || (errno == EACCES && text.find('/') != std::string::npos);
+}
+
+std::vector<double> read_input(const std::string& text) {
+  if (names_a_file(text)) return read_input_file(text);
+  std::vector<double> values;
   for (const std::string& item : split(text, ',')) {
     try {
       values.push_back(reference::parse_float(item));
@@ -131,7 +147,12 @@ void add_apply_command(CLI::App& root, int& status) {
     const std::int64_t per_token = static_cast<std::int64_t>(input.size()) / std::max<std::int64_t>(tokens, 1);
     std::int64_t heads = args->heads;
     if (heads == 0) heads = per_token / spec.head_dim;
-    if (heads <= 0 || static_cast<std::int64_t>(input.size()) != tokens * heads * spec.head_dim) {
+    // Checked: a product that wraps around (3 tokens x 3074457345618258603 heads x 2) could equal
+    // the input's size.
+    std::int64_t elements = 0;
+    const bool overflow = __builtin_mul_overflow(tokens, heads, &elements) ||
+                          __builtin_mul_overflow(elements, std::int64_t{spec.head_dim}, &elements);
+    if (heads <= 0 || overflow || static_cast<std::int64_t>(input.size()) != elements) {
       throw UsageError("--input: expected tokens*heads*head_dim values (tokens=" + std::to_string(tokens) +
                        ", head_dim=" + std::to_string(spec.head_dim) +
                        (args->heads ? ", heads=" + std::to_string(args->heads) : std::string()) + "), got " +

@@ -14,6 +14,7 @@
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
+#include "gate/commands/judge_options.h"
 #include "gate/report.h"
 #include "judge/adapters.h"
 #include "judge/registry.h"
@@ -50,6 +51,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::uint64_t seed = 1;
     std::string tolerance;
     double timeout = 10;
+    std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
     bool strict_zeros = false;
   };
   auto args = std::make_shared<Args>();
@@ -58,7 +60,8 @@ void add_fuzz_command(CLI::App& root, int& status) {
                   "reference-f32-recipe");
   cmd->add_option("--plugin", args->plugin, "A plugin shared library exporting include/ropecheck/kernel.h");
   cmd->add_option("--spec", args->specs, "Spec(s) to search (default: the built-in edge specs; repeatable)");
-  cmd->add_option("--seconds", args->seconds, "Stop starting new trials after this many seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--seconds", args->seconds, "Stop starting new trials after this many seconds")
+      ->check(number_in(1e-3, 1e9));
   cmd->add_option("--trials", args->trials,
                   "Trials over all shards (deterministic budget; default 100, unlimited with --seconds alone)")
       ->check(CLI::PositiveNumber);
@@ -66,8 +69,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
   cmd->add_option("--shard", args->shard, "Run trials t with t mod N = K (K/N, 0 <= K < N)");
   cmd->add_option("--tolerance", args->tolerance, "e=NUMBER: tolerance in u*rho units (default: the implementation's bound)");
   cmd->add_flag("--strict-zeros", args->strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
-  cmd->add_option("--timeout", args->timeout, "Seconds allowed per plugin call before its child process is killed")
-      ->check(CLI::Range(0.01, 86400.0));
+  add_child_options(cmd, args->timeout, args->memory_limit_mib);
   cmd->add_option("--replay", args->replay, "Evaluate one case (as printed by a replay command) and exit");
   cmd->add_option("--json", args->json, "Write the JSON report (schema ropecheck-fuzz-report/1) to this file");
   cmd->callback([args, &status] {
@@ -85,6 +87,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
       registry.claims.tolerance = overrides.rope;
     }
     registry.timeout_seconds = args->timeout;
+    registry.memory_limit_mib = args->memory_limit_mib;
     const std::unique_ptr<judge::Implementation> candidate = judge::make_implementation({args->impl, args->plugin}, registry);
     if (const auto* isolated = dynamic_cast<const judge::IsolatedImplementation*>(candidate.get())) {
       if (const judge::ApplyResult* e = isolated->start_error()) throw UsageError("--plugin " + args->plugin + ": " + e->message);
@@ -126,7 +129,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
         j["e"] = outcome.e;
         j["violation"] = std::string(fuzz::name(outcome.violation));
         j["message"] = outcome.message;
-        write_atomically(args->json, j.dump(2) + "\n", inputs);
+        write_atomically(args->json, j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", inputs);
       }
       status = outcome.violation == fuzz::Violation::none ? 0 : 1;
       return;
@@ -140,7 +143,10 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::tie(options.shard_index, options.shard_count) = parse_shard(args->shard);
     options.strict_zeros = args->strict_zeros;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
-    if (!args->json.empty()) write_atomically(args->json, report.dump(2) + "\n", inputs);
+    // Names are bytes (a plugin's, a file's), not always UTF-8: replaced, never a failed report.
+    if (!args->json.empty()) {
+      write_atomically(args->json, report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", inputs);
+    }
     std::fputs(fuzz::to_text(report).c_str(), stdout);
     status = fuzz::verdict_status(report);
   });

@@ -12,11 +12,16 @@
 #include <fstream>
 #include <system_error>
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "gate/commands/command.h"
 #include "gate/report.h"
 #include "golden/golden.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -31,7 +36,8 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
     if (fs::is_directory(path, error)) {
       std::vector<std::string> files;
       for (const auto& entry : fs::directory_iterator(path, error)) {
-        if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
+        std::error_code kind_error;  // a symbolic-link loop or an unreadable entry is not a golden file
+        if (entry.is_regular_file(kind_error) && entry.path().extension() == ".json") files.push_back(entry.path().string());
       }
       if (error) throw InputError(path + ": expected a readable folder, got " + error.message());
       std::sort(files.begin(), files.end());
@@ -40,7 +46,10 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
     } else if (fs::is_regular_file(path, error)) {
       out.push_back(path);
     } else {
-      throw InputError(path + ": expected a golden file or a folder of them, got nothing there");
+      struct stat st {};
+      const bool there = ::stat(path.c_str(), &st) == 0;
+      throw InputError(path + ": expected a golden file or a folder of them, got " +
+                       (there ? tensorio::file_kind(st.st_mode) : std::string("nothing there (") + std::strerror(errno) + ")"));
     }
   }
   return out;
@@ -80,7 +89,8 @@ void add_golden_generate(CLI::App& golden, int& status) {
     // Refuse before generating anything, so that a refused run changes nothing.
     for (const std::string& name : names) {
       const fs::path target = fs::path(*out_dir) / (name + ".json");
-      if (!*force && fs::exists(target)) {
+      std::error_code exists_error;
+      if (!*force && (fs::exists(target, exists_error) || fs::is_symlink(target, exists_error))) {
         throw UsageError(target.string() + ": expected a new file, got an existing one (use --force to replace it)");
       }
     }

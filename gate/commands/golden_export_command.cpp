@@ -11,6 +11,8 @@
 //   SUITE/ID/spec       as above
 // and a candidate writes SUITE/ID/scores [heads, q_tokens, k_tokens] and SUITE/ID/outputs
 // [q_tokens, heads, v_dim].
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -45,16 +47,24 @@ void add_golden_export_command(CLI::App& golden, int& status) {
   CLI::App* cmd = golden.add_subcommand("export", "Write golden inputs and positions (RoPE and attention suites) as .npz or safetensors for a candidate to run on");
   struct Args {
     std::string golden, format, out;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--golden", args->golden, "Golden suite file, or a folder of them")->required();
   cmd->add_option("--format", args->format, "npz | safetensors")->required()->check(CLI::IsMember({"npz", "safetensors"}));
-  cmd->add_option("--out", args->out, "File to write")->required();
+  cmd->add_option("--out", args->out, "File to write (a new one, unless --force)")->required();
+  cmd->add_flag("--force", args->force, "Replace an existing file");
   cmd->callback([args, &status] {
+    std::vector<std::string> inputs = {args->golden};  // the folder too: a *.json there is read as a suite
     const std::vector<LoadedGolden> suites = load_golden(args->golden);
+    // As `golden generate`: an existing file is replaced only when asked, refused before the export.
+    struct stat st {};
+    if (!args->force && ::lstat(args->out.c_str(), &st) == 0) {
+      throw UsageError(args->out + ": expected a new file, got an existing one (use --force to replace it)");
+    }
+    check_report_paths({args->out}, inputs);
     std::vector<OutTensor> tensors;
     tensors.push_back({"format", "U", {}, {}, "ropecheck-export/1"});
-    std::vector<std::string> inputs;
     std::int64_t exported = 0;
     for (const LoadedGolden& loaded : suites) {
       inputs.push_back(loaded.path);

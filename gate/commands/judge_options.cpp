@@ -1,5 +1,7 @@
 #include "gate/commands/judge_options.h"
 
+#include <cstdio>
+
 namespace ropecheck::gate {
 
 void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which) {
@@ -32,6 +34,31 @@ void add_report_options(CLI::App* cmd, ReportPaths& paths) {
   cmd->add_option("--json", paths.json, "Write the JSON report (gate/schema/report.schema.json) here");
   cmd->add_option("--junit", paths.junit, "Write a JUnit XML file (one testcase per group) here");
   cmd->add_option("--html", paths.html, "Write a self-contained HTML report here");
+}
+
+CLI::Validator number_in(double min, double max) {
+  char range[96];
+  std::snprintf(range, sizeof range, "[%g, %g]", min, max);
+  const std::string text = range;
+  return CLI::Validator(
+      [min, max, text](std::string& input) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(input, value)) return "expected a number in " + text + ", got '" + input + "'";
+        if (!(value >= min && value <= max)) return "expected a number in " + text + ", got " + input + " (out of range)";
+        return "";
+      },
+      "NUMBER in " + text);
+}
+
+void add_child_options(CLI::App* cmd, double& timeout_seconds, std::int64_t& memory_limit_mib) {
+  cmd->add_option("--timeout", timeout_seconds, "Seconds allowed per call before the child process is killed")
+      ->check(number_in(0.01, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--memory-limit", memory_limit_mib,
+                  "MiB of address space a plugin's child process may map beyond what it starts with (RLIMIT_AS; 0: "
+                  "no limit)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30))
+      ->capture_default_str();
 }
 
 }  // namespace ropecheck::gate

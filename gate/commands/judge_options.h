@@ -1,6 +1,8 @@
 // The command-line options of the judging commands, registered once (gate/judge_args.h holds them).
 #pragma once
 
+#include <cstdint>
+
 #include <CLI/CLI.hpp>
 
 #include "gate/check.h"
@@ -17,5 +19,13 @@ struct JudgeOptionSet {
 
 void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which = {});
 void add_report_options(CLI::App* cmd, ReportPaths& paths);
+
+// A number in [min, max] for a floating-point option. NaN is refused: CLI11's Range and
+// PositiveNumber compare with < and >, which NaN passes (`--timeout nan` then never timed out).
+CLI::Validator number_in(double min, double max);
+
+// --timeout and --memory-limit of the commands that run an implementation in a child process
+// (judge/isolation.h), with the defaults of judge/registry.h.
+void add_child_options(CLI::App* cmd, double& timeout_seconds, std::int64_t& memory_limit_mib);
 
 }  // namespace ropecheck::gate

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gate/commands/command.h"
+#include "gate/commands/judge_options.h"
 #include "judge/adapters.h"
 #include "judge/registry.h"
 #include "proofs/catalog.h"
@@ -23,6 +24,7 @@ struct PropsArguments {
   std::string implementation;  // empty: "reference-exact", or "auto" with --plugin (as `run --plugin`)
   std::string plugin;
   double timeout = 10;
+  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
   int precision_bits = 256;
   std::string model = "exact";
   std::string tolerance;
@@ -33,6 +35,12 @@ struct PropsArguments {
   std::string only;
   bool no_shrink = false;
 };
+
+constexpr int kMaxCases = 100000;  // as `run --props-cases`
+// The catalog's allowed discrepancy for reference-exact is about 2^-P: a binary64 0 past P ≈ 1074,
+// so that from 2048 bits identities read VIOLATED (0 > 0). 1024 bits take seconds; 16384 took
+// 46 s per identity, and 10^8 never ended.
+constexpr int kMaxPrecisionBits = 1024;
 
 std::string discrepancy_text(const proofs::IdentityReport& report, bool bits) {
   char buffer[64];
@@ -49,8 +57,14 @@ int run_props(const PropsArguments& args) {
   // A plugin's implementation defaults to "auto"; otherwise the reference's unrounded outputs, whose
   // agreement the catalog reports in bits.
   const std::string name = !args.implementation.empty() ? args.implementation : args.plugin.empty() ? "reference-exact" : "auto";
-  if (args.cases < 1) throw UsageError("--cases: expected an integer >= 1, got " + std::to_string(args.cases));
-  if (args.precision_bits < 64) throw UsageError("--precision: expected >= 64 bits, got " + std::to_string(args.precision_bits));
+  // Both bound the work: an identity costs about cases x precision^1.6 (MPFR's sin/cos).
+  if (args.cases < 1 || args.cases > kMaxCases) {
+    throw UsageError("--cases: expected an integer >= 1 and <= " + std::to_string(kMaxCases) + ", got " + std::to_string(args.cases));
+  }
+  if (args.precision_bits < 64 || args.precision_bits > kMaxPrecisionBits) {
+    throw UsageError("--precision: expected >= 64 and <= " + std::to_string(kMaxPrecisionBits) + " bits, got " +
+                     std::to_string(args.precision_bits));
+  }
   if (args.max_position && *args.max_position < 1) {
     throw UsageError("--max-position: expected an integer >= 1, got " + std::to_string(*args.max_position));
   }
@@ -64,6 +78,7 @@ int run_props(const PropsArguments& args) {
   if (!args.tolerance.empty()) registry.claims.tolerance = judge::parse_tolerance(args.tolerance).rope;
   registry.precision_bits = args.precision_bits;
   registry.timeout_seconds = args.timeout;
+  registry.memory_limit_mib = args.memory_limit_mib;
   // Kernels and plugins in a child process: a crash is that case's failure, not the command's.
   registry.isolate_kernels = true;
   std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({name, args.plugin}, registry);
@@ -127,8 +142,8 @@ void add_props_command(CLI::App& root, int& status) {
   cmd->add_option("--impl", args->implementation,
                   "Implementation under test (judge/registry.h; default: reference-exact, or auto with --plugin)");
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
-  cmd->add_option("--timeout", args->timeout, "Seconds allowed per kernel or plugin call")->check(CLI::Range(0.01, 86400.0));
-  cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits")->capture_default_str();
+  add_child_options(cmd, args->timeout, args->memory_limit_mib);
+  cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits (64 to 1024)")->capture_default_str();
   cmd->add_option("--model", args->model, "What the implementation claims: exact | f32-recipe (its default tolerance)")
       ->capture_default_str();
   cmd->add_option("--tolerance", args->tolerance, "The bound the implementation claims: e=NUMBER (u*rho units)");

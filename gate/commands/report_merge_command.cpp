@@ -1,32 +1,38 @@
 // `ropecheck report merge A.json B.json ... --out F`: combines the JSON reports of one sharded (or
 // repeated) search into one (fuzz/README.md "Sharding"). Exit status: the merged verdict (0 pass,
 // 1 a violation), 2 for unreadable or mismatched reports (nothing is written then).
+#include <cstdint>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
-
-#include <unistd.h>
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
 #include "gate/report.h"
+#include "spec/json_keys.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::gate {
 namespace {
 
-namespace fs = std::filesystem;
-
+// A report as one bounded read (a regular file only, no FIFO) and the one checked JSON parse
+// (spec/json_keys.h: bounded nesting, linear time, each key once).
 nlohmann::ordered_json read_report(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": expected a readable JSON report, got no such file");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
   try {
-    return nlohmann::ordered_json::parse(text);
+    text = tensorio::read_file_bytes(path, std::uint64_t{1} << 30);
+  } catch (const tensorio::ReaderError& e) {
+    throw InputError(e.what());
+  }
+  JsonNotes notes;
+  nlohmann::ordered_json j;
+  try {
+    j = parse_json_checked<nlohmann::ordered_json>(text, notes);
   } catch (const nlohmann::json::exception&) {
     throw InputError(path + ": expected a JSON report written by ropecheck fuzz, got text that is not JSON");
   }
+  if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+  if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
+  return j;
 }
 
 }  // namespace
@@ -48,9 +54,11 @@ void add_report_merge_command(CLI::App& root, int& status) {
     } catch (const std::invalid_argument& e) {
       throw InputError(e.what());
     }
-    const std::string text = merged.dump(2) + "\n";
+    // Both forms are made before anything is written: a failure leaves no --out behind.
+    const std::string text = merged.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    const std::string summary = fuzz::to_text(merged);
     write_atomically(*out, text, *inputs);  // never onto one of the reports being merged
-    std::fputs(fuzz::to_text(merged).c_str(), stdout);
+    std::fputs(summary.c_str(), stdout);
     status = fuzz::verdict_status(merged);
   });
 }

@@ -25,7 +25,7 @@ void add_run_command(CLI::App& root, int& status) {
   cmd->add_flag("--props", args->props, "Also run the identity catalog (proofs/) against the implementation");
   cmd->add_option("--props-cases", args->props_cases, "Cases per identity with --props")->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", args->seed, "RapidCheck seed of --props (the same seed replays the same cases)");
-  cmd->add_option("--timeout", args->timeout, "Seconds allowed per call before the child is killed")->check(CLI::Range(0.01, 86400.0));
+  add_child_options(cmd, args->timeout, args->memory_limit_mib);
   cmd->callback([args, &status] { status = run_run(*args); });
 }
 

@@ -25,6 +25,7 @@ struct SweepArguments {
   ReportPaths reports;
   judge::SweepOptions sweep;
   double timeout = 10;
+  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
 };
 
 int run_sweep(const SweepArguments& a) {
@@ -44,6 +45,7 @@ int run_sweep(const SweepArguments& a) {
   judge::RegistryOptions registry;
   registry.claims = claims;
   registry.timeout_seconds = a.timeout;
+  registry.memory_limit_mib = a.memory_limit_mib;
   registry.kernel_threads = a.sweep.threads;
   const std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({a.implementation, a.plugin}, registry);
   judge::SweepOptions sweep = a.sweep;
@@ -106,7 +108,7 @@ void add_sweep_command(CLI::App& root, int& status) {
                   "Distinct positions sampled (at least the fixed 0..63, 2^k - 1, 2^k, 2^k + 1)")
       ->capture_default_str();
   cmd->add_option("--seed", args->sweep.seed, "Seed of the random positions and inputs")->capture_default_str();
-  cmd->add_option("--timeout", args->timeout, "Seconds allowed per plugin call")->check(CLI::Range(0.01, 86400.0));
+  add_child_options(cmd, args->timeout, args->memory_limit_mib);
   add_judge_options(cmd, args->judge, {.skip_flags = false, .max_position = false});
   add_report_options(cmd, args->reports);
   cmd->callback([args, &status] {

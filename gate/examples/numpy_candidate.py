@@ -100,8 +100,9 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     inputs = os.path.join(args.workdir, "inputs.npz")
     outputs = os.path.join(args.workdir, "outputs.npz")
-    subprocess.run([args.ropecheck, "golden", "export", "--golden", args.golden, "--format", "npz", "--out", inputs],
-                   check=True)
+    # --force: the work folder's inputs.npz of an earlier run is replaced (export refuses otherwise)
+    subprocess.run([args.ropecheck, "golden", "export", "--golden", args.golden, "--format", "npz", "--out", inputs,
+                    "--force"], check=True)
     count = run_candidate(inputs, outputs)
     print(f"numpy candidate: {count} outputs")
     return subprocess.run([args.ropecheck, "check", "--golden", args.golden, "--candidate", outputs, "--allow-missing",

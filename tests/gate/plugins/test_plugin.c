@@ -9,11 +9,21 @@
  *   6 "edited": correct, then edited where the first pair's input x is a marker value — the same
  *     edits tests/judge/one_rule_test.cpp makes for check, fuzz --replay and MatchesGolden:
  *     x = 1 (y = 0): the sign of the zero second output flipped; x = FLT_MAX or 1000: first output
- *     +Inf; x = 0.5: the first pass-through dim (rotary_dim) changed by +1. */
+ *     +Inf; x = 0.5: the first pass-through dim (rotary_dim) changed by +1;
+ *   7 "fork": correct, but every call forks a process that lingers (pause() forever) and appends its
+ *     pid to the file $ROPECHECK_TEST_PID_FILE: the gate must end it with the child's process group;
+ *   8 "hang_always": every call hangs (the circuit breaker of judge/isolation.h);
+ *   9 "far_write": on position 7, 64 bytes written 256 bytes past the end of the output (beyond
+ *     64 guard bytes: only the protected pages of judge/abi_call.h catch it);
+ *   10 "hog": on position 7, maps 64 GiB of address space (MAP_NORESERVE: no memory is used) and
+ *     returns ROPECHECK_ERROR_INTERNAL when that is refused (--memory-limit), else computes;
+ *   11 "bad_name": correct, but its resolved name is not UTF-8 ("tiny\xff"). */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <ropecheck/kernel.h>
@@ -31,7 +41,7 @@ int32_t ropecheck_kernel_available(const char* implementation) {
 }
 const char* ropecheck_kernel_resolve(const char* implementation) {
   (void)implementation;
-  return "tiny";
+  return MISBEHAVE == 11 ? "tiny\xff" : "tiny";
 }
 
 static long double load(const void* base, int32_t dtype, int64_t i) {
@@ -53,6 +63,27 @@ int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call*
   if (s->scaling != ROPECHECK_SCALING_NONE || s->axes != ROPECHECK_AXES_NONE || call->cos_cache || call->device_pointers ||
       (s->dtype != ROPECHECK_DTYPE_F32 && s->dtype != ROPECHECK_DTYPE_F64) || call->k.heads != 0) {
     return ROPECHECK_ERROR_UNSUPPORTED;
+  }
+  if (MISBEHAVE == 7) {
+    const pid_t lingering = fork();
+    if (lingering == 0) {
+      for (;;) pause();
+    }
+    const char* pid_file = getenv("ROPECHECK_TEST_PID_FILE");
+    FILE* f = pid_file && lingering > 0 ? fopen(pid_file, "a") : NULL;
+    if (f) {
+      fprintf(f, "%d\n", (int)lingering);
+      fclose(f);
+    }
+  }
+  if (MISBEHAVE == 8) {
+    for (;;) pause();
+  }
+  if (MISBEHAVE == 10 && call->tokens > 0 && call->positions[0] == 7) {
+    const size_t size = (size_t)64 << 30;
+    void* p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return ROPECHECK_ERROR_INTERNAL;
+    munmap(p, size);
   }
   if (call->tokens > 0 && call->positions[0] == 7) {
     if (MISBEHAVE == 1) {
@@ -103,6 +134,10 @@ int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call*
         }
       }
     }
+  }
+  if (MISBEHAVE == 9 && call->tokens > 0 && call->positions[0] == 7) {
+    const int64_t end = (call->tokens - 1) * q->output_token_stride + (q->heads - 1) * q->output_head_stride + s->head_dim;
+    memset((char*)q->output + end * (int64_t)ropecheck_dtype_size(s->dtype) + 256, 0x5a, 64);
   }
   if (MISBEHAVE == 5 && call->tokens > 0 && call->positions[0] == 7) {
     const int64_t end = (call->tokens - 1) * q->output_token_stride + (q->heads - 1) * q->output_head_stride + s->head_dim;
