@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "judge/diagnosis.h"
 #include "judge/errors.h"
 #include "judge/parallel.h"
 #include "reference/rounding.h"
@@ -58,6 +59,9 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
   SplitMix64 rng(o.seed + 1);
   std::int64_t id = 0;
+  // The first chunk judged, kept for the diagnosis (its positions span the sampled range).
+  golden::RopeTest first_test;
+  std::vector<double> first_output;
   for (std::size_t begin = 0; begin < positions.size(); begin += static_cast<std::size_t>(o.chunk_tokens)) {
     const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(o.chunk_tokens));
     golden::RopeTest test;
@@ -113,8 +117,16 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     }
     test.expected = expected.rounded;
     comparer.add(test, result.output, expected);
+    if (first_output.empty()) {
+      first_test = std::move(test);
+      first_output = result.output;
+    }
   }
-  return comparer.finish();
+  GroupResult g = comparer.finish();
+  if (needs_diagnosis(g) && !first_output.empty()) {
+    g.diagnosis = diagnose(spec, {DiagnosedTest{&first_test, first_output}}, implementation.claims().model);
+  }
+  return g;
 }
 
 }  // namespace ropecheck::judge
