@@ -346,7 +346,11 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
             d.angle_error_rad = static_cast<double>(std::fabs(delta));
             angle_position = static_cast<std::int64_t>(m);
           }
-          if (phi != 0) d.angle_error_ulps = std::max(d.angle_error_ulps, static_cast<double>(std::fabs(delta) / ulp32(phi)));
+          // In ulps of the angle where the error stands above the output's own rounding (an angle
+          // of a few ulps of 2^-30 would otherwise read as millions of its ulps).
+          if (phi != 0 && std::fabs(delta) > 4 * u) {
+            d.angle_error_ulps = std::max(d.angle_error_ulps, static_cast<double>(std::fabs(delta) / ulp32(phi)));
+          }
           if (m != 0) samples[j].push_back({m, delta});
         }
       }

@@ -58,7 +58,11 @@ int run_sweep(const SweepArguments& a) {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
     std::printf("worst e: %.6g at position %" PRId64 ", pair %d\n", g.worst_e, g.worst_e_position, g.worst_e_pair);
-    std::printf("tolerance: %.9g (%s)\n", g.tolerance.value, g.tolerance.source.c_str());
+    if (g.tolerance.per_radian > 0) {
+      std::printf("tolerance: %.9g + %.9g*|angle| (%s)\n", g.tolerance.value, g.tolerance.per_radian, g.tolerance.source.c_str());
+    } else {
+      std::printf("tolerance: %.9g (%s)\n", g.tolerance.value, g.tolerance.source.c_str());
+    }
     if (!g.horizon) {
       std::printf("accuracy horizon: none (e exceeds the tolerance at position %" PRId64 ")\n",
                   g.points.empty() ? std::int64_t{0} : g.points.front().position);
@@ -72,6 +76,9 @@ int run_sweep(const SweepArguments& a) {
       std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", c.kind.c_str(), c.position, c.dim, c.second_dim, c.message.c_str());
     }
     if (!g.verdict_reason.empty()) std::printf("note: %s\n", g.verdict_reason.c_str());
+    if (g.diagnosis) {
+      for (const std::string& line : g.diagnosis->lines) std::printf("diagnosis: %s\n", line.c_str());
+    }
     std::printf("result: %s\n", g.verdict.c_str());
   }
   std::fflush(stdout);
