@@ -403,6 +403,12 @@ std::string to_json(const Report& r) {
   }
   j["properties"] = props;
   j["notes"] = r.notes;
+  if (r.sweep) {
+    j["sweep"] = {{"seed", r.sweep->seed},
+                  {"samples", r.sweep->samples},
+                  {"max_position", r.sweep->max_position},
+                  {"shard", {{"index", r.sweep->shard_index}, {"count", r.sweep->shard_count}}}};
+  }
   return j.dump(1) + "\n";
 }
 

@@ -49,30 +49,41 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
                      std::to_string(o.samples));
   }
   if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
+    throw UsageError("--shard: expected K/N with 0 <= K < N, got " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count));
+  }
   validate(spec);
-  const std::vector<std::int64_t> positions = sample_positions(o.max_position, o.samples, o.seed);
+  std::vector<std::int64_t> positions;
+  {
+    const std::vector<std::int64_t> all = sample_positions(o.max_position, o.samples, o.seed);
+    for (std::size_t i = static_cast<std::size_t>(o.shard_index); i < all.size(); i += static_cast<std::size_t>(o.shard_count)) {
+      positions.push_back(all[i]);
+    }
+  }
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
 
   golden::Group group;
   group.spec = spec;
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
-  SplitMix64 rng(o.seed + 1);
-  std::int64_t id = 0;
+  std::int64_t chunk = 0;
   // The first chunk judged, kept for the diagnosis (its positions span the sampled range).
   golden::RopeTest first_test;
   std::vector<double> first_output;
   for (std::size_t begin = 0; begin < positions.size(); begin += static_cast<std::size_t>(o.chunk_tokens)) {
     const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(o.chunk_tokens));
     golden::RopeTest test;
-    test.id = ++id;
+    test.id = chunk++ * o.shard_count + o.shard_index + 1;
     test.tokens = static_cast<std::int64_t>(end - begin);
     test.heads = 1;
     test.head_dim = d;
     // every component of a multi-axis position tuple takes the sampled position
     for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
-    test.input.resize(static_cast<std::size_t>(test.tokens * d));
-    for (double& v : test.input) v = reference::round_to_format(4 * rng.unit() - 2, spec.dtype);  // [−2, 2)
+    // random inputs in [−2, 2), values of the dtype, from (seed, position) alone
+    for (std::size_t t = begin; t < end; ++t) {
+      SplitMix64 rng(o.seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
+      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, spec.dtype));
+    }
     const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
     if (result.status != ApplyResult::Status::ok) {
       if (result.status == ApplyResult::Status::unsupported) {

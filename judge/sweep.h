@@ -21,6 +21,11 @@ struct SweepOptions {
   int precision_bits = 160;   // of the exact values
   // Positions per call of the implementation: bounds the memory of a sweep with many samples.
   std::int64_t chunk_tokens = 4096;
+  // This run judges the sampled positions of index i with i mod shard_count = shard_index. Each
+  // position's inputs depend on (seed, position) alone, so the shards' merged points, worst e and
+  // horizon are the unsharded run's (gate/report.h merge_sweep_reports).
+  int shard_index = 0;
+  int shard_count = 1;
 };
 
 // Most samples a sweep takes (its plot keeps one point per sample).
@@ -31,7 +36,8 @@ inline constexpr std::int64_t kMaxSweepSamples = std::int64_t{1} << 22;
 // most `samples`). splitmix64 (spec/random.h): the same on every platform.
 std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed);
 
-// Throws UsageError for options out of range. Test ids of the result are the chunks (1, 2, ...).
+// Throws UsageError for options out of range. Test ids of the result are the chunks: chunk c of
+// shard K of N has id c·N + K + 1, unique across the shards.
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
                   const GroupOptions& group_options);
 

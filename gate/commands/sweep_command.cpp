@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
+#include <tuple>
 
 #include "gate/commands/command.h"
 #include "gate/commands/judge_options.h"
@@ -25,6 +26,7 @@ struct SweepArguments {
   ReportPaths reports;
   judge::SweepOptions sweep;
   double timeout = 10;
+  std::string shard = "0/1";
 };
 
 int run_sweep(const SweepArguments& a) {
@@ -51,9 +53,10 @@ int run_sweep(const SweepArguments& a) {
 
   std::printf("implementation: %s (%s)\n", implementation->name().c_str(), implementation->selector().c_str());
   std::printf("spec: %s\n", to_string(spec).c_str());
-  std::printf("samples: %zu positions in [0, %" PRId64 "], %d pairs each\n",
+  std::printf("samples: %zu positions in [0, %" PRId64 "], %d pairs each%s\n",
               judge::sample_positions(a.sweep.max_position, a.sweep.samples, a.sweep.seed).size(), a.sweep.max_position,
-              spec.rotary_dim / 2);
+              spec.rotary_dim / 2,
+              a.sweep.shard_count > 1 ? (" (shard " + a.shard + ": every " + std::to_string(a.sweep.shard_count) + "th)").c_str() : "");
   if (g.verdict == "skip") {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
@@ -88,6 +91,7 @@ int run_sweep(const SweepArguments& a) {
   report.candidate = implementation->selector();
   report.model = claims.model;
   report.scope = scope_of(a.judge, 0, 0);
+  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count};
   report.groups.push_back(std::move(g));
   report.decide();
   const std::vector<std::string> inputs = {a.plugin};
@@ -114,9 +118,13 @@ void add_sweep_command(CLI::App& root, int& status) {
       ->capture_default_str();
   cmd->add_option("--seed", args->sweep.seed, "Seed of the random positions and inputs")->capture_default_str();
   cmd->add_option("--timeout", args->timeout, "Seconds allowed per plugin call")->check(CLI::Range(0.01, 86400.0));
+  cmd->add_option("--shard", args->shard,
+                  "Judge the sampled positions of index i with i mod N = K (K/N); `ropecheck report merge` joins the "
+                  "shards' --json reports into the unsharded one");
   add_judge_options(cmd, args->judge, {.skip_flags = false, .max_position = false});
   add_report_options(cmd, args->reports);
   cmd->callback([args, &status] {
+    std::tie(args->sweep.shard_index, args->sweep.shard_count) = parse_shard(args->shard);
     if (!args->plugin.empty() && args->implementation == "auto") args->implementation.clear();
     args->sweep.threads = args->judge.threads;
     status = run_sweep(*args);
