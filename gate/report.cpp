@@ -239,7 +239,15 @@ std::string format_table(const Report& r) {
       }
     }
     if (!g.verdict_reason.empty()) s << "  " << g.verdict_reason << "\n";
+    if (g.diagnosis) {
+      for (const std::string& line : g.diagnosis->lines) s << "  diagnosis: " << line << "\n";
+    }
     for (std::size_t i = 0; i < g.worst.size() && static_cast<int>(i) < r.worst_listed; ++i) s << "  " << describe(g.worst[i]) << "\n";
+  }
+  for (const GroupResult& g : r.groups) {
+    if (g.verdict == "fail" || !g.diagnosis) continue;
+    s << "marginal " << group_name(g) << " (" << g.spec << "): e reaches " << fixed(g.worst_margin) << " of its bound\n";
+    for (const std::string& line : g.diagnosis->lines) s << "  diagnosis: " << line << "\n";
   }
   for (const GroupResult& g : r.groups) {
     if (g.verdict == "fail" || g.verdict_reason.empty()) continue;
@@ -309,6 +317,21 @@ std::string to_json(const Report& r) {
     o["horizon"] = g.horizon ? ojson(*g.horizon) : ojson(nullptr);
     o["horizon_complete"] = g.horizon_complete;
     o["verdict_reason"] = g.verdict_reason;
+    o["worst_margin"] = number(g.worst_margin);
+    if (g.diagnosis) {
+      const judge::GroupDiagnosis& d = *g.diagnosis;
+      o["diagnosis"] = {{"lines", d.lines},
+                        {"mistake", d.mistake.empty() ? ojson(nullptr) : ojson(d.mistake)},
+                        {"mistake_within", d.mistake_within},
+                        {"mistake_identical", d.mistake_identical},
+                        {"angle_error_rad", number(d.angle_error_rad)},
+                        {"angle_error_ulps", number(d.angle_error_ulps)},
+                        {"frequency_error_ulps", number(d.frequency_error_ulps)},
+                        {"frequency_error_pair", d.frequency_error_pair},
+                        {"frequency_growth", d.frequency_growth},
+                        {"position_offset", d.position_offset},
+                        {"rotation_e", number(d.rotation_e)}};
+    }
     o["failed_tests"] = failed_ids(g);
     ojson skips = ojson::array();
     for (const TestOutcome& t : g.outcomes) {
@@ -384,6 +407,12 @@ std::string to_json(const Report& r) {
   }
   j["properties"] = props;
   j["notes"] = r.notes;
+  if (r.sweep) {
+    j["sweep"] = {{"seed", r.sweep->seed},
+                  {"samples", r.sweep->samples},
+                  {"max_position", r.sweep->max_position},
+                  {"shard", {{"index", r.sweep->shard_index}, {"count", r.sweep->shard_count}}}};
+  }
   // File and implementation names are bytes, not always UTF-8: invalid sequences become U+FFFD
   // instead of failing the report (nlohmann's type_error.316).
   return j.dump(1, ' ', false, ojson::error_handler_t::replace) + "\n";
@@ -427,6 +456,9 @@ std::string to_junit(const Report& r) {
       const std::string edge = edge_summary(g);
       if (!edge.empty()) worst += "; edge cases: " + edge;
       if (!g.verdict_reason.empty()) worst += "; " + g.verdict_reason;
+      if (g.diagnosis) {
+        for (const std::string& line : g.diagnosis->lines) worst += "; diagnosis: " + line;
+      }
       if (g.attention) {
         const AttentionCells c = attention_cells(*g.attention);
         worst = "worst score e " + c.score_e + " (tolerance " + c.score_tol + "), output e " + c.output_e +
@@ -514,10 +546,21 @@ std::string svg_plot(const GroupResult& g) {
   const std::string y_label = g.attention ? "e / tolerance" : metric_name(g);
   s << "<text x=\"12\" y=\"" << top + plot_h / 2 << "\" font-size=\"11\" transform=\"rotate(-90 12 " << top + plot_h / 2
     << ")\" text-anchor=\"middle\">" << xml_escape(y_label) << " (log scale)</text>\n";
+  // The tolerance (e is already relative to u·ρ·max(1, |g|)); a bound growing with the angle is drawn
+  // for the group's largest frequency, where it grows fastest: value + per_radian·θ_max·position.
   const double tol_value = g.attention ? 1.0 : g.tolerance.value;
-  const double tol_y = g.attention ? py(1.0) : py(g.tolerance.value * (g.tolerance.kind == Tolerance::Kind::e ? g.attention_magnitude : 1));
-  s << "<line x1=\"" << left << "\" y1=\"" << tol_y << "\" x2=\"" << left + plot_w << "\" y2=\"" << tol_y
-    << "\" stroke=\"#c60\" stroke-dasharray=\"6 3\"/>\n";
+  const double tol_y = py(tol_value);
+  if (!g.attention && g.tolerance.per_radian > 0 && g.max_frequency > 0) {
+    s << "<polyline fill=\"none\" stroke=\"#c60\" stroke-dasharray=\"6 3\" points=\"";
+    for (int i = 0; i <= 64; ++i) {
+      const double position = std::exp2(max_x * i / 64.0) - 1;
+      s << px(position) << "," << py(tol_value + g.tolerance.per_radian * g.max_frequency * position) << " ";
+    }
+    s << "\"/>\n";
+  } else {
+    s << "<line x1=\"" << left << "\" y1=\"" << tol_y << "\" x2=\"" << left + plot_w << "\" y2=\"" << tol_y
+      << "\" stroke=\"#c60\" stroke-dasharray=\"6 3\"/>\n";
+  }
   s << "<text x=\"" << left + plot_w - 4 << "\" y=\"" << tol_y - 3 << "\" font-size=\"10\" text-anchor=\"end\" fill=\"#c60\">tolerance "
     << xml_escape(fixed(tol_value)) << "</text>\n";
   for (const Point& p : g.points) {
@@ -534,9 +577,13 @@ std::string to_html(const Report& r) {
   std::ostringstream s;
   s << "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n";
   s << "<title>" << xml_escape("ropecheck " + r.command + ": " + r.implementation) << "</title>\n";
-  s << "<style>body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;font-size:13px}"
-       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l,th.l{text-align:left}.pass{color:#2a7}"
-       ".fail{color:#d22;font-weight:bold}.skip{color:#888}code{font-size:12px}</style>\n</head>\n<body>\n";
+  // Readable down to 900 px: long specs and hex floats wrap inside their cells, wide tables scroll
+  // instead of widening the page, the plots scale down.
+  s << "<style>body{font-family:sans-serif;margin:1em;max-width:1100px}table{border-collapse:collapse;font-size:13px;"
+       "display:block;overflow-x:auto;max-width:100%}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+       "td.l,th.l{text-align:left}td.spec{max-width:360px;word-break:break-all}code{font-size:12px;word-break:break-all}"
+       "svg{max-width:100%;height:auto}.pass{color:#2a7}.fail{color:#d22;font-weight:bold}.skip{color:#888}"
+       "ul.diagnosis{background:#fff6e0;padding:6px 6px 6px 24px}</style>\n</head>\n<body>\n";
   s << "<h1>ropecheck " << xml_escape(r.command) << ": <span class=\"" << xml_escape(r.verdict) << "\">" << xml_escape(r.verdict)
     << "</span></h1>\n";
   s << "<p>Implementation: <code>" << xml_escape(r.implementation) << "</code>; model <code>" << xml_escape(std::string(name(r.model)))
@@ -552,7 +599,7 @@ std::string to_html(const Report& r) {
          "<th>worst ulp</th><th>horizon</th><th>verdict</th></tr>\n";
     for (const GroupResult& g : r.groups) {
       if (g.attention) continue;
-      s << "<tr><td class=\"l\"><a href=\"#" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+      s << "<tr><td class=\"l\"><a href=\"#" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l spec\"><code>"
         << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
         << "</td><td>" << xml_escape(fixed(g.worst_e)) << "</td><td>" << xml_escape(fixed(g.worst_ulp)) << "</td><td>"
         << xml_escape(format_horizon(g)) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
@@ -569,7 +616,7 @@ std::string to_html(const Report& r) {
     for (const GroupResult& g : r.groups) {
       if (!g.attention) continue;
       const AttentionCells c = attention_cells(*g.attention);
-      s << "<tr><td class=\"l\"><a href=\"#" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l\"><code>"
+      s << "<tr><td class=\"l\"><a href=\"#" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << "</a></td><td class=\"l spec\"><code>"
         << xml_escape(g.spec) << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped
         << "</td><td>" << xml_escape(c.score_e) << "</td><td>" << xml_escape(c.score_tol) << "</td><td>" << xml_escape(c.output_e)
         << "</td><td>" << xml_escape(c.output_tol) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict)
@@ -596,6 +643,11 @@ std::string to_html(const Report& r) {
       if (!edge.empty()) s << "<br/>edge cases: " << xml_escape(edge);
       if (!g.verdict_reason.empty()) s << "<br/>" << xml_escape(g.verdict_reason);
       s << "</p>\n";
+      if (g.diagnosis) {
+        s << "<ul class=\"diagnosis\">";
+        for (const std::string& line : g.diagnosis->lines) s << "<li>" << xml_escape(line) << "</li>";
+        s << "</ul>\n";
+      }
     }
     s << svg_plot(g);
     if (!g.worst.empty()) {

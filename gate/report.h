@@ -43,6 +43,13 @@ struct JudgedScope {
   std::int64_t skipped_by_flags = 0, skipped_by_position = 0;
 };
 
+// What a sweep sampled (its JSON report's `sweep` object): what its shards must share to merge.
+struct SweepScope {
+  std::uint64_t seed = 1;
+  std::int64_t samples = 0, max_position = 0;
+  int shard_index = 0, shard_count = 1;
+};
+
 struct Report {
   std::string command;         // "check", "run" or "sweep"
   std::string implementation;  // which kernel ran: the resolved kernel name, the plugin, or the candidate file
@@ -53,6 +60,7 @@ struct Report {
   std::vector<PropertyResult> properties;
   std::vector<std::string> notes;  // e.g. suites not gated, and why
   JudgedScope scope;
+  std::optional<SweepScope> sweep;  // `sweep` reports only
   int worst_listed = 10;           // cases printed per failing group on stdout (--worst)
   std::string verdict;             // pass | fail
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "judge/diagnosis.h"
 #include "judge/errors.h"
 #include "judge/parallel.h"
 
@@ -206,6 +207,15 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         }
       }
       GroupResult result = comparer.finish();
+      if (needs_diagnosis(result)) {
+        std::vector<DiagnosedTest> judged;
+        for (const Pending& p : pending) {
+          if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
+            judged.push_back({p.test, p.result.output});
+          }
+        }
+        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model);
+      }
       result.skipped_by_flags = by_flags;
       result.skipped_by_position += by_position;
       out.skipped_by_flags += by_flags;

@@ -151,6 +151,7 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   r.dtype = group.spec.dtype;
   r.tolerance = rule_.tolerance;
   r.attention_magnitude = std::max(1.0, std::fabs(rule_.attention_factor));
+  for (int j = 0; j < group.spec.rotary_dim / 2; ++j) r.max_frequency = std::max(r.max_frequency, frequency<double>(group.spec, j));
 }
 
 void GroupComparer::add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected) {
@@ -219,6 +220,7 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
               r.worst_e_pair = j;
             }
             r.worst_ulp = std::max(r.worst_ulp, v.ulp);
+            if (v.allowed > 0) r.worst_margin = std::max(r.worst_margin, metric / v.allowed);
             r.worst_abs = std::max(r.worst_abs, v.abs);
           }
         }

@@ -81,6 +81,21 @@ struct AttentionStats {
   double worst_output_margin = 0, worst_output_margin_e = 0, worst_output_margin_tolerance = 0;
 };
 
+// Why a group fails (judge/diagnosis.h computes it; every report shows `lines`).
+struct GroupDiagnosis {
+  std::vector<std::string> lines;   // one line each: the mistake, the angle, the rotation
+  std::string mistake;              // the usual mistake that reproduces the outputs; empty when none does
+  double mistake_within = 0;        // share of ordinary pairs within the f32-angle model's bound of it
+  double mistake_identical = 0;     // share of rotated values it gives bit for bit
+  double angle_error_rad = 0;       // largest |φ_c − φ| over the ordinary pairs
+  double angle_error_ulps = 0;      // ... in binary32 ulps of φ
+  double frequency_error_ulps = 0;  // largest fitted |frequency error|, binary32 ulps of θ'_j
+  int frequency_error_pair = -1;    // its pair index
+  std::string frequency_growth;     // "pair index", "constant" or "" (not resolved above the output's rounding)
+  double position_offset = 0;       // the angle error over θ'_j, when it does not grow with the position
+  double rotation_e = 0;            // largest |s − 1|/u: the error at the candidate's own angle
+};
+
 // What the judging options add to the pair rule (judge/golden_run.h JudgeOptions holds them).
 struct GroupOptions {
   int worst_cases = 10;               // cases kept per list (accuracy, edge)
@@ -99,6 +114,7 @@ struct GroupResult {
   Dtype dtype = Dtype::f32;
   Tolerance tolerance;
   double attention_magnitude = 1;  // max(1, |g|): e is relative to g·ρ
+  double max_frequency = 0;        // largest θ'_j: where a tolerance growing with the angle grows fastest
   std::int64_t tests = 0, tests_failed = 0, tests_skipped = 0;
   std::int64_t skipped_by_flags = 0, skipped_by_position = 0;  // of tests_skipped
   std::int64_t tokens_beyond_max_position = 0;                 // not judged (--max-position)
@@ -123,6 +139,8 @@ struct GroupResult {
   std::vector<Point> points;            // one per (test, token) with ordinary pairs: the plot
   std::vector<TestOutcome> outcomes;    // one per test
   std::optional<AttentionStats> attention;  // attention groups only
+  double worst_margin = 0;                  // largest e/allowed over the ordinary pairs (≥ 1: out of tolerance)
+  std::optional<GroupDiagnosis> diagnosis;  // failing or marginal RoPE groups (judge/diagnosis.h)
 
   std::int64_t edge_failures() const {
     return special_failed + edge_failed + signed_zero_failed + passthrough_failed + whole_tests_failed;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "judge/diagnosis.h"
 #include "judge/errors.h"
 #include "judge/parallel.h"
 #include "reference/rounding.h"
@@ -40,27 +41,6 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   return p;
 }
 
-namespace {
-
-// Keeps at most kMaxSweepPlotPoints of the points (sorted by position): of each run of consecutive
-// ones, a failing point before a passing one, then the largest e.
-void thin_points(std::vector<Point>& points) {
-  if (points.size() <= kMaxSweepPlotPoints) return;
-  std::vector<Point> kept;
-  kept.reserve(kMaxSweepPlotPoints);
-  for (std::size_t b = 0; b < kMaxSweepPlotPoints; ++b) {
-    const std::size_t first = points.size() * b / kMaxSweepPlotPoints, last = points.size() * (b + 1) / kMaxSweepPlotPoints;
-    const auto worst = std::max_element(points.begin() + static_cast<std::ptrdiff_t>(first),
-                                        points.begin() + static_cast<std::ptrdiff_t>(last), [](const Point& l, const Point& r) {
-                                          return l.pass != r.pass ? l.pass : l.e < r.e;
-                                        });
-    kept.push_back(*worst);
-  }
-  points = std::move(kept);
-}
-
-}  // namespace
-
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
                   const GroupOptions& group_options) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
@@ -69,28 +49,43 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
                      std::to_string(o.samples));
   }
   if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
+    throw UsageError("--shard: expected K/N with 0 <= K < N, got " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count));
+  }
   validate(spec);
-  const std::vector<std::int64_t> positions = sample_positions(o.max_position, o.samples, o.seed);
+  std::vector<std::int64_t> positions;
+  {
+    const std::vector<std::int64_t> all = sample_positions(o.max_position, o.samples, o.seed);
+    for (std::size_t i = static_cast<std::size_t>(o.shard_index); i < all.size(); i += static_cast<std::size_t>(o.shard_count)) {
+      positions.push_back(all[i]);
+    }
+  }
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
 
   golden::Group group;
   group.spec = spec;
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
-  SplitMix64 rng(o.seed + 1);
-  std::int64_t id = 0;
-  const auto chunk = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(o.chunk_tokens, kMaxSweepCallElements / d)));
-  for (std::size_t begin = 0; begin < positions.size(); begin += chunk) {
-    const std::size_t end = std::min(positions.size(), begin + chunk);
+  std::int64_t chunk = 0;
+  // The first chunk judged, kept for the diagnosis (its positions span the sampled range).
+  golden::RopeTest first_test;
+  std::vector<double> first_output;
+  // At most kMaxSweepCallElements values per call, whatever the head_dim.
+  const auto chunk_tokens = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(o.chunk_tokens, kMaxSweepCallElements / d)));
+  for (std::size_t begin = 0; begin < positions.size(); begin += chunk_tokens) {
+    const std::size_t end = std::min(positions.size(), begin + chunk_tokens);
     golden::RopeTest test;
-    test.id = ++id;
+    test.id = chunk++ * o.shard_count + o.shard_index + 1;
     test.tokens = static_cast<std::int64_t>(end - begin);
     test.heads = 1;
     test.head_dim = d;
     // every component of a multi-axis position tuple takes the sampled position
     for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
-    test.input.resize(static_cast<std::size_t>(test.tokens * d));
-    for (double& v : test.input) v = reference::round_to_format(4 * rng.unit() - 2, spec.dtype);  // [−2, 2)
+    // random inputs in [−2, 2), values of the dtype, from (seed, position) alone
+    for (std::size_t t = begin; t < end; ++t) {
+      SplitMix64 rng(o.seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
+      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, spec.dtype));
+    }
     const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
     if (result.status != ApplyResult::Status::ok) {
       if (result.status == ApplyResult::Status::unsupported) {
@@ -135,10 +130,16 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     }
     test.expected = expected.rounded;
     comparer.add(test, result.output, expected);
+    if (first_output.empty()) {
+      first_test = std::move(test);
+      first_output = result.output;
+    }
   }
-  GroupResult r = comparer.finish();
-  thin_points(r.points);
-  return r;
+  GroupResult g = comparer.finish();
+  if (needs_diagnosis(g) && !first_output.empty()) {
+    g.diagnosis = diagnose(spec, {DiagnosedTest{&first_test, first_output}}, implementation.claims().model);
+  }
+  return g;
 }
 
 }  // namespace ropecheck::judge

@@ -22,24 +22,28 @@ struct SweepOptions {
   // Positions per call of the implementation (fewer for a wide head: a call holds at most
   // kMaxSweepCallElements values): bounds the memory of a sweep with many samples.
   std::int64_t chunk_tokens = 4096;
+  // This run judges the sampled positions of index i with i mod shard_count = shard_index. Each
+  // position's inputs depend on (seed, position) alone, so the shards' merged points, worst e and
+  // horizon are the unsharded run's (gate/report.h merge_sweep_reports).
+  int shard_index = 0;
+  int shard_count = 1;
 };
 
-// Most samples a sweep takes: its memory is a few dozen bytes per sample (positions, the horizon's
-// bookkeeping) plus one call's values.
+// Most samples a sweep takes (its plot and report keep one point per sample: `report merge` of
+// sweep shards recomputes the horizon from them). At the cap a sweep's memory is about 300 MB,
+// and 1.9 GB with --json and --html (measured, head_dim 2; 272 MB of JSON).
 inline constexpr std::int64_t kMaxSweepSamples = std::int64_t{1} << 22;
-// Most values per call: 4096 positions of head_dim 128.
+// Most values per call, whatever the head_dim (4096 positions of head_dim 128; 4096 positions of
+// head_dim 65536 were 2^28 values, several GB, in one call).
 inline constexpr std::int64_t kMaxSweepCallElements = std::int64_t{1} << 19;
-// Most points of e against position the result keeps for its plot and report: the largest e of
-// each run of consecutive positions (a failing one first), so that a sweep of 2^22 samples writes a
-// report of bounded size.
-inline constexpr std::size_t kMaxSweepPlotPoints = 4096;
 
 // Sorted, distinct positions: 0..63, then 2^k − 1, 2^k, 2^k + 1, the maximum, then uniform random
 // ones until `samples` (more when those fixed ones are more; every position when the range has at
 // most `samples`). splitmix64 (spec/random.h): the same on every platform.
 std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed);
 
-// Throws UsageError for options out of range. Test ids of the result are the chunks (1, 2, ...).
+// Throws UsageError for options out of range. Test ids of the result are the chunks: chunk c of
+// shard K of N has id c·N + K + 1, unique across the shards.
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
                   const GroupOptions& group_options);
 

@@ -12,7 +12,8 @@ MODEL/IMPL.skipped.json ({"SUITE/ID": reason}). Rows: implementation × model ×
 - worst e below position 4096 (judged pairs of the family at positions < 4096);
 - horizon: the smallest horizon of a failing group ("none" when a smallest tested position fails),
   else ">=N" with N the smallest largest-tested-position of the family's groups;
-- diagnosis: empty until the gate has one (DESIGN.md "Verdict models").
+- diagnosis: the gate's diagnosis of the family's failing (else marginal) groups (judge/diagnosis.h):
+  the line most of them give first (the mistake that reproduces the outputs, or the angle).
 `check` exits 1 when a verdict differs from the checked-in table for an implementation that ran
 (an implementation not run is named, not compared), 0 otherwise; other columns that moved are
 listed without failing.
@@ -92,12 +93,17 @@ def summarize(row):
         horizon = "none" if any(v is None for v in values) else str(min(values))
     else:
         horizon = ">=" + str(min(g["max_position"] for g in judged))
+    diagnosed = [g["diagnosis"]["lines"][0] for g in (failing or judged) if g.get("diagnosis") and g["diagnosis"]["lines"]]
+    # the line most groups give (shortened: the table is read in a terminal and on GitHub)
+    diagnosis = max(sorted(set(diagnosed)), key=diagnosed.count) if diagnosed else ""
+    if len(diagnosis) > 140:
+        diagnosis = diagnosis[:137] + "..."
     note = ""
     if skipped:
         reasons = sorted(row["reasons"])
         note = f"{skipped} skipped: " + "; ".join(reasons[:2]) + (" …" if len(reasons) > 2 else "")
     return {"tests": f"{tests - skipped}/{tests}", "verdict": verdict, "worst_small": fmt(worst(small)),
-            "horizon": horizon, "diagnosis": "", "note": note.replace("|", "/")}
+            "horizon": horizon, "diagnosis": diagnosis.replace("|", "/"), "note": note.replace("|", "/")}
 
 
 COLUMNS = ("implementation", "model", "dtype", "family", "judged/tests", "verdict", "worst e (pos < 4096)", "horizon",

@@ -15,6 +15,7 @@
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
 #include "gate/commands/judge_options.h"
+#include "gate/judge_args.h"
 #include "gate/report.h"
 #include "judge/adapters.h"
 #include "judge/registry.h"
@@ -26,18 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // Writes `text` to `path` through a temporary file and a rename: never a partial file.
-
-// "K/N" with 0 <= K < N.
-std::pair<int, int> parse_shard(const std::string& text) {
-  int index = -1, count = 0;
-  char slash = 0;
-  std::size_t used = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%zn", &index, &slash, &count, &used) != 3 || slash != '/' ||
-      used != text.size() || count < 1 || index < 0 || index >= count) {
-    throw UsageError("--shard: expected K/N with 0 <= K < N (e.g. 0/4), got '" + text + "'");
-  }
-  return {index, count};
-}
 
 }  // namespace
 

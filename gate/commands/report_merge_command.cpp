@@ -1,12 +1,14 @@
 // `ropecheck report merge A.json B.json ... --out F`: combines the JSON reports of one sharded (or
-// repeated) search into one (fuzz/README.md "Sharding"). Exit status: the merged verdict (0 pass,
-// 1 a violation), 2 for unreadable or mismatched reports (nothing is written then).
+// repeated) fuzz search (fuzz/README.md "Sharding"), or of the shards of one `sweep --shard K/N`
+// (gate/merge.h), into one. Exit status: the merged verdict (0 pass, 1 a violation or failure), 2
+// for unreadable or mismatched reports (nothing is written then).
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
+#include "gate/merge.h"
 #include "gate/report.h"
 #include "spec/json_keys.h"
 #include "tensorio/readers.h"
@@ -28,7 +30,7 @@ nlohmann::ordered_json read_report(const std::string& path) {
   try {
     j = parse_json_checked<nlohmann::ordered_json>(text, notes);
   } catch (const nlohmann::json::exception&) {
-    throw InputError(path + ": expected a JSON report written by ropecheck fuzz, got text that is not JSON");
+    throw InputError(path + ": expected a JSON report written by ropecheck fuzz or sweep, got text that is not JSON");
   }
   if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
   if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
@@ -40,14 +42,24 @@ nlohmann::ordered_json read_report(const std::string& path) {
 void add_report_merge_command(CLI::App& root, int& status) {
   auto* report = root.add_subcommand("report", "Work with JSON reports");
   report->require_subcommand(1);
-  auto* merge = report->add_subcommand("merge", "Combine the JSON reports of a sharded search into one");
+  auto* merge = report->add_subcommand("merge", "Combine the JSON reports of a sharded fuzz search or sweep into one");
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto out = std::make_shared<std::string>();
-  merge->add_option("reports", *inputs, "Reports to merge (ropecheck fuzz --json)")->required();
+  merge->add_option("reports", *inputs, "Reports to merge (ropecheck fuzz --json, or sweep --shard K/N --json)")->required();
   merge->add_option("--out", *out, "Where to write the merged report")->required();
   merge->callback([inputs, out, &status] {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> reports;
     for (const std::string& path : *inputs) reports.emplace_back(path, read_report(path));
+    if (is_sweep_report(reports.front().second)) {
+      const nlohmann::ordered_json merged = merge_sweep_reports(reports);
+      // Both forms are made before anything is written: a failure leaves no --out behind.
+      const std::string text = merged.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+      const std::string summary = sweep_text(merged);
+      write_atomically(*out, text, *inputs);
+      std::fputs(summary.c_str(), stdout);
+      status = merged.value("verdict", "") == "pass" ? 0 : 1;
+      return;
+    }
     nlohmann::ordered_json merged;
     try {
       merged = fuzz::merge_reports(reports);

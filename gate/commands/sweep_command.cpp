@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
+#include <tuple>
 
 #include "gate/commands/command.h"
 #include "gate/commands/judge_options.h"
@@ -26,6 +27,7 @@ struct SweepArguments {
   judge::SweepOptions sweep;
   double timeout = 10;
   std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
+  std::string shard = "0/1";
 };
 
 int run_sweep(const SweepArguments& a) {
@@ -53,14 +55,19 @@ int run_sweep(const SweepArguments& a) {
 
   std::printf("implementation: %s (%s)\n", implementation->name().c_str(), implementation->selector().c_str());
   std::printf("spec: %s\n", to_string(spec).c_str());
-  std::printf("samples: %zu positions in [0, %" PRId64 "], %d pairs each\n",
+  std::printf("samples: %zu positions in [0, %" PRId64 "], %d pairs each%s\n",
               judge::sample_positions(a.sweep.max_position, a.sweep.samples, a.sweep.seed).size(), a.sweep.max_position,
-              spec.rotary_dim / 2);
+              spec.rotary_dim / 2,
+              a.sweep.shard_count > 1 ? (" (shard " + a.shard + ": every " + std::to_string(a.sweep.shard_count) + "th)").c_str() : "");
   if (g.verdict == "skip") {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
     std::printf("worst e: %.6g at position %" PRId64 ", pair %d\n", g.worst_e, g.worst_e_position, g.worst_e_pair);
-    std::printf("tolerance: %.9g (%s)\n", g.tolerance.value, g.tolerance.source.c_str());
+    if (g.tolerance.per_radian > 0) {
+      std::printf("tolerance: %.9g + %.9g*|angle| (%s)\n", g.tolerance.value, g.tolerance.per_radian, g.tolerance.source.c_str());
+    } else {
+      std::printf("tolerance: %.9g (%s)\n", g.tolerance.value, g.tolerance.source.c_str());
+    }
     if (!g.horizon) {
       std::printf("accuracy horizon: none (e exceeds the tolerance at position %" PRId64 ")\n",
                   g.points.empty() ? std::int64_t{0} : g.points.front().position);
@@ -74,6 +81,9 @@ int run_sweep(const SweepArguments& a) {
       std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", c.kind.c_str(), c.position, c.dim, c.second_dim, c.message.c_str());
     }
     if (!g.verdict_reason.empty()) std::printf("note: %s\n", g.verdict_reason.c_str());
+    if (g.diagnosis) {
+      for (const std::string& line : g.diagnosis->lines) std::printf("diagnosis: %s\n", line.c_str());
+    }
     std::printf("result: %s\n", g.verdict.c_str());
   }
   std::fflush(stdout);
@@ -83,6 +93,7 @@ int run_sweep(const SweepArguments& a) {
   report.candidate = implementation->selector();
   report.model = claims.model;
   report.scope = scope_of(a.judge, 0, 0);
+  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count};
   report.groups.push_back(std::move(g));
   report.decide();
   const std::vector<std::string> inputs = {a.plugin};
@@ -109,9 +120,13 @@ void add_sweep_command(CLI::App& root, int& status) {
       ->capture_default_str();
   cmd->add_option("--seed", args->sweep.seed, "Seed of the random positions and inputs")->capture_default_str();
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
+  cmd->add_option("--shard", args->shard,
+                  "Judge the sampled positions of index i with i mod N = K (K/N); `ropecheck report merge` joins the "
+                  "shards' --json reports into the unsharded one");
   add_judge_options(cmd, args->judge, {.skip_flags = false, .max_position = false});
   add_report_options(cmd, args->reports);
   cmd->callback([args, &status] {
+    std::tie(args->sweep.shard_index, args->sweep.shard_count) = parse_shard(args->shard);
     if (!args->plugin.empty() && args->implementation == "auto") args->implementation.clear();
     args->sweep.threads = args->judge.threads;
     status = run_sweep(*args);

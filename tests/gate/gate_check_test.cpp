@@ -89,11 +89,11 @@ TEST(DefaultTolerance, IsTheConstantOfTheCitedCoqTheorem) {
   for (const std::string& text_of_spec : {plain, yarn}) {
     const Spec spec = parse_spec(text_of_spec);
     const bool scaled = attention_factor<double>(spec) != 1.0;
-    for (const Model model : {Model::exact, Model::f32_recipe}) {
+    for (const Model model : {Model::exact, Model::f32_angle, Model::f32_recipe}) {
       const Tolerance t = default_tolerance(model, spec);
       const std::smatch cited = [&] {
         std::smatch m;
-        std::regex_search(t.source, m, std::regex("Coq (gate_[a-z_]+)"));
+        std::regex_search(t.source, m, std::regex("Coq (gate_[a-z0-9_]+)"));
         return m;
       }();
       ASSERT_FALSE(cited.empty()) << "no Coq theorem cited in: " << t.source;
@@ -105,6 +105,17 @@ TEST(DefaultTolerance, IsTheConstantOfTheCitedCoqTheorem) {
       const std::string bound = std::to_string(static_cast<int>(t.value)) + (scaled ? " * u * G * rho" : " * u * rho");
       EXPECT_EQ(static_cast<double>(static_cast<int>(t.value)), t.value);
       EXPECT_NE(statement.find(bound), std::string::npos) << theorem << " does not bound by " << bound << ":\n" << statement;
+      if (model == Model::f32_angle) {
+        // The growing part: eta·|p·theta|·rho (·G), eta = (1 + w)^2·(1 + 2k·w) − 1 with w = 2^-24,
+        // and per radian eta/u: k = 8 and u = 2^-24 give 18 + 33·2^-24 + 16·2^-48.
+        const std::string growth = std::string("((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * Rabs (p * theta)") + (scaled ? " * G * rho" : " * rho");
+        EXPECT_NE(statement.find(growth), std::string::npos) << theorem << " does not grow by " << growth << ":\n" << statement;
+        EXPECT_EQ(kDefaultThetaUlps, 8);
+        EXPECT_GE(t.per_radian, 18 + 33 * 0x1p-24);
+        EXPECT_LE(t.per_radian, 18 + 34 * 0x1p-24);
+      } else {
+        EXPECT_EQ(t.per_radian, 0);
+      }
     }
   }
 }

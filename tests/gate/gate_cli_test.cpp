@@ -181,6 +181,47 @@ TEST(Sweep, HorizonNoneWhenPositionZeroAlreadyFails) {
   EXPECT_EQ(field(r.out, "result"), "fail");
 }
 
+// --shard K/N judges every Nth sampled position; `report merge` of the shards' reports gives the
+// unsharded sweep's points, worst e and horizon (each position's inputs depend on it alone).
+TEST(Sweep, ShardsMergeToTheUnshardedSweep) {
+  TempDir dir;
+  const std::string sweep = kBin + " sweep --impl reference-f32-recipe --spec layout=half,head_dim=16,base=10000,dtype=f32 "
+                                   "--samples 200 --max-position 100000 --threads 1";
+  ASSERT_EQ(run(sweep + " --json " + (dir / "whole.json"), dir).code, 1);  // the recipe fails the exact model
+  std::string shards;
+  for (int k = 0; k < 3; ++k) {
+    const std::string path = dir / ("shard" + std::to_string(k) + ".json");
+    run(sweep + " --shard " + std::to_string(k) + "/3 --json " + path, dir);
+    shards += " " + path;
+  }
+  const Ran merged = run(kBin + " report merge" + shards + " --out " + (dir / "merged.json"), dir);
+  EXPECT_EQ(merged.code, 1) << merged.out << merged.err;
+  const auto whole = nlohmann::json::parse(slurp(dir / "whole.json"))["groups"][0];
+  const auto joined = nlohmann::json::parse(slurp(dir / "merged.json"))["groups"][0];
+  for (const char* key : {"points", "worst_e", "worst_e_position", "horizon", "horizon_complete", "max_position", "pairs_checked",
+                          "ordinary_failed", "verdict"}) {
+    EXPECT_EQ(joined[key], whole[key]) << key;
+  }
+  EXPECT_EQ(field(merged.out, "accuracy horizon"), std::to_string(whole["horizon"].get<std::int64_t>()));
+  // A shard missing, or given twice, is refused.
+  EXPECT_EQ(run(kBin + " report merge " + (dir / "shard0.json") + " " + (dir / "shard1.json") + " --out " + (dir / "m2.json"), dir).code, 2);
+  EXPECT_EQ(run(kBin + " report merge " + (dir / "shard0.json") + " " + (dir / "shard0.json") + " " + (dir / "shard2.json") +
+                    " --out " + (dir / "m3.json"),
+                dir)
+                .code,
+            2);
+}
+
+// A plugin's own sweep: the test plugin (long double angles, float32 outputs) within the default
+// bound at every sampled position up to 2^31 − 1.
+TEST(Sweep, TakesAPlugin) {
+  TempDir dir;
+  const Ran r = run(kBin + " sweep --plugin " + plugin("good") + " --spec layout=interleaved,head_dim=8,base=10000,dtype=f32 --samples 100",
+                    dir);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(field(r.out, "accuracy horizon"), "2147483647 (every sampled position)");
+}
+
 TEST(Sweep, BadArgumentsAreOneLineUsageErrors) {
   TempDir dir;
   const std::string sweep = kBin + " sweep --spec layout=half,head_dim=8,base=10000,dtype=f32 ";

@@ -28,6 +28,7 @@
 namespace ropecheck::gate {
 // The judge's and the tensor files' names, as the gate's tests use them.
 using judge::default_tolerance;
+using judge::kDefaultThetaUlps;
 using judge::Model;
 using judge::Tolerance;
 using namespace tensorio;  // NOLINT: readers and writers build and read the tests' files

@@ -33,10 +33,21 @@
 
    With an attention factor g (|g| = G >= 1), scaled in the dtype as HF transformers, vLLM and
    llama.cpp do it: e <= 6 (gate_exact_scaled_default) and e <= 8 (gate_recipe_scaled_default);
-   see the last section. *)
+   see the section on the attention factor.
+
+   f32-angle model (last section): the candidate computes its angle in binary32, th within k ulps
+   of the exact frequency theta (|th - theta| <= 2*k*w*|theta|, w = 2^-24), the position rounded,
+   ph (|ph - p| <= w*|p|), and phih = RN32(ph*th) (|phih - ph*th| <= w*|ph*th|); then cos/sin of
+   phih faithful in the data dtype and the careful rotation as above. Its angle error is relative:
+   |phih - p*theta| <= eta*|p*theta|, eta = (1 + w)^2*(1 + 2*k*w) - 1 (f32_angle_error); the
+   rotation is rho-Lipschitz in its angle (rotation_lipschitz); so both components are within
+   4*u*rho + eta*|p*theta|*rho + 3*mu of the exact rotation by p*theta (gate_f32_angle_default),
+   6*u*G*rho + eta*|p*theta|*G*rho + 3*mu with an attention factor (gate_f32_angle_scaled_default):
+   e <= 4 + |phi|*eta/u, resp. 6 + |phi|*eta/u, a bound growing with the angle phi = p*theta. *)
 
 From Coq Require Import Reals Lra.
 From RopeCheck Require Import ErrorBound.
+From RopeCheck Require CosSinTaylor.
 Open Scope R_scope.
 
 (* Rounding once, to a format of unit roundoff u and underflow error mu. *)
@@ -523,4 +534,216 @@ Proof.
   replace (out - G * (x * A + y * B) + - (gv - G * (x * A + y * B))) with (out - gv) in T by ring.
   assert (0 <= u * G * rho) by (apply Rmult_le_pos; lra).
   lra.
+Qed.
+
+(* ---- the f32-angle model ---- *)
+
+(* A candidate of the class "float32 angle" (verdict model f32-angle) does not rotate by the exact
+   angle p*theta but by its own binary32 angle phih:
+     th   = the frequency theta'_j computed in binary32, within k ulps: |th - theta| <= 2*k*w*|theta|
+            (one binary32 ulp of a normal v is at most 2*w*|v|, w = 2^-24);
+     ph   = the position rounded to binary32: |ph - p| <= w*|p| (exact below 2^24);
+     phih = RN32(ph*th): |phih - ph*th| <= w*|ph*th|;
+   then c, s faithful to cos phih, sin phih in the data dtype and the careful rotation (six
+   roundings, as in gate_exact_default, or with g scaled in, as in gate_exact_scaled_default).
+   The careful rotation is within e_c*u*rho + 3*mu of the exact rotation by phih (e_c = 4, resp.
+   6 with u*rho*G as the unit), and the exact rotation moves by at most
+   |phih - p*theta|*rho <= eta*|p*theta|*rho (times G) when its angle moves to p*theta. The
+   gate's bound for this model therefore grows with the angle: e <= e_c + |phi|*eta/u. With the
+   gate's default k = 8 and float32 data, eta/u = 2^24*eta = 18 + O(2^-24) per radian. *)
+
+(* The angle of the f32-angle model: th = theta*(1 + d1), ph = p*(1 + d2), phih = ph*th*(1 + d3) with
+   |d1| <= 2*k*w, |d2|, |d3| <= w, so phih - p*theta = p*theta*((1 + d1)*(1 + d2)*(1 + d3) - 1) and
+   |(1 + d1)(1 + d2)(1 + d3) - 1| <= (1 + 2*k*w)*(1 + w)^2 - 1 = eta. In the absolute form used here:
+   |ph*th - p*theta| <= |p|*|th - theta| + |ph - p|*|theta| + |ph - p|*|th - theta|
+                     <= ((1 + w)*(1 + 2*k*w) - 1)*|p*theta|,
+   |phih - ph*th|    <= w*|ph*th| <= w*(1 + w)*(1 + 2*k*w)*|p*theta|,
+   and the two sum to ((1 + w)^2*(1 + 2*k*w) - 1)*|p*theta|. No condition on k*w is needed. *)
+Theorem f32_angle_error : forall k w theta th p ph phih,
+  0 <= k -> 0 <= w ->
+  Rabs (th - theta) <= 2 * k * w * Rabs theta ->
+  Rabs (ph - p) <= w * Rabs p ->
+  Rabs (phih - ph * th) <= w * Rabs (ph * th) ->
+  Rabs (phih - p * theta) <= ((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * Rabs (p * theta).
+Proof.
+  intros k w theta th p ph phih Hk Hw Hth Hph Hphih.
+  set (e1 := th - theta). set (e2 := ph - p). set (P := Rabs (p * theta)).
+  fold e1 in Hth. fold e2 in Hph.
+  pose proof (Rabs_pos p) as Pp. pose proof (Rabs_pos theta) as Pt.
+  pose proof (Rabs_pos e1) as P1. pose proof (Rabs_pos e2) as P2.
+  assert (HP : P = Rabs p * Rabs theta) by (unfold P; apply Rabs_mult).
+  assert (Pk : 0 <= 2 * k * w) by nra.
+  (* |ph*th - p*theta| <= ((1 + w)*(1 + 2*k*w) - 1)*P *)
+  assert (Hprod : Rabs (ph * th - p * theta) <= ((1 + w) * (1 + 2 * k * w) - 1) * P).
+  { replace (ph * th - p * theta) with (p * e1 + e2 * theta + e2 * e1) by (unfold e1, e2; ring).
+    eapply Rle_trans; [apply Rabs_triang |].
+    eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |].
+    rewrite !Rabs_mult.
+    assert (A1 : Rabs p * Rabs e1 <= Rabs p * (2 * k * w * Rabs theta)) by (apply Rmult_le_compat_l; lra).
+    assert (A2 : Rabs e2 * Rabs theta <= w * Rabs p * Rabs theta) by (apply Rmult_le_compat_r; lra).
+    assert (A3 : Rabs e2 * Rabs e1 <= (w * Rabs p) * (2 * k * w * Rabs theta))
+      by (apply Rmult_le_compat; lra).
+    assert (K : ((1 + w) * (1 + 2 * k * w) - 1) * P
+                = Rabs p * (2 * k * w * Rabs theta) + w * Rabs p * Rabs theta
+                  + (w * Rabs p) * (2 * k * w * Rabs theta)) by (rewrite HP; ring).
+    lra. }
+  assert (Hsize : Rabs (ph * th) <= (1 + w) * (1 + 2 * k * w) * P).
+  { replace (ph * th) with (p * theta + (ph * th - p * theta)) by ring.
+    eapply Rle_trans; [apply Rabs_triang |]. fold P. lra. }
+  assert (Hround : Rabs (phih - ph * th) <= w * ((1 + w) * (1 + 2 * k * w) * P)).
+  { eapply Rle_trans; [exact Hphih |]. apply Rmult_le_compat_l; lra. }
+  replace (phih - p * theta) with ((phih - ph * th) + (ph * th - p * theta)) by ring.
+  eapply Rle_trans; [apply Rabs_triang |].
+  assert (K : ((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * P
+              = w * ((1 + w) * (1 + 2 * k * w) * P) + ((1 + w) * (1 + 2 * k * w) - 1) * P) by ring.
+  lra.
+Qed.
+
+(* The rotation is Lipschitz in its angle, with constant rho = |(x, y)|. By the sum-to-product
+   formulas (form2, form4), with h = sin((a - b)/2) and m = (a + b)/2:
+     x*(cos a - cos b) - y*(sin a - sin b) = -2*h*(x*sin m + y*cos m),
+     x*(sin a - sin b) + y*(cos a - cos b) =  2*h*(x*cos m - y*sin m);
+   2*|h| <= |a - b| (|sin t| <= |t|, half_difference_bound of CosSinTaylor.v) and both brackets are
+   at most rho (Cauchy-Schwarz, cos^2 + sin^2 = 1, exact_component_le_rho). *)
+Theorem rotation_lipschitz : forall x y a b rho,
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs ((x * cos a - y * sin a) - (x * cos b - y * sin b)) <= Rabs (a - b) * rho /\
+  Rabs ((x * sin a + y * cos a) - (x * sin b + y * cos b)) <= Rabs (a - b) * rho.
+Proof.
+  intros x y a b rho Hr Hrho.
+  set (h := sin ((a - b) / 2)). set (m := (a + b) / 2).
+  assert (H2h : 2 * Rabs h <= Rabs (a - b)).
+  { pose proof (CosSinTaylor.half_difference_bound a b 1 ltac:(rewrite Rabs_R1; lra)) as K.
+    rewrite Rabs_R1, Rmult_1_r in K. exact K. }
+  pose proof (Rabs_pos h) as Ph.
+  assert (Hunit1 : sin m * sin m + cos m * cos m = 1) by (pose proof (sin2_cos2 m); unfold Rsqr in *; lra).
+  assert (Hunit2 : cos m * cos m + (- sin m) * (- sin m) = 1) by (pose proof (sin2_cos2 m); unfold Rsqr in *; lra).
+  pose proof (exact_component_le_rho x y (sin m) (cos m) rho Hunit1 Hr Hrho) as W1.
+  pose proof (exact_component_le_rho x y (cos m) (- sin m) rho Hunit2 Hr Hrho) as W2.
+  assert (Hc : cos a - cos b = -2 * h * sin m) by (unfold h, m; rewrite form2; ring).
+  assert (Hs : sin a - sin b = 2 * cos m * h) by (unfold h, m; rewrite form4; ring).
+  split.
+  - replace ((x * cos a - y * sin a) - (x * cos b - y * sin b))
+      with (-2 * h * (x * sin m + y * cos m))
+      by (replace (x * cos a - y * sin a - (x * cos b - y * sin b))
+            with (x * (cos a - cos b) - y * (sin a - sin b)) by ring; rewrite Hc, Hs; ring).
+    rewrite !Rabs_mult. replace (Rabs (-2)) with 2 by (rewrite Rabs_left; lra).
+    assert (2 * Rabs h * Rabs (x * sin m + y * cos m) <= 2 * Rabs h * rho)
+      by (apply Rmult_le_compat_l; lra).
+    assert (2 * Rabs h * rho <= Rabs (a - b) * rho) by (apply Rmult_le_compat_r; lra).
+    lra.
+  - replace ((x * sin a + y * cos a) - (x * sin b + y * cos b))
+      with (2 * h * (x * cos m + y * - sin m))
+      by (replace (x * sin a + y * cos a - (x * sin b + y * cos b))
+            with (x * (sin a - sin b) + y * (cos a - cos b)) by ring; rewrite Hc, Hs; ring).
+    rewrite !Rabs_mult. replace (Rabs 2) with 2 by (rewrite Rabs_pos_eq; lra).
+    assert (2 * Rabs h * Rabs (x * cos m + y * - sin m) <= 2 * Rabs h * rho)
+      by (apply Rmult_le_compat_l; lra).
+    assert (2 * Rabs h * rho <= Rabs (a - b) * rho) by (apply Rmult_le_compat_r; lra).
+    lra.
+Qed.
+
+(* The gate's default for the f32-angle model: the careful rotation of gate_exact_default by the
+   implementation's own angle phih (C = cos phih, S = sin phih), against the exact rotation by
+   p*theta. Triangle inequality: within 4*u*rho + 3*mu of the rotation by phih (gate_exact_default),
+   which is within |phih - p*theta|*rho <= eta*|p*theta|*rho of the rotation by p*theta
+   (rotation_lipschitz, f32_angle_error). In units of u*rho: e <= 4 + |phi|*eta/u, phi = p*theta. *)
+Theorem gate_f32_angle_default : forall k w theta th p ph phih u mu x y c s p1 p2 p3 p4 a b rho,
+  0 <= k -> 0 <= w ->
+  Rabs (th - theta) <= 2 * k * w * Rabs theta ->
+  Rabs (ph - p) <= w * Rabs p ->
+  Rabs (phih - ph * th) <= w * Rabs (ph * th) ->
+  0 <= u <= / 256 -> 0 <= mu ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - cos phih) <= u -> Rabs (s - sin phih) <= u ->
+  rounds u mu (x * c) p1 -> rounds u mu (y * s) p2 -> rounds u mu (p1 - p2) a ->
+  rounds u mu (x * s) p3 -> rounds u mu (y * c) p4 -> rounds u mu (p3 + p4) b ->
+  Rabs (a - (x * cos (p * theta) - y * sin (p * theta)))
+    <= 4 * u * rho + ((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * Rabs (p * theta) * rho + 3 * mu /\
+  Rabs (b - (x * sin (p * theta) + y * cos (p * theta)))
+    <= 4 * u * rho + ((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * Rabs (p * theta) * rho + 3 * mu.
+Proof.
+  intros k w theta th p ph phih u mu x y c s p1 p2 p3 p4 a b rho Hk Hw Hth Hph Hphih
+    Hu Hmu Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb.
+  set (eta := (1 + w) * (1 + w) * (1 + 2 * k * w) - 1).
+  assert (Hn : cos phih * cos phih + sin phih * sin phih = 1)
+    by (pose proof (sin2_cos2 phih); unfold Rsqr in *; lra).
+  destruct (gate_exact_default u mu x y c s (cos phih) (sin phih) p1 p2 p3 p4 a b rho
+              Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb) as [Ka Kb].
+  pose proof (f32_angle_error k w theta th p ph phih Hk Hw Hth Hph Hphih) as Hang. fold eta in Hang.
+  destruct (rotation_lipschitz x y phih (p * theta) rho Hr Hrho) as [La Lb].
+  assert (Hl : Rabs (phih - p * theta) * rho <= eta * Rabs (p * theta) * rho)
+    by (apply Rmult_le_compat_r; lra).
+  split.
+  - replace (a - (x * cos (p * theta) - y * sin (p * theta)))
+      with ((a - (x * cos phih - y * sin phih))
+            + ((x * cos phih - y * sin phih) - (x * cos (p * theta) - y * sin (p * theta)))) by ring.
+    eapply Rle_trans; [apply Rabs_triang |]. lra.
+  - replace (b - (x * sin (p * theta) + y * cos (p * theta)))
+      with ((b - (x * sin phih + y * cos phih))
+            + ((x * sin phih + y * cos phih) - (x * sin (p * theta) + y * cos (p * theta)))) by ring.
+    eapply Rle_trans; [apply Rabs_triang |]. lra.
+Qed.
+
+(* The same with the attention factor scaled in the dtype (gate_exact_scaled_default): within
+   6*u*G*rho + 3*mu of G times the rotation by phih, which is within G*eta*|p*theta|*rho of G times
+   the rotation by p*theta. In units of u*rho*G: e <= 6 + |phi|*eta/u. *)
+Theorem gate_f32_angle_scaled_default :
+  forall k w theta th p ph phih u mu G gh x y c s c2 s2 p1 p2 p3 p4 a b rho,
+  0 <= k -> 0 <= w ->
+  Rabs (th - theta) <= 2 * k * w * Rabs theta ->
+  Rabs (ph - p) <= w * Rabs p ->
+  Rabs (phih - ph * th) <= w * Rabs (ph * th) ->
+  0 <= u <= / 256 -> 0 <= mu <= u / 16384 -> 1 <= G -> Rabs (gh - G) <= u * G ->
+  0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (c - cos phih) <= u -> Rabs (s - sin phih) <= u ->
+  rounds u mu (gh * c) c2 -> rounds u mu (gh * s) s2 ->
+  rounds u mu (x * c2) p1 -> rounds u mu (y * s2) p2 -> rounds u mu (p1 - p2) a ->
+  rounds u mu (x * s2) p3 -> rounds u mu (y * c2) p4 -> rounds u mu (p3 + p4) b ->
+  Rabs (a - G * (x * cos (p * theta) - y * sin (p * theta)))
+    <= 6 * u * G * rho + ((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * Rabs (p * theta) * G * rho + 3 * mu /\
+  Rabs (b - G * (x * sin (p * theta) + y * cos (p * theta)))
+    <= 6 * u * G * rho + ((1 + w) * (1 + w) * (1 + 2 * k * w) - 1) * Rabs (p * theta) * G * rho + 3 * mu.
+Proof.
+  intros k w theta th p ph phih u mu G gh x y c s c2 s2 p1 p2 p3 p4 a b rho Hk Hw Hth Hph Hphih
+    Hu Hmu HG Hgh Hr Hrho Hc Hs Hc2 Hs2 H1 H2 Ha H3 H4 Hb.
+  set (eta := (1 + w) * (1 + w) * (1 + 2 * k * w) - 1).
+  assert (Hn : cos phih * cos phih + sin phih * sin phih = 1)
+    by (pose proof (sin2_cos2 phih); unfold Rsqr in *; lra).
+  destruct (gate_exact_scaled_default u mu G gh x y c s (cos phih) (sin phih) c2 s2 p1 p2 p3 p4 a b rho
+              Hu Hmu HG Hgh Hn Hr Hrho Hc Hs Hc2 Hs2 H1 H2 Ha H3 H4 Hb) as [Ka Kb].
+  pose proof (f32_angle_error k w theta th p ph phih Hk Hw Hth Hph Hphih) as Hang. fold eta in Hang.
+  destruct (rotation_lipschitz x y phih (p * theta) rho Hr Hrho) as [La Lb].
+  assert (Hl : Rabs (phih - p * theta) * rho <= eta * Rabs (p * theta) * rho)
+    by (apply Rmult_le_compat_r; lra).
+  assert (HGa : G * (Rabs (phih - p * theta) * rho) <= G * (eta * Rabs (p * theta) * rho))
+    by (apply Rmult_le_compat_l; lra).
+  assert (KK : G * (eta * Rabs (p * theta) * rho) = eta * Rabs (p * theta) * G * rho) by ring.
+  assert (HGabs : forall v, Rabs (G * v) = G * Rabs v)
+    by (intro v; rewrite Rabs_mult, (Rabs_pos_eq G) by lra; reflexivity).
+  assert (Ka' : Rabs (G * (x * cos phih - y * sin phih) - G * (x * cos (p * theta) - y * sin (p * theta)))
+                <= eta * Rabs (p * theta) * G * rho).
+  { replace (G * (x * cos phih - y * sin phih) - G * (x * cos (p * theta) - y * sin (p * theta)))
+      with (G * ((x * cos phih - y * sin phih) - (x * cos (p * theta) - y * sin (p * theta)))) by ring.
+    rewrite HGabs.
+    assert (G * Rabs ((x * cos phih - y * sin phih) - (x * cos (p * theta) - y * sin (p * theta)))
+            <= G * (Rabs (phih - p * theta) * rho)) by (apply Rmult_le_compat_l; lra).
+    lra. }
+  assert (Kb' : Rabs (G * (x * sin phih + y * cos phih) - G * (x * sin (p * theta) + y * cos (p * theta)))
+                <= eta * Rabs (p * theta) * G * rho).
+  { replace (G * (x * sin phih + y * cos phih) - G * (x * sin (p * theta) + y * cos (p * theta)))
+      with (G * ((x * sin phih + y * cos phih) - (x * sin (p * theta) + y * cos (p * theta)))) by ring.
+    rewrite HGabs.
+    assert (G * Rabs ((x * sin phih + y * cos phih) - (x * sin (p * theta) + y * cos (p * theta)))
+            <= G * (Rabs (phih - p * theta) * rho)) by (apply Rmult_le_compat_l; lra).
+    lra. }
+  split.
+  - replace (a - G * (x * cos (p * theta) - y * sin (p * theta)))
+      with ((a - G * (x * cos phih - y * sin phih))
+            + (G * (x * cos phih - y * sin phih) - G * (x * cos (p * theta) - y * sin (p * theta)))) by ring.
+    eapply Rle_trans; [apply Rabs_triang |]. lra.
+  - replace (b - G * (x * sin (p * theta) + y * cos (p * theta)))
+      with ((b - G * (x * sin phih + y * cos phih))
+            + (G * (x * sin phih + y * cos phih) - G * (x * sin (p * theta) + y * cos (p * theta)))) by ring.
+    eapply Rle_trans; [apply Rabs_triang |]. lra.
 Qed.

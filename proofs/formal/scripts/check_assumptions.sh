@@ -31,6 +31,8 @@ theorems=(
   GateTolerance.fma_rotation_bound GateTolerance.gate_recipe_default
   GateTolerance.careful_scaled_component GateTolerance.gate_exact_scaled_default
   GateTolerance.gate_recipe_scaled_default
+  GateTolerance.f32_angle_error GateTolerance.rotation_lipschitz
+  GateTolerance.gate_f32_angle_default GateTolerance.gate_f32_angle_scaled_default
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
