@@ -37,7 +37,7 @@ struct Bugs {
   bool cos_sin_bf16 = false;  // cos/sin cached in bfloat16 for float32 data
   bool missing_mscale = false;
   std::int64_t position_shift = 0;
-  std::string base;  // a base other than the spec's
+  std::string base = {};  // a base other than the spec's
 };
 
 double round_to(double v, Dtype dtype) { return std::isfinite(v) ? reference::round_to_format(v, dtype) : v; }
