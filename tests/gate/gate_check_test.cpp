@@ -673,7 +673,9 @@ TEST(Run, PassingGroupsNeverReportAnInfiniteWorstE) {
                         (dir / "r.json"),
                     dir);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  for (const auto& g : nlohmann::json::parse(slurp(dir / "r.json"))["groups"]) {
+  // The parsed report must outlive the loop: a range-for over a member of a temporary dangles.
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir / "r.json"));
+  for (const auto& g : report["groups"]) {
     if (g["kind"] == "attention") continue;
     EXPECT_TRUE(g["worst_e"].is_number()) << g["suite"] << "#" << g["group"] << ": " << g["worst_e"];
     EXPECT_LE(g["worst_e"].get<double>(), 1.0) << g["suite"] << "#" << g["group"];  // correct rounding
