@@ -383,4 +383,23 @@ std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::in
   return out;
 }
 
+Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                    std::span<const double> input, Options options) {
+  Evaluation out;
+  out.rounded = apply(spec, shape, positions, input, options);
+  if (options.model == Model::f32_recipe) {
+    out.exact.reserve(out.rounded.size());
+    for (double v : out.rounded) out.exact.push_back(std::isfinite(v) ? v : 0.0L);
+    return out;
+  }
+  std::vector<double> finite_input(input.begin(), input.end());
+  for (double& v : finite_input) {
+    if (!std::isfinite(v)) v = 0;  // judged by class only
+  }
+  const std::vector<Real> exact = rotate_exact(spec, shape, positions, finite_input, 128, Form::elementwise);
+  out.exact.reserve(exact.size());
+  for (const Real& v : exact) out.exact.push_back(static_cast<long double>(v));
+  return out;
+}
+
 }  // namespace ropecheck::reference

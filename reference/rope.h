@@ -53,6 +53,18 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
 std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                           std::span<const double> input, Options options = {});
 
+// What a judge needs of one call, computed once: the correctly rounded outputs (as `apply`) and
+// the exact values in long double (error ≪ u·ρ of every dtype: DESIGN.md "Error metric"), so
+// that e can be measured against the exact rotation. Pairs with a non-finite input have exact
+// value 0 (they are judged by class only); pass-through dims hold the input.
+// Under Model::f32_recipe both are the recipe's correctly rounded result.
+struct Evaluation {
+  std::vector<double> rounded;
+  std::vector<long double> exact;
+};
+Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                    std::span<const double> input, Options options = {});
+
 // θ'_j for every pair (rotary_dim/2 values), at `precision_bits`.
 std::vector<Real> frequencies(const Spec& spec, int precision_bits);
 

@@ -1,0 +1,56 @@
+// Judging the user's own tensors, no golden file (issue 18): `ropecheck check --spec ...
+// --positions ... --input ... --candidate ...` and Python's `ropecheck.check` both feed a
+// TensorJudge, so the pair rule, the horizon, the worst cases and the diagnosis are the golden
+// loop's (judge/group.h), written once.
+//
+// Tensors arrive in chunks of whole tokens, so a check of 2048 tokens at each of 64 position
+// ranges (537 M elements) runs in the memory of one chunk: each chunk's expected values come from
+// reference::evaluate, computed in parallel over `JudgeOptions::threads`, then the chunk is judged
+// and dropped. Only the diagnosis keeps data: the first chunk and the chunk of the worst accuracy
+// failure, at most kDiagnosisElements values each (judge/diagnosis.h needs input and output pairs).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "judge/golden_run.h"
+#include "judge/group.h"
+#include "judge/implementation.h"
+#include "spec/spec.h"
+
+namespace ropecheck::judge {
+
+class TensorJudge {
+ public:
+  // `label`: the group's name in reports (the candidate file, or "tensors"). `heads` and the
+  // spec's head_dim fix a token's size. Throws UsageError for heads < 1.
+  TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label);
+  ~TensorJudge();
+  TensorJudge(const TensorJudge&) = delete;
+  TensorJudge& operator=(const TensorJudge&) = delete;
+
+  // One chunk of whole tokens: positions row-major [tokens, position_components(spec)], input and
+  // output row-major [tokens, heads, head_dim] (values of the spec's dtypes as doubles). Throws
+  // InputError when the sizes disagree with each other. Tokens above JudgeOptions' max_position
+  // are not judged. Chunks may come in any order; cases name the token's index over all chunks.
+  void add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output);
+
+  // The verdict over every chunk added: one group (GroupResult::suite = label).
+  GroupResult finish();
+
+  static constexpr std::int64_t kDiagnosisElements = std::int64_t{1} << 20;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// One call over whole tensors already in memory (Python's check): TensorJudge with one chunk per
+// `chunk_tokens` tokens.
+GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                          std::span<const double> input, std::span<const double> output, const Claims& claims,
+                          const JudgeOptions& options, const std::string& label = "tensors");
+
+}  // namespace ropecheck::judge
