@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "reference/double_double.h"
 #include "spec/spec.h"
 
 namespace ropecheck::reference {
@@ -85,6 +86,19 @@ std::optional<double> round_if_decided(const T& approx, const T& error, Dtype dt
   if (std::signbit(a) != std::signbit(b)) return std::nullopt;
   return a;
 }
+
+// The same test for a double-double value v (the reference's fast paths): the correctly rounded
+// value of every x with |x − (v.hi + v.lo)| ≤ error, or nothing. `error` ≥ 0 is absolute.
+// r = RN(v.hi) in the dtype; x rounds to r iff it lies inside r's rounding interval, whose half-width
+// is at least q/4 on the low side when |r| is a power of two (q = r's quantum), else q/2.
+// Nothing for non-finite v.hi, results that round to zero or reach the largest finite value
+// (decided by the cold path, which also settles the sign of zero and overflow).
+std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype);
+// The same decision by bit operations for the hot loop: where RN(v.hi) is a normal of the dtype
+// below 2^emax (and, for f64, v.hi ≥ 2^-960) it rounds by an integer add-and-mask on the bits of
+// v.hi; elsewhere it returns round_if_decided(v, error, dtype). Same answer whenever both decide
+// (correct rounding is unique); tests/reference/rounding_test.cpp checks it against MPFR.
+std::optional<double> round_if_decided_fast(DoubleDouble v, double error, Dtype dtype);
 
 // Encodes a value of `dtype` (given exactly as a double) into its IEEE bit pattern, and back.
 // NaN encodes as the format's quiet NaN with the sign kept.
