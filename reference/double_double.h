@@ -7,6 +7,16 @@
 
 #include <cmath>
 
+// The error-free product needs a fused multiply-add. Built for baseline x86-64 (no -mfma), std::fma
+// is a libm call in every two_product; hot functions are therefore compiled twice, with and without
+// the FMA instruction set, and the loader picks one (GCC/Clang target_clones, glibc ifunc). Both
+// give the same bits: std::fma is correctly rounded either way.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__FMA__) && !defined(__SANITIZE_ADDRESS__)
+#define ROPECHECK_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define ROPECHECK_FMA_CLONES
+#endif
+
 namespace ropecheck::reference {
 
 struct DoubleDouble {

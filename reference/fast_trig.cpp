@@ -28,9 +28,13 @@
 //    coefficients' double-double rounding is ≤ u²). sin: r̂·z (2ε), times S (4.2ε relative), of
 //    magnitude ≤ 0.788·0.621·(1/6)·1.06 < 0.087: absolute 0.37ε; the final add: ≤ ε·|sin| < 0.71ε.
 //    cos: z·C (3.2ε relative, magnitude ≤ 0.621·0.5·1.06 < 0.33): 1.06ε; the final add ≤ ε.
-//    Evaluation error ≤ 2.1ε = 2^-98.9 for each.
-// 5. cos and sin are 1-Lipschitz, so the reduction error adds: total ≤ 2^-98.9 + 2^-102 + 2^-101.4
-//    < 2^-98.4 for sin, < 2^-98.7 for cos. The quadrant's swaps and negations are exact.
+//    The tails from p_8 (sin, s_8 = −1/17!) and p_9 (cos, c_9 = 1/18!) on run in double (fma
+//    Horner with z.hi for z): each step adds ≤ u (coefficient) + u (rounding) + 0.06·(e + u (z.hi)),
+//    so the tail's relative error is ≤ 3u < 5u; it reaches sin as r·z^7·(p_8 error) ≤
+//    0.788^15·5u/17! < 2^-104 and cos as z^8·(p_9 error) ≤ 0.788^18·5u/18! < 2^-109.
+//    Evaluation error ≤ 2.1ε + 2^-104 < 2^-98.8 for each.
+// 5. cos and sin are 1-Lipschitz, so the reduction error adds: total ≤ 2^-98.8 + 2^-102 + 2^-101.4
+//    < 2^-98.4 for sin, < 2^-98.6 for cos. The quadrant's swaps and negations are exact.
 // Underflow: for |r̂| < 2^-400 the products of step 4 underflow, each with absolute error
 // ≤ 2^-1074, far below the bound. The rest of the computation stays above 2^-969 by the domain
 // (|theta[0]| ≥ 2^-800, |m| ≥ 1 or the caller's angle itself ≥ 2^-800).
@@ -38,12 +42,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 namespace ropecheck::reference {
 namespace {
 
 // π/2 = kHalfPi[0] + kHalfPi[1] + kHalfPi[2] + δ, |δ| ≤ 2^-161 (each word the rounded remainder,
-// from MPFR at 1000 bits; tests/reference/fast_trig_test.cpp recomputes them).
+// from MPFR at 1000 bits; tests/reference/fast_trig_test.cpp checks the results against MPFR).
 constexpr double kHalfPi[3] = {0x1.921fb54442d18p+0, 0x1.1a62633145c07p-54, -0x1.f1976b7ed8fbcp-110};
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 
@@ -67,18 +72,33 @@ constexpr DoubleDouble kCosCoefficients[13] = {
     {-0x1.88e85fc6a4e5ap-89, 0x1.71c37ebd1654p-143},
 };
 
-template <std::size_t N>
-DoubleDouble horner(const DoubleDouble (&coefficients)[N], DoubleDouble z) {
-  DoubleDouble p = coefficients[N - 1];
-  for (std::size_t i = N - 1; i-- > 0;) p = add(coefficients[i], multiply(z, p));
-  return p;
+// Horner's scheme for S and C together (two independent chains, interleaved for the pipeline):
+// the tail from kDoubleFrom* on in double with z.hi (step 4's tail bound), the rest in double-double.
+constexpr int kSinDoubleFrom = 7;  // s_8 = 1/17!: sin's terms from r^17 on
+constexpr int kCosDoubleFrom = 8;  // c_9 = 1/18!: cos's terms from r^18 on
+struct Polynomials {
+  DoubleDouble sin;  // S(z)
+  DoubleDouble cos;  // C(z)
+};
+Polynomials horner(DoubleDouble z) {
+  constexpr int sin_last = std::size(kSinCoefficients) - 1, cos_last = std::size(kCosCoefficients) - 1;
+  double sin_tail = kSinCoefficients[sin_last].hi;
+  for (int i = sin_last - 1; i >= kSinDoubleFrom; --i) sin_tail = std::fma(z.hi, sin_tail, kSinCoefficients[i].hi);
+  double cos_tail = kCosCoefficients[cos_last].hi;
+  for (int i = cos_last - 1; i >= kCosDoubleFrom; --i) cos_tail = std::fma(z.hi, cos_tail, kCosCoefficients[i].hi);
+  DoubleDouble p_sin{sin_tail, 0}, p_cos{cos_tail, 0};
+  for (int i = kCosDoubleFrom - 1; i >= 0; --i) {
+    p_cos = add(kCosCoefficients[i], multiply(z, p_cos));
+    if (i < kSinDoubleFrom) p_sin = add(kSinCoefficients[i], multiply(z, p_sin));
+  }
+  return {p_sin, p_cos};
 }
 
 DoubleDouble negate(DoubleDouble x) { return {-x.hi, -x.lo}; }
 
 }  // namespace
 
-std::optional<CosSinDD> cos_sin_of_multiple(double m, const std::array<double, 3>& theta) {
+ROPECHECK_FMA_CLONES std::optional<CosSinDD> cos_sin_of_multiple(double m, const std::array<double, 3>& theta) {
   if (!(std::fabs(m) <= 0x1p53) || !(std::fabs(theta[0]) >= 0x1p-800) || m == 0) return std::nullopt;
   // Step 1.
   const DoubleDouble p1 = two_product(m, theta[0]);
@@ -102,8 +122,9 @@ std::optional<CosSinDD> cos_sin_of_multiple(double m, const std::array<double, 3
   r = add(r, a3);
   // Step 4.
   const DoubleDouble z = multiply(r, r);
-  const DoubleDouble sin_r = add(r, multiply(multiply(r, z), horner(kSinCoefficients, z)));
-  const DoubleDouble cos_r = add(multiply(z, horner(kCosCoefficients, z)), 1.0);
+  const Polynomials p = horner(z);
+  const DoubleDouble sin_r = add(r, multiply(multiply(r, z), p.sin));
+  const DoubleDouble cos_r = add(multiply(z, p.cos), 1.0);
   // φ = k·π/2 + r: rotate by the quadrant (k mod 4, two's complement keeps negative k right).
   CosSinDD out;
   switch (static_cast<std::int64_t>(k) & 3) {

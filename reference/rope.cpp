@@ -433,7 +433,7 @@ long double rotate_long_double(double x, DoubleDouble c, double y, DoubleDouble 
 
 // apply and evaluate: correctly rounded outputs into `rounded` (holding the input on entry), and
 // with `exact` non-null the exact values of evaluate.
-void rotate_rounded(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+ROPECHECK_FMA_CLONES void rotate_rounded(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                     std::span<const double> input, Options options, std::span<double> rounded,
                     std::span<long double> exact) {
   const int pairs = spec.rotary_dim / 2;

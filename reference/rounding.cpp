@@ -121,38 +121,4 @@ std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype
   return std::nullopt;
 }
 
-std::optional<double> round_if_decided_fast(DoubleDouble v, double error, Dtype dtype) {
-  const Format f = format_of(dtype);
-  const int shift = 53 - f.precision;  // low bits of a double's significand that the dtype drops
-  std::uint64_t bits;
-  std::memcpy(&bits, &v.hi, sizeof bits);
-  const std::uint64_t sign = bits & (std::uint64_t{1} << 63);
-  const std::uint64_t magnitude = bits ^ sign;
-  // Biased exponent field of |v.hi|: normal in the dtype from emin, below 2^emax (so RN(v.hi) ≤ 2^emax
-  // stays finite and normal); for f64 also above 2^-960 so that q/4 below is a normal double.
-  const std::int64_t exponent = static_cast<std::int64_t>(magnitude >> 52) - 1023;
-  const int lowest = std::max(f.emin, -960);
-  if (exponent < lowest || exponent >= f.emax) return round_if_decided(v, error, dtype);
-  // Round to nearest even at bit `shift`: add half an ulp of the dtype minus one, plus the kept
-  // lowest bit, then clear the dropped bits. A carry into the exponent gives the next power of two.
-  std::uint64_t rounded = magnitude;
-  if (shift > 0) {
-    const std::uint64_t dropped = (std::uint64_t{1} << shift) - 1;
-    rounded = (magnitude + (dropped >> 1) + ((magnitude >> shift) & 1)) & ~dropped;
-  }
-  const std::uint64_t rounded_bits = rounded | sign;
-  double r;
-  std::memcpy(&r, &rounded_bits, sizeof r);
-  // Quantum q = 2^(e_r − (p − 1)) of r; half-width q/2, or q/4 when |r| is a power of two (its
-  // rounding interval is narrower below).
-  const std::uint64_t exponent_field = rounded >> 52;
-  const std::uint64_t power_of_two = (rounded & ((std::uint64_t{1} << 52) - 1)) == 0;
-  const std::uint64_t half_width_bits = (exponent_field - static_cast<std::uint64_t>(f.precision - 1) - 1 - power_of_two) << 52;
-  double half_width;
-  std::memcpy(&half_width, &half_width_bits, sizeof half_width);
-  const double distance = (v.hi - r) + v.lo;  // exact difference, one rounding: as above
-  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
-  return std::nullopt;
-}
-
 }  // namespace ropecheck::reference
