@@ -36,13 +36,7 @@
 
 namespace {
 
-using ropecheck::bench::copy;
-using ropecheck::bench::timed;
-
-constexpr std::int64_t kTokens = 4096;
-constexpr std::int64_t kHeads = 32;
-constexpr std::int64_t kHeadDim = 128;
-constexpr std::int64_t kElements = kTokens * kHeads * kHeadDim;
+using namespace ropecheck::bench;  // the workload's shape, copy(), timed()
 
 // A byte buffer aligned to 64 bytes, as framework tensors are (PyTorch's CPU allocator aligns to
 // 64 bytes, c10/core/alignment.h); std::vector's large blocks start 16 bytes past a page boundary,
@@ -83,12 +77,7 @@ struct Workload {
     std::memset(output.data(), 0, output.size());
   }
   ropecheck_call call(bool cache, int threads) {
-    ropecheck_call c{};
-    c.spec = c_spec.get();
-    c.tokens = kTokens;
-    c.positions = positions.data();
-    c.q = ropecheck_tensor{kHeads, input.data(), kHeads * kHeadDim, kHeadDim, output.data(), kHeads * kHeadDim, kHeadDim};
-    c.threads = threads;
+    ropecheck_call c = workload_call(c_spec.get(), positions.data(), input.data(), output.data(), threads);
     if (cache) {
       c.cos_cache = cos_cache.data();
       c.sin_cache = sin_cache.data();

@@ -41,13 +41,9 @@
 
 namespace {
 
-using ropecheck::bench::copy;
-using ropecheck::bench::timed;
+using namespace ropecheck::bench;  // the workload's shape, copy(), timed()
 
-constexpr std::int64_t kTokens = 4096;
-constexpr std::int64_t kHeads = 32;
-constexpr std::int64_t kHeadDim = 128;
-constexpr std::size_t kBytes = static_cast<std::size_t>(kTokens * kHeads * kHeadDim) * sizeof(float);
+constexpr std::size_t kBytes = static_cast<std::size_t>(kElements) * sizeof(float);
 constexpr const char* kSpec = "layout=half,head_dim=128,base=500000,dtype=f32";
 
 #define PEERS_BENCH_ISA(isa) #isa,
@@ -188,13 +184,7 @@ class GgmlRope {
 struct Kernel {
   Kernel() : spec(ropecheck::parse_spec(kSpec)), c_spec(spec) {}
   ropecheck_call call(GgmlRope& g, int threads) const {
-    ropecheck_call c{};
-    c.spec = c_spec.get();
-    c.tokens = kTokens;
-    c.positions = g.positions();
-    c.q = ropecheck_tensor{kHeads, g.input(), kHeads * kHeadDim, kHeadDim, g.output(), kHeads * kHeadDim, kHeadDim};
-    c.threads = threads;
-    return c;
+    return workload_call(c_spec.get(), g.positions(), g.input(), g.output(), threads);
   }
   ropecheck::Spec spec;
   ropecheck::kernels::CSpec c_spec;
