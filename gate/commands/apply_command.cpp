@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gate/commands/command.h"
+#include "gate/commands/spec_options.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/json_keys.h"
@@ -119,12 +120,13 @@ std::vector<double> read_input(const std::string& text) {
 void add_apply_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("apply", "Apply the exact reference to inputs and print the correctly rounded outputs");
   struct Args {
-    std::string spec, positions, input, model = "exact", format = "hex";
+    SpecOptions spec;
+    std::string positions, input, model = "exact", format = "hex";
     std::int64_t heads = 0;
     int precision = 256;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--spec", args->spec, "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32")->required();
+  add_spec_options(cmd, args->spec, SpecCount::one);
   cmd->add_option("--positions", args->positions,
                   "One position per token, comma-separated; multi-axis tuples as m1:m2 (e.g. 3:5,4:5)")
       ->required();
@@ -139,7 +141,7 @@ void add_apply_command(CLI::App& root, int& status) {
   cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")
       ->check(CLI::IsMember({"hex", "json"}));
   cmd->callback([args, &status] {
-    const Spec spec = parse_spec(args->spec);
+    const Spec spec = resolve_spec(args->spec);
     const int components = position_components(spec);
     const std::vector<std::int64_t> positions = parse_positions(args->positions, components);
     std::vector<double> input = read_input(args->input);
