@@ -5,6 +5,7 @@
 // maps to which spec key.
 #include "hfconfig/hfconfig.h"
 
+#include <charconv>
 #include <cmath>
 #include <set>
 #include <string>
@@ -18,6 +19,19 @@ namespace ropecheck::hfconfig {
 namespace {
 
 using Json = nlohmann::json;
+
+// The shortest decimal that reads back as `v`, the closest such when there are several — the
+// digits Python's repr prints, so a config written by json.dump reads back as its own text
+// (std::to_chars guarantees both properties; nlohmann's dump only the first). Fixed notation
+// ("500000", "0.00001"; no ".0") within [1e-5, 1e21), scientific outside.
+std::string shortest_decimal(double v) {
+  char buffer[400];
+  const double magnitude = std::fabs(v);
+  const bool fixed = magnitude == 0 || (magnitude >= 1e-5 && magnitude < 1e21);
+  const auto result = fixed ? std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::fixed)
+                            : std::to_chars(buffer, buffer + sizeof buffer, v, std::chars_format::scientific);
+  return std::string(buffer, result.ptr);
+}
 
 // One config being read: the file name for messages, the object the text model's fields live in
 // (`text_config` of a vision-language config, else the root) and its path prefix.
@@ -55,14 +69,13 @@ class Reader {
   }
   std::string path(const std::string& key) const { return prefix_ + key; }
 
-  // A JSON number as an exact decimal for the spec: the shortest text that reads back as the same
-  // double (what Python prints for the value transformers uses), integral values without ".0".
+  // A JSON number as an exact decimal for the spec.
   std::string decimal(const std::string& name, const Json& v) const {
     if (!v.is_number()) fail(name, "a number", dump(v));
-    if (v.is_number_float() && !std::isfinite(v.get<double>())) fail(name, "a finite number", dump(v));
-    std::string text = v.dump();
-    if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) text.resize(text.size() - 2);
-    return text;
+    if (v.is_number_integer()) return v.dump();
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) fail(name, "a finite number", dump(v));
+    return shortest_decimal(d);
   }
   std::int64_t integer(const std::string& name, const Json& v) const {
     if (v.is_number_integer()) return v.get<std::int64_t>();
@@ -389,9 +402,8 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
     if (l0) {
       if (*l0 < 1) r.fail(l0_name, "an integer >= 1", std::to_string(*l0));
       sc.original_max_position = *l0;
-      // Python's float division; its shortest repr is the decimal transformers uses.
-      sc.factor = Json(static_cast<double>(need_max_position()) / static_cast<double>(*l0)).dump();
-      if (sc.factor.size() > 2 && sc.factor.compare(sc.factor.size() - 2, 2, ".0") == 0) sc.factor.resize(sc.factor.size() - 2);
+      // Python's float division, written as Python prints it.
+      sc.factor = shortest_decimal(static_cast<double>(need_max_position()) / static_cast<double>(*l0));
     } else {
       sc.original_max_position = need_max_position();
       sc.factor = factor_param(false);

@@ -132,7 +132,7 @@ void add_apply_command(CLI::App& root, int& status) {
       ->required();
   cmd->add_option("--input", args->input,
                   "Comma-separated decimal or hex-float values, or a .json/.npy file; row-major [tokens, heads, head_dim]; "
-                  "values are rounded to the spec's dtype")
+                  "values are rounded to the spec's input dtype")
       ->required();
   cmd->add_option("--heads", args->heads, "Heads per token (default: inferred from the input size)");
   cmd->add_option("--model", args->model, "Rounding model: exact | f32-recipe")->check(CLI::IsMember({"exact", "f32-recipe"}));
@@ -161,7 +161,7 @@ void add_apply_command(CLI::App& root, int& status) {
                        std::to_string(input.size()));
     }
     for (double& v : input) {
-      if (std::isfinite(v)) v = reference::round_to_format(v, spec.dtype);
+      if (std::isfinite(v)) v = reference::round_to_format(v, input_dtype_of(spec));
     }
     reference::Options options;
     options.precision_bits = args->precision;
