@@ -358,6 +358,7 @@ std::vector<Spec> default_specs() {
       longrope + ",seq_len=4097",
       "layout=interleaved,head_dim=16,base=10000,dtype=f32,axes=2d",
       "layout=half,head_dim=128,base=1000000,dtype=bf16,axes=mrope,sections=16/24/24",
+      "layout=half,head_dim=128,base=5000000,dtype=f32,axes=imrope,sections=24/20/20/0",
   };
   std::vector<Spec> specs;
   for (const std::string& text : texts) specs.push_back(parse_spec(text));
