@@ -28,28 +28,20 @@ std::string repeat(const std::string& item, int times) {
   return out;
 }
 
-// Phi-3-vision-128k's published factor lists (the config's numbers, written as Python prints them).
-const char* kPhi3Short =
-    "1.05/1.05/1.05/1.1/1.1/1.1/1.2500000000000002/1.2500000000000002/1.4000000000000004/1.4500000000000004/"
-        "1.5500000000000005/1.8500000000000008/1.9000000000000008/2.000000000000001/2.000000000000001/"
-        "2.000000000000001/2.000000000000001/2.000000000000001/2.000000000000001/2.000000000000001/"
-        "2.000000000000001/2.000000000000001/2.000000000000001/2.000000000000001/2.000000000000001/"
-        "2.000000000000001/2.000000000000001/2.000000000000001/2.000000000000001/2.000000000000001/"
-        "2.000000000000001/2.000000000000001/2.1000000000000005/2.1000000000000005/2.2/2.3499999999999996/"
-        "2.3499999999999996/2.3499999999999996/2.3499999999999996/2.3999999999999995/2.3999999999999995/"
-        "2.6499999999999986/2.6999999999999984/2.8999999999999977/2.9499999999999975/3.049999999999997/"
-        "3.049999999999997/3.049999999999997";
-const char* kPhi3Long =
-    "1.0299999713897705/1.0499999523162842/1.0499999523162842/1.0799999237060547/1.2299998998641968/"
-        "1.2299998998641968/1.2999999523162842/1.4499999284744263/1.5999999046325684/1.6499998569488525/"
-        "1.8999998569488525/2.859999895095825/3.68999981880188/5.419999599456787/5.489999771118164/"
-        "5.489999771118164/9.09000015258789/11.579999923706055/15.65999984741211/15.769999504089355/"
-        "15.789999961853027/18.360000610351562/21.989999771118164/23.079999923706055/30.009998321533203/"
-        "32.35000228881836/32.590003967285156/35.56000518798828/39.95000457763672/53.840003967285156/"
-        "56.20000457763672/57.95000457763672/59.29000473022461/59.77000427246094/59.920005798339844/"
-        "61.190006256103516/61.96000671386719/62.50000762939453/63.3700065612793/63.48000717163086/"
-        "63.48000717163086/63.66000747680664/63.850006103515625/64.08000946044922/64.760009765625/"
-        "64.80001068115234/64.81001281738281/64.81001281738281";
+// A number list as the example file writes it ("key": [a, b, ...]), joined with '/': read from
+// the file's text by string search, independently of the JSON parse and mapping under test.
+std::string list_as_written(const std::string& file, const std::string& key) {
+  const std::string text = read(file);
+  const std::size_t open = text.find("\"" + key + "\": [");
+  const std::size_t close = text.find(']', open);
+  EXPECT_NE(open, std::string::npos) << key;
+  std::string out;
+  for (char c : text.substr(open + key.size() + 5, close - open - key.size() - 5)) {
+    if (c == ',') out += '/';
+    else if (c != ' ' && c != '\n') out += c;
+  }
+  return out;
+}
 
 struct Example {
   std::optional<std::int64_t> seq_len;
@@ -80,8 +72,9 @@ const std::map<std::string, Example>& examples() {
                   ",original_max_position=4096,seq_len=8192,factor=32"}},
       // type su = longrope; f = 131072/4096 = 32; 131072 tokens > 4096: the long factors.
       {"phi-3-vision-128k-instruct.json",
-       {131072, std::string("layout=half,head_dim=96,rotary_dim=96,base=10000,dtype=bf16,direction=forward,scaling=longrope,") +
-                    "short_factor=" + kPhi3Short + ",long_factor=" + kPhi3Long +
+       {131072, "layout=half,head_dim=96,rotary_dim=96,base=10000,dtype=bf16,direction=forward,scaling=longrope,short_factor=" +
+                    list_as_written("phi-3-vision-128k-instruct.json", "short_factor") + ",long_factor=" +
+                    list_as_written("phi-3-vision-128k-instruct.json", "long_factor") +
                     ",original_max_position=4096,seq_len=131072,factor=32"}},
       {"qwen2-vl-7b.json",
        {std::nullopt,

@@ -48,17 +48,22 @@ std::string sections_text(const std::vector<int>& s) {
   return out;
 }
 
-TEST(MultiAxisRule, ImropeFourSectionsIsGgmlsSectorRule) {
-  for (const std::vector<int>& s : std::vector<std::vector<int>>{
-           {24, 20, 20, 0}, {11, 11, 10, 0}, {16, 24, 24, 0}, {2, 3, 1, 4}, {5, 0, 3, 2}, {1, 1, 1, 13}}) {
-    const int pairs = s[0] + s[1] + s[2] + s[3];
-    const Spec spec = parse_spec("layout=half,head_dim=" + std::to_string(2 * pairs) +
-                                 ",base=10000,axes=imrope,sections=" + sections_text(s));
-    EXPECT_EQ(position_components(spec), 4);
-    for (int j = 0; j < pairs; ++j) {
-      EXPECT_EQ(position_component(spec, j), ggml_component(s, j, true)) << sections_text(s) << " pair " << j;
-    }
+// Every pair of a spec per section list against `rule`, and the components a token carries.
+template <class Rule>
+void expect_rule(const std::string& axes, const std::vector<std::vector<int>>& lists, Rule rule) {
+  for (const std::vector<int>& s : lists) {
+    int pairs = 0;
+    for (int n : s) pairs += n;
+    const Spec spec = parse_spec("layout=half,head_dim=" + std::to_string(2 * pairs) + ",base=10000,axes=" + axes +
+                                 ",sections=" + sections_text(s));
+    EXPECT_EQ(position_components(spec), static_cast<int>(s.size()));
+    for (int j = 0; j < pairs; ++j) EXPECT_EQ(position_component(spec, j), rule(s, j)) << sections_text(s) << " pair " << j;
   }
+}
+
+TEST(MultiAxisRule, ImropeFourSectionsIsGgmlsSectorRule) {
+  expect_rule("imrope", {{24, 20, 20, 0}, {11, 11, 10, 0}, {16, 24, 24, 0}, {2, 3, 1, 4}, {5, 0, 3, 2}, {1, 1, 1, 13}},
+              [](const std::vector<int>& s, int j) { return ggml_component(s, j, true); });
   // By hand, Qwen3-VL's 24/20/20 in ggml's form: the interleaving ends at pair 59 (3·20); pairs 60
   // and 63 are t (60, 63 < 72, multiples of 3), 61 and 62 fall through to e.
   const Spec qwen = parse_spec("layout=half,head_dim=128,base=5000000,axes=imrope,sections=24/20/20/0");
@@ -72,30 +77,15 @@ TEST(MultiAxisRule, ImropeFourSectionsIsGgmlsSectorRule) {
 }
 
 TEST(MultiAxisRule, ImropeThreeSectionsIsHfsInterleaving) {
-  for (const std::vector<int>& s : std::vector<std::vector<int>>{{24, 20, 20}, {16, 24, 24}, {2, 3, 1}, {0, 4, 4}}) {
-    const int pairs = s[0] + s[1] + s[2];
-    const Spec spec = parse_spec("layout=half,head_dim=" + std::to_string(2 * pairs) +
-                                 ",base=10000,axes=imrope,sections=" + sections_text(s));
-    EXPECT_EQ(position_components(spec), 3);
-    for (int j = 0; j < pairs; ++j) {
-      EXPECT_EQ(position_component(spec, j), hf_interleaved_component(s, j)) << sections_text(s) << " pair " << j;
-    }
-  }
+  expect_rule("imrope", {{24, 20, 20}, {16, 24, 24}, {2, 3, 1}, {0, 4, 4}}, hf_interleaved_component);
   const Spec qwen = parse_spec("layout=half,head_dim=128,base=5000000,axes=imrope,sections=24/20/20");
   EXPECT_EQ(position_component(qwen, 61), 0);  // HF: t, where ggml's 24/20/20/0 says e
   EXPECT_EQ(position_component(qwen, 62), 0);
 }
 
 TEST(MultiAxisRule, MropeFourSectionsIsGgmlsContiguousRule) {
-  for (const std::vector<int>& s : std::vector<std::vector<int>>{{16, 24, 24, 0}, {3, 0, 4, 1}, {0, 2, 2, 2}, {1, 1, 1, 1}}) {
-    const int pairs = s[0] + s[1] + s[2] + s[3];
-    const Spec spec = parse_spec("layout=half,head_dim=" + std::to_string(2 * pairs) +
-                                 ",base=10000,axes=mrope,sections=" + sections_text(s));
-    EXPECT_EQ(position_components(spec), 4);
-    for (int j = 0; j < pairs; ++j) {
-      EXPECT_EQ(position_component(spec, j), ggml_component(s, j, false)) << sections_text(s) << " pair " << j;
-    }
-  }
+  expect_rule("mrope", {{16, 24, 24, 0}, {3, 0, 4, 1}, {0, 2, 2, 2}, {1, 1, 1, 1}},
+              [](const std::vector<int>& s, int j) { return ggml_component(s, j, false); });
 }
 
 // One token: out = (x·cos α − y·sin α, x·sin α + y·cos α) with α = m_c(j)·b^(−2j/d), c(j) from the
