@@ -84,7 +84,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     // random inputs in [−2, 2), values of the dtype, from (seed, position) alone
     for (std::size_t t = begin; t < end; ++t) {
       SplitMix64 rng(o.seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
-      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, spec.dtype));
+      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
     }
     const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
     if (result.status != ApplyResult::Status::ok) {
