@@ -10,19 +10,11 @@
 
 #include "judge/errors.h"
 #include "spec/json_keys.h"
+#include "spec/spec.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
 namespace {
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, sep)) out.push_back(item);
-  if (!text.empty() && text.back() == sep) out.emplace_back();
-  return out;
-}
 
 std::int64_t integer(const std::string& text, const std::string& option) {
   std::size_t used = 0;
@@ -111,10 +103,10 @@ bool names_a_file(const std::string& text) {
 
 std::vector<std::int64_t> parse_positions_option(const std::string& text, int components, const std::string& option) {
   if (names_a_file(text)) return read_positions_file(text, components);
-  const std::vector<std::string> tokens = split(text, ',');
+  const std::vector<std::string> tokens = split_list(text, ',');
   if (components == 1 && tokens.size() == 1 && text.find(':') != std::string::npos) {
     // A range START:STOP[:STEP], STOP exclusive (Python's range).
-    const std::vector<std::string> parts = split(text, ':');
+    const std::vector<std::string> parts = split_list(text, ':');
     if (parts.size() > 3) throw UsageError(option + ": expected START:STOP[:STEP], got '" + text + "'");
     const std::int64_t start = integer(parts[0], option), stop = integer(parts[1], option);
     const std::int64_t step = parts.size() == 3 ? integer(parts[2], option) : 1;
@@ -136,7 +128,7 @@ std::vector<std::int64_t> parse_positions_option(const std::string& text, int co
   }
   std::vector<std::int64_t> out;
   for (const std::string& token : tokens) {
-    const auto parts = split(token, ':');
+    const auto parts = split_list(token, ':');
     if (static_cast<int>(parts.size()) != components) {
       throw UsageError(option + ": expected " + std::to_string(components) + " ':'-separated component(s) per token, got '" +
                        token + "'");

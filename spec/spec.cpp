@@ -38,15 +38,6 @@ std::string decimal_field(std::string_view field, const std::string& text) {
 
 double decimal_value(const std::string& text) { return std::strtod(text.c_str(), nullptr); }
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, sep)) out.push_back(item);
-  if (!text.empty() && text.back() == sep) out.emplace_back();
-  return out;
-}
-
 std::string join(const std::vector<std::string>& items, char sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -140,7 +131,7 @@ Spec build(const Fields& f) {
   const bool sectioned = s.axes.kind == AxesKind::mrope || s.axes.kind == AxesKind::imrope;
   if (auto v = get("sections")) {
     if (!sectioned) fail("sections", "no sections unless axes=mrope or axes=imrope", *v);
-    for (const auto& item : split(*v, '/')) {
+    for (const auto& item : split_list(*v, '/')) {
       const std::int64_t n = to_int("sections", item);
       if (n < 0 || n > (1 << 16)) fail("sections", "pair counts in [0, 65536]", item);
       s.axes.sections.push_back(static_cast<int>(n));
@@ -223,8 +214,8 @@ Spec build(const Fields& f) {
       sc.high_freq_factor = decimal_or("high_freq_factor", "4");
       break;
     case ScalingType::longrope:
-      for (const auto& item : split(required("short_factor"), '/')) sc.short_factor.push_back(decimal_field("short_factor", item));
-      for (const auto& item : split(required("long_factor"), '/')) sc.long_factor.push_back(decimal_field("long_factor", item));
+      for (const auto& item : split_list(required("short_factor"), '/')) sc.short_factor.push_back(decimal_field("short_factor", item));
+      for (const auto& item : split_list(required("long_factor"), '/')) sc.long_factor.push_back(decimal_field("long_factor", item));
       sc.original_max_position = to_int("original_max_position", required("original_max_position"));
       sc.seq_len = to_int("seq_len", required("seq_len"));
       if (auto v = get("factor")) sc.factor = decimal_field("factor", *v);
@@ -393,7 +384,7 @@ Spec parse_spec(std::string_view text) {
   Fields fields;
   std::string all(text);
   if (all.empty()) throw SpecError("spec: expected key=value pairs separated by ',', got an empty string");
-  for (const auto& item : split(all, ',')) {
+  for (const auto& item : split_list(all, ',')) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw SpecError("spec: expected key=value, got '" + item + "'");
@@ -543,6 +534,15 @@ std::string to_json(const Spec& s) {
     }
   }
   return j.dump();
+}
+
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, sep)) out.push_back(item);
+  if (!text.empty() && text.back() == sep) out.emplace_back();
+  return out;
 }
 
 }  // namespace ropecheck

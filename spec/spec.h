@@ -85,6 +85,9 @@ class SpecError : public std::runtime_error {
 // Parses "key=value,key=value,...". rotary_dim defaults to head_dim. Lists (mrope sections,
 // longrope factors) are '/'-separated. Throws SpecError.
 Spec parse_spec(std::string_view text);
+// The items of a `sep`-separated list as the spec text and the CLI's lists read them: empty items
+// kept ("a,,b" → a, "", b; "a," → a, ""), so a caller can refuse them by name.
+std::vector<std::string> split_list(const std::string& text, char sep);
 // Parses the JSON form (an object with the same keys; golden files use it). Throws SpecError.
 Spec parse_spec_json(std::string_view json_text);
 // Canonical compact form: fixed key order, every relevant parameter explicit.

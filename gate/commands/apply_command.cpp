@@ -17,15 +17,6 @@
 namespace ropecheck::gate {
 namespace {
 
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, sep)) out.push_back(item);
-  if (!text.empty() && text.back() == sep) out.emplace_back();
-  return out;
-}
-
 // Nested arrays of numbers or float strings, flattened; the nesting is bounded by the parse
 // (spec/json_keys.h kMaxJsonDepth), so the recursion is too.
 void flatten_json(const nlohmann::json& j, const std::string& file, std::vector<double>& out) {
@@ -71,7 +62,7 @@ std::vector<double> read_input_file(const std::string& path) {
 std::vector<double> read_input(const std::string& text) {
   if (names_a_file(text)) return read_input_file(text);
   std::vector<double> values;
-  for (const std::string& item : split(text, ',')) {
+  for (const std::string& item : split_list(text, ',')) {
     try {
       values.push_back(reference::parse_float(item));
     } catch (const std::invalid_argument& e) {
