@@ -92,7 +92,8 @@ TEST_F(DirectFixture, IndependentCandidatePassesInProcessAndThroughTheCli) {
   EXPECT_EQ(g.max_position, 4700);
   const Ran r = check(npy(dir, "in.npy", input, tokens, kHeads, 64), npy(dir, "out.npy", output, tokens, kHeads, 64));
   EXPECT_EQ(r.code, 0) << r.out << r.err;
-  const auto& group = report()["groups"][0];
+  const auto rep = report();
+  const auto& group = rep["groups"][0];
   EXPECT_EQ(group["verdict"], "pass");
   EXPECT_EQ(group["pairs_checked"], g.pairs_checked);
   EXPECT_EQ(group["spec"], to_string(spec));
