@@ -60,6 +60,12 @@ std::vector<std::string> lint(const GoldenFile& file, std::string_view file_name
   for (const auto& flag : used) {
     if (!documented.count(flag)) problem("notes: expected an explanation of flag \"" + flag + "\" (used by a test), got none");
   }
+  // A sidecar suite is only as good as its sidecar: every named tensor there, of the right shape and dtype.
+  try {
+    check_sidecar(file);
+  } catch (const GoldenError& e) {
+    problems.push_back(e.what());
+  }
   return problems;
 }
 
