@@ -22,6 +22,7 @@
 #include "golden/golden.h"
 #include "reference/rounding.h"
 #include "tensorio/readers.h"
+#include "tensorio/writers.h"
 #include "spec/json_keys.h"
 
 namespace ropecheck::golden {
@@ -439,7 +440,7 @@ class Reader {
         fail("sidecar.format", "\"safetensors\"", describe(sc["format"]));
       }
       // A name in the JSON's own folder: a golden file never points elsewhere on the machine.
-      if (f.sidecar.empty() || f.sidecar.find('/') != std::string::npos || f.sidecar == "." || f.sidecar == "..") {
+      if (f.sidecar.empty() || f.sidecar.find_first_of(std::string("/\0", 2)) != std::string::npos || f.sidecar == "." || f.sidecar == "..") {
         fail("sidecar.file", "a file name in the golden file's folder (no '/')", describe(sc["file"]));
       }
       sidecar_ = true;
@@ -542,16 +543,6 @@ GoldenFile read_golden_file(const std::string& path) {
 
 namespace {
 
-std::string storage_name(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::f64: return "F64";
-    case Dtype::f32: return "F32";
-    case Dtype::f16: return "F16";
-    case Dtype::bf16: return "BF16";
-  }
-  return "F32";
-}
-
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string out = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
@@ -566,8 +557,8 @@ const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sid
   const tensorio::TensorFile::Entry* e = sidecar.find(name);
   const std::string where = path + ": tensor " + name + ": expected ";
   if (e == nullptr || e->dtype == "U") throw GoldenError(where + "it in the sidecar (test " + std::to_string(test.id) + "), got nothing");
-  if (e->dtype != storage_name(dtype)) {
-    throw GoldenError(where + "dtype " + storage_name(dtype) + " (the group's " + std::string(ropecheck::name(dtype)) + "), got " + e->dtype);
+  if (e->dtype != tensorio::storage_dtype(dtype)) {
+    throw GoldenError(where + "dtype " + tensorio::storage_dtype(dtype) + " (the group's " + std::string(ropecheck::name(dtype)) + "), got " + e->dtype);
   }
   const std::uint64_t count = static_cast<std::uint64_t>(test.tokens) * static_cast<std::uint64_t>(test.heads) *
                               static_cast<std::uint64_t>(test.head_dim);  // each below 2^31: no wrap
@@ -582,23 +573,6 @@ const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sid
 std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.empty() ? file.sidecar : file.sidecar_path; }
 
 }  // namespace
-
-void check_sidecar(const GoldenFile& file) {
-  if (file.sidecar.empty()) return;
-  const std::string path = sidecar_path_of(file);
-  try {
-    const tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
-    for (const Group& group : file.groups) {
-      for (const RopeTest& test : group.rope_tests) {
-        if (!test.sidecar) continue;
-        sidecar_entry(sidecar, path, test, test.sidecar->input, input_dtype_of(group.spec));
-        sidecar_entry(sidecar, path, test, test.sidecar->expected, group.spec.dtype);
-      }
-    }
-  } catch (const tensorio::ReaderError& e) {
-    throw GoldenError(e.what());
-  }
-}
 
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
   if (!test.sidecar) return;

@@ -116,9 +116,6 @@ GoldenFile read_golden_file(const std::string& path);
 // that lists them), checking their count against the shape and every value against the dtype, and
 // drops them again: a reader of a big suite holds one test at a time. Throws GoldenError.
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test);
-// The sidecar's header against every sidecar test (each tensor there, of the test's shape and the
-// group's dtype) without reading a value: what lint checks. Throws GoldenError; a no-op without one.
-void check_sidecar(const GoldenFile& file);
 void release_arrays(RopeTest& test);
 
 // Canonical text of a file: fixed key order and layout, hex floats, '\n' line ends, no locale,

@@ -78,7 +78,7 @@ VerifyResult verify(const GoldenFile& file, std::string_view file_name, int max_
       RopeTest loaded;  // a sidecar test's arrays, one test at a time
       const RopeTest& t = listed.sidecar ? loaded : listed;
       if (listed.sidecar) {
-        // A sidecar that cannot give the test's arrays is bad input (GoldenError), not a wrong value.
+        // An unreadable sidecar is bad input (GoldenError: exit 2), not a test the reference rejects.
         loaded = listed;
         load_arrays(file, spec, loaded);
       }

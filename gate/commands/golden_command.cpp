@@ -144,16 +144,10 @@ void add_golden_verify(CLI::App& golden, int& status) {
   verify->callback([&status, paths] {
     int failed_files = 0;
     for (const std::string& path : expand_paths(*paths)) {
-      golden::GoldenFile file;
-      try {
-        file = golden::read_golden_file(path);
-      } catch (const golden::GoldenError& e) {
-        throw InputError(e.what());
-      }
       golden::VerifyResult result;
       try {
-        result = golden::verify(file, path);
-      } catch (const golden::GoldenError& e) {  // a sidecar that cannot give a test's arrays
+        result = golden::verify(golden::read_golden_file(path), path);  // a sidecar is read during verify
+      } catch (const golden::GoldenError& e) {
         throw InputError(e.what());
       }
       if (result.failing_tests == 0) {
