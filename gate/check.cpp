@@ -73,6 +73,12 @@ class TensorSource {
     }
     try {
       tensorio::TensorMap map = tensorio::parse_candidate(tensorio::read_file_bytes(path), path);
+      // In the JSON form a key without '/' is metadata (tensorio/readers.h); "input" / "output"
+      // holding an array is the tensor here, read by the same reader under a tensor's name.
+      if (auto it = map.find(preferred); it != map.end() && it->second.dtype == "U" && it->second.text.rfind('[', 0) == 0) {
+        tensorio::TensorMap one = tensorio::parse_candidate_json("{\"direct/" + preferred + "\": " + it->second.text + "}", path);
+        it->second = std::move(one.begin()->second);
+      }
       std::vector<std::string> names;
       for (auto& [name, t] : map) {
         if (t.dtype != "U") names.push_back(name);
@@ -106,6 +112,7 @@ int run_direct_check(const CheckArguments& args) {
   if (!args.golden.empty()) throw UsageError("check: expected --golden or --spec, not both");
   if (args.positions.empty()) throw UsageError("check --spec: expected --positions (a list, a range START:STOP, or a file)");
   if (args.input.empty()) throw UsageError("check --spec: expected --input FILE (the tensor the candidate rotated)");
+  if (args.heads < 0) throw UsageError("--heads: expected an integer >= 1 (or 0: from the sizes), got " + std::to_string(args.heads));
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.candidate, args.input, args.positions});
   const judge::Claims claims = claims_of(args.judge);
   const judge::JudgeOptions options = judge_options_of(args.judge);

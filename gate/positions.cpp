@@ -42,6 +42,7 @@ std::vector<std::int64_t> integers_of(const std::vector<double>& values, const s
   if (static_cast<std::int64_t>(values.size()) / components > kMaxPositions) {
     throw InputError(file + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
   }
+  if (values.empty()) throw InputError(file + ": positions: expected at least one token, got none");
   std::vector<std::int64_t> out;
   out.reserve(values.size());
   for (double v : values) {
@@ -112,17 +113,20 @@ std::vector<std::int64_t> parse_positions_option(const std::string& text, int co
     const std::int64_t step = parts.size() == 3 ? integer(parts[2], option) : 1;
     if (step < 1) throw UsageError(option + ": STEP: expected an integer >= 1, got " + std::to_string(step));
     if (stop < start) throw UsageError(option + ": expected START <= STOP, got '" + text + "'");
-    // (stop − start) cannot overflow as unsigned; the count is checked before allocating.
-    const std::uint64_t count = (static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start) + static_cast<std::uint64_t>(step) - 1) /
-                                static_cast<std::uint64_t>(step);
+    // (stop − start) cannot overflow as unsigned, nor can the count (a rounded-up quotient, without
+    // adding step − 1 to a span near 2^64); it is checked before allocating.
+    const std::uint64_t span = static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start);
+    const std::uint64_t count = span / static_cast<std::uint64_t>(step) + (span % static_cast<std::uint64_t>(step) != 0);
     if (count > static_cast<std::uint64_t>(kMaxPositions)) {
       throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions, got " + std::to_string(count));
     }
+    if (count == 0) throw UsageError(option + ": expected at least one token, got the empty range '" + text + "'");
     std::vector<std::int64_t> out;
     out.reserve(count);
     for (std::uint64_t i = 0; i < count; ++i) out.push_back(start + static_cast<std::int64_t>(i * static_cast<std::uint64_t>(step)));
     return out;
   }
+  if (tokens.empty()) throw UsageError(option + ": expected a list (3,5,8), a range START:STOP[:STEP] or a file, got ''");
   if (static_cast<std::int64_t>(tokens.size()) > kMaxPositions) {
     throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions");
   }
@@ -131,7 +135,7 @@ std::vector<std::int64_t> parse_positions_option(const std::string& text, int co
     const auto parts = split_list(token, ':');
     if (static_cast<int>(parts.size()) != components) {
       throw UsageError(option + ": expected " + std::to_string(components) + " ':'-separated component(s) per token, got '" +
-                       token + "'");
+                       token + "'" + (components > 1 && tokens.size() == 1 ? " (a range START:STOP is for one-component specs only)" : ""));
     }
     for (const std::string& part : parts) out.push_back(integer(part, option));
   }

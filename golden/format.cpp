@@ -22,6 +22,7 @@
 #include "golden/golden.h"
 #include "reference/rounding.h"
 #include "tensorio/readers.h"
+#include "tensorio/writers.h"
 #include "spec/json_keys.h"
 
 namespace ropecheck::golden {
@@ -540,23 +541,47 @@ GoldenFile read_golden_file(const std::string& path) {
   return f;
 }
 
-void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
-  if (!test.sidecar) return;
-  const std::string& path = file.sidecar_path.empty() ? file.sidecar : file.sidecar_path;
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// A sidecar test's tensor, checked against the test from the header alone: there, of the dtype of
+// the values it holds (schema: sidecarTensor, "of the test's shape and the group's dtype"), and of
+// the test's shape. Throws GoldenError naming the sidecar and the tensor.
+const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sidecar, const std::string& path, const RopeTest& test,
+                                                 const std::string& name, Dtype dtype) {
+  const tensorio::TensorFile::Entry* e = sidecar.find(name);
+  const std::string where = path + ": tensor " + name + ": expected ";
+  if (e == nullptr || e->dtype == "U") throw GoldenError(where + "it in the sidecar (test " + std::to_string(test.id) + "), got nothing");
+  if (e->dtype != tensorio::storage_dtype(dtype)) {
+    throw GoldenError(where + "dtype " + tensorio::storage_dtype(dtype) + " (the group's " + std::string(ropecheck::name(dtype)) + "), got " + e->dtype);
+  }
   const std::uint64_t count = static_cast<std::uint64_t>(test.tokens) * static_cast<std::uint64_t>(test.heads) *
                               static_cast<std::uint64_t>(test.head_dim);  // each below 2^31: no wrap
+  if (e->count != count) {
+    throw GoldenError(where + std::to_string(count) + " values (the test's shape), got " + std::to_string(e->count));
+  }
+  const std::vector<std::int64_t> shape{test.tokens, test.heads, test.head_dim};
+  if (e->shape != shape) throw GoldenError(where + "shape " + shape_text(shape) + " (the test's), got " + shape_text(e->shape));
+  return *e;
+}
+
+std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.empty() ? file.sidecar : file.sidecar_path; }
+
+}  // namespace
+
+void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
+  if (!test.sidecar) return;
+  const std::string path = sidecar_path_of(file);
   try {
     const tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
     auto read = [&](const std::string& name, Dtype dtype) {
-      const tensorio::TensorFile::Entry* e = sidecar.find(name);
-      if (e == nullptr || e->dtype == "U") {
-        throw GoldenError(path + ": tensor " + name + ": expected it in the sidecar (test " + std::to_string(test.id) + "), got nothing");
-      }
-      if (e->count != count) {
-        throw GoldenError(path + ": tensor " + name + ": expected " + std::to_string(count) + " values (the test's shape), got " +
-                          std::to_string(e->count));
-      }
-      std::vector<double> v = sidecar.read(*e, 0, count);
+      const tensorio::TensorFile::Entry& e = sidecar_entry(sidecar, path, test, name, dtype);
+      std::vector<double> v = sidecar.read(e, 0, e.count);
       for (double x : v) {
         if (!std::isnan(x) && static_cast<double>(reference::round_to_format(x, dtype)) != x) {
           throw GoldenError(path + ": tensor " + name + ": expected values of " + std::string(ropecheck::name(dtype)) + ", got " + format_hex(x));

@@ -146,6 +146,7 @@ struct VerifyResult {
   std::vector<std::string> failures;  // at most max_failures are kept
   std::int64_t failing_tests = 0;
 };
+// Throws GoldenError when a sidecar test's arrays cannot be read (load_arrays).
 VerifyResult verify(const GoldenFile& file, std::string_view file_name, int max_failures = 20);
 
 // The known flags with their explanations (what each exercises, the bug class it targets).

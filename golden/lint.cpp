@@ -38,6 +38,9 @@ void lint_sidecar(const GoldenFile& file, const Problem& problem) {
         } else if (e->dtype != want || e->count != count) {
           problem("sidecar: tensor " + name + ": expected " + std::to_string(count) + " values of " + want + ", got " +
                   std::to_string(e->count) + " of " + e->dtype);
+        } else if (e->shape != std::vector<std::int64_t>{test.tokens, test.heads, test.head_dim}) {
+          problem("sidecar: tensor " + name + ": expected the test's shape [" + std::to_string(test.tokens) + ", " +
+                  std::to_string(test.heads) + ", " + std::to_string(test.head_dim) + "], got another of as many values");
         }
       };
       expect(test.sidecar->input, input_dtype_of(group.spec));

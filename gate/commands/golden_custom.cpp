@@ -83,6 +83,13 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
   const std::vector<std::int64_t> positions = parse_positions_option(a.positions, components);
   const auto all_tokens = static_cast<std::int64_t>(positions.size()) / components;
   if (all_tokens == 0) throw UsageError("--positions: expected at least one token");
+  // A golden file holds positions in [0, 2^53 − 1] (golden/format.cpp): refused here, not written
+  // into a file that no reader takes.
+  for (const std::int64_t p : positions) {
+    if (p < 0 || p > (std::int64_t{1} << 53) - 1) {
+      throw UsageError("--positions: expected positions >= 0 and below 2^53 in a golden suite, got " + std::to_string(p));
+    }
+  }
   // Sizes checked before anything is generated: all_tokens ≤ 2^28, heads ≤ 2^31, head_dim < 2^16.
   std::int64_t values = 0;
   if (__builtin_mul_overflow(all_tokens, a.heads, &values) || __builtin_mul_overflow(values, std::int64_t{spec.head_dim}, &values) ||

@@ -1,0 +1,190 @@
+// The one grammar of --positions (gate/positions.h), used by apply, check --spec and golden
+// generate: lists, multi-axis tuples, ranges, .npy and .json files, and the one-line refusal of
+// everything else, naming --positions (or the file) and the expected form. Expected lists are
+// written out by hand here.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "gate/positions.h"
+#include "gate_test_support.h"
+#include "judge/errors.h"
+
+namespace ropecheck::gate {
+namespace {
+
+using namespace testing;
+using V = std::vector<std::int64_t>;
+
+const std::string kBin = ROPECHECK_BIN;
+
+// The message of the UsageError (usage) or InputError (a file) that parse_positions_option throws,
+// "" when it throws none.
+template <class Error>
+std::string refusal(const std::string& text, int components) {
+  try {
+    parse_positions_option(text, components);
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
+  }
+  return "";
+}
+
+void expect_refused(const std::string& text, int components, const std::vector<std::string>& words) {
+  const std::string message = refusal<UsageError>(text, components);
+  ASSERT_FALSE(message.empty()) << "'" << text << "' was accepted";
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.rfind("--positions", 0), 0u) << message;
+  for (const std::string& w : words) EXPECT_NE(message.find(w), std::string::npos) << "no '" << w << "' in: " << message;
+}
+
+void expect_file_refused(const std::string& path, int components, const std::vector<std::string>& words) {
+  const std::string message = refusal<InputError>(path, components);
+  ASSERT_FALSE(message.empty()) << path << " was accepted";
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_EQ(message.rfind(path, 0), 0u) << message;
+  for (const std::string& w : words) EXPECT_NE(message.find(w), std::string::npos) << "no '" << w << "' in: " << message;
+}
+
+TEST(Positions, ListsAndMultiAxisTuples) {
+  EXPECT_EQ(parse_positions_option("3,5,8", 1), (V{3, 5, 8}));
+  EXPECT_EQ(parse_positions_option("7", 1), (V{7}));
+  EXPECT_EQ(parse_positions_option("3:5,4:5", 2), (V{3, 5, 4, 5}));
+  EXPECT_EQ(parse_positions_option("1:2:3,4:5:6", 3), (V{1, 2, 3, 4, 5, 6}));
+  // A single multi-axis token looks like a range: for a multi-axis spec it is the tuple.
+  EXPECT_EQ(parse_positions_option("0:10", 2), (V{0, 10}));
+}
+
+TEST(Positions, RangesLikePythons) {
+  EXPECT_EQ(parse_positions_option("0:5", 1), (V{0, 1, 2, 3, 4}));
+  EXPECT_EQ(parse_positions_option("2:11:3", 1), (V{2, 5, 8}));
+  EXPECT_EQ(parse_positions_option("2:12:3", 1), (V{2, 5, 8, 11}));
+  EXPECT_EQ(parse_positions_option("5:6:100", 1), (V{5}));
+  EXPECT_EQ(parse_positions_option("131070:131072", 1), (V{131070, 131071}));
+}
+
+TEST(Positions, MalformedListsAndRangesAreOneLineNamingTheForm) {
+  expect_refused("", 1, {"expected"});
+  expect_refused("4:4", 1, {"at least one"});  // an empty range: nothing to apply or judge
+  expect_refused("0:10:0", 1, {"STEP", ">= 1", "0"});
+  expect_refused("0:10:-2", 1, {"STEP", ">= 1", "-2"});
+  expect_refused("10:5", 1, {"START <= STOP", "'10:5'"});
+  expect_refused("1:2:3:4", 1, {"START:STOP[:STEP]", "'1:2:3:4'"});
+  expect_refused("a:5", 1, {"integer", "'a'"});
+  expect_refused("3,,5", 1, {"''"});
+  expect_refused("3,x", 1, {"integer", "'x'"});
+  expect_refused("1.5", 1, {"integer", "'1.5'"});
+  expect_refused("99999999999999999999", 1, {"integer"});
+  // Multi-axis: a range is no tuple of the right length; the message says ranges are 1-D only.
+  expect_refused("0:10:2", 2, {"2 ':'-separated", "'0:10:2'", "range"});
+  expect_refused("0:10", 3, {"3 ':'-separated", "'0:10'", "range"});
+  expect_refused("1:2,3", 2, {"2 ':'-separated", "'3'"});
+  // 1-D: a tuple in a list is not a position.
+  expect_refused("1,2:3", 1, {"1 ':'-separated", "'2:3'"});
+}
+
+TEST(Positions, MoreThanTheLimitIsRefusedBeforeAllocating) {
+  const std::string over = "0:" + std::to_string(kMaxPositions + 1);
+  expect_refused(over, 1, {std::to_string(kMaxPositions), std::to_string(kMaxPositions + 1)});
+  expect_refused("0:" + std::to_string(2 * kMaxPositions + 1) + ":2", 1, {std::to_string(kMaxPositions)});
+  // The widest ranges: the count must not wrap around to a small number.
+  expect_refused("-9223372036854775808:9223372036854775807", 1, {std::to_string(kMaxPositions)});
+  expect_refused("-9223372036854775808:9223372036854775807:2", 1, {std::to_string(kMaxPositions)});
+  expect_refused("-9223372036854775808:9223372036854775807:3", 1, {std::to_string(kMaxPositions)});
+}
+
+struct PositionFiles : ::testing::Test {
+  TempDir dir;
+  std::string npy(const std::string& name, const std::string& dtype, std::vector<std::int64_t> shape, const V& values) {
+    std::vector<double> v(values.begin(), values.end());
+    spit(dir / name, encode_npy({"", dtype, std::move(shape), v, {}}));
+    return dir / name;
+  }
+  std::string json(const std::string& name, const std::string& text) {
+    spit(dir / name, text);
+    return dir / name;
+  }
+};
+
+// encode_npy writes I64 as '<i8'; '<i4' is written here by patching the header and the data.
+std::string int32_npy(const V& values) {
+  std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  for (std::int64_t v : values) {
+    const auto u = static_cast<std::uint32_t>(static_cast<std::int32_t>(v));
+    for (int i = 0; i < 4; ++i) out += static_cast<char>((u >> (8 * i)) & 0xff);
+  }
+  return out;
+}
+
+TEST_F(PositionFiles, NpyAndJsonFiles) {
+  EXPECT_EQ(parse_positions_option(npy("p.npy", "I64", {4}, {0, 7, 100, 131071}), 1), (V{0, 7, 100, 131071}));
+  EXPECT_EQ(parse_positions_option(npy("p1.npy", "I64", {3, 1}, {4, 5, 6}), 1), (V{4, 5, 6}));
+  EXPECT_EQ(parse_positions_option(npy("p2.npy", "I64", {2, 2}, {3, 5, 4, 5}), 2), (V{3, 5, 4, 5}));
+  EXPECT_EQ(parse_positions_option(npy("p3.npy", "I64", {2, 3}, {1, 2, 3, 4, 5, 6}), 3), (V{1, 2, 3, 4, 5, 6}));
+  spit(dir / "i32.npy", int32_npy({0, 1, 65536, 2147483647}));
+  EXPECT_EQ(parse_positions_option(dir / "i32.npy", 1), (V{0, 1, 65536, 2147483647}));
+  EXPECT_EQ(parse_positions_option(json("p.json", "[0, 2, 4]"), 1), (V{0, 2, 4}));
+  EXPECT_EQ(parse_positions_option(json("p2.json", "[[3, 5], [4, 5]]"), 2), (V{3, 5, 4, 5}));
+  EXPECT_EQ(parse_positions_option(json("obj.json", "{\"positions\": [9, 8]}"), 1), (V{9, 8}));
+}
+
+TEST_F(PositionFiles, BadFilesAreOneLineNamingTheFile) {
+  expect_file_refused(npy("f32.npy", "F32", {3}, {1, 2, 3}), 1, {"descr", "integers", "F32"});
+  expect_file_refused(npy("f64.npy", "F64", {3}, {1, 2, 3}), 1, {"descr", "integers"});
+  expect_file_refused(npy("three.npy", "I64", {2, 3}, {1, 2, 3, 4, 5, 6}), 2, {"shape", "[tokens, 2]"});
+  expect_file_refused(npy("flat.npy", "I64", {4}, {1, 2, 3, 4}), 2, {"shape", "[tokens, 2]"});
+  expect_file_refused(npy("two_d.npy", "I64", {2, 2}, {1, 2, 3, 4}), 1, {"shape", "[tokens]"});
+  expect_file_refused(npy("cube.npy", "I64", {1, 1, 2}, {1, 2}), 1, {"shape", "[tokens]"});
+  expect_file_refused(json("float.json", "[1, 2.5]"), 1, {"integers"});
+  expect_file_refused(json("string.json", "[1, \"2\"]"), 1, {"integers"});
+  expect_file_refused(json("ragged.json", "[[1, 2], [3]]"), 2, {"rows of equal length"});
+  expect_file_refused(json("wrong_rows.json", "[[1, 2, 3], [4, 5, 6]]"), 2, {"shape", "[tokens, 2]"});
+  expect_file_refused(json("object.json", "{\"p\": [1]}"), 1, {"positions", "array"});
+  expect_file_refused(json("broken.json", "[1, 2"), 1, {"JSON array of integer positions"});
+  expect_file_refused(json("empty_list.json", "[]"), 1, {"at least one"});
+}
+
+// apply --positions as a range, a .npy file (int32 and int64) and a .json file gives what the
+// comma list gives; bad forms are exit 2 with one line.
+TEST_F(PositionFiles, ApplyAgreesAcrossTheForms) {
+  const std::string spec = " apply --spec layout=half,head_dim=4,base=10000,dtype=f32 --input ";
+  std::vector<double> input;
+  for (int i = 0; i < 16 * 4; ++i) input.push_back(0.125 * (i % 13) - 0.75);
+  spit(dir / "in.npy", encode_npy({"", "F32", {16, 1, 4}, input, {}}));
+  const std::string in = dir / "in.npy";
+  V sixteen(16);
+  std::iota(sixteen.begin(), sixteen.end(), 0);
+  std::string list;
+  for (std::int64_t p : sixteen) list += (list.empty() ? "" : ",") + std::to_string(p);
+  const Ran by_list = run(kBin + spec + in + " --positions " + list, dir);
+  ASSERT_EQ(by_list.code, 0) << by_list.err;
+  EXPECT_EQ(std::count(by_list.out.begin(), by_list.out.end(), '\n'), 64);
+  spit(dir / "i32.npy", int32_npy(sixteen));
+  for (const std::string& form : {std::string("0:16"), npy("p.npy", "I64", {16}, sixteen), npy("p1.npy", "I64", {16, 1}, sixteen),
+                                  dir / "i32.npy", json("p.json", nlohmann::json(sixteen).dump())}) {
+    const Ran r = run(kBin + spec + in + " --positions " + form, dir);
+    EXPECT_EQ(r.code, 0) << form << ": " << r.err;
+    EXPECT_EQ(r.out, by_list.out) << form;
+  }
+  // A step: positions 0, 2, ..., 30 are not 0..15.
+  const Ran stepped = run(kBin + spec + in + " --positions 0:32:2", dir);
+  EXPECT_EQ(stepped.code, 0) << stepped.err;
+  EXPECT_NE(stepped.out, by_list.out);
+  for (const std::string& bad : {std::string("0:16:0"), std::string("16:0"), std::string("4:4"), std::string("''")}) {
+    const Ran r = run(kBin + spec + in + " --positions " + bad, dir);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--positions"), std::string::npos) << bad << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck::gate
