@@ -1,6 +1,10 @@
-// Double-double cos/sin of m·θ with a written error bound (fast_trig.h). Notation: u = 2^-53,
-// ε = 2^-100 ≥ the JMP bound of every double-double operation used (double_double.h: add with a
-// double 2u², add 3u² + 13u³, multiply 5u²; ε is ≥ 12× each).
+// Double-double cos/sin of m·θ with a machine-checked error bound (fast_trig.h): the steps below are
+// proven by proofs/formal/gappa/fast_trig.g (floating point, steps 1–5; the JMP bounds of the
+// double-double operations are its stated hypotheses) and proofs/formal/coq/FastTrig.v (Taylor
+// truncation, 1-Lipschitz, quadrant); the figures in [brackets] are the proven ones. Notation:
+// u = 2^-53, ε = 2^-100 ≥ the JMP bound of every double-double operation used (double_double.h: add
+// with a double 2u², add 3u² + 13u³, multiply 5u²; ε is ≥ 12× each; the proof uses the JMP bounds
+// themselves, hence its sharper step 4).
 //
 // 1. The angle. φ = m·(t1 + t2 + t3). With |m| ≤ 2^53 (exact in a double):
 //      m·t1 = a1 + b1 and m·t2 = a2 + b2 exactly (two_product), a3 = RN(m·t3).
@@ -16,12 +20,12 @@
 //    where two_sum(a1, −c1) is exact and each further term enters by one `add` (DWPlusFP) into a
 //    double-double whose exact partial sums stay below 0.788 + 6·2^-13 < 0.8 in magnitude: error
 //    ≤ 8·2u²(1+4u)·0.8 < 2^-102.3. Dropped: |k|·|P3|·u ≤ 2^-122 (c3's rounding), |k·δ| ≤ 2^-121,
-//    and step 1's 2·2^-119. Reduction error E_r ≤ 2^-102.
+//    and step 1's 2·2^-119. Reduction error E_r ≤ 2^-102 [2^-102.35; |r̂| ≤ 0.7866].
 // 4. cos and sin of the double-double r̂ (|r̂| < 0.788), z = r̂² (one multiply: relative ε):
 //      sin r̂ = r̂ + r̂·z·S(z), S = Σ_{i=1..12} (−1)^i z^(i−1)/(2i+1)!  (through r^25/25!),
 //      cos r̂ = 1 + z·C(z),  C = Σ_{i=1..13} (−1)^i z^(i−1)/(2i)!     (through r^26/26!).
-//    Truncation (alternating series with decreasing terms): ≤ 0.788^27/27! < 2^-101.4 for sin,
-//    ≤ 0.788^28/28! < 2^-106.6 for cos.
+//    Truncation (alternating series with decreasing terms): ≤ 0.788^27/27! < 2^-102.4 for sin,
+//    ≤ 0.788^28/28! < 2^-107.5 for cos [Coq: ≤ 1.48e-31 and ≤ 4.2e-33].
 //    Horner p_i = c_i + z·p_{i+1} in double-double: consecutive coefficients shrink by
 //    1/((2i+2)(2i+3)) ≤ 1/20 (S) and 1/((2i+1)(2i+2)) ≤ 1/12 (C), so |z·p_{i+1}| ≤ 0.06·|p_i|
 //    and the relative error e of each p_i obeys e ≤ ε + u² + 0.06·(2ε + e), i.e. e ≤ 1.2ε (the
@@ -32,12 +36,16 @@
 //    Horner with z.hi for z): each step adds ≤ u (coefficient) + u (rounding) + 0.06·(e + u (z.hi)),
 //    so the tail's relative error is ≤ 3u < 5u; it reaches sin as r·z^7·(p_8 error) ≤
 //    0.788^15·5u/17! < 2^-104 and cos as z^8·(p_9 error) ≤ 0.788^18·5u/18! < 2^-109.
-//    Evaluation error ≤ 2.1ε + 2^-104 < 2^-98.8 for each.
-// 5. cos and sin are 1-Lipschitz, so the reduction error adds: total ≤ 2^-98.8 + 2^-102 + 2^-101.4
-//    < 2^-98.4 for sin, < 2^-98.6 for cos. The quadrant's swaps and negations are exact.
-// Underflow: for |r̂| < 2^-400 the products of step 4 underflow, each with absolute error
-// ≤ 2^-1074, far below the bound. The rest of the computation stays above 2^-969 by the domain
-// (|theta[0]| ≥ 2^-800, |m| ≥ 1 or the caller's angle itself ≥ 2^-800).
+//    Evaluation error ≤ 2.1ε + 2^-104 < 2^-98.8 for each [with the JMP bounds instead of ε:
+//    2^-103.8 for sin, 2^-103.35 for cos].
+// 5. cos and sin are 1-Lipschitz, so the reduction error adds: total ≤ 2^-98.8 + 2^-102 + 2^-102.4
+//    < 2^-98.4 for sin, < 2^-98.6 for cos [proven: ≤ 2^-101.13 for sin, ≤ 2^-101.70 for cos, so
+//    kFastCosSinError = 2^-97 holds with a factor 17]. The quadrant's swaps and negations are exact.
+// Exactness: two_product is exact here even for subnormal low words, since m and k are integers
+// (the error is a multiple of 2^-1074). Underflow (JMP assume none; written, not in the proof): a
+// result is returned only when |cos|, |sin| ≥ 2^-60, so |r̂| ≥ 2^-61 and every quantity of step 4
+// exceeds 2^-300; an add of step 3 whose partial sum lies below 2^-969 errs by at most 2^-1074 more,
+// far below the margin.
 #include "reference/fast_trig.h"
 
 #include <cmath>

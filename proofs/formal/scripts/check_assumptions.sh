@@ -26,6 +26,8 @@ theorems=(
   CosSinTaylor.sin_lipschitz CosSinTaylor.cos_lipschitz CosSinTaylor.sin_second_order
   CosSinTaylor.cos_second_order CosSinTaylor.quadrant_placement
   CosSinTaylor.fast_path_premises CosSinTaylor.precise_path_premises
+  FastTrig.sin_poly25_remainder FastTrig.cos_poly26_remainder FastTrig.sin_poly25_error
+  FastTrig.cos_poly26_error FastTrig.fast_trig_premises FastTrig.fast_trig_placed
   GateTolerance.careful_component GateTolerance.fma_component
   GateTolerance.careful_rotation_bound GateTolerance.gate_exact_default
   GateTolerance.fma_rotation_bound GateTolerance.gate_recipe_default
@@ -38,7 +40,7 @@ allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_no
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor ErrorBound GateTolerance."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound GateTolerance."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
     echo "Print Assumptions RopeCheck.$t."
