@@ -11,9 +11,6 @@
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
-namespace {
-
-// The golden loop with a progress bar, and the report both commands print.
 Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const judge::Implementation& implementation,
                          const JudgeArguments& args, std::string command) {
   const judge::JudgeOptions options = judge_options_of(args);
@@ -36,6 +33,8 @@ Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const j
   report.worst_listed = args.worst;
   return report;
 }
+
+namespace {
 
 int finish(Report& report, const ReportPaths& paths, const std::vector<std::string>& inputs) {
   report.decide();
