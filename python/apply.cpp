@@ -80,7 +80,7 @@ py::array kernel_apply(const Spec& spec, const py::array& input, std::int64_t he
   if (threads < 0) throw UsageError("threads: expected an integer >= 0 (0: all cores), got " + std::to_string(threads));
   const py::dtype storage = storage_of(spec.dtype);
   if (!input.dtype().is(storage) || !(input.flags() & py::array::c_style)) {
-    throw UsageError("x: expected a C-contiguous " + std::string(py::str(storage)) + " array for dtype " +
+    throw UsageError("x: expected a C-contiguous " + py::str(static_cast<const py::handle&>(storage)).cast<std::string>() + " array for dtype " +
                      std::string(name(spec.dtype)));
   }
   const std::int64_t tokens = tokens_of(spec, heads, positions.size(), input.size(), "x");

@@ -3,6 +3,7 @@
 // gate's Report (gate/report.h) with its groups and cases, and the same JSON, JUnit and HTML
 // reports as the command line. check() of the user's own tensors is check.cpp (judge/direct.h).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -54,16 +55,26 @@ std::pair<py::array_t<std::int64_t>, py::array_t<double>> position_e(const std::
   return {array_of(positions), array_of(e)};
 }
 
-// The accuracy horizon over groups: the smallest of theirs; None when a judged group has none
-// (it fails at its smallest position) or nothing was judged.
-std::optional<std::int64_t> horizon_of(const std::vector<GroupResult>& groups) {
-  std::optional<std::int64_t> horizon;
+// The accuracy horizon over groups (each group's: judge/group.h): with an accuracy failure in some
+// group, the smallest horizon of those groups (None when one fails at its smallest position);
+// with none, every judged position is accurate: the largest of them, complete.
+struct Horizon {
+  std::optional<std::int64_t> position;
+  bool complete = false;
+};
+Horizon horizon_of(const std::vector<GroupResult>& groups) {
+  Horizon failing, all{std::nullopt, true};
+  bool any_failing = false;
   for (const GroupResult& g : groups) {
     if (g.max_position < 0) continue;  // no ordinary pair judged
-    if (!g.horizon) return std::nullopt;
-    horizon = horizon ? std::min(*horizon, *g.horizon) : *g.horizon;
+    all.position = std::max(all.position.value_or(-1), g.max_position);
+    if (g.horizon_complete) continue;
+    if (!g.horizon) return Horizon{};
+    failing.position = any_failing ? std::min(*failing.position, *g.horizon) : *g.horizon;
+    any_failing = true;
   }
-  return horizon;
+  if (!all.position) return Horizon{};
+  return any_failing ? failing : all;
 }
 
 // A Python callable `fn(spec, x, positions) -> array` (the package wraps the user's function: its
@@ -179,9 +190,15 @@ Report merge_reports(std::vector<Report> reports) {
   return out;
 }
 
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
 std::string tolerance_text(const judge::Tolerance& t) {
-  std::string text = (t.kind == judge::Tolerance::Kind::e ? "e <= " : "ulp <= ") + py::str(py::float_(t.value)).cast<std::string>();
-  if (t.per_radian > 0) text += " + " + py::str(py::float_(t.per_radian)).cast<std::string>() + "*|angle|";
+  std::string text = (t.kind == judge::Tolerance::Kind::e ? "e <= " : "ulp <= ") + number_text(t.value);
+  if (t.per_radian > 0) text += " + " + number_text(t.per_radian) + "*|angle|";
   return text;
 }
 
@@ -237,7 +254,7 @@ void bind_results(py::module_& m) {
       .def_property_readonly("position_e", [](const GroupResult& g) { return position_e({g}).second; })
       .def("__repr__", [](const GroupResult& g) {
         return "<ropecheck.Group " + g.suite + "[" + std::to_string(g.index) + "] " + g.verdict +
-               ", worst e " + py::str(py::float_(g.worst_e)).cast<std::string>() + ", horizon " + gate::format_horizon(g) + ">";
+               ", worst e " + number_text(g.worst_e) + ", horizon " + gate::format_horizon(g) + ">";
       });
 
   py::class_<Report>(m, "Result", R"(What check(), gate() and assert_rope_close() return: the gate's report.
@@ -258,7 +275,8 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
                                for (const GroupResult& g : r.groups) worst = std::max(worst, g.worst_e);
                                return worst;
                              })
-      .def_property_readonly("horizon", [](const Report& r) { return horizon_of(r.groups); })
+      .def_property_readonly("horizon", [](const Report& r) { return horizon_of(r.groups).position; })
+      .def_property_readonly("horizon_complete", [](const Report& r) { return horizon_of(r.groups).complete; })
       .def_property_readonly("positions", [](const Report& r) { return position_e(r.groups).first; })
       .def_property_readonly("position_e", [](const Report& r) { return position_e(r.groups).second; })
       .def_property_readonly("worst_cases",

@@ -36,13 +36,13 @@ def test_hf_recipe_passes_f32_angle(dtype):
     result = ropecheck.assert_rope_close(hf_rope, spec=spec_of(dtype), model="f32-angle", as_torch=True, samples=64)
     assert result.passed
     assert len(result.groups) >= 2  # golden groups of the spec and the sweep
-    assert result.horizon is not None and result.horizon >= 2**31 - 1 - 2**20
+    assert result.horizon == 2**31 - 1 and result.horizon_complete  # the sweep's largest position
     assert result.positions.size == result.position_e.size > 0
 
 
 @pytest.mark.parametrize("bug,diagnosis", [
-    (dict(sin_sign=-1.0), "sign"),
-    (dict(offset=1), "offset"),
+    (dict(sin_sign=-1.0), "sign flipped"),
+    (dict(offset=1), "positions off by +1"),
 ])
 def test_planted_bug_fails_with_its_diagnosis(bug, diagnosis):
     with pytest.raises(AssertionError) as raised:
