@@ -105,17 +105,16 @@ judge::RopeFunction rope_function(py::function fn) {
   };
 }
 
-// The golden suites at `path`, with only the groups `keep` accepts (all when it is None); suites
-// left without a group are dropped.
+// The RoPE suites at `path` (a callable computes RoPE, not attention), with only the groups `keep`
+// accepts (all when it is None); suites left without a group are dropped.
 std::vector<judge::LoadedGolden> load_suites(const std::string& path, const py::object& keep) {
   std::vector<judge::LoadedGolden> suites = judge::load_golden(path);
-  if (keep.is_none()) return suites;
   std::vector<judge::LoadedGolden> kept;
   for (judge::LoadedGolden& suite : suites) {
-    if (suite.file.kind != golden::Kind::rope) continue;  // a callable computes RoPE, not attention
+    if (suite.file.kind != golden::Kind::rope) continue;
     std::vector<golden::Group> groups;
     for (golden::Group& g : suite.file.groups) {
-      if (keep(g.spec).cast<bool>()) groups.push_back(std::move(g));
+      if (keep.is_none() || static_cast<bool>(py::bool_(keep(g.spec)))) groups.push_back(std::move(g));
     }
     if (groups.empty()) continue;
     std::int64_t tests = 0;

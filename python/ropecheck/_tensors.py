@@ -101,6 +101,8 @@ def result_array(values, shape, spec, bf16="float32", as_torch=False):
     """Flat float64 values of the spec's dtype as the documented result: an array of the spec's
     dtype (bf16: float32 holding bfloat16 values, or with bf16="uint16" their bit patterns), or a
     torch tensor of the spec's dtype (bf16 included) with as_torch=True."""
+    if bf16 not in ("float32", "uint16"):
+        raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     values = values.reshape(shape)
     if as_torch:
         import torch
@@ -110,6 +112,4 @@ def result_array(values, shape, spec, bf16="float32", as_torch=False):
     if spec.dtype == "bf16":
         if bf16 == "uint16":
             return _rc.bf16_bits(values.reshape(-1)).reshape(shape)
-        if bf16 != "float32":
-            raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     return values.astype(_RESULT[spec.dtype])

@@ -84,3 +84,25 @@ def test_torch_tensors_and_batch_shapes():
         for s in range(3):
             one = ropecheck.apply(x[b, s].float().numpy(), [s] * 4, spec)  # [tokens=4 heads as tokens, d]
             assert np.array_equal(one, out[b, s].float().numpy())
+
+
+def test_spec_forms_agree():
+    text = "layout=half,head_dim=128,base=500000,dtype=bf16,scaling=llama3,factor=8,original_max_position=8192"
+    spec = ropecheck.Spec(text)
+    assert ropecheck.Spec({"layout": "half", "head_dim": 128, "base": "500000", "dtype": "bf16",
+                           "scaling": {"type": "llama3", "factor": 8, "original_max_position": 8192}}) == spec
+    assert ropecheck.Spec(layout="half", head_dim=128, base=500000, dtype="bf16", scaling="llama3", factor=8,
+                          original_max_position=8192) == spec
+    assert ropecheck.Spec(str(spec)) == spec and ropecheck.Spec.from_json(spec.to_json()) == spec
+    assert (spec.head_dim, spec.rotary_dim, spec.dtype, spec.layout, spec.scaling) == (128, 128, "bf16", "half", "llama3")
+
+
+def test_multi_axis_positions_in_every_form():
+    spec = ropecheck.Spec("layout=half,head_dim=16,base=10000,dtype=f32,axes=mrope,sections=2/3/3")
+    x = np.linspace(-1, 1, 5 * 16).reshape(5, 1, 16)
+    t, h, w = np.arange(5), np.arange(5) * 7, np.arange(5) * 11
+    by_tuple = ropecheck.apply(x, (t, h, w), spec)
+    assert np.array_equal(ropecheck.apply(x, np.stack([t, h, w], axis=-1), spec), by_tuple)
+    assert np.array_equal(ropecheck.apply(x, np.stack([t, h, w]), spec), by_tuple)  # Qwen2-VL's [3, tokens]
+    one_by_one = [ropecheck.apply(x[i], np.array([[t[i], h[i], w[i]]]), spec) for i in range(5)]
+    assert np.array_equal(np.stack(one_by_one), by_tuple)
