@@ -47,6 +47,8 @@ def apply(x, positions, spec, *, impl="auto", threads=0, as_torch=False, bf16="f
     from . import _spec
 
     spec = _spec(spec)
+    if bf16 not in ("float32", "uint16"):
+        raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     array, shape = _storage(x, spec)
     token_shape, heads = _t.head_shape(array, spec)
     where = _t.positions_of(positions, token_shape, spec)
@@ -63,6 +65,4 @@ def apply(x, positions, spec, *, impl="auto", threads=0, as_torch=False, bf16="f
         return torch.from_numpy(out.view(np.int16)).view(torch.bfloat16)
     if bf16 == "uint16":
         return out
-    if bf16 != "float32":
-        raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     return (out.astype(np.uint32) << 16).view(np.float32)
