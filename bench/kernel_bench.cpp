@@ -18,29 +18,25 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <new>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
 #include <ropecheck/kernel.h>
 
+#include "bench/bench_util.h"
 #include "optimized/c_spec.h"
 #include "optimized/cuda/cuda_backend.h"
 #include "spec/spec.h"
 
 namespace {
 
-constexpr std::int64_t kTokens = 4096;
-constexpr std::int64_t kHeads = 32;
-constexpr std::int64_t kHeadDim = 128;
-constexpr std::int64_t kElements = kTokens * kHeads * kHeadDim;
+using namespace ropecheck::bench;  // the workload's shape, copy(), timed()
 
 // A byte buffer aligned to 64 bytes, as framework tensors are (PyTorch's CPU allocator aligns to
 // 64 bytes, c10/core/alignment.h); std::vector's large blocks start 16 bytes past a page boundary,
@@ -81,12 +77,7 @@ struct Workload {
     std::memset(output.data(), 0, output.size());
   }
   ropecheck_call call(bool cache, int threads) {
-    ropecheck_call c{};
-    c.spec = c_spec.get();
-    c.tokens = kTokens;
-    c.positions = positions.data();
-    c.q = ropecheck_tensor{kHeads, input.data(), kHeads * kHeadDim, kHeadDim, output.data(), kHeads * kHeadDim, kHeadDim};
-    c.threads = threads;
+    ropecheck_call c = workload_call(c_spec.get(), positions.data(), input.data(), output.data(), threads);
     if (cache) {
       c.cos_cache = cos_cache.data();
       c.sin_cache = sin_cache.data();
@@ -121,32 +112,11 @@ std::map<std::tuple<std::string, std::string, int>, double>& baselines() {
   return m;
 }
 
-void copy(unsigned char* out, const unsigned char* in, std::size_t bytes, int threads) {
-  if (threads <= 1) {
-    std::memcpy(out, in, bytes);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int w = 0; w < threads; ++w) {
-    const std::size_t begin = bytes * static_cast<std::size_t>(w) / static_cast<std::size_t>(threads);
-    const std::size_t end = bytes * static_cast<std::size_t>(w + 1) / static_cast<std::size_t>(threads);
-    pool.emplace_back([=] { std::memcpy(out + begin, in + begin, end - begin); });
-  }
-  for (auto& t : pool) t.join();
-}
-
 // Skips the benchmark with a message when this machine cannot run `implementation`.
 bool skipped_as_unavailable(benchmark::State& state, const std::string& implementation) {
   if (ropecheck_kernel_available(implementation.c_str()) == 1) return false;
   state.SkipWithError((implementation + " is not available on this machine").c_str());
   return true;
-}
-
-template <class F>
-double timed(F&& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void BM_Copy(benchmark::State& state, std::string dtype, int threads) {

@@ -1,5 +1,6 @@
 // Throughput of the exact reference: correctly rounded f32 elements per second for the issue's
-// shape (4096 tokens × 32 heads × 128 dims, base 500000). Reported as items/s (elements).
+// shape (4096 tokens × 32 heads × 128 dims, base 500000), on the fast and the MPFR path, and of
+// evaluate (rounded and exact values). Reported as items/s (elements).
 // And the exact reference split over threads, as gate's sweep splits it, against one thread.
 #include <benchmark/benchmark.h>
 
@@ -29,20 +30,37 @@ std::vector<double> inputs(std::size_t n) {
   return input;
 }
 
+// state.range(1): 0 = reference::apply on the fast path (double-double cos/sin), 1 = the MPFR path,
+// 2 = reference::evaluate on the fast path (correctly rounded and exact long double values).
 void BM_reference_f32(benchmark::State& state) {
   const std::int64_t tokens = state.range(0), heads = 32, head_dim = 128;
   const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
   std::vector<std::int64_t> positions(tokens);
   for (std::int64_t t = 0; t < tokens; ++t) positions[t] = t * 7 + 3;
   const std::vector<double> input = inputs(static_cast<std::size_t>(tokens * heads * head_dim));
+  reference::Options options;
+  options.path = state.range(1) == 1 ? reference::Path::mpfr : reference::Path::fast;
   for (auto _ : state) {
-    auto out = reference::apply(spec, {tokens, heads, head_dim}, positions, input);
-    benchmark::DoNotOptimize(out.data());
+    if (state.range(1) == 2) {
+      auto out = reference::evaluate(spec, {tokens, heads, head_dim}, positions, input, options);
+      benchmark::DoNotOptimize(out.exact.data());
+    } else {
+      auto out = reference::apply(spec, {tokens, heads, head_dim}, positions, input, options);
+      benchmark::DoNotOptimize(out.data());
+    }
   }
   state.SetItemsProcessed(state.iterations() * tokens * heads * head_dim);
 }
 // 4096 tokens is the shape; 256 tokens for a quick look.
-BENCHMARK(BM_reference_f32)->Arg(256)->Arg(4096)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_reference_f32)
+    ->ArgNames({"tokens", "path"})
+    ->Args({256, 0})
+    ->Args({4096, 0})
+    ->Args({4096, 2})
+    ->Args({256, 1})
+    ->Args({4096, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // rotate_exact at 160 bits, f64, 4096 positions × 64 dims (one head), the tokens split into
 // `threads` contiguous ranges, one std::thread each: the work and split of gate's sweep.

@@ -1,7 +1,13 @@
 #include "gate/check.h"
 
+#include <filesystem>
 #include <memory>
+#include <optional>
+#include <span>
 
+#include "gate/positions.h"
+#include "gate/progress.h"
+#include "judge/direct.h"
 #include "judge/adapters.h"
 #include "judge/errors.h"
 #include "judge/registry.h"
@@ -18,25 +24,145 @@ int finish(Report& report, const ReportPaths& paths, const std::vector<std::stri
   return report.verdict == "pass" ? 0 : 1;
 }
 
+// Candidate files above this size are read a test at a time (tensorio::TensorFile), so that the
+// memory of a check follows one test, not the file (a 537 M-value candidate is 2.1 GB of f32).
+constexpr std::uint64_t kReadWholeBytes = std::uint64_t{1} << 28;
+
+std::uint64_t file_size(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<std::uint64_t>(size);
+}
+
+// One tensor of the direct check, streamed from a .npy or single-tensor safetensors file, or held
+// whole when the file is another format (npz, JSON: its only tensor, or the one named `preferred`).
+class TensorSource {
+ public:
+  TensorSource(const std::string& path, const std::string& preferred) : path_(path) {
+    for (const std::string& name : {std::string(), preferred}) {
+      try {
+        file_.emplace(tensorio::TensorFile::open(path, name));
+        return;
+      } catch (const tensorio::ReaderError&) {
+        // not a streamable file, or not that tensor: read it whole below (its reader names what is wrong)
+      }
+    }
+    try {
+      tensorio::TensorMap map = tensorio::parse_candidate(tensorio::read_file_bytes(path), path);
+      std::vector<std::string> names;
+      for (auto& [name, t] : map) {
+        if (t.dtype != "U") names.push_back(name);
+      }
+      std::string chosen;
+      if (map.count(preferred) && map[preferred].dtype != "U") chosen = preferred;
+      else if (names.size() == 1) chosen = names[0];
+      else throw InputError(path + ": tensors: expected one tensor (or one named " + preferred + "), got " + std::to_string(names.size()));
+      values_ = std::move(map[chosen].values);
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(e.what());
+    }
+  }
+  std::uint64_t elements() const { return file_ ? file_->elements() : values_.size(); }
+  std::vector<double> read(std::uint64_t first, std::uint64_t count) const {
+    if (!file_) return {values_.begin() + static_cast<std::ptrdiff_t>(first), values_.begin() + static_cast<std::ptrdiff_t>(first + count)};
+    try {
+      return file_->read(first, count);
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(e.what());
+    }
+  }
+
+ private:
+  std::string path_;
+  std::optional<tensorio::TensorFile> file_;
+  std::vector<double> values_;
+};
+
+int run_direct_check(const CheckArguments& args) {
+  if (!args.golden.empty()) throw UsageError("check: expected --golden or --spec, not both");
+  if (args.positions.empty()) throw UsageError("check --spec: expected --positions (a list, a range START:STOP, or a file)");
+  if (args.input.empty()) throw UsageError("check --spec: expected --input FILE (the tensor the candidate rotated)");
+  check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.candidate, args.input, args.positions});
+  const judge::Claims claims = claims_of(args.judge);
+  const judge::JudgeOptions options = judge_options_of(args.judge);
+  if (!options.skip_flags.empty()) throw UsageError("--skip-flags: golden flags do not apply to check --spec");
+  Spec spec;
+  try {
+    spec = parse_spec(args.spec);
+  } catch (const SpecError& e) {
+    throw UsageError(std::string("--spec: ") + e.what());
+  }
+  const int components = position_components(spec);
+  const std::vector<std::int64_t> positions = parse_positions_option(args.positions, components);
+  const auto tokens = static_cast<std::uint64_t>(positions.size() / static_cast<std::size_t>(components));
+  const TensorSource input(args.input, "input");
+  const TensorSource output(args.candidate, "output");
+  std::uint64_t heads = static_cast<std::uint64_t>(std::max<std::int64_t>(args.heads, 0));
+  const auto head_dim = static_cast<std::uint64_t>(spec.head_dim);
+  if (tokens == 0) throw UsageError("--positions: expected at least one token");
+  if (heads == 0) heads = input.elements() / tokens / head_dim;
+  std::uint64_t token_size = 0, elements = 0;
+  if (heads == 0 || __builtin_mul_overflow(heads, head_dim, &token_size) || __builtin_mul_overflow(token_size, tokens, &elements) ||
+      elements != input.elements()) {
+    throw InputError(args.input + ": shape: expected tokens x heads x head_dim values (tokens " + std::to_string(tokens) +
+                     " from --positions, head_dim " + std::to_string(head_dim) +
+                     (args.heads ? ", heads " + std::to_string(args.heads) : std::string()) + "), got " +
+                     std::to_string(input.elements()));
+  }
+  if (output.elements() != elements) {
+    throw InputError(args.candidate + ": shape: expected " + std::to_string(elements) + " values (as many as " + args.input +
+                     "), got " + std::to_string(output.elements()));
+  }
+  judge::TensorJudge judge(spec, static_cast<std::int64_t>(heads), claims, options, args.candidate);
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(judge::TensorJudge::kChunkElements) / token_size);
+  Progress progress(static_cast<std::int64_t>(tokens));
+  for (std::uint64_t t = 0; t < tokens; t += chunk) {
+    const std::uint64_t n = std::min(chunk, tokens - t);
+    const std::vector<double> in = input.read(t * token_size, n * token_size);
+    const std::vector<double> out = output.read(t * token_size, n * token_size);
+    judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)), in, out);
+    progress.update(static_cast<std::int64_t>(t + n), "tokens");
+  }
+  Report report;
+  report.command = "check";
+  report.model = claims.model;
+  report.implementation = "candidate file " + args.candidate;
+  report.candidate = args.candidate;
+  report.groups.push_back(judge.finish());
+  report.scope = scope_of(args.judge, 0, 0);
+  report.worst_listed = args.judge.worst;
+  report.notes.push_back("direct check: " + std::to_string(tokens) + " tokens x " + std::to_string(heads) + " heads of " +
+                         to_string(spec) + " from " + args.input + ", positions " + args.positions);
+  return finish(report, args.reports, {args.input, args.candidate, args.positions});
+}
+
 }  // namespace
 
 int run_check(const CheckArguments& args) {
+  if (!args.spec.empty()) return run_direct_check(args);
+  if (args.golden.empty()) throw UsageError("check: expected --golden FILE|FOLDER, or --spec with --positions and --input");
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.candidate});
   const judge::Claims claims = claims_of(args.judge);
   judge_options_of(args.judge);  // every option checked before the work
   const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden);
-  tensorio::TensorMap tensors;
+  std::vector<const golden::GoldenFile*> files;
+  for (const judge::LoadedGolden& g : suites) files.push_back(&g.file);
+  // A big .npy or safetensors candidate is read one test at a time (memory of one test, as the
+  // sidecar suites it answers); the others whole.
+  std::unique_ptr<judge::CandidateFile> candidate;
   try {
-    tensors = tensorio::parse_candidate(tensorio::read_file_bytes(args.candidate), args.candidate);
+    if (file_size(args.candidate) > kReadWholeBytes) {
+      candidate = std::make_unique<judge::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
+    } else {
+      candidate = std::make_unique<judge::CandidateFile>(
+          args.candidate, tensorio::parse_candidate(tensorio::read_file_bytes(args.candidate), args.candidate), files, claims);
+    }
   } catch (const tensorio::ReaderError& e) {
     throw InputError(e.what());
   }
-  std::vector<const golden::GoldenFile*> files;
-  for (const judge::LoadedGolden& g : suites) files.push_back(&g.file);
-  const judge::CandidateFile candidate(args.candidate, std::move(tensors), files, claims);
-  Report report = judge_into_report(suites, candidate, args.judge, "check");
+  Report report = judge_into_report(suites, *candidate, args.judge, "check");
   report.candidate = args.candidate;
-  for (const std::string& note : candidate.notes()) report.notes.push_back(note);
+  for (const std::string& note : candidate->notes()) report.notes.push_back(note);
   std::vector<std::string> inputs = report.golden_files;
   inputs.push_back(args.candidate);
   return finish(report, args.reports, inputs);

@@ -29,9 +29,15 @@ struct ReportPaths {
 struct CheckArguments {
   std::string golden;     // a suite file or a folder of them
   std::string candidate;  // .npz, .npy, safetensors or JSON
+  // A direct check of the user's own tensors (no golden file; judge/direct.h): the spec, the
+  // positions (gate/positions.h), the input file and the heads per token (0: from the sizes).
+  // .npy and single-tensor safetensors files stream in chunks; other formats are read whole.
+  std::string spec, positions, input;
+  std::int64_t heads = 0;
   JudgeArguments judge;
   ReportPaths reports;
 };
+// With `spec` set: the direct check, else the golden check.
 int run_check(const CheckArguments& args);
 
 struct RunArguments {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -777,6 +778,11 @@ bool name_temporary(int fd, const std::filesystem::path& folder, const std::stri
 }  // namespace
 
 void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {
+  write_atomically_streamed(path, inputs, [&](const ChunkWriter& write) { write(content); });
+}
+
+void write_atomically_streamed(const std::string& path, const std::vector<std::string>& inputs,
+                               const std::function<void(const ChunkWriter&)>& produce) {
   namespace fs = std::filesystem;
   check_output_path(path, inputs);
   const fs::path target(path);
@@ -787,23 +793,36 @@ void write_atomically(const std::string& path, const std::string& content, const
   std::string temp;
   const int fd = open_temporary(folder, file_name, temp);
   if (fd < 0) throw InputError(path + ": file: expected a writable folder " + folder.string());
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<std::size_t>(n);
-  }
-  const bool ok = written == content.size() && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
-  const bool named = ok && (!temp.empty() || name_temporary(fd, folder, file_name, temp));
-  ::close(fd);
   auto discard = [&] {
     if (!temp.empty()) ::unlink(temp.c_str());
   };
+  std::uint64_t total = 0;
+  bool short_write = false;
+  const ChunkWriter write = [&](std::string_view chunk) {
+    std::size_t written = 0;
+    while (written < chunk.size() && !short_write) {
+      const ssize_t n = ::write(fd, chunk.data() + written, chunk.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) short_write = true;
+      else written += static_cast<std::size_t>(n);
+    }
+    total += written;
+  };
+  try {
+    produce(write);
+  } catch (...) {
+    ::close(fd);
+    discard();
+    throw;
+  }
+  const bool ok = !short_write && ::fchmod(fd, 0644) == 0 && ::fsync(fd) == 0;
+  const bool named = ok && (!temp.empty() || name_temporary(fd, folder, file_name, temp));
+  ::close(fd);
   if (!named) {
     discard();
     throw InputError(path + ": file: expected " +
-                     (ok ? std::string("a temporary name in ") + folder.string() : std::to_string(content.size()) + " bytes written"));
+                     (ok ? std::string("a temporary name in ") + folder.string()
+                         : "every byte written (" + std::to_string(total) + " written before an error; disk full?)"));
   }
   try {
     refuse_existing_non_regular(path);  // again: what is there may have changed while writing

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "judge/group.h"
@@ -82,6 +84,11 @@ std::string to_html(const Report& report);
 // never sees a half-written report. Throws UsageError when `path` is one of `inputs` (same file) or a
 // folder, InputError when it cannot be written.
 void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs);
+// The same for content produced in pieces (a golden sidecar of gigabytes): `produce` calls the
+// writer once per piece; nothing is visible at `path` until every piece is written.
+using ChunkWriter = std::function<void(std::string_view)>;
+void write_atomically_streamed(const std::string& path, const std::vector<std::string>& inputs,
+                               const std::function<void(const ChunkWriter&)>& produce);
 
 // Checks the non-empty report paths before the work that fills them, so that a long run does not
 // end in "cannot write": distinct, not a folder, not one of `inputs`, in an existing folder that

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -20,6 +21,7 @@
 
 #include "golden/golden.h"
 #include "reference/rounding.h"
+#include "tensorio/readers.h"
 #include "spec/json_keys.h"
 
 namespace ropecheck::golden {
@@ -370,6 +372,16 @@ class Reader {
     const std::int64_t count = product({t.tokens, t.heads, t.head_dim}, shape_path);
     product({t.tokens, position_components(s)}, shape_path);
     t.positions = positions(member(j, path, "positions"), join(path, "positions"), t.tokens, position_components(s));
+    if (member(j, path, "input").is_object()) {
+      // {"tensor": NAME}: the values are in the sidecar (read by load_arrays, one test at a time).
+      if (!sidecar_) fail(join(path, "input"), "an array of values (this file has no \"sidecar\")", "an object");
+      t.sidecar = RopeTest::SidecarArrays{tensor_ref(j["input"], join(path, "input")),
+                                          tensor_ref(member(j, path, "expected"), join(path, "expected"))};
+      if (j.contains("expected_f32_recipe") || j.contains("exact")) {
+        fail(path, "no expected_f32_recipe or exact in a sidecar test", "one of them");
+      }
+      return t;
+    }
     t.input = values(member(j, path, "input"), join(path, "input"), count, s.dtype);
     t.expected = values(member(j, path, "expected"), join(path, "expected"), count, s.dtype);
     if (j.contains("expected_f32_recipe")) {
@@ -416,8 +428,21 @@ class Reader {
   }
 
   GoldenFile file(const Json& j) const {
-    object(j, "", {"schema", "suite", "kind", "description", "generator", "number_of_tests", "notes", "groups"});
+    object(j, "", {"schema", "suite", "kind", "description", "generator", "number_of_tests", "notes", "groups", "sidecar"});
     GoldenFile f;
+    if (j.contains("sidecar")) {
+      const Json& sc = j["sidecar"];
+      object(sc, "sidecar", {"file", "format"});
+      f.sidecar = string(member(sc, "sidecar", "file"), "sidecar.file");
+      if (string(member(sc, "sidecar", "format"), "sidecar.format") != "safetensors") {
+        fail("sidecar.format", "\"safetensors\"", describe(sc["format"]));
+      }
+      // A name in the JSON's own folder: a golden file never points elsewhere on the machine.
+      if (f.sidecar.empty() || f.sidecar.find('/') != std::string::npos || f.sidecar == "." || f.sidecar == "..") {
+        fail("sidecar.file", "a file name in the golden file's folder (no '/')", describe(sc["file"]));
+      }
+      sidecar_ = true;
+    }
     const std::string schema = string(member(j, "", "schema"), "schema");
     if (schema != kSchema) fail("schema", "\"" + std::string(kSchema) + "\"", describe(j["schema"]));
     f.suite = string(member(j, "", "suite"), "suite");
@@ -473,6 +498,15 @@ class Reader {
 
  private:
   std::string file_;
+  mutable bool sidecar_ = false;  // the file being read has a "sidecar"
+
+  // {"tensor": NAME}: a tensor of the sidecar.
+  std::string tensor_ref(const Json& j, const std::string& path) const {
+    object(j, path, {"tensor"});
+    std::string name = string(member(j, path, "tensor"), join(path, "tensor"));
+    if (name.empty()) fail(join(path, "tensor"), "a tensor name", "\"\"");
+    return name;
+  }
 };
 
 }  // namespace
@@ -500,7 +534,46 @@ GoldenFile read_golden_file(const std::string& path) {
   if (!in) throw GoldenError(path + ": expected a readable file, got " + std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  return parse_golden(buffer.str(), path);
+  GoldenFile f = parse_golden(buffer.str(), path);
+  if (!f.sidecar.empty()) f.sidecar_path = (std::filesystem::path(path).parent_path() / f.sidecar).string();
+  return f;
+}
+
+void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
+  if (!test.sidecar) return;
+  const std::string& path = file.sidecar_path.empty() ? file.sidecar : file.sidecar_path;
+  const std::uint64_t count = static_cast<std::uint64_t>(test.tokens) * static_cast<std::uint64_t>(test.heads) *
+                              static_cast<std::uint64_t>(test.head_dim);  // each below 2^31: no wrap
+  try {
+    const tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
+    auto read = [&](const std::string& name, Dtype dtype) {
+      const tensorio::TensorFile::Entry* e = sidecar.find(name);
+      if (e == nullptr || e->dtype == "U") {
+        throw GoldenError(path + ": tensor " + name + ": expected it in the sidecar (test " + std::to_string(test.id) + "), got nothing");
+      }
+      if (e->count != count) {
+        throw GoldenError(path + ": tensor " + name + ": expected " + std::to_string(count) + " values (the test's shape), got " +
+                          std::to_string(e->count));
+      }
+      std::vector<double> v = sidecar.read(*e, 0, count);
+      for (double x : v) {
+        if (!std::isnan(x) && static_cast<double>(reference::round_to_format(x, dtype)) != x) {
+          throw GoldenError(path + ": tensor " + name + ": expected values of " + std::string(ropecheck::name(dtype)) + ", got " + format_hex(x));
+        }
+      }
+      return v;
+    };
+    test.input = read(test.sidecar->input, spec.dtype);
+    test.expected = read(test.sidecar->expected, spec.dtype);
+  } catch (const tensorio::ReaderError& e) {
+    throw GoldenError(e.what());
+  }
+}
+
+void release_arrays(RopeTest& test) {
+  if (!test.sidecar) return;
+  std::vector<double>().swap(test.input);
+  std::vector<double>().swap(test.expected);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -593,6 +666,7 @@ std::string write_golden(const GoldenFile& f) {
          ", \"precision_bits\": " + std::to_string(f.generator.precision_bits) +
          ", \"seed\": " + std::to_string(f.generator.seed) + "},\n";
   out += "  \"number_of_tests\": " + std::to_string(f.number_of_tests) + ",\n";
+  if (!f.sidecar.empty()) out += "  \"sidecar\": {\"file\": " + quote(f.sidecar) + ", \"format\": \"safetensors\"},\n";
   out += "  \"notes\": {";
   for (std::size_t i = 0; i < f.notes.size(); ++i) {
     out += i ? ",\n" : "\n";
@@ -621,10 +695,15 @@ std::string write_golden(const GoldenFile& f) {
         positions_json(out, t.positions, position_components(g.spec));
         out += ",\n" + field + "\"shape\": ";
         int_array(out, {t.tokens, t.heads, t.head_dim});
-        out += ",\n" + field + "\"input\": ";
-        hex_array(out, t.input);
-        out += ",\n" + field + "\"expected\": ";
-        hex_array(out, t.expected);
+        if (t.sidecar) {
+          out += ",\n" + field + "\"input\": {\"tensor\": " + quote(t.sidecar->input) + "}";
+          out += ",\n" + field + "\"expected\": {\"tensor\": " + quote(t.sidecar->expected) + "}";
+        } else {
+          out += ",\n" + field + "\"input\": ";
+          hex_array(out, t.input);
+          out += ",\n" + field + "\"expected\": ";
+          hex_array(out, t.expected);
+        }
         if (t.expected_f32_recipe) {
           out += ",\n" + field + "\"expected_f32_recipe\": ";
           hex_array(out, *t.expected_f32_recipe);

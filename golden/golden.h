@@ -48,6 +48,12 @@ struct RopeTest {
   std::vector<double> expected;  // correctly rounded exact result (Model::exact)
   std::optional<std::vector<double>> expected_f32_recipe;  // Model::f32_recipe, where carried
   std::optional<std::vector<std::string>> exact;           // 40 significant decimal digits
+  // A test of a file with a sidecar (GoldenFile::sidecar) names the sidecar tensors of its input and
+  // expected values instead of listing them; `input` and `expected` stay empty until load_arrays.
+  struct SidecarArrays {
+    std::string input, expected;
+  };
+  std::optional<SidecarArrays> sidecar;
 };
 
 // One attention test: out_h = softmax(RoPE(Q_h) RoPE(K_h)ᵀ/√head_dim + M) V_h (reference/attention.h).
@@ -84,6 +90,11 @@ struct GoldenFile {
   std::int64_t number_of_tests = 0;                         // as declared in the file
   std::vector<std::pair<std::string, std::string>> notes;   // flag → explanation, in file order
   std::vector<Group> groups;
+  // Big suites (`golden generate --spec ...`) keep their arrays in a safetensors file beside the
+  // JSON (golden/README.md "Sidecar"): its name as written (relative to the JSON's folder), and the
+  // path read_golden_file resolved it to (not written).
+  std::string sidecar;
+  std::string sidecar_path;
 };
 
 // The one exception type of the reader: "FILE: PATH: expected WHAT, got WHAT", e.g.
@@ -100,6 +111,12 @@ class GoldenError : public std::runtime_error {
 GoldenFile parse_golden(std::string_view text, std::string_view file_name);
 // Reads a file and parses it; an unreadable file is a GoldenError too.
 GoldenFile read_golden_file(const std::string& path);
+
+// Fills a sidecar test's input and expected values from the file's sidecar (a no-op for a test
+// that lists them), checking their count against the shape and every value against the dtype, and
+// drops them again: a reader of a big suite holds one test at a time. Throws GoldenError.
+void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test);
+void release_arrays(RopeTest& test);
 
 // Canonical text of a file: fixed key order and layout, hex floats, '\n' line ends, no locale,
 // no timestamps. write_golden(parse_golden(t)) == t for every file this writer produced.

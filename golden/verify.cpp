@@ -72,10 +72,16 @@ VerifyResult verify(const GoldenFile& file, std::string_view file_name, int max_
   const int bits = file.generator.precision_bits;
   for (const Group& group : file.groups) {
     const Spec& spec = group.spec;
-    for (const RopeTest& t : group.rope_tests) {
+    for (const RopeTest& listed : group.rope_tests) {
       ++result.tests_checked;
       bool ok = true;
+      RopeTest loaded;  // a sidecar test's arrays, one test at a time
+      const RopeTest& t = listed.sidecar ? loaded : listed;
       try {
+        if (listed.sidecar) {
+          loaded = listed;
+          load_arrays(file, spec, loaded);
+        }
         const reference::Shape shape{t.tokens, t.heads, t.head_dim};
         ok = check.values(t.id, "expected", t.expected,
                           reference::apply(spec, shape, t.positions, t.input, {bits, reference::Model::exact}));

@@ -132,58 +132,119 @@ CandidateFile::CandidateFile(std::string path, tensorio::TensorMap tensors, cons
   const auto meta = tensors_.find("implementation");
   display_name_ = meta != tensors_.end() && meta->second.dtype == "U" ? meta->second.text + " (" + path_ + ")"
                                                                       : "candidate file " + path_;
+  index_answers(golden);
+}
+
+CandidateFile::CandidateFile(std::string path, tensorio::TensorFile file, const std::vector<const golden::GoldenFile*>& golden,
+                             Claims claims)
+    : Implementation(std::move(claims)), path_(std::move(path)), file_(std::move(file)) {
+  const tensorio::TensorFile::Entry* meta = file_->find("implementation");
+  display_name_ = meta != nullptr && meta->dtype == "U" ? meta->text + " (" + path_ + ")" : "candidate file " + path_;
+  // Attention answers are small: read now, so that attention() works as for a file read whole.
+  for (const golden::GoldenFile* file : golden) {
+    if (file->kind != golden::Kind::attention) continue;
+    for (const golden::Group& group : file->groups) {
+      for (const golden::AttentionTest& test : group.attention_tests) {
+        for (const char* what : {"scores", "outputs"}) {
+          const std::string name = tensor_name(file->suite, test.id, what);
+          const tensorio::TensorFile::Entry* e = file_->find(name);
+          if (e == nullptr) continue;
+          tensorio::Tensor t;
+          t.dtype = e->dtype;
+          t.shape = e->shape;
+          t.text = e->text;
+          try {
+            if (e->dtype != "U") t.values = file_->read(*e, 0, e->count);
+          } catch (const tensorio::ReaderError& error) {
+            throw InputError(error.what());
+          }
+          tensors_[name] = std::move(t);
+        }
+      }
+    }
+  }
+  lone_ = tensors_.end();
+  index_answers(golden);
+}
+
+void CandidateFile::index_answers(const std::vector<const golden::GoldenFile*>& golden) {
+  const tensorio::TensorFile::Entry* lone_entry = file_ ? file_->find("") : nullptr;
+  const std::uint64_t lone_size = lone_entry ? lone_entry->count : lone_ != tensors_.end() ? lone_->second.values.size() : 0;
   // A lone .npy holds every output concatenated in golden order (suites as given, tests in file order).
-  std::size_t cursor = 0;
+  std::uint64_t cursor = 0;
   for (const golden::GoldenFile* file : golden) {
     if (file->kind != golden::Kind::rope) continue;
     for (const golden::Group& group : file->groups) {
       for (const golden::RopeTest& test : group.rope_tests) {
-        const std::size_t elements = static_cast<std::size_t>(test.tokens * test.heads * test.head_dim);
+        const auto elements = static_cast<std::uint64_t>(test.tokens * test.heads * test.head_dim);
         Answer answer;
-        if (lone_ != tensors_.end()) {
-          const std::vector<double>& values = lone_->second.values;
-          if (values.size() - std::min(values.size(), cursor) < elements) {
+        if (lone_ != tensors_.end() || lone_entry != nullptr) {
+          if (lone_size - std::min(lone_size, cursor) < elements) {
             answer.status = ApplyResult::Status::missing;
             answer.message = path_ + " ends before this test's outputs (offset " + std::to_string(cursor) + ")";
+          } else if (lone_entry != nullptr) {
+            answer.entry = lone_entry;
+            answer.first = cursor;
+            answer.count = elements;
           } else {
-            answer.values = values.data() + cursor;
+            answer.values = lone_->second.values.data() + cursor;
             answer.count = elements;
           }
           cursor += elements;
         } else {
           const std::string name = tensor_name(file->suite, test.id, "output");
-          const auto it = tensors_.find(name);
-          if (it == tensors_.end()) {
+          const tensorio::Tensor* tensor = nullptr;
+          const tensorio::TensorFile::Entry* entry = nullptr;
+          if (file_) {
+            entry = file_->find(name);
+          } else if (const auto it = tensors_.find(name); it != tensors_.end()) {
+            tensor = &it->second;
+          }
+          const std::string dtype = entry ? entry->dtype : tensor ? tensor->dtype : "";
+          if (entry == nullptr && tensor == nullptr) {
             answer.status = ApplyResult::Status::missing;
             answer.message = "no tensor " + name + " in " + path_;
-          } else if (it->second.dtype == "U") {
+          } else if (dtype == "U") {
             answer.status = ApplyResult::Status::shape;
             answer.message = name + " is text, expected numbers";
+          } else if (entry != nullptr) {
+            answer.entry = entry;
+            answer.count = entry->count;
           } else {
-            answer.values = it->second.values.data();
-            answer.count = it->second.values.size();
+            answer.values = tensor->values.data();
+            answer.count = tensor->values.size();
           }
         }
-        answers_.emplace(call_key(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
+        // A sidecar test's input is not in memory: its call is known by spec, shape and positions.
+        answers_.emplace(call_key(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions,
+                                  test.sidecar ? std::span<const double>() : std::span<const double>(test.input)),
                          std::move(answer));
       }
     }
   }
-  if (lone_ != tensors_.end() && cursor < lone_->second.values.size()) {
-    notes_.push_back(path_ + " holds " + std::to_string(lone_->second.values.size() - cursor) +
-                     " values beyond the golden tests' outputs");
+  if (lone_size > cursor) {
+    notes_.push_back(path_ + " holds " + std::to_string(lone_size - cursor) + " values beyond the golden tests' outputs");
   }
 }
 
 ApplyResult CandidateFile::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                std::span<const double> input) const {
-  const auto it = answers_.find(call_key(spec, shape, positions, input));
+  auto it = answers_.find(call_key(spec, shape, positions, input));
+  if (it == answers_.end()) it = answers_.find(call_key(spec, shape, positions, {}));  // a sidecar test
   if (it == answers_.end()) {
     return {ApplyResult::Status::missing, "a candidate file answers the golden tests' calls only (" + path_ + ")", {}};
   }
   const Answer& a = it->second;
   ApplyResult result{a.status, a.message, {}};
-  if (a.status == ApplyResult::Status::ok) result.output.assign(a.values, a.values + a.count);
+  if (a.status == ApplyResult::Status::ok && a.entry != nullptr) {
+    try {
+      result.output = file_->read(*a.entry, a.first, a.count);
+    } catch (const tensorio::ReaderError& e) {
+      return {ApplyResult::Status::shape, e.what(), {}};
+    }
+  } else if (a.status == ApplyResult::Status::ok) {
+    result.output.assign(a.values, a.values + a.count);
+  }
   return result;
 }
 

@@ -95,6 +95,10 @@ class CandidateFile final : public Implementation {
   // `golden`: the suites the file answers, in the order a lone .npy concatenates them.
   CandidateFile(std::string path, tensorio::TensorMap tensors, const std::vector<const golden::GoldenFile*>& golden,
                 Claims claims);
+  // The same over a .npy or safetensors file read one tensor at a time (a candidate for a big
+  // sidecar suite: memory of one test). Sidecar tests are looked up by spec, shape and positions.
+  CandidateFile(std::string path, tensorio::TensorFile file, const std::vector<const golden::GoldenFile*>& golden,
+                Claims claims);
   std::string name() const override { return display_name_; }
   std::string selector() const override { return "--candidate " + path_; }
   ApplyResult run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
@@ -102,7 +106,7 @@ class CandidateFile final : public Implementation {
   std::optional<AttentionAnswer> attention(const std::string& suite, const golden::AttentionTest& test) const override;
   // Notes for the report (e.g. values of a lone .npy beyond the golden tests' outputs).
   const std::vector<std::string>& notes() const { return notes_; }
-  bool lone_npy() const { return lone_ != tensors_.end(); }
+  bool lone_npy() const { return lone_ != tensors_.end() || (file_ && file_->find("") != nullptr); }
 
  private:
   // Attention tensor `key` when the file has it (null otherwise), its shape checked against
@@ -114,11 +118,15 @@ class CandidateFile final : public Implementation {
     std::string message;
     const double* values = nullptr;
     std::size_t count = 0;
+    const tensorio::TensorFile::Entry* entry = nullptr;  // read from file_ when asked
+    std::uint64_t first = 0;
   };
+  void index_answers(const std::vector<const golden::GoldenFile*>& golden);
   std::string path_;
   std::string display_name_;
   tensorio::TensorMap tensors_;
   tensorio::TensorMap::const_iterator lone_;
+  std::optional<tensorio::TensorFile> file_;
   std::unordered_map<std::string, Answer> answers_;  // key: spec, shape, positions and input bytes
   std::vector<std::string> notes_;
 };

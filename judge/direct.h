@@ -41,6 +41,10 @@ class TensorJudge {
   GroupResult finish();
 
   static constexpr std::int64_t kDiagnosisElements = std::int64_t{1} << 20;
+  // Values per chunk when the caller holds the whole tensors (judge_tensors) or streams a file
+  // (gate's check --spec): 2^22 values keep a chunk's input, output, exact and rounded values at
+  // 160 MB while leaving each thread a few hundred thousand values to evaluate.
+  static constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
 
  private:
   struct State;

@@ -1,8 +1,11 @@
 #include "judge/golden_run.h"
 
+#include <memory>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "judge/diagnosis.h"
@@ -162,6 +165,27 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         Expected expected;
       };
       std::vector<Pending> pending;
+      struct Kept {
+        std::unique_ptr<golden::RopeTest> test;
+        ApplyResult result;
+      };
+      std::vector<Kept> kept_sidecar;
+      // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
+      const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
+        switch (result.status) {
+          case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
+          case ApplyResult::Status::missing:
+            if (options.allow_missing) {
+              c.skip(test, result.message);
+            } else {
+              c.fail(test, "missing", result.message);
+            }
+            break;
+          default:
+            c.fail(test, std::string(kind_name(result.status)),
+                   result.message + " (suite " + file.suite + ", test " + std::to_string(test.id) + ")");
+        }
+      };
       std::int64_t by_flags = 0, by_position = 0;
       for (const golden::RopeTest& test : group.rope_tests) {
         tick(file.suite);
@@ -179,6 +203,29 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
             continue;
           }
         }
+        if (test.sidecar) {
+          // A sidecar test (a big suite): loaded, run, judged and dropped on its own, its exact values
+          // split over threads by tokens, so that the loop holds one test (golden/golden.h load_arrays).
+          golden::RopeTest loaded = test;
+          try {
+            golden::load_arrays(file, group.spec, loaded);
+          } catch (const golden::GoldenError& e) {
+            throw InputError(e.what());
+          }
+          const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
+          ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
+          if (result.status != ApplyResult::Status::ok) {
+            record_failure(comparer, loaded, result);
+            continue;
+          }
+          Expected expected = expected_values(group.spec, shape, loaded.positions, loaded.input, model, options.threads);
+          if (judges_exact_values(model)) expected.rounded = loaded.expected;  // the file's correctly rounded values
+          comparer.add(loaded, result.output, expected);
+          if (kept_sidecar.empty() && loaded.input.size() <= (std::size_t{1} << 22)) {  // the first one, for the diagnosis
+            kept_sidecar.push_back({std::make_unique<golden::RopeTest>(std::move(loaded)), std::move(result)});
+          }
+          continue;
+        }
         pending.push_back({&test,
                            implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
                            {}});
@@ -190,25 +237,16 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         }
       });
       for (Pending& p : pending) {
-        const golden::RopeTest& test = *p.test;
-        switch (p.result.status) {
-          case ApplyResult::Status::ok: comparer.add(test, p.result.output, p.expected); break;
-          case ApplyResult::Status::unsupported: comparer.skip(test, p.result.message); break;
-          case ApplyResult::Status::missing:
-            if (options.allow_missing) {
-              comparer.skip(test, p.result.message);
-            } else {
-              comparer.fail(test, "missing", p.result.message);
-            }
-            break;
-          default:
-            comparer.fail(test, std::string(kind_name(p.result.status)),
-                          p.result.message + " (suite " + file.suite + ", test " + std::to_string(test.id) + ")");
+        if (p.result.status == ApplyResult::Status::ok) {
+          comparer.add(*p.test, p.result.output, p.expected);
+        } else {
+          record_failure(comparer, *p.test, p.result);
         }
       }
       GroupResult result = comparer.finish();
       if (needs_diagnosis(result)) {
         std::vector<DiagnosedTest> judged;
+        for (const Kept& k : kept_sidecar) judged.push_back({k.test.get(), k.result.output});
         for (const Pending& p : pending) {
           if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
             judged.push_back({p.test, p.result.output});

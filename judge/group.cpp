@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "judge/parallel.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -133,6 +134,33 @@ Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model m
   }
   out.exact.reserve(out.rounded.size());
   for (double v : out.rounded) out.exact.push_back(std::isfinite(v) ? v : 0.0L);
+  return out;
+}
+
+Expected expected_values(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                         std::span<const double> input, Model model, int threads) {
+  const int components = position_components(spec);
+  const std::int64_t token_size = shape.heads * shape.head_dim;
+  reference::Options o;
+  o.model = judges_exact_values(model) ? reference::Model::exact : reference::Model::f32_recipe;
+  const std::size_t slices = std::max<std::size_t>(
+      1, std::min<std::size_t>(resolve_threads(threads), static_cast<std::size_t>(std::max<std::int64_t>(shape.tokens, 1))));
+  std::vector<reference::Evaluation> parts(slices);
+  parallel_for(slices, threads, [&](std::size_t w) {
+    const auto n = static_cast<std::int64_t>(slices);
+    const std::int64_t t0 = shape.tokens * static_cast<std::int64_t>(w) / n, t1 = shape.tokens * static_cast<std::int64_t>(w + 1) / n;
+    parts[w] = reference::evaluate(spec, reference::Shape{t1 - t0, shape.heads, shape.head_dim},
+                                   positions.subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
+                                   input.subspan(static_cast<std::size_t>(t0 * token_size), static_cast<std::size_t>((t1 - t0) * token_size)), o);
+  });
+  if (slices == 1) return Expected{std::move(parts[0].exact), std::move(parts[0].rounded)};
+  Expected out;
+  out.exact.reserve(input.size());
+  out.rounded.reserve(input.size());
+  for (reference::Evaluation& part : parts) {
+    out.exact.insert(out.exact.end(), part.exact.begin(), part.exact.end());
+    out.rounded.insert(out.rounded.end(), part.rounded.begin(), part.rounded.end());
+  }
   return out;
 }
 

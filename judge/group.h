@@ -24,6 +24,7 @@
 #include "golden/golden.h"
 #include "judge/pair_rule.h"
 #include "judge/tolerance.h"
+#include "reference/rope.h"
 #include "spec/spec.h"
 
 namespace ropecheck::judge {
@@ -197,6 +198,12 @@ struct Expected {
 // expected_f32_recipe), as both.
 Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits = 128);
 
+// The same for a call not read from a golden file (no golden expected values): the exact models'
+// from reference::evaluate (correctly rounded and exact at once), split over `threads` by token
+// ranges (judge/parallel.h); f32-recipe: the recipe's correctly rounded result as both.
+Expected expected_values(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                         std::span<const double> input, Model model, int threads);
+
 // Accumulates the tests of one golden group (or one sweep).
 class GroupComparer {
  public:
@@ -211,6 +218,9 @@ class GroupComparer {
   void skip(const golden::RopeTest& test, std::string reason);
 
   GroupResult finish();
+
+  // The worst e over the ordinary pairs judged so far (to keep the chunk that shows it).
+  double worst_e() const { return tally_.result.worst_e; }
 
  private:
   const golden::Group& group_;

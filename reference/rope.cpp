@@ -9,10 +9,13 @@
 #include "reference/rope.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include "reference/fast_trig.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
 
@@ -134,21 +137,6 @@ CosSin cos_sin(const Spec& spec, const Plan& plan, std::span<const std::int64_t>
   return cs;
 }
 
-// Double-double helpers (error-free transformations; Dekker, Knuth).
-struct DoubleDouble {
-  double hi;
-  double lo;
-};
-inline DoubleDouble two_sum(double a, double b) {
-  const double s = a + b;
-  const double bb = s - a;
-  return {s, (a - (s - bb)) + (b - bb)};
-}
-inline DoubleDouble two_product(double a, double b) {
-  const double p = a * b;
-  return {p, std::fma(a, b, -p)};
-}
-
 // x·c − y·s (or x·s + y·c with the roles passed accordingly) in double-double.
 // Error ≤ 2^-100·(|x|+|y|)·max(|c|,|s|) plus the representation error of c and s (≤ 2^-106 relative):
 // the two exact products and their exact sum leave only the low-order terms (each ≤ 2^-52 of the
@@ -159,22 +147,6 @@ inline DoubleDouble rotate_component(double x, DoubleDouble c, double y, DoubleD
   DoubleDouble sum = two_sum(xc.hi, -ys.hi);
   const double tail = sum.lo + ((xc.lo - ys.lo) + (x * c.lo - y * s.lo));
   return two_sum(sum.hi, tail);
-}
-
-// The fast rounding test: the correctly rounded value of any v with |v − (h + l)| ≤ error, or
-// nothing. r = RN(h) in the dtype; v rounds to r iff it lies inside r's rounding interval, whose
-// half-width is at least q/4 on the low side when |r| is a power of two (q = r's quantum), else q/2.
-std::optional<double> fast_round(DoubleDouble v, double error, Dtype dtype) {
-  if (!std::isfinite(v.hi)) return std::nullopt;
-  const double r = round_to_format(v.hi, dtype);
-  if (r == 0 || !std::isfinite(r) || std::fabs(r) >= max_finite(dtype)) return std::nullopt;
-  const double q = ulp(r, dtype);
-  int e = 0;
-  const double m = std::frexp(std::fabs(r), &e);
-  const double half_width = (m == 0.5 ? q / 2 : q) / 2;
-  const double distance = (v.hi - r) + v.lo;  // v.hi − r is exact (both within q of each other)
-  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
-  return std::nullopt;
 }
 
 // The cold path: one output component, recomputed with MPFR at doubling precision until decided.
@@ -320,76 +292,266 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
   return out;
 }
 
-std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
-                          std::span<const double> input, Options options) {
-  check_shapes(spec, shape, positions, input);
-  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
-  std::vector<double> out(input.begin(), input.end());  // pass-through dims: copied bit for bit
+namespace {
+
+// Precision of the MPFR values the fast path starts from (θ'_j and the attention factor): their
+// relative error 2^(−P+13) = 2^-243 is far below the fast path's bound.
+constexpr int kFastPlanBits = 256;
+// Bound on |computed − exact| of the fast path's cos·A and sin·A, per unit of |A| (fast_trig.h's
+// kFastCosSinError = 2^-97, then one double-double product with Â: relative 5u² + u² (Â's own
+// rounding) + 2^-243; total < 2^-96.9). A zero angle: cos·A = Â, error ≤ u²·|A| ≤ 2^-96·|A| too.
+constexpr double kFastPairError = 0x1p-96;
+
+// The fast path's per-call constants: θ'_j as normalised triple-doubles and the attention factor
+// as a double-double, each word the rounded remainder of the MPFR value (error ≤ u³ relative).
+struct FastPlan {
+  std::vector<std::array<double, 3>> theta;
+  DoubleDouble attention{0, 0};
+  bool usable = false;  // |A| in [2^-500, 2^500]: A·cos and A·sin stay far from under/overflow
+};
+
+FastPlan make_fast_plan(const Plan& plan) {
+  FastPlan fast;
+  for (const Real& theta : plan.theta) {
+    const double t1 = static_cast<double>(theta);
+    const Real rest = theta - t1;  // exact: within the Real's precision
+    const double t2 = static_cast<double>(rest);
+    fast.theta.push_back({t1, t2, static_cast<double>(Real(rest - t2))});
+  }
+  const double a1 = static_cast<double>(plan.attention);
+  fast.attention = {a1, static_cast<double>(Real(plan.attention - a1))};
+  fast.usable = std::fabs(a1) >= 0x1p-500 && std::fabs(a1) <= 0x1p500;
+  return fast;
+}
+
+// One (token, pair)'s cos·A and sin·A in double-double, with the bound that the rounding test
+// takes per unit of |x| + |y| (their error plus the rotation's, rotate_component).
+struct PairTrig {
+  DoubleDouble c{0, 0};
+  DoubleDouble s{0, 0};
+  double error = 0;
+  double cs_error = 0;  // |computed − exact| of c and of s alone (for deciding their f64 rounding)
+  bool fast = false;    // from the double-double path (else from MPFR)
+  // RN to binary64 of the exact cos·A and sin·A, for the IEEE special values (filled on demand).
+  bool ieee_known = false;
+  double c_ieee = 0;
+  double s_ieee = 0;
+};
+
+double total_error(double cs_error, DoubleDouble c, DoubleDouble s) {
+  return cs_error * (1 + 0x1p-40) + std::max(std::fabs(c.hi), std::fabs(s.hi)) * 0x1p-100;
+}
+
+PairTrig mpfr_pair_trig(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position, int j, Model model,
+                        int precision) {
+  const CosSin cs = cos_sin(spec, plan, position, j, model, precision);
+  PairTrig trig;
+  const double c_hi = static_cast<double>(cs.cos);
+  const double s_hi = static_cast<double>(cs.sin);
+  trig.c = {c_hi, static_cast<double>(Real(cs.cos - c_hi))};
+  trig.s = {s_hi, static_cast<double>(Real(cs.sin - s_hi))};
+  // MPFR's bound, the split into double-doubles (2^-106 relative), and the rotation's.
+  trig.cs_error = static_cast<double>(cs.error) + std::max(std::fabs(c_hi), std::fabs(s_hi)) * 0x1p-105;
+  trig.error = total_error(trig.cs_error, trig.c, trig.s);
+  trig.ieee_known = true;
+  trig.c_ieee = c_hi;
+  trig.s_ieee = s_hi;
+  return trig;
+}
+
+constexpr double kExactIntegerLimit = 0x1p53;  // positions exactly representable as doubles
+
+// The fast path for one (token, pair), or nothing (the caller takes MPFR): see fast_trig.h's domain.
+std::optional<PairTrig> fast_pair_trig(const Spec& spec, const Plan& plan, const FastPlan& fast,
+                                       std::span<const std::int64_t> position, int j, Model model) {
+  if (!fast.usable) return std::nullopt;
+  const std::int64_t p = position[plan.component[j]];
+  if (p > kExactIntegerLimit || p < -kExactIntegerLimit) return std::nullopt;
+  const bool inverse = spec.direction == Direction::inverse;
+  double m = 1;
+  std::array<double, 3> theta{};
+  double zero_angle = 1;  // the signed zero angle when the angle is zero, else nonzero
+  if (model == Model::f32_recipe) {
+    // RN32(RN32(p)·RN32(θ)): p exact as a double, the product of two 24-bit significands exact.
+    const double p32 = round_to_format(static_cast<double>(p), Dtype::f32);
+    double product = round_to_format(p32 * plan.theta_f32[j], Dtype::f32);
+    if (inverse) product = -product;
+    theta = {product, 0, 0};
+    if (product == 0) zero_angle = product;
+  } else {
+    m = inverse ? -static_cast<double>(p) : static_cast<double>(p);
+    theta = fast.theta[j];
+    if (p == 0) zero_angle = inverse ? -(0.0 * theta[0]) : 0.0 * theta[0];  // as MPFR: ±(0·θ)
+  }
+  PairTrig trig;
+  trig.fast = true;
+  trig.cs_error = std::fabs(fast.attention.hi) * kFastPairError;
+  if (zero_angle == 0) {
+    // cos(±0)·A = A; sin(±0)·A = ±0 with the IEEE sign of the product.
+    trig.c = fast.attention;
+    trig.s = {zero_angle * fast.attention.hi, 0};
+    trig.ieee_known = true;
+    trig.c_ieee = trig.c.hi;
+    trig.s_ieee = trig.s.hi;
+  } else {
+    const std::optional<CosSinDD> cs = cos_sin_of_multiple(m, theta);
+    if (!cs) return std::nullopt;
+    trig.c = multiply(cs->cos, fast.attention);
+    trig.s = multiply(cs->sin, fast.attention);
+  }
+  trig.error = total_error(trig.cs_error, trig.c, trig.s);
+  return trig;
+}
+
+// Decides RN64 of the exact cos·A and sin·A for the IEEE special values, which multiply them in
+// double arithmetic (where x·c can overflow, the exact double matters); MPFR when undecided.
+void settle_ieee(PairTrig& trig, const Spec& spec, const Plan& plan, std::span<const std::int64_t> position, int j,
+                 Model model, int precision) {
+  if (trig.ieee_known) return;
+  const double error = trig.cs_error * (1 + 0x1p-40);
+  const std::optional<double> c = round_if_decided(trig.c, error, Dtype::f64);
+  const std::optional<double> s = round_if_decided(trig.s, error, Dtype::f64);
+  if (c && s) {
+    trig.c_ieee = *c;
+    trig.s_ieee = *s;
+  } else {
+    const PairTrig exact = mpfr_pair_trig(spec, plan, position, j, model, precision);
+    trig.c_ieee = exact.c_ieee;
+    trig.s_ieee = exact.s_ieee;
+  }
+  trig.ieee_known = true;
+}
+
+// The pair (x, y)'s rotation in long double, for pairs outside the double-double range: each
+// product and the sum round once (2^-64 relative) and c, s carry 2^-64 relative from their
+// conversion: error ≤ 3·2^-64·(|x|·|c| + |y|·|s|) + 2^-64·|result| plus (|x|+|y|)·cs_error.
+long double rotate_long_double(double x, DoubleDouble c, double y, DoubleDouble s) {
+  const long double cl = static_cast<long double>(c.hi) + c.lo;
+  const long double sl = static_cast<long double>(s.hi) + s.lo;
+  return static_cast<long double>(x) * cl - static_cast<long double>(y) * sl;
+}
+
+// apply and evaluate: correctly rounded outputs into `rounded` (holding the input on entry), and
+// with `exact` non-null the exact values of evaluate.
+ROPECHECK_FMA_CLONES void rotate_rounded(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                    std::span<const double> input, Options options, std::span<double> rounded,
+                    std::span<long double> exact) {
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
   const Dtype dtype = spec.dtype;
+  const bool fast_path = options.path == Path::fast;
+  const bool want_exact = !exact.empty();
 
   PrecisionScope scope(options.precision_bits);
   const Plan plan = make_plan(spec, options.model, options.precision_bits);
+  FastPlan fast;
+  if (fast_path) {
+    if (options.precision_bits >= kFastPlanBits) {
+      fast = make_fast_plan(plan);
+    } else {
+      PrecisionScope fast_scope(kFastPlanBits);
+      fast = make_fast_plan(make_plan(spec, Model::exact, kFastPlanBits));
+    }
+  }
+  std::vector<PairTrig> trig(static_cast<std::size_t>(pairs));
   for (std::int64_t t = 0; t < shape.tokens; ++t) {
     std::span<const std::int64_t> position(positions.data() + t * components, components);
     for (int j = 0; j < pairs; ++j) {
-      const CosSin cs = cos_sin(spec, plan, position, j, options.model, options.precision_bits);
-      const double c_hi = static_cast<double>(cs.cos);
-      const double s_hi = static_cast<double>(cs.sin);
-      const DoubleDouble c{c_hi, static_cast<double>(Real(cs.cos - c_hi))};
-      const DoubleDouble s{s_hi, static_cast<double>(Real(cs.sin - s_hi))};
-      // Error of the double-double cos/sin: MPFR's bound, their split (2^-106 relative), and the
-      // double-double rotation (2^-100 of the largest of |c|, |s|).
-      const double cs_error = static_cast<double>(cs.error) * (1 + 0x1p-40) +
-                              std::max(std::fabs(c_hi), std::fabs(s_hi)) * 0x1p-100;
-      const PairDims pd = plan.dims[j];
-      for (std::int64_t h = 0; h < shape.heads; ++h) {
-        const std::int64_t row = (t * shape.heads + h) * d;
+      std::optional<PairTrig> pair;
+      if (fast_path) pair = fast_pair_trig(spec, plan, fast, position, j, options.model);
+      trig[j] = pair ? *pair : mpfr_pair_trig(spec, plan, position, j, options.model, options.precision_bits);
+    }
+    for (std::int64_t h = 0; h < shape.heads; ++h) {
+      const std::int64_t row = (t * shape.heads + h) * d;
+      for (int j = 0; j < pairs; ++j) {
+        PairTrig& cs = trig[j];
+        const PairDims pd = plan.dims[j];
         const double x = input[row + pd.first];
         const double y = input[row + pd.second];
+        double& first_out = rounded[row + pd.first];
+        double& second_out = rounded[row + pd.second];
         if (!std::isfinite(x) || !std::isfinite(y) || (x == 0 && y == 0)) {
-          // IEEE 754 arithmetic of the formula with the exact cos/sin's signs and zeroness (a double
-          // rounding of a nonzero cos/sin is nonzero): NaN propagates, Inf·0 = NaN, signed zeros.
-          out[row + pd.first] = x * c_hi - y * s_hi;
-          out[row + pd.second] = x * s_hi + y * c_hi;
+          // IEEE 754 arithmetic of the formula with the exact cos/sin rounded to double (their
+          // signs and zeroness are the exact ones): NaN propagates, Inf·0 = NaN, signed zeros.
+          settle_ieee(cs, spec, plan, position, j, options.model, options.precision_bits);
+          first_out = x * cs.c_ieee - y * cs.s_ieee;
+          second_out = x * cs.s_ieee + y * cs.c_ieee;
+          if (want_exact) {
+            exact[row + pd.first] = std::isfinite(first_out) ? first_out : 0.0L;  // finite: ±0
+            exact[row + pd.second] = std::isfinite(second_out) ? second_out : 0.0L;
+          }
           continue;
         }
         // An exactly zero output: at angle 0 (sin exactly ±0) the first component is x·c, zero when
         // x is; the second is y·c, zero when y is. No rounding test can decide an exact zero, so
         // take its IEEE sign from the formula directly. (cos is never exactly 0: cos of a nonzero
         // algebraic angle is transcendental, Lindemann–Weierstrass.)
-        const bool angle_zero = s_hi == 0;
+        const bool angle_zero = cs.s.hi == 0;
         const bool first_zero = angle_zero && x == 0;
         const bool second_zero = angle_zero && y == 0;
         const double largest = std::max(std::fabs(x), std::fabs(y));
         const bool in_range = largest > 0x1p-900 && largest < 0x1p900;
-        const double error = (std::fabs(x) + std::fabs(y)) * cs_error;
+        const double error = (std::fabs(x) + std::fabs(y)) * cs.error;
         std::optional<double> first, second;
-        if (first_zero) first = x * c_hi - y * s_hi;
-        if (second_zero) second = x * s_hi + y * c_hi;
+        if (first_zero) first = x * cs.c.hi - y * cs.s.hi;
+        if (second_zero) second = x * cs.s.hi + y * cs.c.hi;
         if (in_range) {
-          if (!first) first = fast_round(rotate_component(x, c, y, s), error, dtype);
-          if (!second) second = fast_round(rotate_component(x, s, -y, c), error, dtype);
+          const DoubleDouble v1 = rotate_component(x, cs.c, y, cs.s);
+          const DoubleDouble v2 = rotate_component(x, cs.s, -y, cs.c);
+          if (!first) first = fast_path ? round_if_decided_fast(v1, error, dtype) : round_if_decided(v1, error, dtype);
+          if (!second) second = fast_path ? round_if_decided_fast(v2, error, dtype) : round_if_decided(v2, error, dtype);
+          if (want_exact) {
+            exact[row + pd.first] = first_zero ? 0.0L : static_cast<long double>(v1.hi) + v1.lo;
+            exact[row + pd.second] = second_zero ? 0.0L : static_cast<long double>(v2.hi) + v2.lo;
+          }
+        } else if (want_exact) {
+          exact[row + pd.first] = first_zero ? 0.0L : rotate_long_double(x, cs.c, y, cs.s);
+          exact[row + pd.second] = second_zero ? 0.0L : rotate_long_double(x, cs.s, -y, cs.c);
         }
-        out[row + pd.first] =
+        first_out =
             first ? *first : slow_component(spec, position, j, x, y, false, options.model, options.precision_bits);
-        out[row + pd.second] =
+        second_out =
             second ? *second : slow_component(spec, position, j, x, y, true, options.model, options.precision_bits);
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                          std::span<const double> input, Options options) {
+  check_shapes(spec, shape, positions, input);
+  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
+  std::vector<double> out(input.begin(), input.end());  // pass-through dims: copied bit for bit
+  rotate_rounded(spec, shape, positions, input, options, out, {});
   return out;
 }
 
 Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                     std::span<const double> input, Options options) {
   Evaluation out;
-  out.rounded = apply(spec, shape, positions, input, options);
+  if (options.model == Model::f32_recipe || options.path == Path::mpfr) {
+    out.rounded = apply(spec, shape, positions, input, options);
+  }
   if (options.model == Model::f32_recipe) {
     out.exact.reserve(out.rounded.size());
     for (double v : out.rounded) out.exact.push_back(std::isfinite(v) ? v : 0.0L);
+    return out;
+  }
+  if (options.path == Path::fast) {
+    // The double-double rotation's value: error ≤ (|x|+|y|)·error of the pair (≤ 2^-95.9·|A|·(|x|+|y|)),
+    // then one rounding to long double (2^-64 relative); outside [2^-900, 2^900] the long double
+    // rotation (rotate_long_double). Both ≤ 2^-61·|A|·ρ, ρ = √(x² + y²) (reference/README.md).
+    check_shapes(spec, shape, positions, input);
+    if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
+    // Pairs outside the fast domain take MPFR's cos/sin: at ≥ 256 bits their error stays below the
+    // bound above too (the rounded outputs do not depend on the precision: correct rounding is unique).
+    options.precision_bits = std::max(options.precision_bits, kFastPlanBits);
+    out.rounded.assign(input.begin(), input.end());
+    out.exact.assign(input.begin(), input.end());  // pass-through dims hold the input
+    rotate_rounded(spec, shape, positions, input, options, out.rounded, out.exact);
     return out;
   }
   std::vector<double> finite_input(input.begin(), input.end());

@@ -27,9 +27,18 @@ struct Shape {
 // product rounded to f32, then exact cos/sin of that f32 angle, exact rotation, one final rounding.
 enum class Model { exact, f32_recipe };
 
+// How `apply` and `evaluate` get each (token, pair)'s cos and sin. Both give the same bits
+// (correct rounding is unique); `mpfr` is kept as the independent oracle the tests compare with.
+//   fast — double-double cos/sin with a proven bound (fast_trig.h), MPFR where it does not apply
+//          (|position| > 2^53, |angle| > 2^40, ...) and on the cold path; exact values in long double
+//          from the same double-double rotation.
+//   mpfr — cos/sin with MPFR at precision_bits per (token, pair); exact values by rotate_exact.
+enum class Path { fast, mpfr };
+
 struct Options {
   int precision_bits = kDefaultPrecisionBits;  // working precision of the first attempt (the Ziv loop may go higher)
   Model model = Model::exact;
+  Path path = Path::fast;
 };
 
 // The three independent forms (they share only spec/schedule.h):
@@ -58,6 +67,8 @@ std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::in
 // that e can be measured against the exact rotation. Pairs with a non-finite input have exact
 // value 0 (they are judged by class only); pass-through dims hold the input.
 // Under Model::f32_recipe both are the recipe's correctly rounded result.
+// Path::fast: |exact − true| ≤ 2^-61·|A|·ρ per component (A the attention factor, ρ = √(x² + y²)
+// of the input pair; reference/README.md "The fast path").
 struct Evaluation {
   std::vector<double> rounded;
   std::vector<long double> exact;

@@ -103,3 +103,22 @@ double parse_float(const std::string& text) {
 }
 
 }  // namespace ropecheck::reference
+
+namespace ropecheck::reference {
+
+std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype) {
+  if (!std::isfinite(v.hi)) return std::nullopt;
+  const double r = round_to_format(v.hi, dtype);
+  if (r == 0 || !std::isfinite(r) || std::fabs(r) >= max_finite(dtype)) return std::nullopt;
+  const double q = ulp(r, dtype);
+  int e = 0;
+  const double m = std::frexp(std::fabs(r), &e);
+  const double half_width = (m == 0.5 ? q / 2 : q) / 2;
+  // v.hi − r is exact: both are multiples of ulp(v.hi)'s binade below and within q/2 of each other.
+  // The sum with v.lo rounds once (relative 2^-53): the factor (1 + 2^-50) covers it.
+  const double distance = (v.hi - r) + v.lo;
+  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
+  return std::nullopt;
+}
+
+}  // namespace ropecheck::reference

@@ -4,12 +4,15 @@
 // path and the double fast path of the reference share it (STYLE.md: one concept, one place).
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
 
+#include "reference/double_double.h"
 #include "spec/spec.h"
 
 namespace ropecheck::reference {
@@ -84,6 +87,47 @@ std::optional<double> round_if_decided(const T& approx, const T& error, Dtype dt
   const double b = static_cast<double>(high);
   if (std::signbit(a) != std::signbit(b)) return std::nullopt;
   return a;
+}
+
+// The same test for a double-double value v (the reference's fast paths): the correctly rounded
+// value of every x with |x − (v.hi + v.lo)| ≤ error, or nothing. `error` ≥ 0 is absolute.
+// r = RN(v.hi) in the dtype; x rounds to r iff it lies inside r's rounding interval, whose half-width
+// is at least q/4 on the low side when |r| is a power of two (q = r's quantum), else q/2.
+// Nothing for non-finite v.hi, results that round to zero or reach the largest finite value
+// (decided by the cold path, which also settles the sign of zero and overflow).
+std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype);
+// The same decision by bit operations for the hot loop: where RN(v.hi) is a normal of the dtype
+// below 2^emax (and, for f64, v.hi ≥ 2^-960) it rounds by an integer add-and-mask on the bits of
+// v.hi; elsewhere it returns round_if_decided(v, error, dtype). Same answer whenever both decide
+// (correct rounding is unique); tests/reference/rounding_test.cpp checks it against MPFR.
+inline std::optional<double> round_if_decided_fast(DoubleDouble v, double error, Dtype dtype) {
+  const Format f = format_of(dtype);
+  const int shift = 53 - f.precision;  // low bits of a double's significand that the dtype drops
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(v.hi);
+  const std::uint64_t sign = bits & (std::uint64_t{1} << 63);
+  const std::uint64_t magnitude = bits ^ sign;
+  // Biased exponent field of |v.hi|: normal in the dtype from emin, below 2^emax (so RN(v.hi) ≤ 2^emax
+  // stays finite and normal); for f64 also above 2^-960 so that q/4 below is a normal double.
+  const std::int64_t exponent = static_cast<std::int64_t>(magnitude >> 52) - 1023;
+  const int lowest = std::max(f.emin, -960);
+  if (exponent < lowest || exponent >= f.emax) return round_if_decided(v, error, dtype);
+  // Round to nearest even at bit `shift`: add half an ulp of the dtype minus one, plus the kept
+  // lowest bit, then clear the dropped bits. A carry into the exponent gives the next power of two.
+  std::uint64_t rounded = magnitude;
+  if (shift > 0) {
+    const std::uint64_t dropped = (std::uint64_t{1} << shift) - 1;
+    rounded = (magnitude + (dropped >> 1) + ((magnitude >> shift) & 1)) & ~dropped;
+  }
+  const double r = std::bit_cast<double>(rounded | sign);
+  // Quantum q = 2^(e_r − (p − 1)) of r; half-width q/2, or q/4 when |r| is a power of two (its
+  // rounding interval is narrower below).
+  const std::uint64_t exponent_field = rounded >> 52;
+  const std::uint64_t power_of_two = (rounded & ((std::uint64_t{1} << 52) - 1)) == 0;
+  const std::uint64_t half_width_bits = (exponent_field - static_cast<std::uint64_t>(f.precision - 1) - 1 - power_of_two) << 52;
+  const double half_width = std::bit_cast<double>(half_width_bits);
+  const double distance = (v.hi - r) + v.lo;  // v.hi − r exact; the sum rounds once: 1 + 2^-50 covers it
+  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
+  return std::nullopt;
 }
 
 // Encodes a value of `dtype` (given exactly as a double) into its IEEE bit pattern, and back.

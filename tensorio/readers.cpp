@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -430,6 +431,20 @@ void flatten(const nlohmann::json& j, std::string_view file, const std::string& 
 
 }  // namespace
 
+namespace {
+
+// The storage dtype of a numeric .npy descr without its byte-order character.
+std::string npy_numeric_dtype(std::string_view descr, std::string_view full, std::string_view file) {
+  if (descr == "f8") return "F64";
+  if (descr == "f4") return "F32";
+  if (descr == "f2") return "F16";
+  if (descr == "i8") return "I64";
+  if (descr == "i4") return "I32";
+  fail(file, "descr", "'<f2', '<f4', '<f8', '<i4', '<i8' or '<U', got '" + excerpt(full) + "'");
+}
+
+}  // namespace
+
 Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") fail(file, "magic", "\\x93NUMPY at offset 0");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -476,12 +491,7 @@ Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
     }
     return t;
   }
-  if (descr == "f8") t.dtype = "F64";
-  else if (descr == "f4") t.dtype = "F32";
-  else if (descr == "f2") t.dtype = "F16";
-  else if (descr == "i8") t.dtype = "I64";
-  else if (descr == "i4") t.dtype = "I32";
-  else fail(file, "descr", "'<f2', '<f4', '<f8', '<i4', '<i8' or '<U', got '" + excerpt(h.descr) + "'");
+  t.dtype = npy_numeric_dtype(descr, h.descr, file);
   const int width = width_of(t.dtype);
   if (count > data.size() / width) {
     fail(file, "data", std::to_string(count) + " values of " + std::to_string(width) + " bytes (shape), file holds " +
@@ -508,32 +518,42 @@ TensorMap parse_npz(std::string_view bytes, std::string_view file) {
   return out;
 }
 
-TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
-  if (bytes.size() < 8) fail(file, "header length", "8 bytes");
-  const std::uint64_t n = read_le(bytes.data(), 8);
-  if (n > bytes.size() - 8) fail(file, "header length", "at most " + std::to_string(bytes.size() - 8) + " bytes, got " + std::to_string(n));
-  // The format forbids duplicate keys (huggingface/safetensors README, "Format"): one tensor name
-  // given twice would silently replace the other.
-  const nlohmann::json header = parse_json(bytes.substr(8, n), file, "header");
+namespace {
+
+// One tensor entry of a safetensors header, checked against the data size (not yet decoded).
+struct SafetensorsEntry {
+  std::string name;
+  Tensor tensor;  // dtype and shape (values empty); "U" metadata strings complete
+  std::uint64_t begin = 0, end = 0;  // data_offsets (metadata: 0, 0)
+};
+
+// The header's entries, in header order, every field checked as the format requires
+// (huggingface/safetensors README, "Format"): dtype, shape, offsets inside `data_size` bytes and
+// matching the shape, no two tensors sharing bytes, no duplicate keys.
+std::vector<SafetensorsEntry> safetensors_entries(std::string_view header_text, std::uint64_t data_size, std::string_view file) {
+  // The format forbids duplicate keys: one tensor name given twice would silently replace the other.
+  const nlohmann::json header = parse_json(header_text, file, "header");
   if (!header.is_object()) fail(file, "header", "a JSON object");
-  const std::string_view data = bytes.substr(8 + n);
-  TensorMap out;
+  std::vector<SafetensorsEntry> out;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // data_offsets, to refuse overlaps
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) fail(file, "__metadata__", "an object of strings");
       for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) fail(file, "__metadata__." + excerpt(key), "a string");
-        Tensor t;
-        t.dtype = "U";
-        t.text = value.get<std::string>();
-        out[key] = std::move(t);
+        SafetensorsEntry e;
+        e.name = key;
+        e.tensor.dtype = "U";
+        e.tensor.text = value.get<std::string>();
+        out.push_back(std::move(e));
       }
       continue;
     }
     const std::string field = excerpt(name);
     if (!entry.is_object()) fail(file, field, "an object with dtype, shape and data_offsets");
-    Tensor t;
+    SafetensorsEntry e;
+    e.name = name;
+    Tensor& t = e.tensor;
     if (!entry.contains("dtype") || !entry["dtype"].is_string()) fail(file, field + ".dtype", "a string");
     t.dtype = entry["dtype"].get<std::string>();
     const int width = width_of(t.dtype);
@@ -552,18 +572,17 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned()) {
       fail(file, field + ".data_offsets", "[begin, end], two non-negative integers");
     }
-    const auto begin = offsets[0].get<std::uint64_t>();
-    const auto end = offsets[1].get<std::uint64_t>();
-    if (begin > end || end > data.size()) {
-      fail(file, field + ".data_offsets", "begin <= end <= " + std::to_string(data.size()) + " (the data size)");
+    e.begin = offsets[0].get<std::uint64_t>();
+    e.end = offsets[1].get<std::uint64_t>();
+    if (e.begin > e.end || e.end > data_size) {
+      fail(file, field + ".data_offsets", "begin <= end <= " + std::to_string(data_size) + " (the data size)");
     }
-    if (count > (end - begin) / width || count * width != end - begin) {
-      fail(file, field + ".data_offsets", std::to_string(end - begin) + " bytes = shape product x " +
+    if (count > (e.end - e.begin) / width || count * width != e.end - e.begin) {
+      fail(file, field + ".data_offsets", std::to_string(e.end - e.begin) + " bytes = shape product x " +
                                               std::to_string(width) + " bytes");
     }
-    t.values = decode(data.data() + begin, count, t.dtype);
-    if (begin < end) ranges.emplace_back(begin, end);
-    out[name] = std::move(t);
+    if (e.begin < e.end) ranges.emplace_back(e.begin, e.end);
+    out.push_back(std::move(e));
   }
   std::sort(ranges.begin(), ranges.end());
   for (std::size_t i = 1; i < ranges.size(); ++i) {
@@ -572,6 +591,24 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
            "bytes no other tensor uses, got bytes shared with [" + std::to_string(ranges[i - 1].first) + ", " +
                std::to_string(ranges[i - 1].second) + "] (overlapping tensors)");
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorMap parse_safetensors(std::string_view bytes, std::string_view file) {
+  if (bytes.size() < 8) fail(file, "header length", "8 bytes");
+  const std::uint64_t n = read_le(bytes.data(), 8);
+  if (n > bytes.size() - 8) fail(file, "header length", "at most " + std::to_string(bytes.size() - 8) + " bytes, got " + std::to_string(n));
+  const std::string_view data = bytes.substr(8 + n);
+  TensorMap out;
+  for (SafetensorsEntry& e : safetensors_entries(bytes.substr(8, n), data.size(), file)) {
+    if (e.tensor.dtype != "U") {
+      const std::uint64_t count = (e.end - e.begin) / static_cast<std::uint64_t>(width_of(e.tensor.dtype));
+      e.tensor.values = decode(data.data() + e.begin, count, e.tensor.dtype);
+    }
+    out[e.name] = std::move(e.tensor);
   }
   return out;
 }
@@ -648,6 +685,135 @@ std::string read_file_bytes(const std::string& path, std::uint64_t max_bytes) {
   }
   if (done != size) throw ReaderError(path + ": file: expected " + std::to_string(size) + " readable bytes, got " + std::to_string(done));
   return bytes;
+}
+
+// --- TensorFile: one tensor read in pieces ----------------------------------------------------------
+
+namespace {
+
+// Reads exactly `size` bytes at `offset`, or fails naming the file.
+void read_at(int fd, std::uint64_t offset, char* out, std::uint64_t size, const std::string& file) {
+  std::uint64_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(file, "file", std::to_string(size) + " readable bytes at offset " + std::to_string(offset));
+    done += static_cast<std::uint64_t>(n);
+  }
+}
+
+// Headers larger than this are not ours to read (numpy writes a few hundred bytes; a safetensors
+// header of 100 000 tensors is about 10 MB).
+constexpr std::uint64_t kMaxHeaderBytes = std::uint64_t{1} << 26;
+
+}  // namespace
+
+TensorFile::TensorFile(TensorFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), entries_(std::move(other.entries_)) {
+  // std::map nodes keep their addresses when the map is moved.
+  chosen_ = std::exchange(other.chosen_, nullptr);
+}
+
+TensorFile::~TensorFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const TensorFile::Entry* TensorFile::find(const std::string& name) const {
+  const auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+TensorFile TensorFile::open(const std::string& path) {
+  TensorFile f;
+  f.path_ = path;
+  f.fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (f.fd_ < 0) throw ReaderError(path + ": file: expected a readable file, got " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd_, &st) != 0) throw ReaderError(path + ": file: expected a readable file, got " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw ReaderError(path + ": file: expected a regular file, got " + file_kind(st.st_mode));
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  char start[12] = {};
+  if (size < 12) fail(path, "file", "a .npy or safetensors file of at least 12 bytes");
+  read_at(f.fd_, 0, start, 12, path);
+  if (std::string_view(start, 6) == "\x93NUMPY") {
+    const int major = static_cast<unsigned char>(start[6]);
+    std::uint64_t header_length = 0, header_start = 0;
+    if (major == 1) {
+      header_length = read_le(start + 8, 2);
+      header_start = 10;
+    } else if (major == 2 || major == 3) {
+      header_length = read_le(start + 8, 4);
+      header_start = 12;
+    } else {
+      fail(path, "version", "1, 2 or 3, got " + std::to_string(major));
+    }
+    if (header_length > kMaxHeaderBytes || header_length > size - header_start) fail(path, "header length", "a header inside the file");
+    std::string header(header_length, '\0');
+    read_at(f.fd_, header_start, header.data(), header_length, path);
+    const NpyHeader h = parse_npy_header(header, path);
+    if (h.fortran_order) fail(path, "fortran_order", "False (C order), got True");
+    std::string descr = h.descr;
+    if (!descr.empty() && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=')) descr = descr.substr(1);
+    else if (!descr.empty() && descr[0] == '>') fail(path, "descr", "little-endian data ('<'), got '" + excerpt(h.descr) + "'");
+    Entry e;
+    e.dtype = npy_numeric_dtype(descr, h.descr, path);
+    e.shape = h.shape;
+    e.offset = header_start + header_length;
+    e.count = element_count(h.shape, path, "shape");
+    const auto width = static_cast<std::uint64_t>(width_of(e.dtype));
+    if (e.count > (size - e.offset) / width) {
+      fail(path, "data", std::to_string(e.count) + " values of " + std::to_string(width) + " bytes (shape), file holds " +
+                             std::to_string(size - e.offset) + " bytes");
+    }
+    f.chosen_ = &f.entries_.emplace("", std::move(e)).first->second;
+    return f;
+  }
+  const std::uint64_t n = read_le(start, 8);
+  if (start[8] != '{' || n > kMaxHeaderBytes || n > size - 8) {
+    fail(path, "file", "a .npy file (\\x93NUMPY) or a safetensors file (8-byte header length, then a JSON header)");
+  }
+  std::string header(n, '\0');
+  read_at(f.fd_, 8, header.data(), n, path);
+  for (SafetensorsEntry& s : safetensors_entries(header, size - 8 - n, path)) {
+    Entry e;
+    e.dtype = s.tensor.dtype;
+    e.shape = std::move(s.tensor.shape);
+    e.text = std::move(s.tensor.text);
+    if (e.dtype != "U") {
+      e.offset = 8 + n + s.begin;
+      e.count = (s.end - s.begin) / static_cast<std::uint64_t>(width_of(e.dtype));
+    }
+    f.entries_[s.name] = std::move(e);
+  }
+  return f;
+}
+
+TensorFile TensorFile::open(const std::string& path, const std::string& name) {
+  TensorFile f = open(path);
+  if (f.chosen_ != nullptr) return f;  // .npy
+  std::string names;
+  int numeric = 0;
+  for (const auto& [key, e] : f.entries_) {
+    if (e.dtype == "U") continue;
+    ++numeric;
+    if (names.size() < 200) names += (names.empty() ? "" : ", ") + excerpt(key);
+    if (name.empty() || key == name) f.chosen_ = &e;
+  }
+  if (name.empty() && numeric != 1) fail(path, "tensors", "exactly one tensor (or a tensor name), got " + std::to_string(numeric) + ": " + names);
+  if (f.chosen_ == nullptr) fail(path, "tensor " + excerpt(name), "a tensor of that name, got " + names);
+  return f;
+}
+
+std::vector<double> TensorFile::read(const Entry& entry, std::uint64_t first, std::uint64_t count) const {
+  if (entry.dtype == "U") fail(path_, "values", "a numeric tensor, got text");
+  if (first > entry.count || count > entry.count - first) {
+    fail(path_, "values", "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " +
+                              std::to_string(first) + " + " + std::to_string(count) + ")");
+  }
+  const auto width = static_cast<std::uint64_t>(width_of(entry.dtype));
+  std::string bytes(count * width, '\0');
+  read_at(fd_, entry.offset + first * width, bytes.data(), bytes.size(), path_);
+  return decode(bytes.data(), count, entry.dtype);
 }
 
 }  // namespace ropecheck::tensorio

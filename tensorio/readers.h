@@ -72,4 +72,47 @@ std::string read_file_bytes(const std::string& path, std::uint64_t max_bytes = s
 // "a FIFO", "a character device", "a folder", ... for a st_mode that is not a regular file.
 std::string file_kind(unsigned mode);
 
+// The tensors of a .npy file or a safetensors file, read in pieces without holding the file (a
+// candidate of 537 M values, a golden sidecar): the header is read and checked as parse_npy_tensor /
+// parse_safetensors check it, then values are read where asked (pread). The file is held open.
+class TensorFile {
+ public:
+  // Throws ReaderError for anything else (npz, JSON, FIFOs, folders), one line naming file and
+  // field. A .npy file holds one tensor, named "".
+  static TensorFile open(const std::string& path);
+  // The same, with `name` chosen as the default tensor of read(first, count): a safetensors file's
+  // tensor of that name (empty: its only tensor), ignored for .npy.
+  static TensorFile open(const std::string& path, const std::string& name);
+  TensorFile(TensorFile&& other) noexcept;
+  TensorFile& operator=(TensorFile&&) = delete;
+  TensorFile(const TensorFile&) = delete;
+  ~TensorFile();
+
+  struct Entry {
+    std::string dtype;  // "F64", "F32", "F16", "BF16", "I64", "I32"; "U" for safetensors metadata
+    std::vector<std::int64_t> shape;
+    std::uint64_t offset = 0, count = 0;  // data bytes from the start of the file, elements
+    std::string text;                     // metadata
+  };
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+  const Entry* find(const std::string& name) const;
+
+  // The default tensor's.
+  const std::string& dtype() const { return chosen_->dtype; }
+  const std::vector<std::int64_t>& shape() const { return chosen_->shape; }
+  std::uint64_t elements() const { return chosen_->count; }
+  // Values [first, first + count) of the default tensor, or of `entry`, widened exactly to double;
+  // throws ReaderError past the end.
+  std::vector<double> read(std::uint64_t first, std::uint64_t count) const { return read(*chosen_, first, count); }
+  std::vector<double> read(const Entry& entry, std::uint64_t first, std::uint64_t count) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  TensorFile() = default;
+  std::string path_;
+  int fd_ = -1;
+  std::map<std::string, Entry> entries_;
+  const Entry* chosen_ = nullptr;
+};
+
 }  // namespace ropecheck::tensorio

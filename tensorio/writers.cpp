@@ -23,11 +23,11 @@ int width_of(const std::string& dtype) {
 }
 
 // Little-endian raw data of a numeric tensor in `storage` dtype.
-std::string raw_data(const OutTensor& t, const std::string& storage) {
+std::string raw_data(const std::vector<double>& values, const std::string& storage) {
   const int width = width_of(storage);
   std::string out;
-  out.reserve(t.values.size() * width);
-  for (double v : t.values) {
+  out.reserve(values.size() * width);
+  for (double v : values) {
     std::uint64_t bits = 0;
     if (storage == "F64") bits = reference::encode_bits(v, Dtype::f64);
     else if (storage == "F32" || storage == "BF16_AS_F32") bits = reference::encode_bits(v, Dtype::f32);
@@ -64,7 +64,7 @@ std::string encode_npy(const OutTensor& t) {
   } else {
     const std::string storage = t.dtype == "BF16" ? "BF16_AS_F32" : t.dtype;
     descr = storage == "F64" ? "<f8" : storage == "F16" ? "<f2" : storage == "I64" ? "<i8" : "<f4";
-    data = raw_data(t, storage);
+    data = raw_data(t.values, storage);
   }
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   // numpy/lib/format.py: magic (6) + version (2) + length (2) + header ending in '\n', total a
@@ -137,25 +137,45 @@ std::string encode_npz(const std::vector<OutTensor>& tensors) {
   return out;
 }
 
-std::string encode_safetensors(const std::vector<OutTensor>& tensors) {
+std::string safetensors_header(const std::vector<TensorLayout>& tensors, const std::vector<std::pair<std::string, std::string>>& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  nlohmann::ordered_json metadata = nlohmann::ordered_json::object();
-  std::string data;
-  for (const OutTensor& t : tensors) {
-    if (t.dtype == "U") {
-      metadata[t.name] = t.text;
-      continue;
-    }
-    const std::uint64_t begin = data.size();
-    data += raw_data(t, t.dtype);
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  std::uint64_t offset = 0;
+  for (const TensorLayout& t : tensors) {
+    std::uint64_t count = 1;
+    for (std::int64_t n : t.shape) count *= static_cast<std::uint64_t>(n);
+    const std::uint64_t bytes = count * static_cast<std::uint64_t>(width_of(t.dtype));
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
   }
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  if (!metadata.empty()) {
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : metadata) m[key] = value;
+    header["__metadata__"] = m;
+  }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string out;
   put_le(out, text.size(), 8);
-  return out + text + data;
+  return out + text;
+}
+
+std::string encode_values(const std::string& dtype, const std::vector<double>& values) {
+  return raw_data(values, dtype);
+}
+
+std::string encode_safetensors(const std::vector<OutTensor>& tensors) {
+  std::vector<TensorLayout> layout;
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::string data;
+  for (const OutTensor& t : tensors) {
+    if (t.dtype == "U") {
+      metadata.emplace_back(t.name, t.text);
+      continue;
+    }
+    layout.push_back({t.name, t.dtype, t.shape});
+    data += raw_data(t.values, t.dtype);
+  }
+  return safetensors_header(layout, metadata) + data;
 }
 
 }  // namespace ropecheck::tensorio

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ropecheck::tensorio {
@@ -26,5 +27,17 @@ std::string encode_npy(const OutTensor& tensor);
 std::string encode_npz(const std::vector<OutTensor>& tensors);
 // A safetensors file: tensors in the given order, header padded with spaces to a multiple of 8.
 std::string encode_safetensors(const std::vector<OutTensor>& tensors);
+
+// A safetensors file written in pieces (a golden sidecar of gigabytes): the header first, for
+// tensors whose data follow in the given order, each encode_values of its values.
+struct TensorLayout {
+  std::string name;
+  std::string dtype;  // "F64", "F32", "F16", "BF16", "I64"
+  std::vector<std::int64_t> shape;
+};
+std::string safetensors_header(const std::vector<TensorLayout>& tensors,
+                               const std::vector<std::pair<std::string, std::string>>& metadata = {});
+// Little-endian bytes of `values` in `dtype` (values must be exactly representable).
+std::string encode_values(const std::string& dtype, const std::vector<double>& values);
 
 }  // namespace ropecheck::tensorio

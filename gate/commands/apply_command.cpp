@@ -1,7 +1,5 @@
 // `ropecheck apply`: the reference applied to given inputs, printed exactly.
-#include <sys/stat.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -9,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gate/commands/command.h"
+#include "gate/positions.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/json_keys.h"
@@ -23,30 +22,6 @@ std::vector<std::string> split(const std::string& text, char sep) {
   std::istringstream in(text);
   while (std::getline(in, item, sep)) out.push_back(item);
   if (!text.empty() && text.back() == sep) out.emplace_back();
-  return out;
-}
-
-// "P1,P2,..." with ':' between the components of one token's position tuple.
-std::vector<std::int64_t> parse_positions(const std::string& text, int components) {
-  std::vector<std::int64_t> out;
-  for (const std::string& token : split(text, ',')) {
-    const auto parts = split(token, ':');
-    if (static_cast<int>(parts.size()) != components) {
-      throw UsageError("--positions: expected " + std::to_string(components) + " ':'-separated component(s) per token, got '" +
-                       token + "'");
-    }
-    for (const std::string& part : parts) {
-      std::size_t used = 0;
-      long long value = 0;
-      try {
-        value = std::stoll(part, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != part.size()) throw UsageError("--positions: expected an integer, got '" + part + "'");
-      out.push_back(value);
-    }
-  }
   return out;
 }
 
@@ -91,16 +66,7 @@ std::vector<double> read_input_file(const std::string& path) {
   }
 }
 
-// `--input` names a file, or is the values themselves. It is a file when something is there, or
-// when the name cannot be looked up for a reason a list of numbers never gives (a symbolic-link
-// loop, a folder on the way that may not be searched): then reading it says what is wrong. A text
-// that is no file name at all (too long, no such file) is a list.
-bool names_a_file(const std::string& text) {
-  struct stat st {};
-  if (::stat(text.c_str(), &st) == 0) return true;
-  return errno == ELOOP || (errno == EACCES && text.find('/') != std::string::npos);
-}
-
+// `--input` names a file (gate/positions.h names_a_file), or is the values themselves.
 std::vector<double> read_input(const std::string& text) {
   if (names_a_file(text)) return read_input_file(text);
   std::vector<double> values;
@@ -126,7 +92,8 @@ void add_apply_command(CLI::App& root, int& status) {
   auto args = std::make_shared<Args>();
   cmd->add_option("--spec", args->spec, "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32")->required();
   cmd->add_option("--positions", args->positions,
-                  "One position per token, comma-separated; multi-axis tuples as m1:m2 (e.g. 3:5,4:5)")
+                  "One position per token: comma-separated, multi-axis tuples as m1:m2 (e.g. 3:5,4:5); a range START:STOP[:STEP] "
+                  "(1-D specs); or a .npy/.json file of integers [tokens] or [tokens, components]")
       ->required();
   cmd->add_option("--input", args->input,
                   "Comma-separated decimal or hex-float values, or a .json/.npy file; row-major [tokens, heads, head_dim]; "
@@ -141,7 +108,7 @@ void add_apply_command(CLI::App& root, int& status) {
   cmd->callback([args, &status] {
     const Spec spec = parse_spec(args->spec);
     const int components = position_components(spec);
-    const std::vector<std::int64_t> positions = parse_positions(args->positions, components);
+    const std::vector<std::int64_t> positions = parse_positions_option(args->positions, components);
     std::vector<double> input = read_input(args->input);
     const std::int64_t tokens = static_cast<std::int64_t>(positions.size()) / components;
     const std::int64_t per_token = static_cast<std::int64_t>(input.size()) / std::max<std::int64_t>(tokens, 1);

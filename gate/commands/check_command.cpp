@@ -8,13 +8,22 @@
 namespace ropecheck::gate {
 
 void add_check_command(CLI::App& root, int& status) {
-  auto* cmd = root.add_subcommand("check", "Judge a candidate's outputs for the golden inputs: verdict, horizon, reports");
+  auto* cmd = root.add_subcommand(
+      "check", "Judge a candidate's outputs: for the golden inputs (--golden), or for your own tensors (--spec --positions --input)");
   auto args = std::make_shared<CheckArguments>();
-  cmd->add_option("--golden", args->golden, "Golden suite file, or a folder of them")->required();
+  auto* golden = cmd->add_option("--golden", args->golden, "Golden suite file, or a folder of them");
   cmd->add_option("--candidate", args->candidate,
                   "Candidate outputs: .npz/.npy/safetensors/JSON with tensors named SUITE/ID/output, or SUITE/ID/scores and "
-                  "SUITE/ID/outputs for attention suites (gate/README.md)")
+                  "SUITE/ID/outputs for attention suites (gate/README.md); with --spec, the output tensor [tokens, heads, "
+                  "head_dim] (.npy or one-tensor safetensors stream; npz/JSON: the tensor 'output' or the only one)")
       ->required();
+  auto* spec = cmd->add_option("--spec", args->spec, "Judge your own tensors against this spec (no golden file)");
+  spec->excludes(golden);
+  cmd->add_option("--positions", args->positions,
+                  "With --spec: one position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file")
+      ->needs(spec);
+  cmd->add_option("--input", args->input, "With --spec: the input tensor [tokens, heads, head_dim] the candidate rotated")->needs(spec);
+  cmd->add_option("--heads", args->heads, "With --spec: heads per token (default: from the sizes)")->needs(spec);
   add_judge_options(cmd, args->judge, {.allow_missing = true});
   add_report_options(cmd, args->reports);
   cmd->callback([args, &status] { status = run_check(*args); });

@@ -1,6 +1,7 @@
 // `ropecheck golden`: list, generate, verify and lint golden files (golden/README.md).
 //   golden list                                          suite names, one per line
 //   golden generate (--suite NAME... | --all) --out DIR [--force]
+//   golden generate --spec S --positions P --tokens N [--heads H] --out FILE.json   your own suite
 //   golden verify FILE|DIR...                            recompute every expected value
 //   golden lint FILE|DIR...                              schema, unique ids, notes, counts
 //   golden export ...                                    gate/commands/golden_export_command.cpp
@@ -19,6 +20,7 @@
 #include <cstring>
 
 #include "gate/commands/command.h"
+#include "gate/commands/golden_custom.h"
 #include "gate/report.h"
 #include "golden/golden.h"
 #include "tensorio/readers.h"
@@ -72,9 +74,28 @@ void add_golden_generate(CLI::App& golden, int& status) {
   auto force = std::make_shared<bool>(false);
   generate->add_option("--suite", *suites, "Suite to write (repeatable; see `ropecheck golden list`)");
   generate->add_flag("--all", *all, "Write every suite");
-  generate->add_option("--out", *out_dir, "Folder to write NAME.json into (created if missing)")->required();
+  generate->add_option("--out", *out_dir, "Folder to write NAME.json into (created if missing); with --spec, the FILE.json")->required();
   generate->add_flag("--force", *force, "Replace existing files");
-  generate->callback([&status, suites, all, out_dir, force] {
+  // A suite of your own (gate/commands/golden_custom.cpp): --out names the FILE.json then.
+  auto custom = std::make_shared<CustomSuiteArgs>();
+  auto* spec = generate->add_option("--spec", custom->spec, "A suite for this spec instead (with --positions, --tokens; --out FILE.json)");
+  generate->add_option("--positions", custom->positions, "With --spec: positions, a range START:STOP[:STEP] or a .npy/.json file")->needs(spec);
+  generate->add_option("--tokens", custom->tokens, "With --spec: tokens per test")->needs(spec);
+  generate->add_option("--heads", custom->heads, "With --spec: heads per token (default 1)")->needs(spec);
+  generate->add_option("--seed", custom->seed, "With --spec: seed of the inputs (default 1)")->needs(spec);
+  generate->add_option("--name", custom->suite, "With --spec: the suite's name (default: the file's name)")->needs(spec);
+  generate->add_option("--threads", custom->threads, "With --spec: threads for the expected values (0: all cores)")->needs(spec);
+  generate->callback([&status, suites, all, out_dir, force, custom] {
+    if (!custom->spec.empty()) {
+      if (*all || !suites->empty()) throw UsageError("golden generate: expected --spec or --suite/--all, not both");
+      if (custom->positions.empty()) throw UsageError("golden generate --spec: expected --positions");
+      if (custom->tokens == 0) throw UsageError("golden generate --spec: expected --tokens N (tokens per test)");
+      custom->out = *out_dir;
+      custom->force = *force;
+      generate_custom_suite(*custom);
+      status = 0;
+      return;
+    }
     if (*all == !suites->empty()) throw UsageError("golden generate: expected exactly one of --suite NAME or --all");
     const std::vector<std::string> known = golden::suite_names();
     const std::vector<std::string> names = *all ? known : *suites;

@@ -87,6 +87,12 @@ void add_golden_export_command(CLI::App& golden, int& status) {
         }
         continue;
       }
+      if (!file.sidecar.empty()) {
+        // Its sidecar already is the export: SUITE/ID/input and SUITE/ID/positions, as written here.
+        throw UsageError(loaded.path + ": golden export: expected a suite without a sidecar; this one's inputs and positions are "
+                         "already in " + file.sidecar_path + " (tensors " + file.suite + "/ID/input, " + file.suite +
+                         "/ID/positions): run your implementation on those");
+      }
       for (const golden::Group& group : file.groups) {
         const std::string dtype = dtype_name(group.spec.dtype);
         const int components = position_components(group.spec);

@@ -3,8 +3,9 @@
  *
  * Nothing of ggml is needed at build time: the libraries are dlopen'ed at run time from the folder
  * named by the environment variable ROPECHECK_GGML_DIR (the package's bins/linux-x64/), and the
- * few functions called are declared below from ggml's public headers (ggml.h, ggml-cpu.h,
- * ggml-backend.h of the ggml-org/ggml repository; signatures and enum values only).
+ * few functions called are declared in ggml_api.h from ggml's public headers (ggml.h, ggml-cpu.h,
+ * ggml-backend.h of the ggml-org/ggml repository; signatures and enum values only), which
+ * bench/peers_bench.cpp shares.
  *
  * Implementations: one per CPU variant library libggml-cpu-<isa>.so ("ggml-x64", "ggml-sse42",
  * "ggml-haswell", ...) and "ggml-best" (= "auto"): the variant with the highest
@@ -17,7 +18,6 @@
  * Mapping of a ropecheck spec onto ggml_rope_ext / ggml_rope_multi (and their _back forms for
  * direction=inverse, which rotate by -angle): peers/ggml/README.md. What ggml cannot express is
  * ROPECHECK_ERROR_UNSUPPORTED, never approximated. */
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -27,87 +27,25 @@
 
 #include <ropecheck/kernel.h>
 
+#include "ggml_api.h"
+
 #if defined(__GNUC__)
 #define PLUGIN_EXPORT __attribute__((visibility("default")))
 #else
 #define PLUGIN_EXPORT
 #endif
 
-/* ---- declarations from ggml's public headers (ggml.h, ggml-cpu.h, ggml-backend.h) ---------------- */
-struct ggml_context;
-struct ggml_tensor;
-struct ggml_cgraph;
-struct ggml_init_params { /* ggml.h, passed by value to ggml_init */
-  size_t mem_size;
-  void* mem_buffer;
-  bool no_alloc;
-};
-enum { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_I32 = 26 };                 /* enum ggml_type */
-enum { GGML_ROPE_TYPE_NORMAL = 0, GGML_ROPE_TYPE_NEOX = 2, GGML_ROPE_TYPE_MROPE = 8 }; /* rope modes */
-enum { GGML_MROPE_SECTIONS = 4 };
-enum { GGML_STATUS_SUCCESS = 0 };
-
-typedef struct ggml_context* (*ggml_init_fn)(struct ggml_init_params);
-typedef void (*ggml_free_fn)(struct ggml_context*);
-typedef struct ggml_tensor* (*ggml_new_tensor_1d_fn)(struct ggml_context*, int, int64_t);
-typedef struct ggml_tensor* (*ggml_new_tensor_3d_fn)(struct ggml_context*, int, int64_t, int64_t, int64_t);
-typedef struct ggml_tensor* (*ggml_rope_ext_fn)(struct ggml_context*, struct ggml_tensor* a, struct ggml_tensor* b,
-                                                struct ggml_tensor* c, int n_dims, int mode, int n_ctx_orig,
-                                                float freq_base, float freq_scale, float ext_factor,
-                                                float attn_factor, float beta_fast, float beta_slow);
-typedef struct ggml_tensor* (*ggml_rope_multi_fn)(struct ggml_context*, struct ggml_tensor* a, struct ggml_tensor* b,
-                                                  struct ggml_tensor* c, int n_dims, int sections[GGML_MROPE_SECTIONS],
-                                                  int mode, int n_ctx_orig, float freq_base, float freq_scale,
-                                                  float ext_factor, float attn_factor, float beta_fast,
-                                                  float beta_slow);
-typedef struct ggml_cgraph* (*ggml_new_graph_fn)(struct ggml_context*);
-typedef void (*ggml_build_forward_expand_fn)(struct ggml_cgraph*, struct ggml_tensor*);
-typedef void* (*ggml_get_data_fn)(const struct ggml_tensor*);
-typedef size_t (*ggml_size_fn)(void);
-typedef const char* (*ggml_version_fn)(void);
-typedef int (*ggml_backend_score_fn)(void);                                           /* variant library */
-typedef void (*ggml_cpu_init_fn)(void);                                               /* variant library */
-typedef int (*ggml_graph_compute_with_ctx_fn)(struct ggml_context*, struct ggml_cgraph*, int); /* variant */
-
-typedef struct ggml_api {
-  ggml_init_fn init;
-  ggml_free_fn free_context;
-  ggml_new_tensor_1d_fn new_tensor_1d;
-  ggml_new_tensor_3d_fn new_tensor_3d;
-  ggml_rope_ext_fn rope_ext, rope_ext_back;
-  ggml_rope_multi_fn rope_multi, rope_multi_back;
-  ggml_new_graph_fn new_graph;
-  ggml_build_forward_expand_fn build_forward_expand;
-  ggml_get_data_fn get_data;
-  ggml_size_fn tensor_overhead, graph_overhead;
-  ggml_version_fn version;
-  ggml_backend_score_fn backend_score;
-  ggml_cpu_init_fn cpu_init;
-  ggml_graph_compute_with_ctx_fn graph_compute_with_ctx;
-} ggml_api;
-
 /* ---- the variants ------------------------------------------------------------------------------- */
-/* Implementation names; index 0 is "ggml-best", index i > 0 is libggml-cpu-<kIsa[i]>.so. */
-static const char* const kNames[] = {"ggml-best",        "ggml-x64",         "ggml-sse42",       "ggml-sandybridge",
-                                     "ggml-ivybridge",   "ggml-piledriver",  "ggml-haswell",     "ggml-skylakex",
-                                     "ggml-cannonlake",  "ggml-cascadelake", "ggml-icelake",     "ggml-cooperlake",
-                                     "ggml-zen4",        "ggml-alderlake",   "ggml-sapphirerapids"};
+/* Implementation names; index 0 is "ggml-best", index i > 0 is libggml-cpu-<isa>.so, the variant
+ * g_variants[i - 1] (ggml_api.h lists them). */
+#define GGML_PLUGIN_NAME(isa) "ggml-" #isa,
+static const char* const kNames[] = {"ggml-best", GGML_CPU_VARIANTS(GGML_PLUGIN_NAME)};
+#undef GGML_PLUGIN_NAME
 enum { kCount = (int)(sizeof(kNames) / sizeof(kNames[0])) };
 
-typedef struct variant {
-  int tried;    /* load attempted */
-  int score;    /* ggml_backend_score(); 0 = cannot run here */
-  void* handle; /* dlopen handle, kept for the life of the process */
-  ggml_api api;
-} variant;
-
-static variant g_variants[kCount];
+static ggml_variant g_variants[kCount - 1];
 static int g_best = -1; /* index of the best variant, once resolved; 0 = none */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void say(const char* what, const char* detail) { /* the reason a variant is unavailable, once */
-  fprintf(stderr, "ropecheck ggml plugin: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-}
 
 static int index_of(const char* implementation) {
   int i;
@@ -118,64 +56,18 @@ static int index_of(const char* implementation) {
   return -1;
 }
 
-#define RESOLVE(field, name)                                     \
-  do {                                                           \
-    *(void**)(&api->field) = dlsym(handle, name);                \
-    if (api->field == NULL) return name;                         \
-  } while (0)
-
-/* Fills api from a variant's handle (dlsym also searches its dependency libggml-base.so).
- * Returns NULL, or the name of the first missing symbol. */
-static const char* resolve_api(void* handle, ggml_api* api) {
-  RESOLVE(init, "ggml_init");
-  RESOLVE(free_context, "ggml_free");
-  RESOLVE(new_tensor_1d, "ggml_new_tensor_1d");
-  RESOLVE(new_tensor_3d, "ggml_new_tensor_3d");
-  RESOLVE(rope_ext, "ggml_rope_ext");
-  RESOLVE(rope_ext_back, "ggml_rope_ext_back");
-  RESOLVE(rope_multi, "ggml_rope_multi");
-  RESOLVE(rope_multi_back, "ggml_rope_multi_back");
-  RESOLVE(new_graph, "ggml_new_graph");
-  RESOLVE(build_forward_expand, "ggml_build_forward_expand");
-  RESOLVE(get_data, "ggml_get_data");
-  RESOLVE(tensor_overhead, "ggml_tensor_overhead");
-  RESOLVE(graph_overhead, "ggml_graph_overhead");
-  RESOLVE(version, "ggml_version");
-  RESOLVE(backend_score, "ggml_backend_score");
-  RESOLVE(cpu_init, "ggml_cpu_init");
-  RESOLVE(graph_compute_with_ctx, "ggml_graph_compute_with_ctx");
-  return NULL;
-}
-
-/* Loads variant i (> 0) once; caller holds g_lock. */
+/* Loads variant i (> 0) once, printing the reason it is unavailable (the unset folder only once
+ * for all variants); caller holds g_lock. */
 static void load_variant(int i) {
-  variant* v = &g_variants[i];
+  static int said_unset = 0;
   const char* dir = getenv("ROPECHECK_GGML_DIR");
-  char path[4096];
-  const char* missing;
-  if (v->tried) return;
-  v->tried = 1;
+  const char *what, *detail;
+  if (ggml_variant_load(&g_variants[i - 1], dir, kNames[i] + strlen("ggml-"), &what, &detail) || what == NULL) return;
   if (dir == NULL || dir[0] == '\0') {
-    static int said = 0;
-    if (!said) say("ROPECHECK_GGML_DIR is not set (the folder holding libggml-base.so and libggml-cpu-*.so)", NULL);
-    said = 1;
-    return;
+    if (said_unset) return;
+    said_unset = 1;
   }
-  if (snprintf(path, sizeof path, "%s/libggml-cpu-%s.so", dir, kNames[i] + strlen("ggml-")) >= (int)sizeof path) return;
-  v->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (v->handle == NULL) {
-    say("cannot load", dlerror());
-    return;
-  }
-  missing = resolve_api(v->handle, &v->api);
-  if (missing != NULL) {
-    say("missing symbol", missing);
-    dlclose(v->handle);
-    v->handle = NULL;
-    return;
-  }
-  v->score = v->api.backend_score();
-  if (v->score > 0) v->api.cpu_init();
+  fprintf(stderr, "ropecheck ggml plugin: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
 }
 
 /* The variant that `implementation` runs as: > 0, 0 when unavailable, -1 when unknown. */
@@ -185,16 +77,13 @@ static int pick(const char* implementation) {
   pthread_mutex_lock(&g_lock);
   if (i == 0) {
     if (g_best < 0) {
-      g_best = 0;
-      for (j = 1; j < kCount; ++j) {
-        load_variant(j);
-        if (g_variants[j].score > 0 && (g_best == 0 || g_variants[j].score > g_variants[g_best].score)) g_best = j;
-      }
+      for (j = 1; j < kCount; ++j) load_variant(j);
+      g_best = ggml_best_variant(g_variants, kCount - 1) + 1; /* -1 (none) becomes 0 */
     }
     result = g_best;
   } else {
     load_variant(i);
-    result = g_variants[i].score > 0 ? i : 0;
+    result = g_variants[i - 1].score > 0 ? i : 0;
   }
   pthread_mutex_unlock(&g_lock);
   return result;
@@ -436,7 +325,7 @@ PLUGIN_EXPORT int32_t ropecheck_kernel_apply(const char* implementation, const r
       if (call->positions[i] < INT32_MIN || call->positions[i] > INT32_MAX) status = ROPECHECK_ERROR_UNSUPPORTED;
     }
   }
-  if (status == ROPECHECK_OK) status = run(&g_variants[chosen].api, call, &params);
+  if (status == ROPECHECK_OK) status = run(&g_variants[chosen - 1].api, call, &params);
   free(params.freq_factors);
   return status;
 }

@@ -427,8 +427,13 @@ TEST(Apply, PositionsNeedOneComponentPerAxis) {
                      {"--positions", "expected 2", "'1'"}, "2d, one component");
   expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000,axes=mrope,sections=1/1/2 --positions 1:2" + input, dir),
                      {"--positions", "expected 3", "'1:2'"}, "mrope, two components");
-  expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1:2" + input, dir),
-                     {"--positions", "expected 1", "'1:2'"}, "plain, two components");
+  // A 1-D spec reads START:STOP[:STEP] as a range (gate/positions.h): 1:2 is the one token at 1.
+  expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1:2:3:4" + input, dir),
+                     {"--positions", "START:STOP[:STEP]", "'1:2:3:4'"}, "plain, four parts");
+  const Ran range = run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1:2" + input, dir);
+  const Ran list = run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1" + input, dir);
+  EXPECT_EQ(range.code, 0) << range.err;
+  EXPECT_EQ(range.out, list.out);
   expect_usage_error(run(kBin + " apply --spec layout=half,head_dim=8,base=10000 --positions 1,x" + input, dir),
                      {"--positions", "integer", "'x'"}, "not an integer");
 }

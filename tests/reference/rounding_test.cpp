@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "reference/multiprecision.h"
@@ -114,6 +115,59 @@ TEST(Rounding, RoundIfDecidedRefusesStraddlingIntervals) {
   const auto above = reference::round_if_decided(Real(tie + ldexp(Real(1), -60)), ldexp(Real(1), -80), Dtype::f32);
   ASSERT_TRUE(above.has_value());
   EXPECT_EQ(*above, 1.0 + std::ldexp(1.0, -23));
+}
+
+// The double-double rounding tests of the fast paths (generic and bit-level): whenever one decides
+// a value r, every x with |x − (hi + lo)| ≤ error rounds to r (MPFR's IEEE emulation on the two
+// ends of the interval, exact at 256 bits). Values are drawn around the dtype's rounding boundaries
+// (midpoints and representable values, ± small offsets) across subnormals, normals and overflow.
+TEST(Rounding, DoubleDoubleTestsDecideOnlyWhatTheIntervalDecides) {
+  reference::PrecisionScope scope(256);
+  std::mt19937_64 rng(2024);
+  for (Dtype dtype : kDtypes) {
+    const reference::Format f = reference::format_of(dtype);
+    int fast_decided = 0, generic_decided = 0, cases = 0;
+    for (int i = 0; i < 60000; ++i) {
+      // A dtype value (random significand, exponent from below the subnormals to the top binade).
+      const int exponent = static_cast<int>(rng() % (f.emax - f.emin + f.precision + 3)) + f.emin - f.precision - 1;
+      const double significand = 1 + static_cast<double>(rng() >> 11) * 0x1p-53;
+      const double base = reference::round_to_format(std::ldexp(significand, exponent), dtype);
+      if (!std::isfinite(base) || base == 0) continue;
+      const double q = reference::ulp(base, dtype);
+      // hi: the value, its upper midpoint, or anywhere within a quantum, nudged by a few ulps of hi.
+      double hi = base;
+      switch (rng() % 3) {
+        case 0: break;
+        case 1: hi = base + q / 2; break;
+        default: hi = base + q * (static_cast<double>(rng() >> 11) * 0x1p-53 - 0.5); break;
+      }
+      if (dtype != Dtype::f64 || rng() % 2) hi = std::nextafter(hi, (rng() & 1) ? 1e308 : -1e308);
+      if (rng() & 1) hi = -hi;
+      const int hi_exponent = std::ilogb(hi);
+      const double lo = std::ldexp(static_cast<double>(rng() >> 11) * 0x1p-53 - 0.5, hi_exponent - 52);
+      const reference::DoubleDouble v = reference::fast_two_sum(hi, lo);
+      const double error = (rng() % 4 == 0) ? 0.0 : std::ldexp(q, -static_cast<int>(rng() % 64));
+      const Real exact = Real(v.hi) + Real(v.lo);
+      const double low = testing::oracle_round(Real(exact - Real(error)), dtype);
+      const double high = testing::oracle_round(Real(exact + Real(error)), dtype);
+      const std::optional<double> fast = reference::round_if_decided_fast(v, error, dtype);
+      const std::optional<double> generic = reference::round_if_decided(v, error, dtype);
+      ++cases;
+      for (const std::optional<double>& decided : {fast, generic}) {
+        if (!decided) continue;
+        ASSERT_TRUE(same_value(*decided, low) && same_value(*decided, high))
+            << name(dtype) << " hi " << reference::to_hex(v.hi) << " lo " << reference::to_hex(v.lo) << " error "
+            << reference::to_hex(error) << " decided " << reference::to_hex(*decided) << " interval rounds to "
+            << reference::to_hex(low) << ", " << reference::to_hex(high);
+      }
+      fast_decided += fast.has_value();
+      generic_decided += generic.has_value();
+    }
+    // Both tests decide most cases (a third of the values sit on midpoints, a quarter of the
+    // rest have errors near a quantum): a test that declines everything would pass the loop above.
+    EXPECT_GT(fast_decided, cases / 3) << name(dtype);
+    EXPECT_GT(generic_decided, cases / 3) << name(dtype);
+  }
 }
 
 TEST(Encoding, KnownBitPatterns) {

@@ -1,0 +1,173 @@
+// `ropecheck golden generate --spec SPEC --positions RANGE|FILE --tokens N --heads H [--seed S]
+// --out FILE.json`: a deterministic golden suite for the user's own config and context length
+// (issue 18). The positions are split into tests of N tokens; each test's input is H heads of
+// uniform values in [−2, 2) rounded to the spec's dtype, drawn from (seed, test id) alone, and its
+// expected values are the reference's correctly rounded outputs, computed in parallel over tokens.
+//
+// A suite of more than kInlineValues values keeps its arrays in a safetensors sidecar beside the
+// JSON (FILE.safetensors; golden/README.md "Sidecar"), written test by test: memory of one test,
+// not of the suite. Its tensors are named as `golden export` names them (SUITE/ID/input,
+// SUITE/ID/positions) plus SUITE/ID/expected, so the sidecar is also the input file a candidate
+// reads. Same arguments, same bytes.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <span>
+
+#include "gate/commands/golden_custom.h"
+
+#include "gate/commands/command.h"
+#include "gate/positions.h"
+#include "gate/report.h"
+#include "golden/golden.h"
+#include "judge/parallel.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/random.h"
+#include "tensorio/writers.h"
+
+namespace ropecheck::gate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Above this many input values in all, the arrays go to the sidecar (2^20 values are ~25 MB of
+// hex-float JSON, the largest checked-in suite's order of size).
+constexpr std::int64_t kInlineValues = std::int64_t{1} << 20;
+
+std::string storage_dtype(Dtype d) {
+  switch (d) {
+    case Dtype::f64: return "F64";
+    case Dtype::f32: return "F32";
+    case Dtype::f16: return "F16";
+    case Dtype::bf16: return "BF16";
+  }
+  return "F32";
+}
+
+// Test `id`'s inputs: from (seed, id) alone, so any test can be regenerated on its own.
+std::vector<double> test_input(const Spec& spec, std::uint64_t seed, std::int64_t id, std::int64_t count) {
+  SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(id)));
+  std::vector<double> v(static_cast<std::size_t>(count));
+  for (double& x : v) x = reference::round_to_format(4 * rng.unit() - 2, spec.dtype);
+  return v;
+}
+
+// The correctly rounded outputs, split over threads by token ranges (judge/parallel.h).
+std::vector<double> expected_outputs(const Spec& spec, const golden::RopeTest& t, int threads) {
+  const std::int64_t components = position_components(spec), token_size = t.heads * t.head_dim;
+  const std::size_t slices = std::min<std::size_t>(judge::resolve_threads(threads), static_cast<std::size_t>(t.tokens));
+  std::vector<std::vector<double>> parts(slices);
+  judge::parallel_for(slices, threads, [&](std::size_t w) {
+    const auto n = static_cast<std::int64_t>(slices);
+    const std::int64_t t0 = t.tokens * static_cast<std::int64_t>(w) / n, t1 = t.tokens * static_cast<std::int64_t>(w + 1) / n;
+    parts[w] = reference::apply(spec, reference::Shape{t1 - t0, t.heads, t.head_dim},
+                                std::span(t.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
+                                std::span(t.input).subspan(static_cast<std::size_t>(t0 * token_size), static_cast<std::size_t>((t1 - t0) * token_size)));
+  });
+  std::vector<double> out;
+  out.reserve(t.input.size());
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::string tensor(const std::string& suite, std::int64_t id, const char* what) {
+  return suite + "/" + std::to_string(id) + "/" + what;
+}
+
+}  // namespace
+
+void generate_custom_suite(const CustomSuiteArgs& a) {
+  Spec spec;
+  try {
+    spec = parse_spec(a.spec);
+  } catch (const SpecError& e) {
+    throw UsageError(std::string("--spec: ") + e.what());
+  }
+  if (a.tokens < 1 || a.tokens > (std::int64_t{1} << 31)) throw UsageError("--tokens: expected an integer in [1, 2^31], got " + std::to_string(a.tokens));
+  if (a.heads < 1 || a.heads > (std::int64_t{1} << 31)) throw UsageError("--heads: expected an integer in [1, 2^31], got " + std::to_string(a.heads));
+  if (a.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(a.threads));
+  const fs::path json_path(a.out);
+  if (json_path.extension() != ".json") throw UsageError("--out: expected a FILE.json name with --spec, got '" + a.out + "'");
+  // The suite is named after its file (golden lint holds every file to that).
+  const std::string suite = a.suite.empty() ? json_path.stem().string() : a.suite;
+  if (suite.empty() || !std::all_of(suite.begin(), suite.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; })) {
+    throw UsageError("--out: expected a file name of lower-case letters, digits and '-' (the suite's name), got '" + suite + "' (or give --name)");
+  }
+  const int components = position_components(spec);
+  const std::vector<std::int64_t> positions = parse_positions_option(a.positions, components);
+  const auto all_tokens = static_cast<std::int64_t>(positions.size()) / components;
+  if (all_tokens == 0) throw UsageError("--positions: expected at least one token");
+  // Sizes checked before anything is generated: all_tokens ≤ 2^28, heads ≤ 2^31, head_dim < 2^16.
+  std::int64_t values = 0;
+  if (__builtin_mul_overflow(all_tokens, a.heads, &values) || __builtin_mul_overflow(values, std::int64_t{spec.head_dim}, &values) ||
+      values > (std::int64_t{1} << 40)) {
+    throw UsageError("--heads: expected tokens x heads x head_dim at most 2^40 values");
+  }
+  const bool sidecar = values > kInlineValues;
+  const fs::path sidecar_path = fs::path(json_path).replace_extension(".safetensors");
+  for (const fs::path& target : sidecar ? std::vector<fs::path>{json_path, sidecar_path} : std::vector<fs::path>{json_path}) {
+    std::error_code ec;
+    if (!a.force && (fs::exists(target, ec) || fs::is_symlink(target, ec))) {
+      throw UsageError(target.string() + ": expected a new file, got an existing one (use --force to replace it)");
+    }
+  }
+  check_report_paths({json_path.string(), sidecar ? sidecar_path.string() : std::string()}, {a.positions});
+
+  golden::GoldenFile file;
+  file.suite = suite;
+  file.description = "Custom suite for " + to_string(spec) + ": " + std::to_string(all_tokens) + " tokens (positions " + a.positions +
+                     ") in tests of " + std::to_string(a.tokens) + " tokens x " + std::to_string(a.heads) +
+                     " heads; inputs uniform in [-2, 2) from seed " + std::to_string(a.seed) + " (ropecheck golden generate --spec)";
+  file.generator.seed = a.seed;
+  file.generator.precision_bits = reference::kDefaultPrecisionBits;
+  golden::Group group;
+  group.spec = spec;
+  for (std::int64_t first = 0, id = 1; first < all_tokens; first += a.tokens, ++id) {
+    golden::RopeTest t;
+    t.id = id;
+    t.tokens = std::min(a.tokens, all_tokens - first);
+    t.heads = a.heads;
+    t.head_dim = spec.head_dim;
+    t.positions.assign(positions.begin() + first * components, positions.begin() + (first + t.tokens) * components);
+    t.comment = "tokens " + std::to_string(first) + " to " + std::to_string(first + t.tokens - 1) + " of --positions " + a.positions;
+    if (sidecar) t.sidecar = golden::RopeTest::SidecarArrays{tensor(suite, id, "input"), tensor(suite, id, "expected")};
+    group.rope_tests.push_back(std::move(t));
+  }
+  file.number_of_tests = static_cast<std::int64_t>(group.rope_tests.size());
+  if (sidecar) file.sidecar = sidecar_path.filename().string();
+
+  if (!sidecar) {
+    for (golden::RopeTest& t : group.rope_tests) {
+      t.input = test_input(spec, a.seed, t.id, t.tokens * t.heads * t.head_dim);
+      t.expected = expected_outputs(spec, t, a.threads);
+    }
+  } else {
+    const std::string dtype = storage_dtype(spec.dtype);
+    std::vector<tensorio::TensorLayout> layout;
+    for (const golden::RopeTest& t : group.rope_tests) {
+      layout.push_back({tensor(suite, t.id, "input"), dtype, {t.tokens, t.heads, t.head_dim}});
+      layout.push_back({tensor(suite, t.id, "positions"), "I64", components == 1 ? std::vector<std::int64_t>{t.tokens}
+                                                                                 : std::vector<std::int64_t>{t.tokens, components}});
+      layout.push_back({tensor(suite, t.id, "expected"), dtype, {t.tokens, t.heads, t.head_dim}});
+    }
+    write_atomically_streamed(sidecar_path.string(), {a.positions}, [&](const ChunkWriter& write) {
+      write(tensorio::safetensors_header(layout, {{"spec", to_string(spec)}, {"suite", suite}}));
+      for (golden::RopeTest& t : group.rope_tests) {
+        t.input = test_input(spec, a.seed, t.id, t.tokens * t.heads * t.head_dim);
+        write(tensorio::encode_values(dtype, t.input));
+        std::vector<double> p(t.positions.begin(), t.positions.end());
+        write(tensorio::encode_values("I64", p));
+        write(tensorio::encode_values(dtype, expected_outputs(spec, t, a.threads)));
+        golden::release_arrays(t);
+      }
+    });
+  }
+  file.groups.push_back(std::move(group));
+  const std::string text = golden::write_golden(file);
+  write_atomically(json_path.string(), text, {a.positions});
+  std::printf("wrote %s (%lld tests, %lld values%s)\n", json_path.string().c_str(), static_cast<long long>(file.number_of_tests),
+              static_cast<long long>(values), sidecar ? (", arrays in " + sidecar_path.string()).c_str() : "");
+}
+
+}  // namespace ropecheck::gate

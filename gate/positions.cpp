@@ -1,0 +1,149 @@
+#include "gate/positions.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cmath>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "judge/errors.h"
+#include "spec/json_keys.h"
+#include "tensorio/readers.h"
+
+namespace ropecheck::gate {
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, sep)) out.push_back(item);
+  if (!text.empty() && text.back() == sep) out.emplace_back();
+  return out;
+}
+
+std::int64_t integer(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) throw UsageError(option + ": expected an integer, got '" + text + "'");
+  return value;
+}
+
+// Integer values of a file's numbers (exact doubles below 2^53 from the readers), [tokens] or
+// [tokens, components].
+std::vector<std::int64_t> integers_of(const std::vector<double>& values, const std::vector<std::int64_t>& shape,
+                                      int components, const std::string& file) {
+  const bool shape_ok = (components == 1 && shape.size() == 1) ||
+                        (shape.size() == 2 && shape[1] == components) || (components == 1 && shape.size() == 2 && shape[1] == 1);
+  if (!shape_ok) {
+    throw InputError(file + ": shape: expected [tokens]" + std::string(components > 1 ? "" : " or [tokens, 1]") +
+                     (components > 1 ? " [tokens, " + std::to_string(components) + "]" : std::string()) +
+                     " integer positions");
+  }
+  if (static_cast<std::int64_t>(values.size()) / components > kMaxPositions) {
+    throw InputError(file + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
+  }
+  std::vector<std::int64_t> out;
+  out.reserve(values.size());
+  for (double v : values) {
+    if (!(std::fabs(v) <= 0x1p62) || v != std::floor(v)) {
+      throw InputError(file + ": position: expected integers of magnitude <= 2^62, got " + std::to_string(v));
+    }
+    out.push_back(static_cast<std::int64_t>(v));
+  }
+  return out;
+}
+
+std::vector<std::int64_t> read_positions_file(const std::string& path, int components) {
+  try {
+    const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
+    if (bytes.size() >= 6 && bytes.compare(0, 6, "\x93NUMPY") == 0) {
+      const tensorio::Tensor t = tensorio::parse_npy_tensor(bytes, path);
+      if (t.dtype != "I64" && t.dtype != "I32") throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + t.dtype);
+      return integers_of(t.values, t.shape, components, path);
+    }
+    JsonNotes notes;
+    nlohmann::json j;
+    try {
+      j = parse_json_checked<nlohmann::json>(bytes, notes);
+    } catch (const nlohmann::json::exception&) {
+      throw InputError(path + ": expected a JSON array of integer positions, or a .npy file of integers");
+    }
+    if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+    if (j.is_object() && j.contains("positions")) j = nlohmann::json(j["positions"]);
+    if (!j.is_array()) throw InputError(path + ": positions: expected a JSON array of integers");
+    std::vector<double> values;
+    std::vector<std::int64_t> shape{static_cast<std::int64_t>(j.size())};
+    for (const auto& item : j) {
+      if (item.is_array()) {
+        if (shape.size() == 1) shape.push_back(static_cast<std::int64_t>(item.size()));
+        if (static_cast<std::int64_t>(item.size()) != shape[1]) throw InputError(path + ": positions: expected rows of equal length");
+        for (const auto& v : item) {
+          if (!v.is_number_integer()) throw InputError(path + ": positions: expected integers");
+          values.push_back(static_cast<double>(v.get<std::int64_t>()));
+        }
+      } else if (item.is_number_integer() && shape.size() == 1) {
+        values.push_back(static_cast<double>(item.get<std::int64_t>()));
+      } else {
+        throw InputError(path + ": positions: expected integers, or rows of " + std::to_string(components) + " integers");
+      }
+    }
+    return integers_of(values, shape, components, path);
+  } catch (const tensorio::ReaderError& e) {
+    throw InputError(e.what());
+  }
+}
+
+}  // namespace
+
+bool names_a_file(const std::string& text) {
+  struct stat st {};
+  if (::stat(text.c_str(), &st) == 0) return true;
+  return errno == ELOOP || (errno == EACCES && text.find('/') != std::string::npos);
+}
+
+std::vector<std::int64_t> parse_positions_option(const std::string& text, int components, const std::string& option) {
+  if (names_a_file(text)) return read_positions_file(text, components);
+  const std::vector<std::string> tokens = split(text, ',');
+  if (components == 1 && tokens.size() == 1 && text.find(':') != std::string::npos) {
+    // A range START:STOP[:STEP], STOP exclusive (Python's range).
+    const std::vector<std::string> parts = split(text, ':');
+    if (parts.size() > 3) throw UsageError(option + ": expected START:STOP[:STEP], got '" + text + "'");
+    const std::int64_t start = integer(parts[0], option), stop = integer(parts[1], option);
+    const std::int64_t step = parts.size() == 3 ? integer(parts[2], option) : 1;
+    if (step < 1) throw UsageError(option + ": STEP: expected an integer >= 1, got " + std::to_string(step));
+    if (stop < start) throw UsageError(option + ": expected START <= STOP, got '" + text + "'");
+    // (stop − start) cannot overflow as unsigned; the count is checked before allocating.
+    const std::uint64_t count = (static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start) + static_cast<std::uint64_t>(step) - 1) /
+                                static_cast<std::uint64_t>(step);
+    if (count > static_cast<std::uint64_t>(kMaxPositions)) {
+      throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions, got " + std::to_string(count));
+    }
+    std::vector<std::int64_t> out;
+    out.reserve(count);
+    for (std::uint64_t i = 0; i < count; ++i) out.push_back(start + static_cast<std::int64_t>(i * static_cast<std::uint64_t>(step)));
+    return out;
+  }
+  if (static_cast<std::int64_t>(tokens.size()) > kMaxPositions) {
+    throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions");
+  }
+  std::vector<std::int64_t> out;
+  for (const std::string& token : tokens) {
+    const auto parts = split(token, ':');
+    if (static_cast<int>(parts.size()) != components) {
+      throw UsageError(option + ": expected " + std::to_string(components) + " ':'-separated component(s) per token, got '" +
+                       token + "'");
+    }
+    for (const std::string& part : parts) out.push_back(integer(part, option));
+  }
+  return out;
+}
+
+}  // namespace ropecheck::gate

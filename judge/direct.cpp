@@ -1,0 +1,152 @@
+#include "judge/direct.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "judge/diagnosis.h"
+#include "judge/errors.h"
+
+namespace ropecheck::judge {
+namespace {
+
+// The candidate's tolerance, decided the way Implementation::tolerance decides it for a candidate
+// file (judge/implementation.h: an explicit --tolerance, else the model's default).
+class GivenOutputs final : public Implementation {
+ public:
+  explicit GivenOutputs(Claims claims) : Implementation(std::move(claims)) {}
+  std::string name() const override { return "tensors"; }
+  std::string selector() const override { return "--candidate"; }
+  ApplyResult run(const Spec&, Shape, std::span<const std::int64_t>, std::span<const double>) const override {
+    return {ApplyResult::Status::unsupported, "outputs are given, not computed", {}};
+  }
+};
+
+// A chunk kept for the diagnosis: whole tokens, at most kDiagnosisElements values.
+struct KeptChunk {
+  golden::RopeTest test;
+  std::vector<double> output;
+};
+
+KeptChunk keep(const golden::RopeTest& test, std::span<const double> output, int components) {
+  KeptChunk k;
+  const std::int64_t token_size = test.heads * test.head_dim;
+  const std::int64_t tokens = std::min(test.tokens, std::max<std::int64_t>(1, TensorJudge::kDiagnosisElements / token_size));
+  k.test.id = test.id;
+  k.test.tokens = tokens;
+  k.test.heads = test.heads;
+  k.test.head_dim = test.head_dim;
+  k.test.positions.assign(test.positions.begin(), test.positions.begin() + tokens * components);
+  k.test.input.assign(test.input.begin(), test.input.begin() + tokens * token_size);
+  k.output.assign(output.begin(), output.begin() + tokens * token_size);
+  return k;
+}
+
+}  // namespace
+
+struct TensorJudge::State {
+  golden::Group group;  // the spec, as the comparer reads it (no tests: they stream through add)
+  std::int64_t heads = 0;
+  Claims claims;
+  JudgeOptions options;
+  std::string label;
+  std::optional<GroupComparer> comparer;
+  std::vector<std::int64_t> first_token;  // of each chunk: chunk c is test id c + 1
+  std::int64_t tokens_seen = 0;
+  std::optional<KeptChunk> first, worst;
+  double worst_e = -1;
+};
+
+TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label)
+    : state_(std::make_unique<State>()) {
+  if (heads < 1) throw UsageError("--heads: expected an integer >= 1, got " + std::to_string(heads));
+  if (options.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(options.threads));
+  validate(spec);
+  State& s = *state_;
+  s.group.spec = spec;
+  s.heads = heads;
+  s.claims = std::move(claims);
+  s.options = std::move(options);
+  s.label = std::move(label);
+  const GivenOutputs given(s.claims);
+  s.comparer.emplace(s.label, 0, s.group, s.claims.model, given.tolerance(spec), s.options.group);
+}
+
+TensorJudge::~TensorJudge() = default;
+
+void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output) {
+  State& s = *state_;
+  const Spec& spec = s.group.spec;
+  const auto components = static_cast<std::size_t>(position_components(spec));
+  const auto token_size = static_cast<std::size_t>(s.heads) * static_cast<std::size_t>(spec.head_dim);
+  if (positions.size() % components != 0) {
+    throw InputError("positions: expected " + std::to_string(components) + " components per token, got " +
+                     std::to_string(positions.size()) + " values");
+  }
+  const std::size_t tokens = positions.size() / components;
+  if (input.size() != tokens * token_size) {
+    throw InputError("input: expected " + std::to_string(tokens) + " tokens x " + std::to_string(s.heads) + " heads x " +
+                     std::to_string(spec.head_dim) + " = " + std::to_string(tokens * token_size) + " values, got " +
+                     std::to_string(input.size()));
+  }
+  if (output.size() != input.size()) {
+    throw InputError("candidate: expected " + std::to_string(input.size()) + " values (as many as the input), got " +
+                     std::to_string(output.size()));
+  }
+  if (tokens == 0) return;
+  golden::RopeTest test;
+  test.id = static_cast<std::int64_t>(s.first_token.size()) + 1;
+  s.first_token.push_back(s.tokens_seen);
+  s.tokens_seen += static_cast<std::int64_t>(tokens);
+  test.tokens = static_cast<std::int64_t>(tokens);
+  test.heads = s.heads;
+  test.head_dim = spec.head_dim;
+  test.positions.assign(positions.begin(), positions.end());
+  test.input.assign(input.begin(), input.end());
+  const Expected expected = expected_values(spec, reference::Shape{test.tokens, test.heads, test.head_dim}, positions, input,
+                                            s.claims.model, s.options.threads);
+  test.expected = expected.rounded;
+  s.comparer->add(test, output, expected);
+  if (!s.first) s.first = keep(test, output, static_cast<int>(components));
+  if (s.comparer->worst_e() > s.worst_e && s.first->test.id != test.id) s.worst = keep(test, output, static_cast<int>(components));
+  s.worst_e = std::max(s.worst_e, s.comparer->worst_e());
+}
+
+GroupResult TensorJudge::finish() {
+  State& s = *state_;
+  GroupResult g = s.comparer->finish();
+  // Cases name the token over all chunks: chunk c's token t is token first_token[c] + t.
+  for (Case& c : g.worst) {
+    if (c.test_id >= 1 && c.test_id <= static_cast<std::int64_t>(s.first_token.size())) {
+      c.token += s.first_token[static_cast<std::size_t>(c.test_id - 1)];
+      c.test_id = 0;
+    }
+  }
+  if (needs_diagnosis(g) && s.first) {
+    std::vector<DiagnosedTest> judged{{&s.first->test, s.first->output}};
+    if (s.worst) judged.push_back({&s.worst->test, s.worst->output});
+    g.diagnosis = diagnose(s.group.spec, judged, s.claims.model);
+  }
+  return g;
+}
+
+GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                          std::span<const double> input, std::span<const double> output, const Claims& claims,
+                          const JudgeOptions& options, const std::string& label) {
+  TensorJudge judge(spec, heads, claims, options, label);
+  const auto components = static_cast<std::size_t>(position_components(spec));
+  const std::size_t token_size = static_cast<std::size_t>(std::max<std::int64_t>(heads, 1)) * static_cast<std::size_t>(spec.head_dim);
+  if (positions.size() % components != 0 || input.size() != positions.size() / components * token_size) {
+    judge.add(positions, input, output);  // throws the size message
+  }
+  const std::size_t tokens = positions.size() / components;
+  const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(TensorJudge::kChunkElements) / token_size);
+  for (std::size_t t = 0; t < tokens; t += chunk) {
+    const std::size_t n = std::min(chunk, tokens - t);
+    judge.add(positions.subspan(t * components, n * components), input.subspan(t * token_size, n * token_size),
+              output.size() == input.size() ? output.subspan(t * token_size, n * token_size) : output);
+  }
+  return judge.finish();
+}
+
+}  // namespace ropecheck::judge
