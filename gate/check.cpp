@@ -86,12 +86,7 @@ int run_direct_check(const CheckArguments& args) {
   const judge::Claims claims = claims_of(args.judge);
   const judge::JudgeOptions options = judge_options_of(args.judge);
   if (!options.skip_flags.empty()) throw UsageError("--skip-flags: golden flags do not apply to check --spec");
-  Spec spec;
-  try {
-    spec = parse_spec(args.spec);
-  } catch (const SpecError& e) {
-    throw UsageError(std::string("--spec: ") + e.what());
-  }
+  const Spec& spec = *args.spec;
   const int components = position_components(spec);
   const std::vector<std::int64_t> positions = parse_positions_option(args.positions, components);
   const auto tokens = static_cast<std::uint64_t>(positions.size() / static_cast<std::size_t>(components));
@@ -139,7 +134,7 @@ int run_direct_check(const CheckArguments& args) {
 }  // namespace
 
 int run_check(const CheckArguments& args) {
-  if (!args.spec.empty()) return run_direct_check(args);
+  if (args.spec) return run_direct_check(args);
   if (args.golden.empty()) throw UsageError("check: expected --golden FILE|FOLDER, or --spec with --positions and --input");
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.candidate});
   const judge::Claims claims = claims_of(args.judge);

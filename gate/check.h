@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "judge/golden_run.h"
 #include "judge/implementation.h"
 #include "judge/isolation.h"
+#include "spec/spec.h"
 
 namespace ropecheck::gate {
 
@@ -32,7 +34,8 @@ struct CheckArguments {
   // A direct check of the user's own tensors (no golden file; judge/direct.h): the spec, the
   // positions (gate/positions.h), the input file and the heads per token (0: from the sizes).
   // .npy and single-tensor safetensors files stream in chunks; other formats are read whole.
-  std::string spec, positions, input;
+  std::optional<Spec> spec;  // from --spec or --hf-config (gate/commands/spec_options.h)
+  std::string positions, input;
   std::int64_t heads = 0;
   JudgeArguments judge;
   ReportPaths reports;

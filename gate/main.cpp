@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add_fuzz_command(app, status);
   add_report_merge_command(app, status);
   add_sweep_command(app, status);
+  add_spec_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -382,7 +382,7 @@ class Reader {
       }
       return t;
     }
-    t.input = values(member(j, path, "input"), join(path, "input"), count, s.dtype);
+    t.input = values(member(j, path, "input"), join(path, "input"), count, input_dtype_of(s));
     t.expected = values(member(j, path, "expected"), join(path, "expected"), count, s.dtype);
     if (j.contains("expected_f32_recipe")) {
       t.expected_f32_recipe = values(j["expected_f32_recipe"], join(path, "expected_f32_recipe"), count, s.dtype);
@@ -395,6 +395,7 @@ class Reader {
     object(j, path, {"id", "comment", "flags", "causal", "q_positions", "k_positions", "shape", "q", "k", "v",
                      "expected_scores", "expected_outputs"});
     if (position_components(s) != 1) fail(path, "a single-axis spec for attention tests", "a multi-axis spec");
+    if (input_dtype_of(s) != s.dtype) fail(path, "one dtype for attention tests", "a spec with input_dtype");
     AttentionTest t;
     t.id = integer(member(j, path, "id"), join(path, "id"), 1, kMaxPosition);
     t.comment = string(member(j, path, "comment"), join(path, "comment"));
@@ -563,7 +564,7 @@ void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
       }
       return v;
     };
-    test.input = read(test.sidecar->input, spec.dtype);
+    test.input = read(test.sidecar->input, input_dtype_of(spec));
     test.expected = read(test.sidecar->expected, spec.dtype);
   } catch (const tensorio::ReaderError& e) {
     throw GoldenError(e.what());

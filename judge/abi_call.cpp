@@ -110,6 +110,12 @@ bool in_guard_pages(const void* address) noexcept {
   return (a >= g_guard_pages[0] && a < g_guard_pages[1]) || (a >= g_guard_pages[2] && a < g_guard_pages[3]);
 }
 
+std::string abi_declines(const Spec& spec) {
+  if (!spec.input_dtype || *spec.input_dtype == spec.dtype) return {};
+  return "not passed to the C ABI: it has one dtype for inputs and outputs, the spec has input_dtype=" +
+         std::string(name(*spec.input_dtype)) + " and dtype=" + std::string(name(spec.dtype));
+}
+
 AbiCallResult call_kernel(KernelApplyFn apply, const char* implementation, const Spec& spec, reference::Shape shape,
                           std::span<const std::int64_t> positions, std::span<const double> input, int threads,
                           OutputGuard guard) {
@@ -123,6 +129,11 @@ AbiCallResult call_kernel(KernelApplyFn apply, const char* implementation, const
     throw std::invalid_argument("shape [" + std::to_string(shape.tokens) + ", " + std::to_string(shape.heads) + ", " +
                                 std::to_string(shape.head_dim) + "] does not match " + std::to_string(input.size()) +
                                 " inputs and " + std::to_string(positions.size()) + " positions");
+  }
+  if (!abi_declines(spec).empty()) {
+    AbiCallResult declined;
+    declined.status = ROPECHECK_ERROR_UNSUPPORTED;
+    return declined;
   }
   const kernels::CSpec c_spec(spec);
   const std::size_t w = dtype_bytes(spec.dtype);

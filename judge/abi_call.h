@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <ropecheck/kernel.h>
@@ -33,6 +34,12 @@ struct AbiCallResult {
   bool guard_intact = true;    // no guard byte before or after the output changed
   std::vector<double> output;  // decoded values of spec.dtype, when status is ROPECHECK_OK
 };
+
+// Why `spec` is not passed through the C ABI at all; empty when it is. ABI version 1 has one
+// element type for inputs and outputs (ropecheck_spec::dtype): a spec whose input dtype differs
+// (GPT-J: f16 in, f32 out) would be misread by every plugin built against it, so the gate declines
+// it as unsupported before any call (a skip in every report, never a guess).
+std::string abi_declines(const Spec& spec);
 
 // Guard bytes on each side of the output buffer.
 inline constexpr std::size_t kGuardBytes = 64;

@@ -50,6 +50,7 @@ KernelImplementation::KernelImplementation(std::string kernel, Claims claims, in
 
 ApplyResult KernelImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                       std::span<const double> input) const {
+  if (std::string why = abi_declines(spec); !why.empty()) return {ApplyResult::Status::unsupported, why, {}};
   try {
     return from_abi(call_kernel(&ropecheck_kernel_apply, kernel_.c_str(), spec, shape, positions, input, threads_));
   } catch (const std::exception& e) {

@@ -493,6 +493,7 @@ ApplyResult IsolatedKernel::apply(const Spec& spec, reference::Shape shape, std:
     if (start_failed_) return start_error_;
     return {ApplyResult::Status::crash, "could not start a child process", {}};
   }
+  if (std::string why = abi_declines(spec); !why.empty()) return {ApplyResult::Status::unsupported, why, {}};
   Writer w;
   w.put_string(to_string(spec));
   w.put(shape.tokens);

@@ -84,7 +84,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     // random inputs in [−2, 2), values of the dtype, from (seed, position) alone
     for (std::size_t t = begin; t < end; ++t) {
       SplitMix64 rng(o.seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
-      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, spec.dtype));
+      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
     }
     const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
     if (result.status != ApplyResult::Status::ok) {
@@ -95,39 +95,9 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       }
       continue;
     }
-    // The correctly rounded and the exact values, split over threads by token ranges.
-    const unsigned workers = resolve_threads(o.threads);
-    const std::size_t slices = std::min<std::size_t>(workers, static_cast<std::size_t>(test.tokens));
-    std::vector<Expected> parts(slices);
-    parallel_for(slices, o.threads, [&](std::size_t w) {
-      const std::int64_t t0 = test.tokens * static_cast<std::int64_t>(w) / static_cast<std::int64_t>(slices);
-      const std::int64_t t1 = test.tokens * static_cast<std::int64_t>(w + 1) / static_cast<std::int64_t>(slices);
-      golden::RopeTest part;
-      part.tokens = t1 - t0;
-      part.heads = 1;
-      part.head_dim = d;
-      part.positions.assign(test.positions.begin() + t0 * components, test.positions.begin() + t1 * components);
-      part.input.assign(test.input.begin() + t0 * d, test.input.begin() + t1 * d);
-      if (judges_exact_values(implementation.claims().model)) {
-        // The inputs are finite and nonzero, so the correctly rounded values serve only the ULP
-        // figure and the signs of zeros (none here): rounding the exact values (long double) is
-        // enough and halves the reference's work.
-        Expected e;
-        for (const reference::Real& v : reference::rotate_exact(spec, Shape{part.tokens, 1, d}, part.positions, part.input,
-                                                                o.precision_bits, reference::Form::elementwise)) {
-          e.exact.push_back(static_cast<long double>(v));
-          e.rounded.push_back(static_cast<double>(reference::round_to_format(e.exact.back(), spec.dtype)));
-        }
-        parts[w] = std::move(e);
-        return;
-      }
-      parts[w] = expected_values(spec, part, implementation.claims().model, o.precision_bits);
-    });
-    Expected expected;
-    for (Expected& part : parts) {
-      expected.exact.insert(expected.exact.end(), part.exact.begin(), part.exact.end());
-      expected.rounded.insert(expected.rounded.end(), part.rounded.begin(), part.rounded.end());
-    }
+    // The correctly rounded and the exact values (reference::evaluate), split over threads by tokens.
+    Expected expected = expected_values(spec, Shape{test.tokens, 1, d}, test.positions, test.input,
+                                        implementation.claims().model, o.threads);
     test.expected = expected.rounded;
     comparer.add(test, result.output, expected);
     if (first_output.empty()) {

@@ -18,7 +18,6 @@ struct SweepOptions {
   std::int64_t samples = 256;
   std::uint64_t seed = 1;
   int threads = 0;            // the reference's threads (0: all cores)
-  int precision_bits = 160;   // of the exact values
   // Positions per call of the implementation (fewer for a wide head: a call holds at most
   // kMaxSweepCallElements values): bounds the memory of a sweep with many samples.
   std::int64_t chunk_tokens = 4096;

@@ -194,6 +194,8 @@ int apply(const char* implementation, const ropecheck_call* call) {
   std::shared_ptr<const Plan> plan;
   if (const int status = plan_of(call->spec, plan); status != ROPECHECK_OK) return status;
   const Spec& spec = plan->spec();
+  // One element type per call (kernel.h): a spec with another input dtype is not computed here.
+  if (spec.input_dtype && *spec.input_dtype != spec.dtype) return ROPECHECK_ERROR_UNSUPPORTED;
   if (call->tokens < 0 || call->threads < 0) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (call->tokens > 0 && call->positions == nullptr) return ROPECHECK_ERROR_INVALID_ARGUMENT;
   if (int s = check_tensor(call->q, call->tokens, spec.head_dim, true); s != ROPECHECK_OK) return s;

@@ -348,7 +348,7 @@ void check_relative(Context& ctx, const Positions& m, const Positions& n) {
   for (int j = 0; j < spec.rotary_dim / 2; ++j) {
     expect_blocks_equal(ctx, transpose(b[0][j]) * b[1][j], scaled(b[2][j], g), g2, what, j);
   }
-  const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(spec.head_dim));
+  const Values x = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(spec.head_dim));
   const Shape shape{1, 1, spec.head_dim};
   const std::vector<Ball> at_n = rotated(ctx, spec, shape, n, x.data);
   const std::vector<Ball> at_difference = rotated(ctx, spec, shape, difference, x.data);
@@ -419,7 +419,7 @@ void norm_preservation(const Implementation& impl, Tally& tally) {
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 4), heads = *inRange<std::int64_t>(1, 3);
   Positions positions = ctx.tuples(tokens);
-  const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * heads * spec.head_dim));
+  const Values x = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(tokens * heads * spec.head_dim));
   const std::vector<Ball> out = rotated(ctx, spec, Shape{tokens, heads, spec.head_dim}, positions, x.data);
   const Ball g = ctx.attention();
   for (std::int64_t row = 0; row < tokens * heads; ++row) {
@@ -448,7 +448,7 @@ void complex_equivalence(const Implementation& impl, Tally& tally) {
   const Spec& spec = ctx.spec();
   const std::int64_t tokens = *inRange<std::int64_t>(1, 4), heads = *inRange<std::int64_t>(1, 4);
   Positions positions = ctx.tuples(tokens);
-  const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * heads * spec.head_dim));
+  const Values x = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(tokens * heads * spec.head_dim));
   const std::vector<Ball> out = rotated(ctx, spec, Shape{tokens, heads, spec.head_dim}, positions, x.data);
   const Ball g = ctx.attention();
   const int components = position_components(spec);
@@ -493,8 +493,8 @@ void relative_dot(const Implementation& impl, Tally& tally) {
   for (std::size_t i = 0; i < m.size(); ++i) {
     shift.push_back(*inRange<std::int64_t>(ctx.negatives() ? -half : 0, half + 1));
   }
-  const Values q = *gen::values(spec.dtype, static_cast<std::size_t>(spec.head_dim));
-  const Values k = *gen::values(spec.dtype, static_cast<std::size_t>(spec.head_dim));
+  const Values q = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(spec.head_dim));
+  const Values k = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(spec.head_dim));
   const Shape shape{1, 1, spec.head_dim};
   const auto fq_m = rotated(ctx, spec, shape, m, q.data), fk_n = rotated(ctx, spec, shape, n, k.data);
   const auto fk_diff = rotated(ctx, spec, shape, minus(n, m), k.data);
@@ -531,7 +531,7 @@ void forms_agree(const Implementation& impl, Tally& tally) {
   const std::int64_t tokens = *inRange<std::int64_t>(1, 3), heads = *inRange<std::int64_t>(1, 3);
   Positions positions = ctx.tuples(tokens);
   const Shape shape{tokens, heads, spec.head_dim};
-  const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(shape.elements()));
+  const Values x = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(shape.elements()));
   const std::vector<Ball> out = rotated(ctx, spec, shape, positions, x.data);
   const int form_bits = impl.exact_precision_bits() > 0 ? impl.exact_precision_bits() : 128;
   const Ball g = ctx.attention();
@@ -611,7 +611,7 @@ void group_law(const Implementation& impl, Tally& tally) {
     expect_blocks_equal(ctx, b_inverse[0][j] * b[0][j], identity_block(g * g), g2, "R_m^-1 R_m vs I, m=" + show(m), j);
   }
   if (impl.exact_precision_bits() == 0) {
-    const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(spec.head_dim));
+    const Values x = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(spec.head_dim));
     const Shape shape{1, 1, spec.head_dim};
     const std::vector<Ball> forward = rotated(ctx, spec, shape, m, x.data);
     std::vector<double> middle;
@@ -680,7 +680,7 @@ void head_independence(const Implementation& impl, Tally& tally) {
   const std::int64_t tokens = *inRange<std::int64_t>(1, 3), heads = *inRange<std::int64_t>(2, 5);
   const std::int64_t d = spec.head_dim;
   Positions positions = ctx.tuples(tokens);
-  const Values one = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * d));
+  const Values one = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(tokens * d));
   std::vector<double> same(static_cast<std::size_t>(tokens * heads * d));
   for (std::int64_t t = 0; t < tokens; ++t)
     for (std::int64_t h = 0; h < heads; ++h)
@@ -695,7 +695,7 @@ void head_independence(const Implementation& impl, Tally& tally) {
           return "same input in every head: head " + std::to_string(h) + " vs head 0, token " + std::to_string(t) +
                  ", dim " + std::to_string(i);
         });
-  const Values many = *gen::values(spec.dtype, static_cast<std::size_t>(tokens * heads * d));
+  const Values many = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(tokens * heads * d));
   const auto out_many = rotated(ctx, spec, Shape{tokens, heads, d}, positions, many.data);
   for (std::int64_t h = 0; h < heads; ++h) {
     std::vector<double> alone(static_cast<std::size_t>(tokens * d));
@@ -809,8 +809,8 @@ void long_term_decay(const Implementation& impl, Tally& tally) {
   const Spec& spec = ctx.spec();
   const int pairs = spec.rotary_dim / 2;
   const auto [m, n] = two_tuples(ctx);
-  const Values q = *gen::values(spec.dtype, static_cast<std::size_t>(spec.head_dim));
-  const Values k = *gen::values(spec.dtype, static_cast<std::size_t>(spec.head_dim));
+  const Values q = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(spec.head_dim));
+  const Values k = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(spec.head_dim));
   // r = m − n for the forward direction; the inverse direction rotates by −φ, i.e. r = n − m.
   const std::int64_t r = spec.direction == Direction::forward ? m[0] - n[0] : n[0] - m[0];
   const reference::DecayBound bound = reference::decay_bound(spec, r, q.data, k.data, ctx.bits());
@@ -869,7 +869,7 @@ void passthrough(const Implementation& impl, Tally& tally) {
   const std::int64_t d = spec.head_dim;
   Positions positions = ctx.tuples(tokens);
   const Shape shape{tokens, heads, d};
-  const Values x = *gen::values(spec.dtype, static_cast<std::size_t>(shape.elements()));
+  const Values x = *gen::values(input_dtype_of(spec), static_cast<std::size_t>(shape.elements()));
   const std::vector<double> out = impl.apply(spec, shape, positions, x.data);
   const std::optional<std::vector<Real>> exact = impl.apply_exact(spec, shape, positions, x.data);
   for (std::int64_t row = 0; row < tokens * heads; ++row) {

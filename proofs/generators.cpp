@@ -153,9 +153,10 @@ rc::Gen<Spec> spec(SpecOptions options) {
     AxesKind kind = AxesKind::none;
     switch (options.axes) {
       case AxesChoice::single: kind = AxesKind::none; break;
-      case AxesChoice::multi: kind = *element(AxesKind::two_d, AxesKind::mrope); break;
+      case AxesChoice::multi: kind = *element(AxesKind::two_d, AxesKind::mrope, AxesKind::imrope); break;
       case AxesChoice::any:
-        kind = *rc::gen::weightedElement<AxesKind>({{8, AxesKind::none}, {1, AxesKind::two_d}, {1, AxesKind::mrope}});
+        kind = *rc::gen::weightedElement<AxesKind>(
+            {{8, AxesKind::none}, {1, AxesKind::two_d}, {1, AxesKind::mrope}, {1, AxesKind::imrope}});
         break;
     }
     // rotary_dim/2 pairs, biased small: the reference's cost grows with it, and small dims reach the
@@ -168,6 +169,7 @@ rc::Gen<Spec> spec(SpecOptions options) {
     if (kind == AxesKind::two_d && pairs % 2 != 0) pairs = pairs < max_pairs ? pairs + 1 : pairs - 1;
     if (kind == AxesKind::two_d && pairs < 2) pairs = 2;
     if (kind == AxesKind::mrope && pairs < 2) pairs = 2;
+    if (kind == AxesKind::imrope && pairs < 3) pairs = std::min(3, max_pairs);
     s.rotary_dim = 2 * pairs;
     const int room = (256 - s.rotary_dim) / 2;
     const bool partial = room > 0 && *inRange(0, 10) < (options.partial_rotary ? 8 : 3);
@@ -178,6 +180,16 @@ rc::Gen<Spec> spec(SpecOptions options) {
       int left = pairs;
       for (int k = 0; k < sections - 1; ++k) {
         const int n = *inRange(1, left - (sections - 1 - k) + 1);
+        s.axes.sections.push_back(n);
+        left -= n;
+      }
+      s.axes.sections.push_back(left);
+    }
+    if (kind == AxesKind::imrope) {  // Qwen3-VL: t/h/w, or ggml's t/h/w/e; a section may be 0
+      const int sections = *inRange(3, 5);
+      int left = pairs;
+      for (int k = 0; k < sections - 1; ++k) {
+        const int n = *inRange(0, left + 1);
         s.axes.sections.push_back(n);
         left -= n;
       }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "spec/spec.h"
 
@@ -27,18 +28,41 @@ Real decimal_to(const std::string& text) {
   }
 }
 
-// Which component of a token's position tuple drives pair j (0 for single-axis specs).
+// Which component of a token's position tuple drives pair j (0 for single-axis specs). The
+// frequency of pair j is θ'_j whatever the component (ggml and HF multiply every component's
+// position by the same inv_freq[j]); only the position changes.
+//
+// M-RoPE and interleaved M-RoPE follow ggml (ggml-org/llama.cpp ggml/src/ggml-cpu/ops.cpp,
+// ggml_mrope_cache_init): with sections s_0..s_{n-1} and S = Σ s_k, sector = j mod S (= j, since
+// validate() makes S = rotary_dim/2), and
+//   mrope:  the k with s_0 + … + s_{k−1} <= sector < s_0 + … + s_k (a zero section owns no pair);
+//   imrope: 1 (h) if sector mod 3 = 1 and sector < 3·s_1; else 2 (w) if sector mod 3 = 2 and
+//           sector < 3·s_2; else with four sections 0 (t) if sector mod 3 = 0 and sector < 3·s_0,
+//           and 3 (e) otherwise; with three sections 0 (t) otherwise — HF transformers'
+//           Qwen3-VL apply_interleaved_mrope, which starts from t and overwrites the h and w slots.
+// The two differ only on pairs past the interleaved range (24/20/20: pairs 61 and 62 are t in HF,
+// e in ggml's 24/20/20/0).
 inline int position_component(const Spec& spec, int pair_index) {
+  const std::vector<int>& s = spec.axes.sections;
   switch (spec.axes.kind) {
     case AxesKind::none: return 0;
     case AxesKind::two_d: return pair_index % 2;  // seed 002: (m1·θ_g, m2·θ_g) per group of 4 dims
     case AxesKind::mrope: {
       int start = 0;
-      for (int k = 0; k < static_cast<int>(spec.axes.sections.size()); ++k) {
-        start += spec.axes.sections[k];
+      for (int k = 0; k < static_cast<int>(s.size()); ++k) {
+        start += s[k];
         if (pair_index < start) return k;
       }
-      return static_cast<int>(spec.axes.sections.size()) - 1;
+      return static_cast<int>(s.size()) - 1;
+    }
+    case AxesKind::imrope: {
+      int total = 0;
+      for (int n : s) total += n;
+      const int sector = total > 0 ? pair_index % total : pair_index;
+      if (sector % 3 == 1 && sector < 3 * s[1]) return 1;
+      if (sector % 3 == 2 && sector < 3 * s[2]) return 2;
+      if (s.size() == 4 && !(sector % 3 == 0 && sector < 3 * s[0])) return 3;
+      return 0;
     }
   }
   return 0;

@@ -91,7 +91,7 @@ const std::vector<std::string>& allowed_params(ScalingType t) {
 
 const std::vector<std::string>& all_keys() {
   static const std::vector<std::string> keys = {
-      "layout", "head_dim", "rotary_dim", "base", "dtype", "direction", "scaling", "axes", "sections",
+      "layout", "head_dim", "rotary_dim", "base", "dtype", "input_dtype", "direction", "scaling", "axes", "sections",
       "factor", "original_max_position", "seq_len", "beta_fast", "beta_slow", "truncate",
       "attention_factor", "mscale", "mscale_all_dim", "freq_scale", "ext_factor", "attn_factor",
       "low_freq_factor", "high_freq_factor", "short_factor", "long_factor"};
@@ -121,6 +121,10 @@ Spec build(const Fields& f) {
   if (auto v = get("rotary_dim")) s.rotary_dim = static_cast<int>(to_int("rotary_dim", *v));
   if (auto v = get("base")) s.base = decimal_field("base", *v);
   if (auto v = get("dtype")) s.dtype = parse_dtype(*v);
+  if (auto v = get("input_dtype")) {
+    const Dtype d = parse_dtype(*v);
+    if (d != s.dtype) s.input_dtype = d;  // equal: the same spec as without the key
+  }
   if (auto v = get("direction")) {
     if (*v == "forward") s.direction = Direction::forward;
     else if (*v == "inverse") s.direction = Direction::inverse;
@@ -130,13 +134,20 @@ Spec build(const Fields& f) {
     if (*v == "none") s.axes.kind = AxesKind::none;
     else if (*v == "2d") s.axes.kind = AxesKind::two_d;
     else if (*v == "mrope") s.axes.kind = AxesKind::mrope;
-    else fail("axes", "none|2d|mrope", *v);
+    else if (*v == "imrope") s.axes.kind = AxesKind::imrope;
+    else fail("axes", "none|2d|mrope|imrope", *v);
   }
+  const bool sectioned = s.axes.kind == AxesKind::mrope || s.axes.kind == AxesKind::imrope;
   if (auto v = get("sections")) {
-    if (s.axes.kind != AxesKind::mrope) fail("sections", "no sections unless axes=mrope", *v);
-    for (const auto& item : split(*v, '/')) s.axes.sections.push_back(static_cast<int>(to_int("sections", item)));
-  } else if (s.axes.kind == AxesKind::mrope) {
-    throw SpecError("spec field 'sections': expected '/'-separated pair counts for axes=mrope, got nothing (missing)");
+    if (!sectioned) fail("sections", "no sections unless axes=mrope or axes=imrope", *v);
+    for (const auto& item : split(*v, '/')) {
+      const std::int64_t n = to_int("sections", item);
+      if (n < 0 || n > (1 << 16)) fail("sections", "pair counts in [0, 65536]", item);
+      s.axes.sections.push_back(static_cast<int>(n));
+    }
+  } else if (sectioned) {
+    throw SpecError("spec field 'sections': expected '/'-separated pair counts for axes=" +
+                    std::string(s.axes.kind == AxesKind::mrope ? "mrope" : "imrope") + ", got nothing (missing)");
   }
 
   Scaling& sc = s.scaling;
@@ -144,7 +155,7 @@ Spec build(const Fields& f) {
   const auto& allowed = allowed_params(sc.type);
   for (const auto& [key, value] : f) {
     static const std::vector<std::string> non_scaling = {"layout", "head_dim", "rotary_dim", "base", "dtype",
-                                                         "direction", "scaling", "axes", "sections"};
+                                                         "input_dtype", "direction", "scaling", "axes", "sections"};
     bool general = false;
     for (const auto& k : non_scaling) general = general || k == key;
     if (general) continue;
@@ -263,7 +274,8 @@ int position_components(const Spec& spec) {
   switch (spec.axes.kind) {
     case AxesKind::none: return 1;
     case AxesKind::two_d: return 2;
-    case AxesKind::mrope: return static_cast<int>(spec.axes.sections.size());
+    case AxesKind::mrope:
+    case AxesKind::imrope: return static_cast<int>(spec.axes.sections.size());
   }
   return 1;
 }
@@ -282,14 +294,33 @@ void validate(const Spec& s) {
     fail("rotary_dim", "a multiple of 4 for axes=2d (groups of 4 dims)", std::to_string(s.rotary_dim));
   }
   const int frequency_dim = two_d ? s.rotary_dim / 2 : s.rotary_dim;
-  if (s.axes.kind == AxesKind::mrope) {
-    int sum = 0;
+  if (s.axes.kind == AxesKind::mrope || s.axes.kind == AxesKind::imrope) {
+    // A zero section is allowed (ggml's four-section form 16/24/24/0): it owns no pair but its
+    // position component is still passed. The sum is rotary_dim/2, so ggml's sector = j mod sum is j.
+    const std::size_t count = s.axes.sections.size();
+    if (s.axes.kind == AxesKind::imrope && count != 3 && count != 4) {
+      fail("sections", "3 (t/h/w) or 4 (t/h/w/e) pair counts for axes=imrope", std::to_string(count) + " counts");
+    }
+    if (count < 1 || count > 16) fail("sections", "1 to 16 pair counts", std::to_string(count) + " counts");
+    std::int64_t sum = 0;
     for (int n : s.axes.sections) {
-      if (n < 1) fail("sections", "positive pair counts", std::to_string(n));
+      if (n < 0) fail("sections", "pair counts >= 0", std::to_string(n));
       sum += n;
     }
     if (sum != s.rotary_dim / 2) {
       fail("sections", "pair counts summing to rotary_dim/2=" + std::to_string(s.rotary_dim / 2), std::to_string(sum));
+    }
+  }
+  if (s.input_dtype && *s.input_dtype != s.dtype) {
+    // Inputs must be values of the output dtype too: the reference reads them exactly, pass-through
+    // dims copy them, and e's u is the output's. f16 and bf16 widen to f32 and f64, f32 to f64.
+    const Dtype in = *s.input_dtype;
+    const bool widening = (s.dtype == Dtype::f64 && in != Dtype::f64) ||
+                          (s.dtype == Dtype::f32 && (in == Dtype::f16 || in == Dtype::bf16));
+    if (!widening) {
+      fail("input_dtype", "a dtype whose values are all values of dtype=" + std::string(name(s.dtype)) +
+                              " (f16 or bf16 into f32 or f64, f32 into f64)",
+           std::string(name(in)));
     }
   }
   const Scaling& sc = s.scaling;
@@ -425,8 +456,11 @@ namespace {
 std::vector<std::pair<std::string, std::string>> canonical_fields(const Spec& s) {
   std::vector<std::pair<std::string, std::string>> out = {
       {"layout", std::string(name(s.layout))}, {"head_dim", std::to_string(s.head_dim)},
-      {"rotary_dim", std::to_string(s.rotary_dim)}, {"base", s.base}, {"dtype", std::string(name(s.dtype))},
-      {"direction", std::string(name(s.direction))}, {"scaling", std::string(name(s.scaling.type))}};
+      {"rotary_dim", std::to_string(s.rotary_dim)}, {"base", s.base}, {"dtype", std::string(name(s.dtype))}};
+  // Printed only when it differs: every spec without it keeps its canonical text.
+  if (s.input_dtype && *s.input_dtype != s.dtype) out.emplace_back("input_dtype", std::string(name(*s.input_dtype)));
+  out.emplace_back("direction", std::string(name(s.direction)));
+  out.emplace_back("scaling", std::string(name(s.scaling.type)));
   const Scaling& sc = s.scaling;
   auto add = [&](const std::string& k, const std::string& v) { out.emplace_back(k, v); };
   switch (sc.type) {
@@ -472,8 +506,8 @@ std::vector<std::pair<std::string, std::string>> canonical_fields(const Spec& s)
       break;
   }
   if (s.axes.kind == AxesKind::two_d) add("axes", "2d");
-  if (s.axes.kind == AxesKind::mrope) {
-    add("axes", "mrope");
+  if (s.axes.kind == AxesKind::mrope || s.axes.kind == AxesKind::imrope) {
+    add("axes", s.axes.kind == AxesKind::mrope ? "mrope" : "imrope");
     std::vector<std::string> items;
     for (int n : s.axes.sections) items.push_back(std::to_string(n));
     add("sections", join(items, '/'));

@@ -16,7 +16,7 @@ enum class Layout { interleaved, half };
 enum class Direction { forward, inverse };
 enum class Dtype { f64, f32, f16, bf16 };
 enum class ScalingType { none, linear, ntk, dynamic, yarn, yarn_ggml, llama3, longrope };
-enum class AxesKind { none, two_d, mrope };
+enum class AxesKind { none, two_d, mrope, imrope };
 
 // Parameters of every scaling type, each named as in ROPE.md. Only those of the chosen type are
 // meaningful; the parser rejects the others. Decimal parameters stay exact decimal strings so that
@@ -49,10 +49,13 @@ struct Scaling {
 
 // Multi-axis RoPE. two_d: seed 002's 2-D RoPE, groups of 4 dims = pairs (2g, 2g+1) rotated by
 // (m1·θ_g, m2·θ_g), each axis a 1-D RoPE over rotary_dim/2 dims. mrope: Qwen2-VL M-RoPE, the
-// rotary_dim/2 frequencies split into consecutive sections, section k driven by position component k.
+// rotary_dim/2 frequencies split into consecutive sections, section k driven by position component k
+// (ggml's four-section form t/h/w/e included, a zero section allowed). imrope: interleaved M-RoPE
+// (Qwen3-VL; ggml's GGML_ROPE_TYPE_IMROPE), sections t/h/w[/e] and pairs assigned by ggml's sector
+// rule. Which component drives pair j: schedule.h position_component; formulas in spec/README.md.
 struct Axes {
   AxesKind kind = AxesKind::none;
-  std::vector<int> sections;  // mrope: pair counts per component, summing to rotary_dim/2
+  std::vector<int> sections;  // mrope, imrope: one count per position component, summing to rotary_dim/2
   friend bool operator==(const Axes&, const Axes&) = default;
 };
 
@@ -64,7 +67,11 @@ struct Spec {
   Scaling scaling;
   Axes axes;
   Direction direction = Direction::forward;
-  Dtype dtype = Dtype::f32;
+  Dtype dtype = Dtype::f32;  // the OUTPUT dtype: what the reference rounds to, u of the error metric
+  // The inputs' dtype when it differs from dtype (GPT-J: f16 inputs, f32 outputs); empty: the same.
+  // Every input dtype value must be a value of dtype (validate): f16/bf16 -> f32 -> f64 only.
+  // The parser leaves it empty when it equals dtype, so that equal specs compare equal.
+  std::optional<Dtype> input_dtype;
 
   friend bool operator==(const Spec&, const Spec&) = default;
 };
@@ -87,8 +94,11 @@ std::string to_json(const Spec& spec);
 // Throws SpecError when a field is out of range.
 void validate(const Spec& spec);
 
-// Position components per token: 1, 2 for two_d, sections.size() for mrope.
+// Position components per token: 1, 2 for two_d, sections.size() for mrope and imrope (ggml's
+// four-section form: 4, as ggml passes 4 positions per token).
 int position_components(const Spec& spec);
+// The dtype of the inputs: spec.input_dtype when given, else spec.dtype.
+inline Dtype input_dtype_of(const Spec& spec) { return spec.input_dtype.value_or(spec.dtype); }
 
 std::string_view name(Layout v);
 std::string_view name(Direction v);

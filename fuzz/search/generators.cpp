@@ -163,7 +163,7 @@ FuzzCase edge_case(const Spec& spec, Rng& rng) {
   c.pair = edge_pair(spec, rng);
   const int components = position_components(spec);
   for (int k = 0; k < components; ++k) c.position.push_back(edge_position(spec, c.pair, rng));
-  const Dtype dtype = spec.dtype;
+  const Dtype dtype = input_dtype_of(spec);  // inputs are values of the input dtype
   const std::uint64_t pick = rng.below(100);
   if (pick < 15) {  // components many orders of magnitude apart
     const reference::Format f = format_of(dtype);
@@ -183,7 +183,7 @@ FuzzCase edge_case(const Spec& spec, Rng& rng) {
 
 FuzzCase mutate(const Spec& spec, const FuzzCase& c, Rng& rng) {
   FuzzCase m = c;
-  const Dtype dtype = spec.dtype;
+  const Dtype dtype = input_dtype_of(spec);  // inputs are values of the input dtype
   const int pairs = spec.rotary_dim / 2;
   const std::uint64_t pick = rng.below(100);
   if (pick < 45) {  // position
@@ -221,7 +221,7 @@ std::vector<double> head_input(const Spec& spec, const FuzzCase& c) {
   std::vector<double> head(static_cast<std::size_t>(spec.head_dim), 0.0);
   if (c.background != 0) {
     Rng rng(c.background);
-    for (double& v : head) v = scaled(spec.dtype, rng, -4, 1);
+    for (double& v : head) v = scaled(input_dtype_of(spec), rng, -4, 1);
   }
   const reference::PairDims dims = reference::pair_dims(spec, c.pair);
   head[static_cast<std::size_t>(dims.first)] = c.x;

@@ -89,8 +89,8 @@ FuzzCase parse_case(const std::string& text, const Spec& spec) {
       } catch (const std::invalid_argument&) {
         throw std::invalid_argument("--replay: " + key + ": expected a hex float, got '" + value + "'");
       }
-      if (!reference::representable(v, spec.dtype)) {
-        throw std::invalid_argument("--replay: " + key + ": expected a value of " + std::string(name(spec.dtype)) +
+      if (!reference::representable(v, input_dtype_of(spec))) {
+        throw std::invalid_argument("--replay: " + key + ": expected a value of " + std::string(name(input_dtype_of(spec))) +
                                     ", got " + value);
       }
       (key == "x" ? c.x : c.y) = v;
@@ -311,7 +311,7 @@ FuzzCase shrink(const judge::Implementation& candidate, const Spec& spec, const 
     for (double FuzzCase::*field : {&FuzzCase::x, &FuzzCase::y}) {
       for (double v : simpler_values(c.*field)) {
         FuzzCase t = c;
-        t.*field = reference::round_to_format(v, spec.dtype);
+        t.*field = reference::round_to_format(v, input_dtype_of(spec));
         attempt(t);
       }
     }
@@ -358,6 +358,7 @@ std::vector<Spec> default_specs() {
       longrope + ",seq_len=4097",
       "layout=interleaved,head_dim=16,base=10000,dtype=f32,axes=2d",
       "layout=half,head_dim=128,base=1000000,dtype=bf16,axes=mrope,sections=16/24/24",
+      "layout=half,head_dim=128,base=5000000,dtype=f32,axes=imrope,sections=24/20/20/0",
   };
   std::vector<Spec> specs;
   for (const std::string& text : texts) specs.push_back(parse_spec(text));

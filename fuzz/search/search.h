@@ -77,8 +77,8 @@ struct FuzzOptions {
 };
 
 // The built-in edge specs: bases 2 to 1e9, rotary_dim 2, head_dim up to 512, both layouts and
-// directions, every dtype, every scaling type with positions and pairs at its band edges, 2-D RoPE
-// and M-RoPE.
+// directions, every dtype, every scaling type with positions and pairs at its band edges, 2-D RoPE,
+// M-RoPE and interleaved M-RoPE (ggml IMROPE).
 std::vector<Spec> default_specs();
 
 struct Finding {

@@ -8,6 +8,7 @@
 
 #include "gate/commands/command.h"
 #include "gate/positions.h"
+#include "gate/commands/spec_options.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/json_keys.h"
@@ -85,19 +86,20 @@ std::vector<double> read_input(const std::string& text) {
 void add_apply_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("apply", "Apply the exact reference to inputs and print the correctly rounded outputs");
   struct Args {
-    std::string spec, positions, input, model = "exact", format = "hex";
+    SpecOptions spec;
+    std::string positions, input, model = "exact", format = "hex";
     std::int64_t heads = 0;
     int precision = 256;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--spec", args->spec, "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32")->required();
+  add_spec_options(cmd, args->spec, SpecCount::one);
   cmd->add_option("--positions", args->positions,
                   "One position per token: comma-separated, multi-axis tuples as m1:m2 (e.g. 3:5,4:5); a range START:STOP[:STEP] "
                   "(1-D specs); or a .npy/.json file of integers [tokens] or [tokens, components]")
       ->required();
   cmd->add_option("--input", args->input,
                   "Comma-separated decimal or hex-float values, or a .json/.npy file; row-major [tokens, heads, head_dim]; "
-                  "values are rounded to the spec's dtype")
+                  "values are rounded to the spec's input dtype")
       ->required();
   cmd->add_option("--heads", args->heads, "Heads per token (default: inferred from the input size)");
   cmd->add_option("--model", args->model, "Rounding model: exact | f32-recipe")->check(CLI::IsMember({"exact", "f32-recipe"}));
@@ -106,7 +108,7 @@ void add_apply_command(CLI::App& root, int& status) {
   cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")
       ->check(CLI::IsMember({"hex", "json"}));
   cmd->callback([args, &status] {
-    const Spec spec = parse_spec(args->spec);
+    const Spec spec = resolve_spec(args->spec);
     const int components = position_components(spec);
     const std::vector<std::int64_t> positions = parse_positions_option(args->positions, components);
     std::vector<double> input = read_input(args->input);
@@ -126,7 +128,7 @@ void add_apply_command(CLI::App& root, int& status) {
                        std::to_string(input.size()));
     }
     for (double& v : input) {
-      if (std::isfinite(v)) v = reference::round_to_format(v, spec.dtype);
+      if (std::isfinite(v)) v = reference::round_to_format(v, input_dtype_of(spec));
     }
     reference::Options options;
     options.precision_bits = args->precision;

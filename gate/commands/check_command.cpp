@@ -3,6 +3,7 @@
 
 #include "gate/check.h"
 #include "gate/commands/command.h"
+#include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
 
 namespace ropecheck::gate {
@@ -17,16 +18,28 @@ void add_check_command(CLI::App& root, int& status) {
                   "SUITE/ID/outputs for attention suites (gate/README.md); with --spec, the output tensor [tokens, heads, "
                   "head_dim] (.npy or one-tensor safetensors stream; npz/JSON: the tensor 'output' or the only one)")
       ->required();
-  auto* spec = cmd->add_option("--spec", args->spec, "Judge your own tensors against this spec (no golden file)");
-  spec->excludes(golden);
-  cmd->add_option("--positions", args->positions,
-                  "With --spec: one position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file")
-      ->needs(spec);
-  cmd->add_option("--input", args->input, "With --spec: the input tensor [tokens, heads, head_dim] the candidate rotated")->needs(spec);
-  cmd->add_option("--heads", args->heads, "With --spec: heads per token (default: from the sizes)")->needs(spec);
+  // Instead of --golden: your own tensors for --spec or --hf-config (judge/direct.h).
+  auto spec = std::make_shared<SpecOptions>();
+  add_spec_options(cmd, *spec, SpecCount::any);
+  cmd->get_option("--spec")->excludes(golden);
+  cmd->get_option("--hf-config")->excludes(golden);
+  auto* positions = cmd->add_option("--positions", args->positions,
+                                    "With --spec: one position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file");
+  auto* input = cmd->add_option("--input", args->input, "With --spec: the input tensor [tokens, heads, head_dim] the candidate rotated");
+  auto* heads = cmd->add_option("--heads", args->heads, "With --spec: heads per token (default: from the sizes)");
   add_judge_options(cmd, args->judge, {.allow_missing = true});
   add_report_options(cmd, args->reports);
-  cmd->callback([args, &status] { status = run_check(*args); });
+  cmd->callback([args, spec, positions, input, heads, &status] {
+    if (spec->specs.empty() && spec->hf_configs.empty()) {
+      for (const CLI::Option* o : {positions, input, heads}) {
+        if (o->count() > 0) throw UsageError(o->get_name() + ": needs --spec or --hf-config (a check of your own tensors)");
+      }
+      if (spec->seq_len > 0) throw UsageError("--seq-len: needs --hf-config");
+    } else {
+      args->spec = resolve_spec(*spec);
+    }
+    status = run_check(*args);
+  });
 }
 
 }  // namespace ropecheck::gate

@@ -14,6 +14,7 @@
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
+#include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
 #include "gate/judge_args.h"
 #include "gate/report.h"
@@ -34,7 +35,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("fuzz", "Search for the inputs where an implementation is least accurate");
   struct Args {
     std::string impl, plugin, shard = "0/1", json, replay;
-    std::vector<std::string> specs;
+    SpecOptions spec;
     double seconds = 0;
     std::int64_t trials = 0;
     std::uint64_t seed = 1;
@@ -48,7 +49,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
                   "Implementation: a kernel (scalar, avx2, avx512, cuda, auto: through the C ABI), reference, or "
                   "reference-f32-recipe");
   cmd->add_option("--plugin", args->plugin, "A plugin shared library exporting include/ropecheck/kernel.h");
-  cmd->add_option("--spec", args->specs, "Spec(s) to search (default: the built-in edge specs; repeatable)");
+  add_spec_options(cmd, args->spec, SpecCount::any);  // none: the built-in edge specs
   cmd->add_option("--seconds", args->seconds, "Stop starting new trials after this many seconds")
       ->check(number_in(1e-3, 1e9));
   cmd->add_option("--trials", args->trials,
@@ -82,12 +83,10 @@ void add_fuzz_command(CLI::App& root, int& status) {
       if (const judge::ApplyResult* e = isolated->start_error()) throw UsageError("--plugin " + args->plugin + ": " + e->message);
     }
     std::vector<Spec> specs;
-    for (const std::string& text : args->specs) {
-      try {
-        specs.push_back(parse_spec(text));
-      } catch (const SpecError& e) {
-        throw UsageError(std::string("--spec: ") + e.what());
-      }
+    try {
+      specs = resolve_specs(args->spec);
+    } catch (const SpecError& e) {
+      throw UsageError(std::string(args->spec.hf_configs.empty() ? "--spec: " : "") + e.what());
     }
 
     nlohmann::ordered_json report;

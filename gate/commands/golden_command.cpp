@@ -21,6 +21,7 @@
 
 #include "gate/commands/command.h"
 #include "gate/commands/golden_custom.h"
+#include "gate/commands/spec_options.h"
 #include "gate/report.h"
 #include "golden/golden.h"
 #include "tensorio/readers.h"
@@ -78,15 +79,24 @@ void add_golden_generate(CLI::App& golden, int& status) {
   generate->add_flag("--force", *force, "Replace existing files");
   // A suite of your own (gate/commands/golden_custom.cpp): --out names the FILE.json then.
   auto custom = std::make_shared<CustomSuiteArgs>();
-  auto* spec = generate->add_option("--spec", custom->spec, "A suite for this spec instead (with --positions, --tokens; --out FILE.json)");
-  generate->add_option("--positions", custom->positions, "With --spec: positions, a range START:STOP[:STEP] or a .npy/.json file")->needs(spec);
-  generate->add_option("--tokens", custom->tokens, "With --spec: tokens per test")->needs(spec);
-  generate->add_option("--heads", custom->heads, "With --spec: heads per token (default 1)")->needs(spec);
-  generate->add_option("--seed", custom->seed, "With --spec: seed of the inputs (default 1)")->needs(spec);
-  generate->add_option("--name", custom->suite, "With --spec: the suite's name (default: the file's name)")->needs(spec);
-  generate->add_option("--threads", custom->threads, "With --spec: threads for the expected values (0: all cores)")->needs(spec);
-  generate->callback([&status, suites, all, out_dir, force, custom] {
-    if (!custom->spec.empty()) {
+  // A suite for --spec or --hf-config instead (with --positions, --tokens; --out FILE.json).
+  auto spec = std::make_shared<SpecOptions>();
+  add_spec_options(generate, *spec, SpecCount::any);
+  const std::vector<CLI::Option*> custom_options = {
+      generate->add_option("--positions", custom->positions, "With --spec: positions, a range START:STOP[:STEP] or a .npy/.json file"),
+      generate->add_option("--tokens", custom->tokens, "With --spec: tokens per test"),
+      generate->add_option("--heads", custom->heads, "With --spec: heads per token (default 1)"),
+      generate->add_option("--seed", custom->seed, "With --spec: seed of the inputs (default 1)"),
+      generate->add_option("--name", custom->suite, "With --spec: the suite's name (default: the file's name)"),
+      generate->add_option("--threads", custom->threads, "With --spec: threads for the expected values (0: all cores)")};
+  generate->callback([&status, suites, all, out_dir, force, custom, spec, custom_options] {
+    if (spec->specs.empty() && spec->hf_configs.empty()) {
+      for (const CLI::Option* o : custom_options) {
+        if (o->count() > 0) throw UsageError(o->get_name() + ": needs --spec or --hf-config (a suite of your own)");
+      }
+      if (spec->seq_len > 0) throw UsageError("--seq-len: needs --hf-config");
+    } else {
+      custom->spec = resolve_spec(*spec);
       if (*all || !suites->empty()) throw UsageError("golden generate: expected --spec or --suite/--all, not both");
       if (custom->positions.empty()) throw UsageError("golden generate --spec: expected --positions");
       if (custom->tokens == 0) throw UsageError("golden generate --spec: expected --tokens N (tokens per test)");

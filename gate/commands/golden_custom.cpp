@@ -49,7 +49,7 @@ std::string storage_dtype(Dtype d) {
 std::vector<double> test_input(const Spec& spec, std::uint64_t seed, std::int64_t id, std::int64_t count) {
   SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(id)));
   std::vector<double> v(static_cast<std::size_t>(count));
-  for (double& x : v) x = reference::round_to_format(4 * rng.unit() - 2, spec.dtype);
+  for (double& x : v) x = reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec));
   return v;
 }
 
@@ -78,12 +78,7 @@ std::string tensor(const std::string& suite, std::int64_t id, const char* what) 
 }  // namespace
 
 void generate_custom_suite(const CustomSuiteArgs& a) {
-  Spec spec;
-  try {
-    spec = parse_spec(a.spec);
-  } catch (const SpecError& e) {
-    throw UsageError(std::string("--spec: ") + e.what());
-  }
+  const Spec& spec = a.spec;
   if (a.tokens < 1 || a.tokens > (std::int64_t{1} << 31)) throw UsageError("--tokens: expected an integer in [1, 2^31], got " + std::to_string(a.tokens));
   if (a.heads < 1 || a.heads > (std::int64_t{1} << 31)) throw UsageError("--heads: expected an integer in [1, 2^31], got " + std::to_string(a.heads));
   if (a.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(a.threads));
@@ -143,10 +138,10 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       t.expected = expected_outputs(spec, t, a.threads);
     }
   } else {
-    const std::string dtype = storage_dtype(spec.dtype);
+    const std::string dtype = storage_dtype(spec.dtype), input_dtype = storage_dtype(input_dtype_of(spec));
     std::vector<tensorio::TensorLayout> layout;
     for (const golden::RopeTest& t : group.rope_tests) {
-      layout.push_back({tensor(suite, t.id, "input"), dtype, {t.tokens, t.heads, t.head_dim}});
+      layout.push_back({tensor(suite, t.id, "input"), input_dtype, {t.tokens, t.heads, t.head_dim}});
       layout.push_back({tensor(suite, t.id, "positions"), "I64", components == 1 ? std::vector<std::int64_t>{t.tokens}
                                                                                  : std::vector<std::int64_t>{t.tokens, components}});
       layout.push_back({tensor(suite, t.id, "expected"), dtype, {t.tokens, t.heads, t.head_dim}});
@@ -155,7 +150,7 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       write(tensorio::safetensors_header(layout, {{"spec", to_string(spec)}, {"suite", suite}}));
       for (golden::RopeTest& t : group.rope_tests) {
         t.input = test_input(spec, a.seed, t.id, t.tokens * t.heads * t.head_dim);
-        write(tensorio::encode_values(dtype, t.input));
+        write(tensorio::encode_values(input_dtype, t.input));
         std::vector<double> p(t.positions.begin(), t.positions.end());
         write(tensorio::encode_values("I64", p));
         write(tensorio::encode_values(dtype, expected_outputs(spec, t, a.threads)));

@@ -5,10 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "spec/spec.h"
+
 namespace ropecheck::gate {
 
 struct CustomSuiteArgs {
-  std::string spec, positions;
+  Spec spec;  // from --spec or --hf-config (gate/commands/spec_options.h)
+  std::string positions;
   std::string out;    // FILE.json; a big suite's arrays go to FILE.safetensors beside it
   std::string suite;  // the suite name (default "custom")
   std::int64_t tokens = 0, heads = 1;

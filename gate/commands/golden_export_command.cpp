@@ -94,7 +94,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
                          "/ID/positions): run your implementation on those");
       }
       for (const golden::Group& group : file.groups) {
-        const std::string dtype = dtype_name(group.spec.dtype);
+        const std::string dtype = dtype_name(input_dtype_of(group.spec));  // the inputs' own dtype (GPT-J: f16)
         const int components = position_components(group.spec);
         for (const golden::RopeTest& test : group.rope_tests) {
           OutTensor input{tensor_name(file.suite, test.id, "input"), dtype, {test.tokens, test.heads, test.head_dim}, test.input, {}};

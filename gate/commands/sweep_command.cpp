@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "gate/commands/command.h"
+#include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
 #include "gate/report.h"
 #include "judge/registry.h"
@@ -21,7 +22,7 @@ namespace {
 struct SweepArguments {
   std::string implementation = "auto";
   std::string plugin;
-  std::string spec_text;
+  SpecOptions spec;
   JudgeArguments judge;
   ReportPaths reports;
   judge::SweepOptions sweep;
@@ -42,8 +43,7 @@ int run_sweep(const SweepArguments& a) {
                      " (the default bounds are derived below 2^40; give --tolerance to sweep further), got " +
                      std::to_string(a.sweep.max_position));
   }
-  const Spec spec = parse_spec(a.spec_text);
-  validate(spec);
+  const Spec spec = resolve_spec(a.spec);
   judge::RegistryOptions registry;
   registry.claims = claims;
   registry.timeout_seconds = a.timeout;
@@ -113,7 +113,7 @@ void add_sweep_command(CLI::App& root, int& status) {
                   "variant, or with --plugin the name passed to the plugin")
       ->capture_default_str();
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
-  cmd->add_option("--spec", args->spec_text, "Spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32")->required();
+  add_spec_options(cmd, args->spec, SpecCount::one);
   cmd->add_option("--max-position", args->sweep.max_position, "Largest position sampled")->capture_default_str();
   cmd->add_option("--samples", args->sweep.samples,
                   "Distinct positions sampled (at least the fixed 0..63, 2^k - 1, 2^k, 2^k + 1)")

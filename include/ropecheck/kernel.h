@@ -78,10 +78,17 @@ extern "C" {
 
 /* Multi-axis RoPE: "2d" = seed 002's 2-D RoPE (pair j driven by position component j % 2, with
  * the frequency of index j / 2 over rotary_dim/2 dims); "mrope" = Qwen2-VL M-RoPE (consecutive
- * sections of pairs, section k driven by position component k). */
+ * sections of pairs, section k driven by position component k; a section may be 0, as in ggml's
+ * four-section 16/24/24/0); "imrope" = interleaved M-RoPE (Qwen3-VL, ggml's IMROPE): with 3 or 4
+ * sections s and sector = j, pair j is driven by component 1 if j % 3 == 1 && j < 3*s[1], else 2
+ * if j % 3 == 2 && j < 3*s[2], else (4 sections) 0 if j % 3 == 0 && j < 3*s[0] and 3 otherwise,
+ * (3 sections) 0. The frequency of pair j is θ'_j whatever its component. An implementation that
+ * does not know an axes value returns ROPECHECK_ERROR_UNSUPPORTED (as for any spec it cannot
+ * compute exactly). */
 #define ROPECHECK_AXES_NONE 0
 #define ROPECHECK_AXES_2D 1
 #define ROPECHECK_AXES_MROPE 2
+#define ROPECHECK_AXES_IMROPE 3
 
 /* ---- the spec ------------------------------------------------------------------------------------
  * One complete RoPE variant. `spec` is the canonical compact text printed by ropecheck's
@@ -95,7 +102,8 @@ typedef struct ropecheck_spec {
   int32_t head_dim;        /* elements per head, > 0 */
   int32_t rotary_dim;      /* even, <= head_dim; dims [rotary_dim, head_dim) pass through */
   int32_t direction;       /* ROPECHECK_DIRECTION_*: inverse rotates by -angle */
-  int32_t dtype;           /* ROPECHECK_DTYPE_*: input and output element type */
+  int32_t dtype;           /* ROPECHECK_DTYPE_*: input and output element type (a spec whose
+                            * input_dtype differs is never passed: the gate declines it) */
   double base;             /* b in θ_j = b^(-2j/d), > 1 */
   int32_t scaling;         /* ROPECHECK_SCALING_* */
   double factor;           /* f (linear, ntk, dynamic, yarn, llama3, longrope); NaN if not given */
@@ -116,9 +124,9 @@ typedef struct ropecheck_spec {
   const double* short_factor;     /* longrope: longrope_factor_count values; else NULL */
   const double* long_factor;      /* longrope: longrope_factor_count values; else NULL */
   int32_t axes;                   /* ROPECHECK_AXES_* */
-  int32_t position_components;    /* position values per token: 1, 2 (2d), section_count (mrope) */
-  int32_t section_count;          /* mrope: number of sections; else 0 */
-  const int32_t* sections;        /* mrope: pairs per section, summing to rotary_dim/2; else NULL */
+  int32_t position_components;    /* position values per token: 1, 2 (2d), section_count (mrope, imrope) */
+  int32_t section_count;          /* mrope, imrope: number of sections; else 0 */
+  const int32_t* sections;        /* mrope, imrope: one count per component, summing to rotary_dim/2; else NULL */
 } ropecheck_spec;
 
 /* ---- tensors -------------------------------------------------------------------------------------

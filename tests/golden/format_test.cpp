@@ -158,6 +158,27 @@ TEST(Reader, ChecksMultiAxisPositionTuples) {
             "x.json: groups[0].tests[0].positions[0]: expected a tuple of 3 positions, got 0");
 }
 
+// input_dtype (issue 18): inputs are values of the input dtype, expected values of dtype; the key
+// round-trips; a file without it reads as before.
+TEST(Reader, InputDtypeChecksInputsAndRoundTrips) {
+  const std::string good = small_file("half-f32-base10000");
+  const std::string f16_spec = mutated(good, [](Json& j) { j["groups"][0]["spec"]["input_dtype"] = "f16"; });
+  // The suite's f32 inputs are (almost surely) not all f16 values.
+  EXPECT_NE(error_of(f16_spec).find("groups[0].tests[0].input"), std::string::npos) << error_of(f16_spec);
+  const std::string f16_inputs = mutated(f16_spec, [](Json& j) {
+    for (auto& v : j["groups"][0]["tests"][0]["input"]) {
+      v = format_hex(static_cast<double>(reference::round_to_format(*parse_hex(v.get<std::string>()), Dtype::f16)));
+    }
+  });
+  ASSERT_EQ(error_of(f16_inputs), "");
+  const GoldenFile file = parse_golden(f16_inputs, "x.json");
+  EXPECT_EQ(file.groups[0].spec.input_dtype, Dtype::f16);
+  EXPECT_EQ(file.groups[0].spec.dtype, Dtype::f32);
+  EXPECT_EQ(write_golden(parse_golden(write_golden(file), "y.json")), write_golden(file));
+  EXPECT_NE(write_golden(file).find("\"input_dtype\""), std::string::npos);
+  EXPECT_EQ(parse_golden(good, "x.json").groups[0].spec.input_dtype, std::nullopt);
+}
+
 TEST(Reader, ChecksAttentionShapes) {
   const std::string good = small_file("attention");
   ASSERT_EQ(error_of(good), "");

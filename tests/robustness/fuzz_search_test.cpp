@@ -376,7 +376,7 @@ TEST(Fuzz, SecondsBudgetStopsAnUnboundedSearch) {
 }
 
 // The built-in edge list keeps the promise of its comment (search.h): every dtype, both layouts
-// and directions, every scaling type, partial rotary, 2-D RoPE and M-RoPE, bases 2 and 1e9.
+// and directions, every scaling type, partial rotary, 2-D RoPE, M-RoPE and interleaved M-RoPE, bases 2 and 1e9.
 TEST(Fuzz, DefaultSpecsCoverTheEdges) {
   const std::vector<Spec> specs = default_specs();
   std::set<Dtype> dtypes;
@@ -400,7 +400,7 @@ TEST(Fuzz, DefaultSpecsCoverTheEdges) {
   EXPECT_EQ(layouts.size(), 2u);
   EXPECT_EQ(directions.size(), 2u);
   EXPECT_EQ(scalings.size(), 8u);  // none linear ntk dynamic yarn yarn-ggml llama3 longrope (README)
-  EXPECT_EQ(axes.size(), 3u);      // one position, 2-D, M-RoPE
+  EXPECT_EQ(axes.size(), 4u);      // one position, 2-D, M-RoPE, interleaved M-RoPE
   EXPECT_TRUE(partial);
   EXPECT_TRUE(base_two);
   EXPECT_TRUE(base_huge);

@@ -112,8 +112,8 @@ void expect_json_error(const std::string& json, const std::string& field, const 
 }
 
 TEST(Spec, BadEnumValuesNameTheAcceptedOnes) {
-  expect_text_error("head_dim=64,axes=3d", "axes", "none|2d|mrope", "3d");
-  expect_json_error(R"({"head_dim":64,"axes":"mRoPE"})", "axes", "none|2d|mrope", "mRoPE");
+  expect_text_error("head_dim=64,axes=3d", "axes", "none|2d|mrope|imrope", "3d");
+  expect_json_error(R"({"head_dim":64,"axes":"mRoPE"})", "axes", "none|2d|mrope|imrope", "mRoPE");
   // truncate is a yarn boolean: only the words true and false.
   expect_text_error("head_dim=64,scaling=yarn,factor=4,original_max_position=4096,truncate=1", "truncate", "true|false", "1");
   expect_text_error("head_dim=64,scaling=yarn,factor=4,original_max_position=4096,truncate=True", "truncate", "true|false",
@@ -197,6 +197,61 @@ TEST(Spec, JsonNestedTooDeepIsRefusedBeforeParsing) {
   }
   // 64 deep is allowed (and then refused for what it is: not a scalar).
   EXPECT_THROW(parse_spec_json("{\"layout\": " + std::string(63, '[') + std::string(63, ']') + "}"), SpecError);
+}
+
+// Issue 18: the vocabulary real models need. Canonical texts by hand.
+TEST(Spec, InterleavedMropeFourSectionsAndInputDtype) {
+  const Spec imrope = parse_spec("layout=half,head_dim=128,base=5000000,dtype=bf16,axes=imrope,sections=24/20/20");
+  EXPECT_EQ(imrope.axes.kind, AxesKind::imrope);
+  EXPECT_EQ(position_components(imrope), 3);
+  EXPECT_EQ(to_string(imrope),
+            "layout=half,head_dim=128,rotary_dim=128,base=5000000,dtype=bf16,direction=forward,scaling=none,axes=imrope,"
+            "sections=24/20/20");
+  // ggml's four-section form with a zero section: four position components per token.
+  const Spec four = parse_spec("layout=half,head_dim=128,base=1000000,axes=mrope,sections=16/24/24/0");
+  EXPECT_EQ(position_components(four), 4);
+  EXPECT_EQ(to_string(four),
+            "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=f32,direction=forward,scaling=none,axes=mrope,"
+            "sections=16/24/24/0");
+  EXPECT_EQ(to_json(four),
+            R"({"layout":"half","head_dim":128,"rotary_dim":128,"base":"1000000","dtype":"f32","direction":"forward",)"
+            R"("scaling":"none","axes":"mrope","sections":[16,24,24,0]})");
+  // GPT-J: f16 in, f32 out. Printed right after dtype, only when it differs.
+  const Spec gptj = parse_spec("layout=interleaved,head_dim=256,rotary_dim=64,dtype=f32,input_dtype=f16");
+  EXPECT_EQ(gptj.input_dtype, Dtype::f16);
+  EXPECT_EQ(input_dtype_of(gptj), Dtype::f16);
+  EXPECT_EQ(to_string(gptj),
+            "layout=interleaved,head_dim=256,rotary_dim=64,base=10000,dtype=f32,input_dtype=f16,direction=forward,scaling=none");
+  EXPECT_EQ(to_json(gptj),
+            R"({"layout":"interleaved","head_dim":256,"rotary_dim":64,"base":"10000","dtype":"f32","input_dtype":"f16",)"
+            R"("direction":"forward","scaling":"none"})");
+  // The same dtype twice is the spec without the key: same value, same text.
+  const Spec same = parse_spec("head_dim=64,dtype=bf16,input_dtype=bf16");
+  EXPECT_EQ(same, parse_spec("head_dim=64,dtype=bf16"));
+  EXPECT_EQ(to_string(same), "layout=interleaved,head_dim=64,rotary_dim=64,base=10000,dtype=bf16,direction=forward,scaling=none");
+  EXPECT_EQ(input_dtype_of(same), Dtype::bf16);
+  for (const Spec& spec : {imrope, four, gptj, parse_spec("layout=half,head_dim=8,axes=imrope,sections=1/1/1/1")}) {
+    EXPECT_EQ(parse_spec(to_string(spec)), spec);
+    EXPECT_EQ(parse_spec_json(to_json(spec)), spec);
+  }
+}
+
+TEST(Spec, NewVocabularyRejectionsNameTheField) {
+  // Inputs must be values of the output dtype (widening only).
+  expect_text_error("head_dim=64,dtype=f16,input_dtype=f32", "input_dtype", "values of dtype=f16", "f32");
+  expect_text_error("head_dim=64,dtype=bf16,input_dtype=f16", "input_dtype", "values of dtype=bf16", "f16");
+  expect_text_error("head_dim=64,input_dtype=f8", "dtype", "f64|f32|f16|bf16", "f8");
+  expect_text_error("head_dim=64,axes=imrope,sections=16/16", "sections", "3 (t/h/w) or 4 (t/h/w/e)", "2 counts");
+  expect_text_error("head_dim=64,axes=imrope,sections=8/8/8/8/0", "sections", "3 (t/h/w) or 4", "5 counts");
+  expect_text_error("head_dim=64,axes=imrope,sections=16/8/4", "sections", "summing to rotary_dim/2=32", "28");
+  expect_text_error("head_dim=64,axes=mrope,sections=16/24/-8", "sections", "pair counts in [0, 65536]", "-8");
+  try {
+    (void)parse_spec("head_dim=64,axes=imrope");
+    ADD_FAILURE() << "accepted imrope without sections";
+  } catch (const SpecError& e) {
+    EXPECT_EQ(std::string(e.what()), "spec field 'sections': expected '/'-separated pair counts for axes=imrope, got nothing (missing)");
+  }
+  expect_text_error("head_dim=64,axes=2d,sections=8/8", "sections", "axes=mrope or axes=imrope", "8/8");
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+#include "gate/commands/spec_options.h"
+
+#include <optional>
+
+#include "hfconfig/hfconfig.h"
+#include "judge/errors.h"
+#include "tensorio/readers.h"
+
+namespace ropecheck::gate {
+
+void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
+  const bool many = count == SpecCount::any;
+  cmd->add_option("--spec", options.specs,
+                  many ? "Spec to use (repeatable), e.g. layout=half,head_dim=128,base=500000,dtype=f32"
+                       : "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32 (or --hf-config)")
+      ->expected(1);
+  cmd->add_option("--hf-config", options.hf_configs,
+                  many ? "A transformers config.json whose rotation to use (repeatable; hfconfig/README.md)"
+                       : "A transformers config.json whose rotation to use instead of --spec (hfconfig/README.md)")
+      ->expected(1);
+  cmd->add_option("--seq-len", options.seq_len,
+                  "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
+      ->check(CLI::PositiveNumber);
+}
+
+std::vector<Spec> resolve_specs(const SpecOptions& options) {
+  std::vector<Spec> out;
+  for (const std::string& text : options.specs) {
+    Spec spec = parse_spec(text);
+    validate(spec);
+    out.push_back(std::move(spec));
+  }
+  const std::optional<std::int64_t> seq_len =
+      options.seq_len > 0 ? std::optional<std::int64_t>(options.seq_len) : std::nullopt;
+  for (const std::string& path : options.hf_configs) {
+    std::string bytes;
+    try {
+      bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // a config.json is kilobytes
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(std::string("--hf-config: ") + e.what());
+    }
+    out.push_back(hfconfig::spec_from_hf_config(bytes, seq_len, path));
+  }
+  return out;
+}
+
+Spec resolve_spec(const SpecOptions& options) {
+  const std::size_t given = options.specs.size() + options.hf_configs.size();
+  if (given != 1) {
+    throw UsageError("--spec or --hf-config is required: expected exactly one spec, got " + std::to_string(given));
+  }
+  return resolve_specs(options).front();
+}
+
+}  // namespace ropecheck::gate
