@@ -9,6 +9,7 @@
 #include "gate/judge_args.h"
 #include "gate/report.h"
 #include "judge/direct.h"
+#include "judge/errors.h"
 
 namespace ropecheck::python {
 namespace {
