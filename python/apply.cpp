@@ -10,6 +10,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "judge/abi_call.h"
 #include "judge/errors.h"
 #include "judge/tolerance.h"
 #include "optimized/c_spec.h"
@@ -30,7 +31,7 @@ reference::Model reference_model(const std::string& text) {
   throw UsageError("--model: f32-angle bounds a class of implementations and has no single result: apply takes exact or f32-recipe");
 }
 
-// `ropecheck apply`: inputs rounded to the spec's dtype first (finite values; the CLI does the same),
+// `ropecheck apply`: inputs rounded to the spec's input dtype first (finite values; the CLI does the same),
 // then the reference, correctly rounded. Flat float64 out, the package gives it its shape and dtype.
 py::array_t<double> apply(const Spec& spec, const Doubles& input, std::int64_t heads, const Integers& positions,
                           const std::string& model, int precision_bits) {
@@ -47,7 +48,7 @@ py::array_t<double> apply(const Spec& spec, const Doubles& input, std::int64_t h
   {
     py::gil_scoped_release unlocked;
     for (double& v : values) {
-      if (std::isfinite(v)) v = reference::round_to_format(v, spec.dtype);
+      if (std::isfinite(v)) v = reference::round_to_format(v, input_dtype_of(spec));
     }
     out = reference::apply(spec, reference::Shape{tokens, heads, spec.head_dim}, where, values, options);
   }
@@ -78,6 +79,9 @@ py::array kernel_apply(const Spec& spec, const py::array& input, std::int64_t he
   }
   if (available != 1) throw UsageError("--impl " + impl + ": " + ropecheck_status_message(ROPECHECK_ERROR_UNAVAILABLE));
   if (threads < 0) throw UsageError("threads: expected an integer >= 0 (0: all cores), got " + std::to_string(threads));
+  if (const std::string declined = judge::abi_declines(spec); !declined.empty()) {
+    throw UsageError("--impl " + impl + ": spec " + to_string(spec) + " " + declined);
+  }
   const py::dtype storage = storage_of(spec.dtype);
   if (!input.dtype().is(storage) || !(input.flags() & py::array::c_style)) {
     throw UsageError("x: expected a C-contiguous " + py::str(static_cast<const py::handle&>(storage)).cast<std::string>() + " array for dtype " +

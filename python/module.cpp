@@ -1,5 +1,6 @@
 // `_ropecheck`: the module, the translation of every C++ error into a Python exception, and Spec.
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -7,6 +8,7 @@
 
 #include "bindings.h"
 #include "golden/golden.h"
+#include "hfconfig/hfconfig.h"
 #include "judge/errors.h"
 #include "judge/implementation.h"
 #include "tensorio/readers.h"
@@ -49,6 +51,41 @@ Spec spec_of(const py::object& value) {
                    std::string(py::str(value.get_type().attr("__name__"))));
 }
 
+// Spec.from_hf_config(path_or_dict, seq_len=None): a transformers config.json as a Spec, the
+// mapping of `ropecheck spec --hf-config FILE [--seq-len N]` (hfconfig/README.md). A path is read
+// as `--hf-config` reads it (gate/commands/spec_options.cpp, which is the executable's, not the
+// gate library's), so the messages are the CLI's; a dict is the parsed config, named "config".
+Spec spec_from_hf_config(const py::object& config, const py::object& seq_len) {
+  std::optional<std::int64_t> length;
+  if (!seq_len.is_none()) {
+    std::int64_t value = 0;
+    if (py::isinstance<py::int_>(seq_len) && !py::isinstance<py::bool_>(seq_len)) {
+      try {
+        value = seq_len.cast<std::int64_t>();
+      } catch (const py::cast_error&) {  // beyond int64: refused below like any other bad value
+      }
+    }
+    if (value < 1) throw UsageError("--seq-len: expected a positive integer, got " + std::string(py::repr(seq_len)));
+    length = value;
+  }
+  if (py::isinstance<py::dict>(config)) {
+    const std::string text = py::module_::import("json").attr("dumps")(config).cast<std::string>();
+    return hfconfig::spec_from_hf_config(text, length, "config");
+  }
+  if (py::isinstance<py::str>(config) || py::isinstance(config, py::module_::import("os").attr("PathLike"))) {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(config)).cast<std::string>();
+    std::string bytes;
+    try {
+      bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // as --hf-config reads it: kilobytes
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(std::string("--hf-config: ") + e.what());
+    }
+    return hfconfig::spec_from_hf_config(bytes, length, path);
+  }
+  throw UsageError("--hf-config: expected the path of a config.json or its parsed dict, got " +
+                   std::string(py::str(config.get_type().attr("__name__"))));
+}
+
 void bind_spec(py::module_& m) {
   py::class_<Spec>(m, "Spec", R"(One complete RoPE variant (spec/README.md).
 
@@ -66,6 +103,12 @@ str(spec) is the canonical compact form; an invalid spec raises ValueError namin
            py::arg("spec") = py::none())
       .def_static("from_json", [](const std::string& text) { return parse_spec_json(text); },
                   "The JSON form (an object with the compact form's keys).")
+      .def_static("from_hf_config", &spec_from_hf_config, py::arg("config"), py::arg("seq_len") = py::none(),
+                  R"(The spec of a Hugging Face transformers config.json, as `ropecheck spec --hf-config`.
+
+config: the file's path or its parsed dict. seq_len: the sequence length served, required by the
+rope types whose rotation depends on it (dynamic, longrope; hfconfig/README.md). A config that
+ropecheck does not model raises ValueError naming the file and the field.)")
       .def("__str__", [](const Spec& s) { return to_string(s); })
       .def("__repr__", [](const Spec& s) { return "Spec('" + to_string(s) + "')"; })
       .def("to_json", [](const Spec& s) { return to_json(s); }, "The canonical JSON form (one line).")
@@ -76,6 +119,8 @@ str(spec) is the canonical compact form; an invalid spec raises ValueError namin
       .def_property_readonly("rotary_dim", [](const Spec& s) { return s.rotary_dim; })
       .def_property_readonly("base", [](const Spec& s) { return s.base; })
       .def_property_readonly("dtype", [](const Spec& s) { return std::string(name(s.dtype)); })
+      .def_property_readonly("input_dtype", [](const Spec& s) { return std::string(name(input_dtype_of(s))); },
+                             "The inputs' dtype: the spec's input_dtype, else its dtype.")
       .def_property_readonly("direction", [](const Spec& s) { return std::string(name(s.direction)); })
       .def_property_readonly("scaling", [](const Spec& s) { return std::string(name(s.scaling.type)); })
       .def_property_readonly("position_components", [](const Spec& s) { return position_components(s); })

@@ -37,17 +37,6 @@ __all__ = ["Spec", "Result", "Group", "Case", "apply", "check", "assert_rope_clo
            "GOLDEN_DIR", "MAX_POSITION"]
 
 
-def _from_hf_config(config, seq_len=None):
-    """The Spec of a Hugging Face config.json (path or dict). Not on this build yet: the hfconfig/
-    library (spec_from_hf_config) lands separately; until then this raises NotImplementedError."""
-    raise NotImplementedError(
-        "Spec.from_hf_config: this build has no hfconfig/ library (spec_from_hf_config) yet; "
-        "write the spec text instead, e.g. Spec('layout=half,head_dim=128,base=500000,dtype=bf16')")
-
-
-Spec.from_hf_config = staticmethod(_from_hf_config)
-
-
 def _spec(spec):
     if spec is None:
         raise ValueError("spec: expected the compact text (layout=half,head_dim=128,...), a dict or a Spec, got None")
@@ -94,11 +83,11 @@ def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", 
     the CLI does). model: "exact" or "f32-recipe" (the float32 recipe with θ correctly rounded).
     Returns x's shape in the spec's dtype (see the module docstring for bf16)."""
     spec = _spec(spec)
-    array = _t.as_numpy(x, "x", spec)
+    array = _t.as_numpy(x, "x", spec.input_dtype)
     token_shape, heads = _t.head_shape(array, spec)
     where = _t.positions_of(positions, token_shape, spec)
     out = _rc.apply(spec, _t.doubles(array), heads, where, model, precision_bits)
-    return _t.result_array(out, array.shape, spec, bf16, as_torch)
+    return _t.result_array(out, array.shape, spec.dtype, bf16, as_torch)
 
 
 def check(output, x, positions, spec, model="exact", *, tolerance=None, max_position=None, skip_flags=None,
@@ -110,8 +99,8 @@ def check(output, x, positions, spec, model="exact", *, tolerance=None, max_posi
     (passed, worst_e, horizon, position_e, worst_cases, diagnosis, to_json/to_junit/to_html)."""
     spec = _spec(spec)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
-    inputs = _t.as_numpy(x, "x", spec)
-    outputs = _t.as_numpy(output, "output", spec)
+    inputs = _t.as_numpy(x, "x", spec.input_dtype)
+    outputs = _t.as_numpy(output, "output", spec.dtype)
     token_shape, heads = _t.head_shape(inputs, spec)
     if outputs.shape != inputs.shape:
         raise ValueError(f"output: expected the shape of x {list(inputs.shape)}, got {list(outputs.shape)}")
@@ -128,14 +117,14 @@ def _wrap(fn, as_torch, with_spec):
     components]) -> flat float64. fn gets x in the spec's dtype (NumPy, bf16 as float32; or torch
     with as_torch=True) and positions [tokens] (one component) or [tokens, components]."""
     def call(spec, x, positions):
-        inputs = _t.result_array(x, x.shape, spec, "float32", as_torch)
+        inputs = _t.result_array(x, x.shape, spec.input_dtype, "float32", as_torch)
         where = positions[:, 0] if positions.shape[1] == 1 else positions
         if as_torch:
             import torch
 
             where = torch.from_numpy(np.ascontiguousarray(where))
         out = fn(inputs, where, spec) if with_spec else fn(inputs, where)
-        return _t.doubles(_t.as_numpy(out, "output", spec))
+        return _t.doubles(_t.as_numpy(out, "output", spec.dtype))
 
     return call
 

@@ -25,10 +25,11 @@ def is_tensor(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def as_numpy(x, what, spec=None):
+def as_numpy(x, what, dtype=None):
     """x as a NumPy array, values exact: a torch tensor leaves the graph and the device; bf16 is
-    widened to float32 (exact). A uint16 array is read as bf16 bit patterns when `spec` is bf16
-    (the documented uint16 view) and as float16 bits when it is f16."""
+    widened to float32 (exact). A uint16 array is read as bf16 bit patterns when `dtype` (a spec's
+    dtype name: its input_dtype for inputs, its dtype for outputs) is bf16 (the documented uint16
+    view) and as float16 bits when it is f16."""
     torch = _torch()
     if torch is not None and isinstance(x, torch.Tensor):
         x = x.detach().cpu()
@@ -39,8 +40,8 @@ def as_numpy(x, what, spec=None):
         array = np.asarray(x)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{what}: expected an array or a tensor, got {type(x).__name__} ({error})") from None
-    if array.dtype == np.uint16 and spec is not None and spec.dtype in ("bf16", "f16"):
-        if spec.dtype == "f16":
+    if array.dtype == np.uint16 and dtype in ("bf16", "f16"):
+        if dtype == "f16":
             return array.view(np.float16)
         return (array.astype(np.uint32) << 16).view(np.float32)
     if array.dtype.kind not in "fiu" or array.dtype == np.uint16:
@@ -97,19 +98,18 @@ def doubles(x):
     return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
-def result_array(values, shape, spec, bf16="float32", as_torch=False):
-    """Flat float64 values of the spec's dtype as the documented result: an array of the spec's
-    dtype (bf16: float32 holding bfloat16 values, or with bf16="uint16" their bit patterns), or a
-    torch tensor of the spec's dtype (bf16 included) with as_torch=True."""
+def result_array(values, shape, dtype, bf16="float32", as_torch=False):
+    """Flat float64 values of `dtype` (a spec's dtype name) as the documented result: an array of
+    that dtype (bf16: float32 holding bfloat16 values, or with bf16="uint16" their bit patterns),
+    or a torch tensor of that dtype (bf16 included) with as_torch=True."""
     if bf16 not in ("float32", "uint16"):
         raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     values = values.reshape(shape)
     if as_torch:
         import torch
 
-        dtype = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[spec.dtype]
-        return torch.from_numpy(values).to(dtype)  # exact: every value is one of the dtype
-    if spec.dtype == "bf16":
-        if bf16 == "uint16":
-            return _rc.bf16_bits(values.reshape(-1)).reshape(shape)
-    return values.astype(_RESULT[spec.dtype])
+        torch_dtype = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+        return torch.from_numpy(values).to(torch_dtype)  # exact: every value is one of the dtype
+    if dtype == "bf16" and bf16 == "uint16":
+        return _rc.bf16_bits(values.reshape(-1)).reshape(shape)
+    return values.astype(_RESULT[dtype])

@@ -32,7 +32,7 @@ def _storage(x, spec):
 
         if spec.dtype == "bf16" and x.dtype == torch.bfloat16:
             return x.detach().cpu().contiguous().view(torch.int16).numpy().view(np.uint16), x.shape
-    array = _t.as_numpy(x, "x", spec) if not (isinstance(x, np.ndarray) and x.dtype == storage) else x
+    array = _t.as_numpy(x, "x", spec.dtype) if not (isinstance(x, np.ndarray) and x.dtype == storage) else x
     if array.dtype == storage:
         return np.ascontiguousarray(array), array.shape
     if spec.dtype == "bf16":

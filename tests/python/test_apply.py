@@ -51,6 +51,11 @@ CLI_CASES = [
     ("layout=half,head_dim=8,base=500000,dtype=bf16", "7,123456", list(np.linspace(-3, 3, 16))),
     ("layout=half,head_dim=8,rotary_dim=4,base=10000,dtype=f16,scaling=linear,factor=4", "0,65504", list(np.linspace(-2, 2, 16))),
     ("layout=interleaved,head_dim=4,base=10000,dtype=f32,axes=2d", "3:5,2147483647:1", [0.1, 0.2, 0.3, 0.4] * 2),
+    ("layout=half,head_dim=16,base=5000000,dtype=bf16,axes=imrope,sections=2/3/3", "1:2:3,70000:5:9",
+     list(np.linspace(-1, 1, 32))),
+    # GPT-J: f16 inputs (the values are rounded to f16 first, not to f32), f32 outputs.
+    ("layout=interleaved,head_dim=8,rotary_dim=4,base=10000,dtype=f32,input_dtype=f16", "5,40000",
+     list(np.linspace(-2.1, 2.3, 16))),
 ]
 
 

@@ -37,6 +37,7 @@ X = np.ones((2, 1, 4), dtype=np.float32)
     (lambda: ropecheck.assert_rope_close(lambda x, p: x, spec=SPEC, samples=0), "--samples"),
     (lambda: ropecheck.kernels.apply(X, [0, 1], SPEC, impl="gpu9000"), "--impl"),
     (lambda: ropecheck.kernels.apply(X, [0, 1], SPEC, threads=-1), "threads"),
+    (lambda: ropecheck.kernels.apply(X, [0, 1], SPEC + ",input_dtype=bf16"), "input_dtype"),
 ])
 def test_bad_arguments_raise_value_error(call, words):
     with pytest.raises(ValueError) as raised:
@@ -60,8 +61,3 @@ def test_a_function_that_returns_the_wrong_size_fails_the_gate():
     result = ropecheck.gate(lambda x, p: x[:, :, :2], spec="layout=half,head_dim=64,base=10000,dtype=f32")
     assert not result.passed
     assert any("output values" in c.message for c in result.worst_cases)
-
-
-def test_from_hf_config_says_it_is_not_built_yet():
-    with pytest.raises(NotImplementedError, match="hfconfig"):
-        ropecheck.Spec.from_hf_config({"rope_theta": 10000})
