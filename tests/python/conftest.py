@@ -1,4 +1,4 @@
-"""Shared fixtures of the Python module's tests (tests/python/README.md).
+"""Shared fixtures of the Python module's tests (tests/README.md, python/README.md).
 
 ctest runs them with PYTHONPATH=BUILD/python, ROPECHECK_BIN (the command line the module is
 compared with) and ROPECHECK_GOLDEN_DIR (golden/suites) set; every test writes only in pytest's
