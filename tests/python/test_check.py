@@ -74,3 +74,28 @@ def test_check_takes_batched_torch_bf16_tensors():
     out = ropecheck.apply(q, torch.arange(16), spec, as_torch=True)  # correctly rounded: e <= 1 (half an ulp <= u·ρ)
     result = ropecheck.assert_rope_close(out, q, torch.arange(16), spec)
     assert result.passed and result.worst_e <= 1
+
+
+@pytest.mark.parametrize("options,flags", [
+    (dict(max_position=100000), ["--max-position", 100000]),
+    (dict(require_horizon=8), ["--require-horizon", 8]),
+    (dict(tolerance="e=1e6"), ["--tolerance", "e=1e6"]),
+])
+def test_check_options_agree_with_the_command_line(ropecheck_bin, tmp_path, options, flags):
+    x, positions = tensors()
+    out = hf_rope(x, positions)
+    result = ropecheck.check(out, x, positions, SPEC, **options)
+    plain = ropecheck.check(out, x, positions, SPEC)
+    for name, array in [("x.npy", x), ("out.npy", out), ("positions.npy", positions)]:
+        np.save(tmp_path / name, array)
+    status, _, err = run_cli(ropecheck_bin, "check", "--spec", SPEC, "--positions", tmp_path / "positions.npy",
+                             "--input", tmp_path / "x.npy", "--candidate", tmp_path / "out.npy",
+                             "--json", tmp_path / "report.json", *flags)
+    assert status in (0, 1), err
+    cli = json.loads((tmp_path / "report.json").read_text())
+    mine = json.loads(result.to_json())
+    assert (mine["verdict"], mine["summary"], mine["options"]) == (cli["verdict"], cli["summary"], cli["options"])
+    [group], [theirs] = mine["groups"], cli["groups"]
+    for key in ("verdict", "worst_e", "horizon", "tolerance"):
+        assert group.get(key) == theirs.get(key), key
+    assert (result.passed, result.worst_e) != (plain.passed, plain.worst_e) or result.horizon != plain.horizon

@@ -73,3 +73,33 @@ def test_reports_are_the_command_line_reports(tmp_path):
     assert result.to_html(str(path)) is None
     assert "<svg" in path.read_text()
     assert "horizon" in result.table()
+
+
+# The CLI's judging options, given to gate() as keywords and to `ropecheck check` as flags.
+OPTIONS = [
+    (dict(skip_flags=["LargePosition", "NaNInput"]), ["--skip-flags", "LargePosition,NaNInput"]),
+    (dict(max_position=4096), ["--max-position", 4096]),
+    (dict(require_horizon=4096), ["--require-horizon", 4096]),
+    (dict(tolerance={"e": 1e6}), ["--tolerance", "e=1000000.0"]),
+    (dict(tolerance="ulp=64"), ["--tolerance", "ulp=64"]),
+]
+
+
+@pytest.mark.parametrize("options,flags", OPTIONS, ids=[" ".join(map(str, f)) for _, f in OPTIONS])
+def test_options_give_the_command_lines_report(ropecheck_bin, tmp_path, options, flags):
+    """Under the exact model the float32 recipe fails at large positions; each option changes that
+    (fewer tests, fewer positions, a horizon required, a wider bound) the same way in both."""
+    result = ropecheck.gate(hf_rope, suites=SUITE_FILE, model="exact", **options)
+    candidate = tmp_path / "outputs.npz"
+    candidate_file(candidate)
+    status, _, err = run_cli(ropecheck_bin, "check", "--golden", SUITE_FILE, "--candidate", candidate,
+                             "--json", tmp_path / "report.json", *flags)
+    assert status in (0, 1), err
+    cli = json.loads((tmp_path / "report.json").read_text())
+    mine = json.loads(result.to_json())
+    for key in ("command", "implementation", "candidate"):  # `run` of a callable vs `check` of a file
+        mine.pop(key), cli.pop(key)
+    assert mine == cli
+    assert result.passed == (status == 0)
+    plain = json.loads(ropecheck.gate(hf_rope, suites=SUITE_FILE, model="exact").to_json())
+    assert mine["summary"] != plain["summary"]  # the option was taken into account
