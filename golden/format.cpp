@@ -439,7 +439,7 @@ class Reader {
         fail("sidecar.format", "\"safetensors\"", describe(sc["format"]));
       }
       // A name in the JSON's own folder: a golden file never points elsewhere on the machine.
-      if (f.sidecar.empty() || f.sidecar.find('/') != std::string::npos || f.sidecar == "." || f.sidecar == "..") {
+      if (f.sidecar.empty() || f.sidecar.find_first_of(std::string("/\0", 2)) != std::string::npos || f.sidecar == "." || f.sidecar == "..") {
         fail("sidecar.file", "a file name in the golden file's folder (no '/')", describe(sc["file"]));
       }
       sidecar_ = true;

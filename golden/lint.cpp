@@ -1,12 +1,52 @@
 // Lint: what the JSON Schema cannot say about a golden file (the reader has already checked types,
 // shapes and values). A clean file has unique ids, a note for exactly the flags it uses, the right
-// declared number of tests, and a suite name equal to its file name.
+// declared number of tests, a suite name equal to its file name, and — for a suite with a sidecar —
+// every tensor a test names present in the sidecar's index with the test's count and dtype (the
+// header only: lint stays as fast as the JSON; `golden verify` reads the values).
 #include <map>
+#include <optional>
 #include <set>
 
 #include "golden/golden.h"
+#include "tensorio/readers.h"
+#include "tensorio/writers.h"
 
 namespace ropecheck::golden {
+
+namespace {
+
+template <class Problem>
+void lint_sidecar(const GoldenFile& file, const Problem& problem) {
+  const std::string& path = file.sidecar_path.empty() ? file.sidecar : file.sidecar_path;
+  std::optional<tensorio::TensorFile> sidecar;
+  try {
+    sidecar.emplace(tensorio::TensorFile::open(path));
+  } catch (const tensorio::ReaderError& e) {
+    problem(std::string("sidecar: ") + e.what());
+    return;
+  }
+  for (const Group& group : file.groups) {
+    for (const RopeTest& test : group.rope_tests) {
+      if (!test.sidecar) continue;
+      const std::uint64_t count = static_cast<std::uint64_t>(test.tokens) * static_cast<std::uint64_t>(test.heads) *
+                                  static_cast<std::uint64_t>(test.head_dim);  // each below 2^31: no wrap
+      auto expect = [&](const std::string& name, Dtype dtype) {
+        const std::string want = tensorio::storage_dtype(dtype);
+        const tensorio::TensorFile::Entry* e = sidecar->find(name);
+        if (e == nullptr) {
+          problem("sidecar: tensor " + name + ": expected it in " + file.sidecar + " (test " + std::to_string(test.id) + "), got nothing");
+        } else if (e->dtype != want || e->count != count) {
+          problem("sidecar: tensor " + name + ": expected " + std::to_string(count) + " values of " + want + ", got " +
+                  std::to_string(e->count) + " of " + e->dtype);
+        }
+      };
+      expect(test.sidecar->input, input_dtype_of(group.spec));
+      expect(test.sidecar->expected, group.spec.dtype);
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> lint(const GoldenFile& file, std::string_view file_name) {
   std::vector<std::string> problems;
@@ -51,6 +91,7 @@ std::vector<std::string> lint(const GoldenFile& file, std::string_view file_name
     problem("number_of_tests: expected " + std::to_string(count) + " (the tests in the file), got " +
             std::to_string(file.number_of_tests));
   }
+  if (!file.sidecar.empty()) lint_sidecar(file, problem);
   std::set<std::string> documented;
   for (const auto& [flag, text] : file.notes) {
     documented.insert(flag);

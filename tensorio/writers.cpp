@@ -9,6 +9,16 @@
 #include "reference/rounding.h"
 
 namespace ropecheck::tensorio {
+
+std::string storage_dtype(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::f64: return "F64";
+    case Dtype::f32: return "F32";
+    case Dtype::f16: return "F16";
+    case Dtype::bf16: return "BF16";
+  }
+  return "F64";
+}
 namespace {
 
 void put_le(std::string& out, std::uint64_t v, int bytes) {

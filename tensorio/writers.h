@@ -8,7 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "spec/spec.h"
+
 namespace ropecheck::tensorio {
+
+// The stored dtype of values of `dtype` (safetensors' names; .npy/.npz write BF16 as '<f4').
+std::string storage_dtype(Dtype dtype);
 
 // One tensor to write. dtype: "F64", "F32", "F16", "BF16" (values must be exactly representable),
 // "I64" (values integers), or "U" (text; npz: a 0-d '<U' array, safetensors: a __metadata__ entry).

@@ -35,16 +35,6 @@ namespace fs = std::filesystem;
 // hex-float JSON, the largest checked-in suite's order of size).
 constexpr std::int64_t kInlineValues = std::int64_t{1} << 20;
 
-std::string storage_dtype(Dtype d) {
-  switch (d) {
-    case Dtype::f64: return "F64";
-    case Dtype::f32: return "F32";
-    case Dtype::f16: return "F16";
-    case Dtype::bf16: return "BF16";
-  }
-  return "F32";
-}
-
 // Test `id`'s inputs: from (seed, id) alone, so any test can be regenerated on its own.
 std::vector<double> test_input(const Spec& spec, std::uint64_t seed, std::int64_t id, std::int64_t count) {
   SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(id)));
@@ -138,7 +128,7 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       t.expected = expected_outputs(spec, t, a.threads);
     }
   } else {
-    const std::string dtype = storage_dtype(spec.dtype), input_dtype = storage_dtype(input_dtype_of(spec));
+    const std::string dtype = tensorio::storage_dtype(spec.dtype), input_dtype = tensorio::storage_dtype(input_dtype_of(spec));
     std::vector<tensorio::TensorLayout> layout;
     for (const golden::RopeTest& t : group.rope_tests) {
       layout.push_back({tensor(suite, t.id, "input"), input_dtype, {t.tokens, t.heads, t.head_dim}});

@@ -29,10 +29,6 @@ using judge::tensor_name;
 using tensorio::OutTensor;
 namespace {
 
-std::string dtype_name(Dtype dtype) {
-  return dtype == Dtype::f64 ? "F64" : dtype == Dtype::f32 ? "F32" : dtype == Dtype::f16 ? "F16" : "BF16";
-}
-
 // int64 [tokens] (single-axis) or [tokens, components] (2d, mrope).
 OutTensor positions_tensor(std::string name, const std::vector<std::int64_t>& positions, std::int64_t tokens, int components) {
   OutTensor t{std::move(name), "I64", {tokens}, {}, {}};
@@ -71,7 +67,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
       const golden::GoldenFile& file = loaded.file;
       if (file.kind == golden::Kind::attention) {
         for (const golden::Group& group : file.groups) {
-          const std::string dtype = dtype_name(group.spec.dtype);
+          const std::string dtype = tensorio::storage_dtype(group.spec.dtype);
           const int components = position_components(group.spec);
           for (const golden::AttentionTest& test : group.attention_tests) {
             auto name = [&](const char* what) { return tensor_name(file.suite, test.id, what); };
@@ -94,7 +90,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
                          "/ID/positions): run your implementation on those");
       }
       for (const golden::Group& group : file.groups) {
-        const std::string dtype = dtype_name(input_dtype_of(group.spec));  // the inputs' own dtype (GPT-J: f16)
+        const std::string dtype = tensorio::storage_dtype(input_dtype_of(group.spec));  // the inputs' own dtype (GPT-J: f16)
         const int components = position_components(group.spec);
         for (const golden::RopeTest& test : group.rope_tests) {
           OutTensor input{tensor_name(file.suite, test.id, "input"), dtype, {test.tokens, test.heads, test.head_dim}, test.input, {}};
