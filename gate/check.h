@@ -8,12 +8,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gate/judge_args.h"
+#include "judge/golden_run.h"
+#include "judge/implementation.h"
 #include "judge/isolation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::gate {
+
+// The golden loop (judge/golden_run.h) with a progress bar on a terminal, and the report every
+// route over the golden suites prints: `check`, `run`, and Python's gate() and assert_rope_close.
+// The --skip-flags are checked against the suites first (judge::check_skip_flags).
+Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const judge::Implementation& implementation,
+                         const JudgeArguments& args, std::string command);
 
 struct ReportPaths {
   std::string json, junit, html;

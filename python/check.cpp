@@ -1,0 +1,52 @@
+// check(): the user's own tensors judged by judge/direct.h (the route of `ropecheck check --spec
+// ... --candidate ...`), one group, in the gate's report.
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "gate/judge_args.h"
+#include "gate/report.h"
+#include "judge/direct.h"
+#include "judge/errors.h"
+
+namespace ropecheck::python {
+namespace {
+
+gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positions, const Doubles& input,
+                   const Doubles& output, const gate::JudgeArguments& args, const std::string& label) {
+  const judge::Claims claims = gate::claims_of(args);
+  const judge::JudgeOptions options = gate::judge_options_of(args);
+  tokens_of(spec, heads, positions.size(), input.size(), "x");
+  if (output.size() != input.size()) {
+    throw UsageError("output: expected as many values as x (" + std::to_string(input.size()) + "), got " +
+                     std::to_string(output.size()));
+  }
+  gate::Report report;
+  report.command = "check";
+  report.implementation = label;
+  report.candidate = label;
+  report.model = claims.model;
+  {
+    py::gil_scoped_release unlocked;
+    report.groups.push_back(judge::judge_tensors(
+        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())),
+        std::span<const double>(input.data(), static_cast<std::size_t>(input.size())),
+        std::span<const double>(output.data(), static_cast<std::size_t>(output.size())), claims, options, label));
+  }
+  const judge::GroupResult& g = report.groups.front();
+  report.scope = gate::scope_of(args, g.skipped_by_flags, g.skipped_by_position);
+  report.worst_listed = args.worst;
+  report.decide();
+  return report;
+}
+
+}  // namespace
+
+void bind_check(py::module_& m) {
+  m.def("check", &check, py::arg("spec"), py::arg("heads"), py::arg("positions"), py::arg("input"), py::arg("output"),
+        py::arg("args"), py::arg("label") = "tensors");
+}
+
+}  // namespace ropecheck::python

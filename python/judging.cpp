@@ -1,0 +1,338 @@
+// Judging from Python: gate() over the golden suites (judge/golden_run.h, as `ropecheck run`), a
+// sweep of a callable over positions (judge/sweep.h, as `ropecheck sweep`), and the results — the
+// gate's Report (gate/report.h) with its groups and cases, and the same JSON, JUnit and HTML
+// reports as the command line. check() of the user's own tensors is check.cpp (judge/direct.h).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "gate/check.h"
+#include "gate/judge_args.h"
+#include "gate/report.h"
+#include "judge/adapters.h"
+#include "judge/errors.h"
+#include "judge/golden_run.h"
+#include "judge/sweep.h"
+
+namespace ropecheck::python {
+namespace {
+
+using gate::JudgeArguments;
+using gate::Report;
+using judge::Case;
+using judge::GroupResult;
+
+template <class T>
+py::array_t<T> array_of(const std::vector<T>& values) {
+  py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(T));
+  return out;
+}
+
+// The per-position worst e of groups: positions sorted, each with the worst e of its (test, token)
+// points over every group (the plot of every report, as arrays).
+std::pair<py::array_t<std::int64_t>, py::array_t<double>> position_e(const std::vector<GroupResult>& groups) {
+  std::map<std::int64_t, double> worst;
+  for (const GroupResult& g : groups) {
+    for (const judge::Point& p : g.points) {
+      auto [it, fresh] = worst.emplace(p.position, p.e);
+      if (!fresh) it->second = std::max(it->second, p.e);
+    }
+  }
+  std::vector<std::int64_t> positions;
+  std::vector<double> e;
+  for (const auto& [position, value] : worst) {
+    positions.push_back(position);
+    e.push_back(value);
+  }
+  return {array_of(positions), array_of(e)};
+}
+
+// The accuracy horizon over groups (each group's: judge/group.h): with an accuracy failure in some
+// group, the smallest horizon of those groups (None when one fails at its smallest position);
+// with none, every judged position is accurate: the largest of them, complete.
+struct Horizon {
+  std::optional<std::int64_t> position;
+  bool complete = false;
+};
+Horizon horizon_of(const std::vector<GroupResult>& groups) {
+  Horizon failing, all{std::nullopt, true};
+  bool any_failing = false;
+  for (const GroupResult& g : groups) {
+    if (g.max_position < 0) continue;  // no ordinary pair judged
+    all.position = std::max(all.position.value_or(-1), g.max_position);
+    if (g.horizon_complete) continue;
+    if (!g.horizon) return Horizon{};
+    failing.position = any_failing ? std::min(*failing.position, *g.horizon) : *g.horizon;
+    any_failing = true;
+  }
+  if (!all.position) return Horizon{};
+  return any_failing ? failing : all;
+}
+
+// A Python callable `fn(spec, x, positions) -> array` (the package wraps the user's function: its
+// tensor library, dtype and signature) as the C++ function the judge calls. Called with the GIL
+// released around the judge; a Python exception is that call's failure (`kernel_error`, with its
+// message), as FunctionImplementation reports any exception.
+judge::RopeFunction rope_function(py::function fn) {
+  return [fn = std::move(fn)](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                              std::span<const double> input) -> std::vector<double> {
+    py::gil_scoped_acquire locked;
+    try {
+      py::array_t<double> x({shape.tokens, shape.heads, shape.head_dim});
+      std::memcpy(x.mutable_data(), input.data(), input.size_bytes());
+      const auto components = static_cast<py::ssize_t>(position_components(spec));
+      py::array_t<std::int64_t> where({static_cast<py::ssize_t>(shape.tokens), components});
+      std::memcpy(where.mutable_data(), positions.data(), positions.size_bytes());
+      const Doubles out = Doubles::ensure(fn(spec, x, where));
+      if (!out) throw std::runtime_error("expected an array of numbers as output");
+      if (out.size() != static_cast<py::ssize_t>(input.size())) {
+        throw std::runtime_error("expected " + std::to_string(input.size()) + " output values (tokens*heads*head_dim), got " +
+                                 std::to_string(out.size()));
+      }
+      return std::vector<double>(out.data(), out.data() + out.size());
+    } catch (py::error_already_set& e) {
+      // Converted while the GIL is held: the Python error object must not outlive it.
+      throw std::runtime_error(e.what());
+    }
+  };
+}
+
+// The RoPE suites at `path` (a callable computes RoPE, not attention), with only the groups `keep`
+// accepts (all when it is None); suites left without a group are dropped.
+std::vector<judge::LoadedGolden> load_suites(const std::string& path, const py::object& keep) {
+  std::vector<judge::LoadedGolden> suites = judge::load_golden(path);
+  std::vector<judge::LoadedGolden> kept;
+  for (judge::LoadedGolden& suite : suites) {
+    if (suite.file.kind != golden::Kind::rope) continue;
+    std::vector<golden::Group> groups;
+    for (golden::Group& g : suite.file.groups) {
+      if (keep.is_none() || static_cast<bool>(py::bool_(keep(g.spec)))) groups.push_back(std::move(g));
+    }
+    if (groups.empty()) continue;
+    std::int64_t tests = 0;
+    for (const golden::Group& g : groups) tests += static_cast<std::int64_t>(g.rope_tests.size());
+    suite.file.groups = std::move(groups);
+    suite.file.number_of_tests = tests;
+    kept.push_back(std::move(suite));
+  }
+  return kept;
+}
+
+// gate(): `fn` over the golden suites, as `ropecheck run` runs a kernel.
+Report gate_function(py::function fn, const std::string& name, const std::string& suites_path, const py::object& keep,
+                     const JudgeArguments& args) {
+  const judge::FunctionImplementation implementation(name, rope_function(std::move(fn)), gate::claims_of(args));
+  gate::judge_options_of(args);  // every option checked before the work
+  const std::vector<judge::LoadedGolden> suites = load_suites(suites_path, keep);
+  Report report;
+  if (suites.empty()) {
+    report.command = "run";
+    report.implementation = name;
+    report.model = implementation.claims().model;
+    report.notes.push_back("no golden group of " + suites_path + " matches");
+  } else {
+    py::gil_scoped_release unlocked;
+    report = gate::judge_into_report(suites, implementation, args, "run");
+  }
+  report.candidate = name;
+  report.decide();
+  return report;
+}
+
+// `ropecheck sweep` of `fn` for one spec: sampled positions up to max_position.
+Report sweep_function(py::function fn, const std::string& name, const Spec& spec, std::int64_t max_position,
+                      std::int64_t samples, std::uint64_t seed, const JudgeArguments& args) {
+  const judge::FunctionImplementation implementation(name, rope_function(std::move(fn)), gate::claims_of(args));
+  const judge::JudgeOptions options = gate::judge_options_of(args);
+  judge::SweepOptions sweep;
+  sweep.max_position = max_position;
+  sweep.samples = samples;
+  sweep.seed = seed;
+  sweep.threads = args.threads;
+  Report report;
+  report.command = "sweep";
+  report.implementation = name;
+  report.candidate = name;
+  report.model = implementation.claims().model;
+  {
+    py::gil_scoped_release unlocked;
+    report.groups.push_back(judge::sweep(implementation, spec, sweep, options.group));
+  }
+  report.scope = gate::scope_of(args, 0, 0);
+  report.worst_listed = args.worst;
+  report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1};
+  report.decide();
+  return report;
+}
+
+// Results of several routes (golden groups and a sweep) as one.
+Report merge_reports(std::vector<Report> reports) {
+  if (reports.empty()) throw UsageError("merge: expected at least one result");
+  Report out = reports.front();
+  for (std::size_t i = 1; i < reports.size(); ++i) {
+    for (GroupResult& g : reports[i].groups) out.groups.push_back(std::move(g));
+    for (std::string& n : reports[i].notes) out.notes.push_back(std::move(n));
+    for (std::string& f : reports[i].golden_files) out.golden_files.push_back(std::move(f));
+  }
+  out.notes.erase(std::remove(out.notes.begin(), out.notes.end(), "nothing was judged: every test was skipped"),
+                  out.notes.end());
+  out.sweep.reset();  // a merged result is no longer one sweep's shard
+  out.decide();
+  return out;
+}
+
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+std::string tolerance_text(const judge::Tolerance& t) {
+  std::string text = (t.kind == judge::Tolerance::Kind::e ? "e <= " : "ulp <= ") + number_text(t.value);
+  if (t.per_radian > 0) text += " + " + number_text(t.per_radian) + "*|angle|";
+  return text;
+}
+
+void bind_results(py::module_& m) {
+  py::class_<Case>(m, "Case", "One bad pair or test, as every report lists them (judge/group.h Case).")
+      .def_readonly("suite", &Case::suite)
+      .def_readonly("test_id", &Case::test_id)
+      .def_readonly("kind", &Case::kind)
+      .def_readonly("accuracy", &Case::accuracy)
+      .def_readonly("domain", &Case::domain)
+      .def_readonly("message", &Case::message)
+      .def_readonly("position", &Case::position)
+      .def_readonly("token", &Case::token)
+      .def_readonly("head", &Case::head)
+      .def_readonly("dim", &Case::dim)
+      .def_readonly("second_dim", &Case::second_dim)
+      .def_property_readonly("input", [](const Case& c) { return py::make_tuple(c.input_x, c.input_y); })
+      .def_property_readonly("expected", [](const Case& c) { return py::make_tuple(c.expected_a, c.expected_b); })
+      .def_property_readonly("got", [](const Case& c) { return py::make_tuple(c.got_a, c.got_b); })
+      .def_readonly("e", &Case::e)
+      .def_readonly("ulp", &Case::ulp)
+      .def_readonly("tolerance", &Case::tolerance);
+
+  py::class_<GroupResult>(m, "Group", "The verdict of one golden group, one sweep or one check (judge/group.h).")
+      .def_readonly("suite", &GroupResult::suite)
+      .def_readonly("index", &GroupResult::index)
+      .def_property_readonly("spec", [](const GroupResult& g) { return parse_spec(g.spec); })
+      .def_readonly("verdict", &GroupResult::verdict)
+      .def_readonly("verdict_reason", &GroupResult::verdict_reason)
+      .def_property_readonly("passed", [](const GroupResult& g) { return g.verdict == "pass"; })
+      .def_property_readonly("tolerance", [](const GroupResult& g) { return tolerance_text(g.tolerance); })
+      .def_property_readonly("tolerance_source", [](const GroupResult& g) { return g.tolerance.source; })
+      .def_readonly("tests", &GroupResult::tests)
+      .def_readonly("tests_failed", &GroupResult::tests_failed)
+      .def_readonly("tests_skipped", &GroupResult::tests_skipped)
+      .def_readonly("pairs_checked", &GroupResult::pairs_checked)
+      .def_readonly("pairs_failed", &GroupResult::pairs_failed)
+      .def_readonly("worst_e", &GroupResult::worst_e)
+      .def_readonly("worst_ulp", &GroupResult::worst_ulp)
+      .def_readonly("worst_e_position", &GroupResult::worst_e_position)
+      .def_readonly("worst_e_pair", &GroupResult::worst_e_pair)
+      .def_readonly("max_position", &GroupResult::max_position)
+      .def_readonly("horizon", &GroupResult::horizon)
+      .def_readonly("horizon_complete", &GroupResult::horizon_complete)
+      .def_property_readonly("horizon_text", &gate::format_horizon)
+      .def_property_readonly("edge_failures", &GroupResult::edge_failures)
+      .def_property_readonly("edge_summary", &gate::edge_summary)
+      .def_readonly("worst_cases", &GroupResult::worst)
+      .def_property_readonly("diagnosis",
+                             [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->lines : std::vector<std::string>{}; })
+      .def_property_readonly("mistake", [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->mistake : std::string(); })
+      .def_property_readonly("positions", [](const GroupResult& g) { return position_e({g}).first; })
+      .def_property_readonly("position_e", [](const GroupResult& g) { return position_e({g}).second; })
+      .def("__repr__", [](const GroupResult& g) {
+        return "<ropecheck.Group " + g.suite + "[" + std::to_string(g.index) + "] " + g.verdict +
+               ", worst e " + number_text(g.worst_e) + ", horizon " + gate::format_horizon(g) + ">";
+      });
+
+  py::class_<Report>(m, "Result", R"(What check(), gate() and assert_rope_close() return: the gate's report.
+
+passed, worst_e, horizon, positions / position_e (worst e per position, arrays), worst_cases,
+diagnosis (lines), groups (one per golden group or sweep), table() (the CLI's verdict table),
+to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`.)")
+      .def_readonly("command", &Report::command)
+      .def_readonly("implementation", &Report::implementation)
+      .def_property_readonly("model", [](const Report& r) { return std::string(judge::name(r.model)); })
+      .def_readonly("verdict", &Report::verdict)
+      .def_property_readonly("passed", [](const Report& r) { return r.verdict == "pass"; })
+      .def_readonly("groups", &Report::groups)
+      .def_readonly("notes", &Report::notes)
+      .def_property_readonly("worst_e",
+                             [](const Report& r) {
+                               double worst = 0;
+                               for (const GroupResult& g : r.groups) worst = std::max(worst, g.worst_e);
+                               return worst;
+                             })
+      .def_property_readonly("horizon", [](const Report& r) { return horizon_of(r.groups).position; })
+      .def_property_readonly("horizon_complete", [](const Report& r) { return horizon_of(r.groups).complete; })
+      .def_property_readonly("positions", [](const Report& r) { return position_e(r.groups).first; })
+      .def_property_readonly("position_e", [](const Report& r) { return position_e(r.groups).second; })
+      .def_property_readonly("worst_cases",
+                             [](const Report& r) {
+                               std::vector<Case> cases;
+                               for (const GroupResult& g : r.groups) cases.insert(cases.end(), g.worst.begin(), g.worst.end());
+                               return cases;
+                             })
+      .def_property_readonly("diagnosis",
+                             [](const Report& r) {
+                               std::vector<std::string> lines;
+                               for (const GroupResult& g : r.groups) {
+                                 if (!g.diagnosis) continue;
+                                 const std::string prefix =
+                                     r.groups.size() > 1 ? g.suite + "[" + std::to_string(g.index) + "]: " : std::string();
+                                 for (const std::string& line : g.diagnosis->lines) lines.push_back(prefix + line);
+                               }
+                               return lines;
+                             })
+      .def("table", &gate::format_table, "The verdict table `ropecheck check` prints.")
+      .def("to_json", &gate::to_json)
+      .def("to_junit", &gate::to_junit)
+      .def(
+          "to_html",
+          [](const Report& r, const std::optional<std::string>& path) -> py::object {
+            const std::string html = gate::to_html(r);
+            if (!path) return py::str(html);
+            gate::write_atomically(*path, html, r.golden_files);
+            return py::none();
+          },
+          py::arg("path") = py::none(), "The HTML report: returned, or written to `path` (atomically).")
+      .def("__repr__", [](const Report& r) {
+        return "<ropecheck.Result " + r.verdict + ", " + std::to_string(r.groups.size()) + " group(s), model " +
+               std::string(judge::name(r.model)) + ">";
+      });
+}
+
+}  // namespace
+
+void bind_judging(py::module_& m) {
+  bind_results(m);
+  py::class_<JudgeArguments>(m, "JudgeArguments", "The options every judging command takes (gate/judge_args.h).")
+      .def(py::init<>())
+      .def_readwrite("model", &JudgeArguments::model)
+      .def_readwrite("tolerance", &JudgeArguments::tolerance)
+      .def_readwrite("max_position", &JudgeArguments::max_position)
+      .def_readwrite("skip_flags", &JudgeArguments::skip_flags)
+      .def_readwrite("require_horizon", &JudgeArguments::require_horizon)
+      .def_readwrite("threads", &JudgeArguments::threads)
+      .def_readwrite("strict_zeros", &JudgeArguments::strict_zeros)
+      .def_readwrite("worst", &JudgeArguments::worst)
+      .def_readwrite("allow_missing", &JudgeArguments::allow_missing);
+  m.def("gate", &gate_function, py::arg("fn"), py::arg("name"), py::arg("suites"), py::arg("keep"), py::arg("args"));
+  m.def("sweep", &sweep_function, py::arg("fn"), py::arg("name"), py::arg("spec"), py::arg("max_position"),
+        py::arg("samples"), py::arg("seed"), py::arg("args"));
+  m.def("merge", &merge_reports);
+  bind_check(m);
+}
+
+}  // namespace ropecheck::python

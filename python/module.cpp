@@ -1,0 +1,161 @@
+// `_ropecheck`: the module, the translation of every C++ error into a Python exception, and Spec.
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "golden/golden.h"
+#include "hfconfig/hfconfig.h"
+#include "judge/errors.h"
+#include "judge/implementation.h"
+#include "tensorio/readers.h"
+
+namespace ropecheck::python {
+
+std::int64_t tokens_of(const Spec& spec, std::int64_t heads, std::int64_t positions, std::int64_t values,
+                       const std::string& what) {
+  const std::int64_t components = position_components(spec);
+  if (heads < 1) throw UsageError(what + ": expected heads >= 1, got " + std::to_string(heads));
+  if (positions % components != 0) {
+    throw UsageError("positions: expected " + std::to_string(components) + " component(s) per token (spec " +
+                     to_string(spec) + "), got " + std::to_string(positions) + " values");
+  }
+  const std::int64_t tokens = positions / components;
+  // Checked: a product that wraps around could equal the input's size (as `ropecheck apply`).
+  std::int64_t elements = 0;
+  const bool overflow = __builtin_mul_overflow(tokens, heads, &elements) ||
+                        __builtin_mul_overflow(elements, std::int64_t{spec.head_dim}, &elements);
+  if (overflow || elements != values) {
+    throw UsageError(what + ": expected tokens*heads*head_dim values (tokens=" + std::to_string(tokens) +
+                     ", heads=" + std::to_string(heads) + ", head_dim=" + std::to_string(spec.head_dim) + "), got " +
+                     std::to_string(values));
+  }
+  return tokens;
+}
+
+namespace {
+
+// Spec(text) | Spec(dict) | Spec(spec): the compact text (spec.h parse_spec), or the JSON form's
+// object (parse_spec_json: golden files' "spec", nested "scaling" too).
+Spec spec_of(const py::object& value) {
+  if (py::isinstance<Spec>(value)) return value.cast<Spec>();
+  if (py::isinstance<py::str>(value)) return parse_spec(value.cast<std::string>());
+  if (py::isinstance<py::dict>(value)) {
+    const std::string text = py::module_::import("json").attr("dumps")(value).cast<std::string>();
+    return parse_spec_json(text);
+  }
+  throw UsageError("spec: expected the compact text (layout=half,head_dim=128,...), a dict or a Spec, got " +
+                   std::string(py::str(value.get_type().attr("__name__"))));
+}
+
+// Spec.from_hf_config(path_or_dict, seq_len=None): a transformers config.json as a Spec, the
+// mapping of `ropecheck spec --hf-config FILE [--seq-len N]` (hfconfig/README.md). A path is read
+// as `--hf-config` reads it (gate/commands/spec_options.cpp, which is the executable's, not the
+// gate library's), so the messages are the CLI's; a dict is the parsed config, named "config".
+Spec spec_from_hf_config(const py::object& config, const py::object& seq_len) {
+  std::optional<std::int64_t> length;
+  if (!seq_len.is_none()) {
+    std::int64_t value = 0;
+    if (py::isinstance<py::int_>(seq_len) && !py::isinstance<py::bool_>(seq_len)) {
+      try {
+        value = seq_len.cast<std::int64_t>();
+      } catch (const py::cast_error&) {  // beyond int64: refused below like any other bad value
+      }
+    }
+    if (value < 1) throw UsageError("--seq-len: expected a positive integer, got " + std::string(py::repr(seq_len)));
+    length = value;
+  }
+  if (py::isinstance<py::dict>(config)) {
+    const std::string text = py::module_::import("json").attr("dumps")(config).cast<std::string>();
+    return hfconfig::spec_from_hf_config(text, length, "config");
+  }
+  if (py::isinstance<py::str>(config) || py::isinstance(config, py::module_::import("os").attr("PathLike"))) {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(config)).cast<std::string>();
+    std::string bytes;
+    try {
+      bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // as --hf-config reads it: kilobytes
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(std::string("--hf-config: ") + e.what());
+    }
+    return hfconfig::spec_from_hf_config(bytes, length, path);
+  }
+  throw UsageError("--hf-config: expected the path of a config.json or its parsed dict, got " +
+                   std::string(py::str(config.get_type().attr("__name__"))));
+}
+
+void bind_spec(py::module_& m) {
+  py::class_<Spec>(m, "Spec", R"(One complete RoPE variant (spec/README.md).
+
+    Spec("layout=half,head_dim=128,base=500000,dtype=bf16")
+    Spec({"layout": "half", "head_dim": 128, "base": "500000", "dtype": "bf16"})
+    Spec(layout="half", head_dim=128, base=500000, dtype="bf16")
+
+str(spec) is the canonical compact form; an invalid spec raises ValueError naming the field.)")
+      .def(py::init([](const py::object& value, const py::kwargs& fields) {
+             if (!value.is_none() && fields.size() > 0) {
+               throw UsageError("spec: expected a text, a dict or keyword fields, not both");
+             }
+             return spec_of(value.is_none() ? py::object(py::dict(fields)) : value);
+           }),
+           py::arg("spec") = py::none())
+      .def_static("from_json", [](const std::string& text) { return parse_spec_json(text); },
+                  "The JSON form (an object with the compact form's keys).")
+      .def_static("from_hf_config", &spec_from_hf_config, py::arg("config"), py::arg("seq_len") = py::none(),
+                  R"(The spec of a Hugging Face transformers config.json, as `ropecheck spec --hf-config`.
+
+config: the file's path or its parsed dict. seq_len: the sequence length served, required by the
+rope types whose rotation depends on it (dynamic, longrope; hfconfig/README.md). A config that
+ropecheck does not model raises ValueError naming the file and the field.)")
+      .def("__str__", [](const Spec& s) { return to_string(s); })
+      .def("__repr__", [](const Spec& s) { return "Spec('" + to_string(s) + "')"; })
+      .def("to_json", [](const Spec& s) { return to_json(s); }, "The canonical JSON form (one line).")
+      .def("__eq__", [](const Spec& a, const py::object& b) { return py::isinstance<Spec>(b) && a == b.cast<Spec>(); })
+      .def("__hash__", [](const Spec& s) { return py::hash(py::str(to_string(s))); })
+      .def_property_readonly("layout", [](const Spec& s) { return std::string(name(s.layout)); })
+      .def_property_readonly("head_dim", [](const Spec& s) { return s.head_dim; })
+      .def_property_readonly("rotary_dim", [](const Spec& s) { return s.rotary_dim; })
+      .def_property_readonly("base", [](const Spec& s) { return s.base; })
+      .def_property_readonly("dtype", [](const Spec& s) { return std::string(name(s.dtype)); })
+      .def_property_readonly("input_dtype", [](const Spec& s) { return std::string(name(input_dtype_of(s))); },
+                             "The inputs' dtype: the spec's input_dtype, else its dtype.")
+      .def_property_readonly("direction", [](const Spec& s) { return std::string(name(s.direction)); })
+      .def_property_readonly("scaling", [](const Spec& s) { return std::string(name(s.scaling.type)); })
+      .def_property_readonly("position_components", [](const Spec& s) { return position_components(s); })
+      .def(py::pickle([](const Spec& s) { return to_string(s); }, [](const std::string& text) { return parse_spec(text); }));
+}
+
+}  // namespace
+}  // namespace ropecheck::python
+
+PYBIND11_MODULE(_ropecheck, m) {
+  using namespace ropecheck;
+  using namespace ropecheck::python;
+  m.doc() = "ropecheck's C++ libraries, bound for `import ropecheck` (python/README.md)";
+  m.attr("__version__") = ROPECHECK_VERSION;
+  m.attr("GOLDEN_DIR") = ROPECHECK_GOLDEN_DIR;
+  // Bad arguments and bad input are ValueError with the command line's one-line message (the CLI
+  // exits 2 with it); anything else is RuntimeError. Nothing reaches Python as a crash.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UsageError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const SpecError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const golden::GoldenError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const tensorio::ReaderError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const judge::ImplementationFailure& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  bind_spec(m);
+  bind_apply(m);
+  bind_judging(m);
+}

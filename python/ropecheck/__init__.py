@@ -1,0 +1,249 @@
+"""ropecheck in Python: the exact RoPE oracle, and the gate, where RoPE kernels are written and tested.
+
+    import ropecheck
+    ropecheck.assert_rope_close(out, x, positions, "layout=half,head_dim=128,base=500000,dtype=bf16",
+                                model="f32-angle")          # in place of torch.testing.assert_close
+    ropecheck.assert_rope_close(my_rope, spec="layout=half,head_dim=128,base=500000,dtype=f32",
+                                model="f32-angle")          # inputs drawn by ropecheck
+
+Every function is a thin layer over the C++ libraries (python/README.md): the same spec parser,
+reference, verdict rule, tolerances and reports as the `ropecheck` command.
+
+Tensors: NumPy arrays or CPU torch tensors (bf16 included), shape [..., heads, head_dim] or
+[tokens, head_dim]; positions an int array with one position per token (broadcast over leading
+batch dims), for multi-axis specs (2d, mrope) a tuple of one int array per component or an int
+array [..., components].
+
+dtypes: results are NumPy arrays of the spec's dtype (f64 float64, f32 float32, f16 float16);
+bf16, which NumPy lacks, as float32 holding the bfloat16 values exactly (bf16="uint16": their bit
+patterns, the top halves of the float32 words); as_torch=True gives a torch tensor of the spec's
+dtype, torch.bfloat16 included. Inputs of any float dtype are accepted; a uint16 array is read as
+bf16 (or f16) bit patterns when the spec's dtype is bf16 (f16).
+
+Errors: bad arguments raise ValueError with the command line's one-line message; failures of the
+gate raise AssertionError (assert_rope_close only); nothing crashes the interpreter.
+"""
+import inspect
+
+import numpy as np
+
+from . import _ropecheck as _rc
+from . import _tensors as _t
+from ._ropecheck import GOLDEN_DIR, Case, Group, Result, Spec, __version__  # noqa: F401
+
+MAX_POSITION = 2**31 - 1
+
+__all__ = ["Spec", "Result", "Group", "Case", "apply", "check", "assert_rope_close", "gate", "kernels",
+           "GOLDEN_DIR", "MAX_POSITION"]
+
+
+def _spec(spec):
+    if spec is None:
+        raise ValueError("spec: expected the compact text (layout=half,head_dim=128,...), a dict or a Spec, got None")
+    return spec if isinstance(spec, Spec) else Spec(spec)
+
+
+def _optional_int(value, name):
+    if value is None:
+        return None
+    if isinstance(value, (bool, float)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: expected an integer, got {value!r}")
+    return int(value)
+
+
+def _arguments(model="exact", tolerance=None, max_position=None, skip_flags=None, require_horizon=None,
+               strict_zeros=False, worst=10, threads=0):
+    """The CLI's judging options (gate/judge_args.h); the C++ side checks them with the CLI's messages."""
+    args = _rc.JudgeArguments()
+    if not isinstance(model, str):
+        raise ValueError(f"--model: expected exact, f32-angle or f32-recipe, got {model!r}")
+    args.model = model
+    if tolerance is not None:
+        # The one --tolerance grammar (judge/tolerance.h parse_tolerance): "e=3", "ulp=4,theta_ulps=12",
+        # or a dict of the same keys; parsed in C++.
+        if isinstance(tolerance, dict):
+            tolerance = ",".join(f"{key}={value}" for key, value in tolerance.items())
+        if not isinstance(tolerance, str):
+            raise ValueError(f"--tolerance: expected text such as 'e=3' or a dict {{'e': 3}}, got {tolerance!r}")
+        args.tolerance = tolerance
+    args.max_position = _optional_int(max_position, "--max-position")
+    args.require_horizon = _optional_int(require_horizon, "--require-horizon")
+    if skip_flags:
+        args.skip_flags = skip_flags if isinstance(skip_flags, str) else ",".join(skip_flags)
+    args.strict_zeros = bool(strict_zeros)
+    args.worst = _optional_int(worst, "--worst")
+    args.threads = _optional_int(threads, "--threads")
+    return args
+
+
+def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", precision_bits=256):
+    """The exact RoPE of x at positions, correctly rounded to the spec's dtype (`ropecheck apply`).
+
+    x: [..., heads, head_dim] or [tokens, head_dim], values rounded to the spec's dtype first (as
+    the CLI does). model: "exact" or "f32-recipe" (the float32 recipe with θ correctly rounded).
+    Returns x's shape in the spec's dtype (see the module docstring for bf16)."""
+    spec = _spec(spec)
+    array = _t.as_numpy(x, "x", spec.input_dtype)
+    token_shape, heads = _t.head_shape(array, spec)
+    where = _t.positions_of(positions, token_shape, spec)
+    out = _rc.apply(spec, _t.doubles(array), heads, where, model, precision_bits)
+    return _t.result_array(out, array.shape, spec.dtype, bf16, as_torch)
+
+
+def check(output, x, positions, spec, model="exact", *, tolerance=None, max_position=None, skip_flags=None,
+          require_horizon=None, strict_zeros=False, worst=10, threads=0, label="tensors"):
+    """Judges `output` as the RoPE of x at positions (judge/direct.h, the rule of `ropecheck check`).
+
+    Options as the CLI's: model ("exact", "f32-angle", "f32-recipe"), tolerance ("e=3", "ulp=4",
+    "theta_ulps=12"), max_position, skip_flags, require_horizon, strict_zeros. Returns a Result
+    (passed, worst_e, horizon, position_e, worst_cases, diagnosis, to_json/to_junit/to_html)."""
+    spec = _spec(spec)
+    args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
+    inputs = _t.as_numpy(x, "x", spec.input_dtype)
+    outputs = _t.as_numpy(output, "output", spec.dtype)
+    token_shape, heads = _t.head_shape(inputs, spec)
+    if outputs.shape != inputs.shape:
+        raise ValueError(f"output: expected the shape of x {list(inputs.shape)}, got {list(outputs.shape)}")
+    where = _t.positions_of(positions, token_shape, spec)
+    return _rc.check(spec, heads, where, _t.doubles(inputs), _t.doubles(outputs), args, label)
+
+
+def _name_of(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _wrap(fn, as_torch, with_spec):
+    """fn as the C++ judge calls it: (Spec, float64 [tokens, heads, head_dim], int64 [tokens,
+    components]) -> flat float64. fn gets x in the spec's dtype (NumPy, bf16 as float32; or torch
+    with as_torch=True) and positions [tokens] (one component) or [tokens, components]."""
+    def call(spec, x, positions):
+        inputs = _t.result_array(x, x.shape, spec.input_dtype, "float32", as_torch)
+        where = positions[:, 0] if positions.shape[1] == 1 else positions
+        if as_torch:
+            import torch
+
+            where = torch.from_numpy(np.ascontiguousarray(where))
+        out = fn(inputs, where, spec) if with_spec else fn(inputs, where)
+        return _t.doubles(_t.as_numpy(out, "output", spec.dtype))
+
+    return call
+
+
+def gate(fn, suites=None, *, spec=None, select=None, model="exact", as_torch=False, name=None, tolerance=None,
+         max_position=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10, threads=0):
+    """Runs fn over the golden suites and judges it, as `ropecheck run` runs a kernel (in process).
+
+    suites: a golden file or folder (default GOLDEN_DIR, the project's suites). With spec=, only the
+    groups of that spec, and fn(x, positions); otherwise fn(x, positions, spec) over every group
+    (or those `select(spec)` accepts). x: [tokens, heads, head_dim] in the spec's dtype (NumPy, or
+    torch with as_torch=True); an exception from fn fails that test. Returns a Result whose
+    `groups` are the per-group verdicts."""
+    keep = None
+    if spec is not None:
+        spec = _spec(spec)
+        keep = spec.__eq__
+    elif select is not None:
+        if not callable(select):
+            raise ValueError("select: expected a function Spec -> bool")
+        keep = select
+    args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
+    _check_callable(fn, 2 if spec is not None else 3)
+    return _rc.gate(_wrap(fn, as_torch, spec is None), name or _name_of(fn), str(suites or GOLDEN_DIR), keep, args)
+
+
+def _check_callable(fn, arguments):
+    if not callable(fn):
+        raise ValueError(f"fn: expected a callable fn(x, positions{', spec' if arguments == 3 else ''}), got {type(fn).__name__}")
+    try:
+        inspect.signature(fn).bind(*range(arguments))
+    except TypeError:
+        raise ValueError(f"fn: expected a callable taking {arguments} arguments "
+                         f"(x, positions{', spec' if arguments == 3 else ''}), got {_name_of(fn)}{inspect.signature(fn)}") from None
+    except ValueError:  # no signature (a builtin): called as it is
+        pass
+
+
+def judge_callable(fn, spec, model="exact", *, suites=None, max_position=None, samples=256, seed=1, as_torch=False,
+                   name=None, tolerance=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10,
+                   threads=0):
+    """fn(x, positions) judged on the inputs ropecheck draws: the golden groups of `spec` in `suites`
+    (if any) and a sweep of `samples` positions up to max_position (default 2^31 - 1: every small
+    position, 2^k - 1, 2^k, 2^k + 1, and random ones), as `ropecheck sweep`. One Result."""
+    spec = _spec(spec)
+    _check_callable(fn, 2)
+    args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
+    wrapped, label = _wrap(fn, as_torch, False), name or _name_of(fn)
+    golden = _rc.gate(wrapped, label, str(suites or GOLDEN_DIR), spec.__eq__, args)
+    top = MAX_POSITION if max_position is None else args.max_position
+    sweep = _rc.sweep(wrapped, label, spec, top, _optional_int(samples, "--samples"), _optional_int(seed, "--seed"), args)
+    return _rc.merge([golden, sweep])
+
+
+def assert_rope_close(fn_or_output, x=None, positions=None, spec=None, model="exact", **options):
+    """Raises AssertionError unless the RoPE passes ropecheck's gate; returns the Result otherwise.
+
+    assert_rope_close(output, x, positions, spec, model=...): the user's tensors (check()).
+    assert_rope_close(fn, spec=..., model=...): fn(x, positions) -> output on inputs ropecheck
+    draws (judge_callable(): the golden groups of the spec, and a sweep up to max_position).
+    The message says the verdict, the worst e and where, the accuracy horizon and the diagnosis."""
+    if callable(fn_or_output) and not _is_array(fn_or_output):
+        if x is not None or positions is not None:
+            raise ValueError("assert_rope_close(fn, ...): ropecheck draws the inputs; give spec= (and max_position=), not x or positions")
+        result = judge_callable(fn_or_output, spec, model, **options)
+    else:
+        if x is None or positions is None:
+            raise ValueError("assert_rope_close(output, x, positions, spec): x and positions are required with an output")
+        result = check(fn_or_output, x, positions, spec, model, **options)
+    if not result.passed:
+        raise AssertionError(result.summary())
+    return result
+
+
+def _is_array(value):
+    return isinstance(value, np.ndarray) or _t.is_tensor(value)
+
+
+def _number(value):
+    return f"{value:.6g}"
+
+
+def _summary(result, groups_listed=6, cases_listed=3):
+    """The AssertionError message: readable in pytest's output, no hex floats."""
+    lines = [f"ropecheck: {result.verdict.upper()} under model {result.model} ({result.implementation})"]
+    failing = [g for g in result.groups if g.verdict == "fail"]
+    shown = failing if failing else result.groups
+    for g in shown[:groups_listed]:
+        where = ""
+        if g.worst_e_position >= 0:
+            where = f" at position {g.worst_e_position}" + (f", pair {g.worst_e_pair}" if g.worst_e_pair >= 0 else "")
+        lines.append(f"  {g.suite}[{g.index}] {g.verdict}: worst e {_number(g.worst_e)}{where} (tolerance {g.tolerance}); "
+                     f"accuracy horizon {g.horizon_text}; {g.tests_failed}/{g.tests} tests failed")
+        lines.append(f"    spec {g.spec}")
+        if g.verdict_reason:
+            lines.append(f"    {g.verdict_reason}")
+        if g.edge_summary:
+            lines.append(f"    edge cases: {g.edge_summary}")
+        for line in g.diagnosis:
+            lines.append(f"    diagnosis: {line}")
+        for c in g.worst_cases[:cases_listed]:
+            lines.append("    " + _case_text(c))
+    if len(shown) > groups_listed:
+        lines.append(f"  ... and {len(shown) - groups_listed} more failing group(s)")
+    if failing and len(result.groups) > len(failing):
+        lines.append(f"  {len(result.groups) - len(failing)} other group(s) passed or were skipped")
+    lines.extend(f"  note: {n}" for n in result.notes)
+    return "\n".join(lines)
+
+
+def _case_text(c):
+    if c.dim < 0:
+        return f"{c.kind}: test {c.test_id}: {c.message}"
+    dims = f"dims ({c.dim}, {c.second_dim})" if c.second_dim >= 0 else f"dim {c.dim}"
+    pair = lambda t: f"({_number(t[0])}, {_number(t[1])})"  # noqa: E731
+    return (f"{c.kind}: position {c.position}, token {c.token}, head {c.head}, {dims}: input {pair(c.input)} "
+            f"expected {pair(c.expected)} got {pair(c.got)}, e {_number(c.e)} > {_number(c.tolerance)}")
+
+
+Result.summary = _summary
+
+from . import kernels  # noqa: E402  (after the names it uses)

@@ -1,0 +1,115 @@
+"""NumPy arrays and torch tensors to the contiguous buffers the extension takes, and back.
+
+No arithmetic on values happens here except exact conversions: widening to float64 (every f16,
+bf16 and f32 value is a double), bf16 bit patterns to float32 (a 16-bit shift) and NumPy's own
+correctly rounded narrowing to float32/float16. Rounding to bfloat16 is the C++ reference's
+(reference/rounding.h, through _ropecheck.bf16_bits).
+"""
+import numpy as np
+
+from . import _ropecheck as _rc
+
+# spec dtype -> the NumPy type a result is given in (bf16: float32 holding bfloat16 values).
+_RESULT = {"f64": np.float64, "f32": np.float32, "f16": np.float16, "bf16": np.float32}
+
+
+def _torch():
+    """torch when it is already imported (a tensor can only come from it); None otherwise."""
+    import sys
+
+    return sys.modules.get("torch")
+
+
+def is_tensor(x):
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def as_numpy(x, what, dtype=None):
+    """x as a NumPy array, values exact: a torch tensor leaves the graph and the device; bf16 is
+    widened to float32 (exact). A uint16 array is read as bf16 bit patterns when `dtype` (a spec's
+    dtype name: its input_dtype for inputs, its dtype for outputs) is bf16 (the documented uint16
+    view) and as float16 bits when it is f16."""
+    torch = _torch()
+    if torch is not None and isinstance(x, torch.Tensor):
+        x = x.detach().cpu()
+        if x.dtype == torch.bfloat16:
+            x = x.float()
+        x = x.numpy()
+    try:
+        array = np.asarray(x)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{what}: expected an array or a tensor, got {type(x).__name__} ({error})") from None
+    if array.dtype == np.uint16 and dtype in ("bf16", "f16"):
+        if dtype == "f16":
+            return array.view(np.float16)
+        return (array.astype(np.uint32) << 16).view(np.float32)
+    if array.dtype.kind not in "fiu" or array.dtype == np.uint16:
+        raise ValueError(f"{what}: expected floating-point values, got an array of {array.dtype}")
+    return array
+
+
+def head_shape(x, spec, what="x"):
+    """(token_shape, heads) of [..., heads, head_dim] or [tokens, head_dim] (one head)."""
+    if x.ndim < 2:
+        raise ValueError(f"{what}: expected shape [..., heads, head_dim] or [tokens, head_dim], got {list(x.shape)}")
+    if x.shape[-1] != spec.head_dim:
+        raise ValueError(f"{what}: expected last dim head_dim={spec.head_dim} (spec {spec}), got shape {list(x.shape)}")
+    if x.ndim == 2:
+        return x.shape[:1], 1
+    return x.shape[:-2], x.shape[-2]
+
+
+def positions_of(positions, token_shape, spec):
+    """int64 [tokens, components]: one position per token, broadcast over leading batch dims (a
+    [seq] vector serves a [batch, seq, heads, head_dim] tensor). Multi-axis specs: a tuple of one
+    array per component, or an array [..., components], or Qwen2-VL's [components, ...]."""
+    components = spec.position_components
+    token_shape = tuple(token_shape)
+    if components > 1 and isinstance(positions, tuple) and len(positions) == components:
+        array = np.stack(np.broadcast_arrays(*[as_positions(p) for p in positions]), axis=-1)
+    else:
+        array = as_positions(positions)
+        if components > 1 and not (array.ndim >= 2 and array.shape[-1] == components):
+            if not (array.ndim >= 2 and array.shape[0] == components):
+                raise ValueError(
+                    f"positions: expected {components} components per token (spec {spec}): a tuple of "
+                    f"{components} arrays, or an array [..., {components}], got shape {list(array.shape)}")
+            array = np.moveaxis(array, 0, -1)
+    try:
+        array = np.broadcast_to(array, token_shape + ((components,) if components > 1 else ()))
+    except ValueError:
+        raise ValueError(f"positions: expected one position per token ({components} component(s) each) for tokens "
+                         f"of shape {list(token_shape)}, got shape {list(np.shape(array))}") from None
+    return np.ascontiguousarray(array, dtype=np.int64).reshape(-1, components)
+
+
+def as_positions(positions):
+    torch = _torch()
+    if torch is not None and isinstance(positions, torch.Tensor):
+        positions = positions.detach().cpu().numpy()
+    array = np.asarray(positions)
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"positions: expected integers, got an array of {array.dtype}")
+    return array
+
+
+def doubles(x):
+    return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+
+
+def result_array(values, shape, dtype, bf16="float32", as_torch=False):
+    """Flat float64 values of `dtype` (a spec's dtype name) as the documented result: an array of
+    that dtype (bf16: float32 holding bfloat16 values, or with bf16="uint16" their bit patterns),
+    or a torch tensor of that dtype (bf16 included) with as_torch=True."""
+    if bf16 not in ("float32", "uint16"):
+        raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
+    values = values.reshape(shape)
+    if as_torch:
+        import torch
+
+        torch_dtype = {"f64": torch.float64, "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+        return torch.from_numpy(values).to(torch_dtype)  # exact: every value is one of the dtype
+    if dtype == "bf16" and bf16 == "uint16":
+        return _rc.bf16_bits(values.reshape(-1)).reshape(shape)
+    return values.astype(_RESULT[dtype])
