@@ -1,7 +1,7 @@
 // Lint: what the JSON Schema cannot say about a golden file (the reader has already checked types,
 // shapes and values). A clean file has unique ids, a note for exactly the flags it uses, the right
 // declared number of tests, a suite name equal to its file name, and — for a suite with a sidecar —
-// every tensor a test names present in the sidecar's index with the test's count and dtype (the
+// every tensor a test names present in the sidecar's index with the test's shape, count and dtype (the
 // header only: lint stays as fast as the JSON; `golden verify` reads the values).
 #include <map>
 #include <optional>
