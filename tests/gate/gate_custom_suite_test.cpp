@@ -229,7 +229,7 @@ TEST_F(CustomSuite, BadArgumentsAreOneLineAndWriteNothing) {
   EXPECT_FALSE(fs::exists(dir / "t.json"));
 }
 
-// A big .npy or safetensors candidate (over 2^28 bytes) is read a test at a time: the same verdicts
+// A big .npy or safetensors candidate (over 2^24 bytes) is read a test at a time: the same verdicts
 // as a small file. The file is made big by a tensor of zeros no test reads, written in pieces.
 TEST_F(CustomSuite, BigCandidateIsReadLazilyWithTheSameVerdicts) {
   const Ran small = run(kBin + " golden generate --spec " + kSpec + " --positions 0:40 --tokens 8 --heads 2 --out " +
@@ -245,7 +245,7 @@ TEST_F(CustomSuite, BigCandidateIsReadLazilyWithTheSameVerdicts) {
       values.push_back(testing_recipe::rotate(recipe(), t.positions, t.heads, t.input));
     }
     if (flip) values[2][5] = -values[2][5] + 1;  // test 3
-    const std::int64_t padding = (std::int64_t{1} << 28) / 8 + 1;  // F64 values: just over 2^28 bytes
+    const std::int64_t padding = (std::int64_t{1} << 24) / 8 + 1;  // F64 values: just over 2^24 bytes
     layout.push_back({"padding", "F64", {padding}});
     const std::string path = dir / "big.safetensors";
     {
@@ -261,7 +261,7 @@ TEST_F(CustomSuite, BigCandidateIsReadLazilyWithTheSameVerdicts) {
         out.write(zeros.data(), static_cast<std::streamsize>(std::min<std::int64_t>(left, static_cast<std::int64_t>(zeros.size()))));
       }
     }
-    ASSERT_GT(fs::file_size(path), std::uintmax_t{1} << 28);
+    ASSERT_GT(fs::file_size(path), std::uintmax_t{1} << 24);
     const Ran r = run(kBin + " check --golden " + (dir / "lazy-suite.json") + " --candidate " + path + " --json " + (dir / "lazy.json"), dir);
     EXPECT_EQ(r.code, flip ? 1 : 0) << r.out << r.err;
     if (flip) {
