@@ -449,4 +449,25 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   return d;
 }
 
+DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
+                                 std::int64_t max_values) {
+  DiagnosisSample k;
+  const std::int64_t token_size = test.heads * test.head_dim;
+  const std::int64_t kept = std::min(test.tokens, std::max<std::int64_t>(1, max_values / token_size));
+  const std::int64_t stride = (test.tokens + kept - 1) / kept;
+  k.test.id = test.id;
+  k.test.heads = test.heads;
+  k.test.head_dim = test.head_dim;
+  for (std::int64_t t = 0; t < test.tokens; t += stride) {
+    ++k.test.tokens;
+    const auto p = test.positions.begin() + t * components;
+    k.test.positions.insert(k.test.positions.end(), p, p + components);
+    const auto x = test.input.begin() + t * token_size;
+    k.test.input.insert(k.test.input.end(), x, x + token_size);
+    const auto o = output.begin() + t * token_size;
+    k.output.insert(k.output.end(), o, o + token_size);
+  }
+  return k;
+}
+
 }  // namespace ropecheck::judge

@@ -35,6 +35,16 @@ struct DiagnosedTest {
 // Failing groups, and passing ones within a factor 2 of their bound somewhere (marginal), get one.
 inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == "fail" || g.worst_margin > 0.5; }
 
+// A big test kept for the diagnosis (a direct check's chunk, a sidecar suite's test): at most
+// `max_values` values of whole tokens, taken at a stride over the test's tokens, so that the sample
+// spans the test's positions (the angle error's growth with the position is what is fitted).
+struct DiagnosisSample {
+  golden::RopeTest test;
+  std::vector<double> output;
+};
+DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
+                                 std::int64_t max_values);
+
 // The diagnosis of one group's tests (judge/group.h GroupDiagnosis). `model` is the model the group
 // was judged under (it decides whether the angle of a binary32 implementation is a finding).
 GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model);

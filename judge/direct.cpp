@@ -23,23 +23,8 @@ class GivenOutputs final : public Implementation {
 };
 
 // A chunk kept for the diagnosis: whole tokens, at most kDiagnosisElements values.
-struct KeptChunk {
-  golden::RopeTest test;
-  std::vector<double> output;
-};
-
-KeptChunk keep(const golden::RopeTest& test, std::span<const double> output, int components) {
-  KeptChunk k;
-  const std::int64_t token_size = test.heads * test.head_dim;
-  const std::int64_t tokens = std::min(test.tokens, std::max<std::int64_t>(1, TensorJudge::kDiagnosisElements / token_size));
-  k.test.id = test.id;
-  k.test.tokens = tokens;
-  k.test.heads = test.heads;
-  k.test.head_dim = test.head_dim;
-  k.test.positions.assign(test.positions.begin(), test.positions.begin() + tokens * components);
-  k.test.input.assign(test.input.begin(), test.input.begin() + tokens * token_size);
-  k.output.assign(output.begin(), output.begin() + tokens * token_size);
-  return k;
+DiagnosisSample keep(const golden::RopeTest& test, std::span<const double> output, int components) {
+  return diagnosis_sample(test, output, components, TensorJudge::kDiagnosisElements);
 }
 
 }  // namespace
@@ -53,7 +38,7 @@ struct TensorJudge::State {
   std::optional<GroupComparer> comparer;
   std::vector<std::int64_t> first_token;  // of each chunk: chunk c is test id c + 1
   std::int64_t tokens_seen = 0;
-  std::optional<KeptChunk> first, worst;
+  std::optional<DiagnosisSample> first, worst;
   double worst_e = -1;
 };
 
@@ -123,8 +108,10 @@ GroupResult TensorJudge::finish() {
     }
   }
   if (needs_diagnosis(g) && s.first) {
-    std::vector<DiagnosedTest> judged{{&s.first->test, s.first->output}};
-    if (s.worst) judged.push_back({&s.worst->test, s.worst->output});
+    // The worst chunk's sample when a later chunk is worse than the first: a mistake in part of the
+    // tensor is named only from the part it is in (the right chunks would dilute its share).
+    const DiagnosisSample& sample = s.worst ? *s.worst : *s.first;
+    std::vector<DiagnosedTest> judged{{&sample.test, sample.output}};
     g.diagnosis = diagnose(s.group.spec, judged, s.claims.model);
   }
   return g;

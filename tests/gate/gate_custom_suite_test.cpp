@@ -149,6 +149,39 @@ TEST_F(CustomSuite, SidecarSuiteIsWrittenAndEveryReaderTakesIt) {
   EXPECT_FALSE(fs::exists(dir / "x.npz"));
 }
 
+// A failing sidecar suite is diagnosed too, though its tests are bigger than what the diagnosis
+// keeps (2^20 values, sampled at a stride over the tokens): two tests of 2100 tokens x 8 heads x 64
+// (1 075 200 values each), the first one right, the second with the sine's sign flipped — the
+// worst test's sample is the one that names the mistake.
+TEST_F(CustomSuite, BigFailingSidecarTestIsDiagnosed) {
+  const Ran made = run(kBin + " golden generate --spec " + kSpec + " --positions 0:4200 --tokens 2100 --heads 8 --out " + json, dir);
+  ASSERT_EQ(made.code, 0) << made.out << made.err;
+  const TensorMap arrays = sidecar_tensors();
+  std::vector<OutTensor> outputs;
+  for (std::int64_t id = 1; id <= 2; ++id) {
+    const Tensor& input = arrays.at(tensor_name(id, "input"));
+    ASSERT_GT(input.values.size(), std::size_t{1} << 20);
+    const Tensor& positions = arrays.at(tensor_name(id, "positions"));
+    Recipe r = recipe();
+    r.flip_sin = id == 2;
+    outputs.push_back({tensor_name(id, "output"), "F32", input.shape,
+                       testing_recipe::rotate(r, std::vector<std::int64_t>(positions.values.begin(), positions.values.end()),
+                                              kHeads, input.values),
+                       {}});
+  }
+  spit(dir / "candidate.safetensors", encode_safetensors(outputs));
+  const Ran ran = run(kBin + " check --golden " + json + " --candidate " + (dir / "candidate.safetensors") + " --json " +
+                          (dir / "check.json"),
+                      dir);
+  EXPECT_EQ(ran.code, 1) << ran.out << ran.err;
+  const auto report = nlohmann::json::parse(slurp(dir / "check.json"));
+  EXPECT_EQ(failed_tests(report), (std::set<std::int64_t>{2}));
+  const auto& diagnosis = report["groups"][0]["diagnosis"];
+  ASSERT_TRUE(diagnosis.is_object()) << report["groups"][0];
+  ASSERT_TRUE(diagnosis["mistake"].is_string()) << diagnosis;
+  EXPECT_NE(diagnosis["mistake"].get<std::string>().find("sign flipped"), std::string::npos) << diagnosis;
+}
+
 // The expected values of a test equal `ropecheck apply` on that test's input and positions.
 TEST_F(CustomSuite, ExpectedValuesAreWhatApplyPrints) {
   ASSERT_EQ(generate(json).code, 0);
