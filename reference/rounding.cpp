@@ -17,6 +17,13 @@ std::uint64_t encode_bits(double value, Dtype dtype) {
     std::memcpy(&bits, &value, sizeof bits);
     return bits;
   }
+  // binary32 and bfloat16 values are binary32 values (bfloat16: the upper half of their bits), so
+  // for a representable non-NaN value the conversion to float is exact and its bits are the answer;
+  // the generic path below keeps the project's NaN encoding and handles f16.
+  if ((dtype == Dtype::f32 || dtype == Dtype::bf16) && !std::isnan(value)) {
+    const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(value));
+    return dtype == Dtype::f32 ? bits : bits >> 16;
+  }
   const Format f = format_of(dtype);
   const int exponent_bits = dtype == Dtype::f16 ? 5 : 8;
   const int mantissa_bits = f.precision - 1;
@@ -44,6 +51,14 @@ double decode_bits(std::uint64_t bits, Dtype dtype) {
     double value;
     std::memcpy(&value, &bits, sizeof value);
     return value;
+  }
+  // binary32 and bfloat16 (the upper half of a binary32) exactly through float; NaNs take the
+  // generic path (the project's one quiet NaN, with the sign).
+  if (dtype == Dtype::f32 || dtype == Dtype::bf16) {
+    const std::uint32_t word = dtype == Dtype::f32 ? static_cast<std::uint32_t>(bits) : static_cast<std::uint32_t>(bits << 16);
+    if ((word & 0x7f800000u) != 0x7f800000u || (word & 0x007fffffu) == 0) {
+      return static_cast<double>(std::bit_cast<float>(word));
+    }
   }
   const Format f = format_of(dtype);
   const int exponent_bits = dtype == Dtype::f16 ? 5 : 8;

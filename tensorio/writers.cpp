@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -35,15 +36,16 @@ int width_of(const std::string& dtype) {
 // Little-endian raw data of a numeric tensor in `storage` dtype.
 std::string raw_data(const std::vector<double>& values, const std::string& storage) {
   const int width = width_of(storage);
+  // The storage decided once (not a string compare per value: sidecars are gigabytes).
+  const std::optional<Dtype> dtype = storage == "F64"                               ? std::optional(Dtype::f64)
+                                     : storage == "F32" || storage == "BF16_AS_F32" ? std::optional(Dtype::f32)
+                                     : storage == "F16"                             ? std::optional(Dtype::f16)
+                                     : storage == "BF16"                            ? std::optional(Dtype::bf16)
+                                                                                    : std::nullopt;  // I64
   std::string out;
   out.reserve(values.size() * width);
   for (double v : values) {
-    std::uint64_t bits = 0;
-    if (storage == "F64") bits = reference::encode_bits(v, Dtype::f64);
-    else if (storage == "F32" || storage == "BF16_AS_F32") bits = reference::encode_bits(v, Dtype::f32);
-    else if (storage == "F16") bits = reference::encode_bits(v, Dtype::f16);
-    else if (storage == "BF16") bits = reference::encode_bits(v, Dtype::bf16);
-    else bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+    const std::uint64_t bits = dtype ? reference::encode_bits(v, *dtype) : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
     put_le(out, bits, width);
   }
   return out;

@@ -66,6 +66,13 @@ TEST(Rounding, HardCasesMatchMpfr) {
       EXPECT_TRUE(same_value(got, expected)) << name(dtype) << " value " << value.str(40, std::ios_base::scientific)
                                              << " got " << reference::to_hex(got) << " expected "
                                              << reference::to_hex(expected);
+      // The double instantiation (with its bit-level f32 / bf16 paths) on every case a double holds:
+      // the ties, the binade and subnormal boundaries, the overflow threshold.
+      const double as_double = static_cast<double>(value);
+      if (Real(as_double) == value) {
+        EXPECT_TRUE(same_value(reference::round_to_format(as_double, dtype), expected))
+            << name(dtype) << " double " << reference::to_hex(as_double);
+      }
     }
   }
 }
@@ -187,6 +194,37 @@ TEST(Encoding, KnownBitPatterns) {
   EXPECT_EQ(reference::max_finite(Dtype::f16), 65504.0);
   EXPECT_EQ(reference::max_finite(Dtype::f32), static_cast<double>(std::numeric_limits<float>::max()));
   EXPECT_TRUE(std::signbit(reference::decode_bits(0x8000, Dtype::f16)));
+}
+
+// IEEE 754 binary32 / bfloat16 decoding written out (sign, biased exponent, fraction; gradual
+// underflow): the formula the bit-level fast paths of encode_bits / decode_bits must agree with.
+double binary32_formula(std::uint32_t word) {
+  const int exponent = static_cast<int>((word >> 23) & 0xff);
+  const double fraction = static_cast<double>(word & 0x7fffff);
+  const double magnitude = exponent == 0 ? std::ldexp(fraction, -149) : std::ldexp(fraction + 0x1p23, exponent - 150);
+  return (word >> 31) ? -magnitude : magnitude;
+}
+
+TEST(Encoding, Binary32AndBfloat16PatternsFollowTheFormula) {
+  std::mt19937_64 rng(7);
+  std::vector<std::uint32_t> words = {0, 0x80000000u, 1, 0x007fffffu, 0x00800000u, 0x7f7fffffu, 0xff7fffffu, 0x7f800000u, 0xff800000u};
+  for (int i = 0; i < (1 << 20); ++i) words.push_back(static_cast<std::uint32_t>(rng()));
+  for (std::uint32_t word : words) {
+    if ((word & 0x7f800000u) == 0x7f800000u && (word & 0x7fffffu) != 0) {
+      ASSERT_TRUE(std::isnan(reference::decode_bits(word, Dtype::f32)));
+      continue;
+    }
+    const double expected = (word & 0x7f800000u) == 0x7f800000u ? ((word >> 31) ? -HUGE_VAL : HUGE_VAL) : binary32_formula(word);
+    const double v = reference::decode_bits(word, Dtype::f32);
+    ASSERT_TRUE(same_value(v, expected)) << std::hex << word;
+    ASSERT_EQ(reference::encode_bits(v, Dtype::f32), word) << std::hex << word;
+    ASSERT_TRUE(same_value(reference::round_to_format(v, Dtype::f32), v)) << std::hex << word;
+  }
+  for (std::uint32_t half = 0; half < 65536; ++half) {
+    const std::uint32_t word = half << 16;
+    if ((word & 0x7f800000u) == 0x7f800000u) continue;  // ±Inf and NaN: KnownBitPatterns, EveryNarrowPatternRoundTrips
+    ASSERT_TRUE(same_value(reference::decode_bits(half, Dtype::bf16), binary32_formula(word))) << std::hex << half;
+  }
 }
 
 TEST(Encoding, EveryNarrowPatternRoundTrips) {
