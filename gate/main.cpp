@@ -3,6 +3,10 @@
 #include <exception>
 #include <string>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "gate/commands/command.h"
 #include "spec/spec.h"
 
@@ -25,6 +29,13 @@ void print_error(const std::string& text) { std::fprintf(stderr, "ropecheck: %s\
 
 int main(int argc, char** argv) {
   using namespace ropecheck::gate;
+#if defined(__GLIBC__)
+  // A fixed mmap threshold: glibc raises it to the size of each freed mapped block (up to 32 MB),
+  // after which a big suite's per-test vectors come from the heap and fragment it — a 64-test
+  // sidecar check peaked at 1037 MB instead of one test's 640 MB (bench/README.md). Big blocks
+  // mapped and unmapped per test keep the memory that of one test.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   CLI::App app{"ropecheck: reference and verification harness for Rotary Position Embedding"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
