@@ -58,6 +58,12 @@ struct CustomSuite : ::testing::Test {
 
   Ran generate(const std::string& out, const std::string& extra = "") { return run(kBin + kGenerate + " --out " + out + " " + extra, dir); }
   TensorMap sidecar_tensors() { return parse_safetensors(slurp(sidecar), sidecar); }
+  // `check --golden` of this suite with the candidate `name` (written from `outputs`), its JSON
+  // report in check.json.
+  Ran check_candidate(const std::string& name, const std::vector<OutTensor>& outputs) {
+    spit(dir / name, encode_safetensors(outputs));
+    return run(kBin + " check --golden " + json + " --candidate " + (dir / name) + " --json " + (dir / "check.json"), dir);
+  }
 
   // The candidate file of the recipe's outputs for every test, SUITE/ID/output.
   std::vector<OutTensor> recipe_outputs(const TensorMap& arrays) {
@@ -126,16 +132,10 @@ TEST_F(CustomSuite, SidecarSuiteIsWrittenAndEveryReaderTakesIt) {
 
   // check --golden with the recipe's outputs passes; one value flipped fails that test alone.
   std::vector<OutTensor> outputs = recipe_outputs(arrays);
-  spit(dir / "candidate.safetensors", encode_safetensors(outputs));
-  const Ran good = run(kBin + " check --golden " + json + " --candidate " + (dir / "candidate.safetensors") + " --json " +
-                           (dir / "check.json"),
-                       dir);
+  const Ran good = check_candidate("candidate.safetensors", outputs);
   EXPECT_EQ(good.code, 0) << good.out << good.err;
   outputs[3].values[100 * kHeads * kHeadDim + 3 * kHeadDim + 7] *= -1;  // test 4, token 100, head 3, dim 7
-  spit(dir / "flipped.safetensors", encode_safetensors(outputs));
-  const Ran bad = run(kBin + " check --golden " + json + " --candidate " + (dir / "flipped.safetensors") + " --json " +
-                          (dir / "check.json"),
-                      dir);
+  const Ran bad = check_candidate("flipped.safetensors", outputs);
   EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
   const auto report = nlohmann::json::parse(slurp(dir / "check.json"));
   EXPECT_EQ(failed_tests(report), (std::set<std::int64_t>{4}));
@@ -169,10 +169,7 @@ TEST_F(CustomSuite, BigFailingSidecarTestIsDiagnosed) {
                                               kHeads, input.values),
                        {}});
   }
-  spit(dir / "candidate.safetensors", encode_safetensors(outputs));
-  const Ran ran = run(kBin + " check --golden " + json + " --candidate " + (dir / "candidate.safetensors") + " --json " +
-                          (dir / "check.json"),
-                      dir);
+  const Ran ran = check_candidate("candidate.safetensors", outputs);
   EXPECT_EQ(ran.code, 1) << ran.out << ran.err;
   const auto report = nlohmann::json::parse(slurp(dir / "check.json"));
   EXPECT_EQ(failed_tests(report), (std::set<std::int64_t>{2}));
