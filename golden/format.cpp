@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "golden/golden.h"
+#include "golden/sidecar.h"
 #include "reference/rounding.h"
 #include "tensorio/readers.h"
 #include "tensorio/writers.h"
@@ -549,9 +550,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return out + "]";
 }
 
-// A sidecar test's tensor, checked against the test from the header alone: there, of the dtype of
-// the values it holds (schema: sidecarTensor, "of the test's shape and the group's dtype"), and of
-// the test's shape. Throws GoldenError naming the sidecar and the tensor.
+}  // namespace
+
 const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sidecar, const std::string& path, const RopeTest& test,
                                                  const std::string& name, Dtype dtype) {
   const tensorio::TensorFile::Entry* e = sidecar.find(name);
@@ -571,8 +571,6 @@ const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sid
 }
 
 std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.empty() ? file.sidecar : file.sidecar_path; }
-
-}  // namespace
 
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
   if (!test.sidecar) return;

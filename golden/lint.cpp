@@ -8,8 +8,8 @@
 #include <set>
 
 #include "golden/golden.h"
+#include "golden/sidecar.h"
 #include "tensorio/readers.h"
-#include "tensorio/writers.h"
 
 namespace ropecheck::golden {
 
@@ -17,7 +17,7 @@ namespace {
 
 template <class Problem>
 void lint_sidecar(const GoldenFile& file, const Problem& problem) {
-  const std::string& path = file.sidecar_path.empty() ? file.sidecar : file.sidecar_path;
+  const std::string path = sidecar_path_of(file);
   std::optional<tensorio::TensorFile> sidecar;
   try {
     sidecar.emplace(tensorio::TensorFile::open(path));
@@ -28,19 +28,11 @@ void lint_sidecar(const GoldenFile& file, const Problem& problem) {
   for (const Group& group : file.groups) {
     for (const RopeTest& test : group.rope_tests) {
       if (!test.sidecar) continue;
-      const std::uint64_t count = static_cast<std::uint64_t>(test.tokens) * static_cast<std::uint64_t>(test.heads) *
-                                  static_cast<std::uint64_t>(test.head_dim);  // each below 2^31: no wrap
       auto expect = [&](const std::string& name, Dtype dtype) {
-        const std::string want = tensorio::storage_dtype(dtype);
-        const tensorio::TensorFile::Entry* e = sidecar->find(name);
-        if (e == nullptr) {
-          problem("sidecar: tensor " + name + ": expected it in " + file.sidecar + " (test " + std::to_string(test.id) + "), got nothing");
-        } else if (e->dtype != want || e->count != count) {
-          problem("sidecar: tensor " + name + ": expected " + std::to_string(count) + " values of " + want + ", got " +
-                  std::to_string(e->count) + " of " + e->dtype);
-        } else if (e->shape != std::vector<std::int64_t>{test.tokens, test.heads, test.head_dim}) {
-          problem("sidecar: tensor " + name + ": expected the test's shape [" + std::to_string(test.tokens) + ", " +
-                  std::to_string(test.heads) + ", " + std::to_string(test.head_dim) + "], got another of as many values");
+        try {
+          sidecar_entry(*sidecar, path, test, name, dtype);
+        } catch (const GoldenError& e) {
+          problem(std::string("sidecar: ") + e.what());
         }
       };
       expect(test.sidecar->input, input_dtype_of(group.spec));

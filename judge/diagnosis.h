@@ -17,6 +17,8 @@
 //    gives bit for bit.
 #pragma once
 
+#include <algorithm>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -44,6 +46,30 @@ struct DiagnosisSample {
 };
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values);
+
+// The sample a group of big tests (direct-check chunks, sidecar tests) is diagnosed from: the
+// first test's, replaced by a later test's whenever that test raised the group's worst e — a
+// mistake in some tests only is named from where it is (the right tests would dilute its share).
+class DiagnosisSampler {
+ public:
+  explicit DiagnosisSampler(std::int64_t max_values) : max_values_(max_values) {}
+  // After the comparer judged `test`: `group_worst_e` is its worst e so far.
+  void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e) {
+    if (!first_) {
+      first_ = diagnosis_sample(test, output, components, max_values_);
+    } else if (group_worst_e > worst_e_) {
+      worst_ = diagnosis_sample(test, output, components, max_values_);
+    }
+    worst_e_ = std::max(worst_e_, group_worst_e);
+  }
+  // Null before any test was offered.
+  const DiagnosisSample* sample() const { return worst_ ? &*worst_ : first_ ? &*first_ : nullptr; }
+
+ private:
+  std::int64_t max_values_;
+  std::optional<DiagnosisSample> first_, worst_;
+  double worst_e_ = -1;
+};
 
 // The diagnosis of one group's tests (judge/group.h GroupDiagnosis). `model` is the model the group
 // was judged under (it decides whether the angle of a binary32 implementation is a finding).

@@ -22,10 +22,6 @@ class GivenOutputs final : public Implementation {
   }
 };
 
-// A chunk kept for the diagnosis: whole tokens, at most kDiagnosisElements values.
-DiagnosisSample keep(const golden::RopeTest& test, std::span<const double> output, int components) {
-  return diagnosis_sample(test, output, components, TensorJudge::kDiagnosisElements);
-}
 
 }  // namespace
 
@@ -38,8 +34,7 @@ struct TensorJudge::State {
   std::optional<GroupComparer> comparer;
   std::vector<std::int64_t> first_token;  // of each chunk: chunk c is test id c + 1
   std::int64_t tokens_seen = 0;
-  std::optional<DiagnosisSample> first, worst;
-  double worst_e = -1;
+  DiagnosisSampler sampler{TensorJudge::kDiagnosisElements};
 };
 
 TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label)
@@ -92,9 +87,7 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
                                             s.claims.model, s.options.threads);
   test.expected = expected.rounded;
   s.comparer->add(test, output, expected);
-  if (!s.first) s.first = keep(test, output, static_cast<int>(components));
-  if (s.comparer->worst_e() > s.worst_e && s.first->test.id != test.id) s.worst = keep(test, output, static_cast<int>(components));
-  s.worst_e = std::max(s.worst_e, s.comparer->worst_e());
+  s.sampler.offer(test, output, static_cast<int>(components), s.comparer->worst_e());
 }
 
 GroupResult TensorJudge::finish() {
@@ -107,12 +100,8 @@ GroupResult TensorJudge::finish() {
       c.test_id = 0;
     }
   }
-  if (needs_diagnosis(g) && s.first) {
-    // The worst chunk's sample when a later chunk is worse than the first: a mistake in part of the
-    // tensor is named only from the part it is in (the right chunks would dilute its share).
-    const DiagnosisSample& sample = s.worst ? *s.worst : *s.first;
-    std::vector<DiagnosedTest> judged{{&sample.test, sample.output}};
-    g.diagnosis = diagnose(s.group.spec, judged, s.claims.model);
+  if (const DiagnosisSample* sample = s.sampler.sample(); needs_diagnosis(g) && sample) {
+    g.diagnosis = diagnose(s.group.spec, {{&sample->test, sample->output}}, s.claims.model);
   }
   return g;
 }

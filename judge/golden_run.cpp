@@ -166,11 +166,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         Expected expected;
       };
       std::vector<Pending> pending;
-      // Sidecar tests kept for the diagnosis: samples of the first and of the worst so far (a test
-      // of a big suite is millions of values; judge/diagnosis.h diagnosis_sample).
-      constexpr std::int64_t kSidecarDiagnosisValues = std::int64_t{1} << 20;
-      std::optional<DiagnosisSample> first_sidecar, worst_sidecar;
-      double worst_sidecar_e = -1;
+      // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
+      DiagnosisSampler sidecar_sampler{std::int64_t{1} << 20};
       // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
       const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
         switch (result.status) {
@@ -222,15 +219,9 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           Expected expected = expected_values(group.spec, shape, loaded.positions, loaded.input, model, options.threads);
           if (judges_exact_values(model)) expected.rounded = loaded.expected;  // the file's correctly rounded values
           comparer.add(loaded, result.output, expected);
-          const int components = position_components(group.spec);
-          if (result.output.size() != loaded.input.size()) {
-            // a wrong-sized output is the comparer's failure; nothing to sample
-          } else if (!first_sidecar) {
-            first_sidecar = diagnosis_sample(loaded, result.output, components, kSidecarDiagnosisValues);
-          } else if (comparer.worst_e() > worst_sidecar_e) {
-            worst_sidecar = diagnosis_sample(loaded, result.output, components, kSidecarDiagnosisValues);
+          if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
+            sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
           }
-          worst_sidecar_e = std::max(worst_sidecar_e, comparer.worst_e());
           continue;
         }
         pending.push_back({&test,
@@ -253,11 +244,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       GroupResult result = comparer.finish();
       if (needs_diagnosis(result)) {
         std::vector<DiagnosedTest> judged;
-        // The worst sidecar test's sample when a later test is worse than the first (a mistake in
-        // some tests only is named from where it is), else the first's.
-        if (const std::optional<DiagnosisSample>& k = worst_sidecar ? worst_sidecar : first_sidecar) {
-          judged.push_back({&k->test, k->output});
-        }
+        if (const DiagnosisSample* sample = sidecar_sampler.sample()) judged.push_back({&sample->test, sample->output});
         for (const Pending& p : pending) {
           if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
             judged.push_back({p.test, p.result.output});

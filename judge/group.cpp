@@ -143,17 +143,15 @@ Expected expected_values(const Spec& spec, reference::Shape shape, std::span<con
   const std::int64_t token_size = shape.heads * shape.head_dim;
   reference::Options o;
   o.model = judges_exact_values(model) ? reference::Model::exact : reference::Model::f32_recipe;
-  const std::size_t slices = std::max<std::size_t>(
-      1, std::min<std::size_t>(resolve_threads(threads), static_cast<std::size_t>(std::max<std::int64_t>(shape.tokens, 1))));
-  std::vector<reference::Evaluation> parts(slices);
-  parallel_for(slices, threads, [&](std::size_t w) {
-    const auto n = static_cast<std::int64_t>(slices);
-    const std::int64_t t0 = shape.tokens * static_cast<std::int64_t>(w) / n, t1 = shape.tokens * static_cast<std::int64_t>(w + 1) / n;
+  const std::vector<TokenRange> ranges = token_ranges(shape.tokens, threads);
+  std::vector<reference::Evaluation> parts(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+    const auto [t0, t1] = ranges[w];
     parts[w] = reference::evaluate(spec, reference::Shape{t1 - t0, shape.heads, shape.head_dim},
                                    positions.subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
                                    input.subspan(static_cast<std::size_t>(t0 * token_size), static_cast<std::size_t>((t1 - t0) * token_size)), o);
   });
-  if (slices == 1) return Expected{std::move(parts[0].exact), std::move(parts[0].rounded)};
+  if (parts.size() == 1) return Expected{std::move(parts[0].exact), std::move(parts[0].rounded)};
   Expected out;
   out.exact.reserve(input.size());
   out.rounded.reserve(input.size());

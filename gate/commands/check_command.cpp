@@ -30,14 +30,7 @@ void add_check_command(CLI::App& root, int& status) {
   add_judge_options(cmd, args->judge, {.allow_missing = true});
   add_report_options(cmd, args->reports);
   cmd->callback([args, spec, positions, input, heads, &status] {
-    if (spec->specs.empty() && spec->hf_configs.empty()) {
-      for (const CLI::Option* o : {positions, input, heads}) {
-        if (o->count() > 0) throw UsageError(o->get_name() + ": needs --spec or --hf-config (a check of your own tensors)");
-      }
-      if (spec->seq_len > 0) throw UsageError("--seq-len: needs --hf-config");
-    } else {
-      args->spec = resolve_spec(*spec);
-    }
+    args->spec = resolve_optional_spec(*spec, {positions, input, heads}, "a check of your own tensors");
     status = run_check(*args);
   });
 }

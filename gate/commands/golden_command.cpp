@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include <sys/stat.h>
@@ -90,13 +91,8 @@ void add_golden_generate(CLI::App& golden, int& status) {
       generate->add_option("--name", custom->suite, "With --spec: the suite's name (default: the file's name)"),
       generate->add_option("--threads", custom->threads, "With --spec: threads for the expected values (0: all cores)")};
   generate->callback([&status, suites, all, out_dir, force, custom, spec, custom_options] {
-    if (spec->specs.empty() && spec->hf_configs.empty()) {
-      for (const CLI::Option* o : custom_options) {
-        if (o->count() > 0) throw UsageError(o->get_name() + ": needs --spec or --hf-config (a suite of your own)");
-      }
-      if (spec->seq_len > 0) throw UsageError("--seq-len: needs --hf-config");
-    } else {
-      custom->spec = resolve_spec(*spec);
+    if (std::optional<Spec> own = resolve_optional_spec(*spec, custom_options, "a suite of your own")) {
+      custom->spec = *own;
       if (*all || !suites->empty()) throw UsageError("golden generate: expected --spec or --suite/--all, not both");
       if (custom->positions.empty()) throw UsageError("golden generate --spec: expected --positions");
       if (custom->tokens == 0) throw UsageError("golden generate --spec: expected --tokens N (tokens per test)");

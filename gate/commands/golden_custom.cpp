@@ -46,11 +46,10 @@ std::vector<double> test_input(const Spec& spec, std::uint64_t seed, std::int64_
 // The correctly rounded outputs, split over threads by token ranges (judge/parallel.h).
 std::vector<double> expected_outputs(const Spec& spec, const golden::RopeTest& t, int threads) {
   const std::int64_t components = position_components(spec), token_size = t.heads * t.head_dim;
-  const std::size_t slices = std::min<std::size_t>(judge::resolve_threads(threads), static_cast<std::size_t>(t.tokens));
-  std::vector<std::vector<double>> parts(slices);
-  judge::parallel_for(slices, threads, [&](std::size_t w) {
-    const auto n = static_cast<std::int64_t>(slices);
-    const std::int64_t t0 = t.tokens * static_cast<std::int64_t>(w) / n, t1 = t.tokens * static_cast<std::int64_t>(w + 1) / n;
+  const std::vector<judge::TokenRange> ranges = judge::token_ranges(t.tokens, threads);
+  std::vector<std::vector<double>> parts(ranges.size());
+  judge::parallel_for(ranges.size(), threads, [&](std::size_t w) {
+    const auto [t0, t1] = ranges[w];
     parts[w] = reference::apply(spec, reference::Shape{t1 - t0, t.heads, t.head_dim},
                                 std::span(t.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
                                 std::span(t.input).subspan(static_cast<std::size_t>(t0 * token_size), static_cast<std::size_t>((t1 - t0) * token_size)));

@@ -52,4 +52,14 @@ Spec resolve_spec(const SpecOptions& options) {
   return resolve_specs(options).front();
 }
 
+std::optional<Spec> resolve_optional_spec(const SpecOptions& options, const std::vector<CLI::Option*>& dependents,
+                                          const std::string& mode) {
+  if (!options.specs.empty() || !options.hf_configs.empty()) return resolve_spec(options);
+  for (const CLI::Option* o : dependents) {
+    if (o->count() > 0) throw UsageError(o->get_name() + ": needs --spec or --hf-config (" + mode + ")");
+  }
+  if (options.seq_len > 0) throw UsageError("--seq-len: needs --hf-config");
+  return std::nullopt;
+}
+
 }  // namespace ropecheck::gate

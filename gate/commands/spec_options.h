@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,11 @@ std::vector<Spec> resolve_specs(const SpecOptions& options);
 
 // The one spec named (UsageError unless exactly one of --spec / --hf-config was given once).
 Spec resolve_spec(const SpecOptions& options);
+
+// For a command where a spec is optional and switches it to another mode (check, golden generate):
+// the spec when one is named; else none, and each of `dependents` (the options of that mode) and
+// --seq-len given alone is a UsageError naming it and `mode`.
+std::optional<Spec> resolve_optional_spec(const SpecOptions& options, const std::vector<CLI::Option*>& dependents,
+                                          const std::string& mode);
 
 }  // namespace ropecheck::gate

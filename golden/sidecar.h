@@ -1,0 +1,22 @@
+// A golden file's sidecar (golden/README.md "Sidecar"), as the readers in golden/ see it: where it
+// lies, and a test's tensor checked against the test from the header alone. One check for
+// load_arrays (format.cpp) and lint (lint.cpp).
+#pragma once
+
+#include <string>
+
+#include "golden/golden.h"
+#include "tensorio/readers.h"
+
+namespace ropecheck::golden {
+
+// The sidecar's path: beside the JSON when read from a file, else its name as written.
+std::string sidecar_path_of(const GoldenFile& file);
+
+// Test `test`'s tensor `name` in the sidecar at `path`: present, of `dtype`'s storage (schema:
+// sidecarTensor, "of the test's shape and the group's dtype"), of the test's count and shape.
+// Throws GoldenError naming the sidecar and the tensor.
+const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sidecar, const std::string& path, const RopeTest& test,
+                                                 const std::string& name, Dtype dtype);
+
+}  // namespace ropecheck::golden
