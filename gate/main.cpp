@@ -30,11 +30,15 @@ void print_error(const std::string& text) { std::fprintf(stderr, "ropecheck: %s\
 int main(int argc, char** argv) {
   using namespace ropecheck::gate;
 #if defined(__GLIBC__)
-  // A fixed mmap threshold: glibc raises it to the size of each freed mapped block (up to 32 MB),
-  // after which a big suite's per-test vectors come from the heap and fragment it — a 64-test
-  // sidecar check peaked at 1037 MB instead of one test's 640 MB (bench/README.md). Big blocks
-  // mapped and unmapped per test keep the memory that of one test.
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  // Fixed malloc thresholds. glibc's dynamic mmap threshold rises to the size of each freed mapped
+  // block (up to 32 MB), after which a big suite's per-test vectors come from the heap and fragment
+  // it (a 64-test sidecar check peaked at 1037 MB). Mapping every block above 1 MiB instead kept
+  // the memory that of one test but cost a zeroed page fault per 4 KiB of every per-test vector:
+  // a third of a 537 M-value check's time, in the kernel (bench/README.md "Your config at real
+  // size"). Blocks up to 256 MiB (a test of 2^25 values as doubles) come from the heap, and freed
+  // memory stays there for the next test of the same size unless 512 MiB of it is free at the top.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
   CLI::App app{"ropecheck: reference and verification harness for Rotary Position Embedding"};
   app.require_subcommand(1);

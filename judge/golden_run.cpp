@@ -203,7 +203,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         }
         if (test.sidecar) {
           // A sidecar test (a big suite): loaded, run, judged and dropped on its own, its exact values
-          // split over threads by tokens, so that the loop holds one test (golden/golden.h load_arrays).
+          // computed chunk by chunk on every thread, so that the loop holds one test (golden/golden.h
+          // load_arrays, GroupComparer::add_evaluated).
           golden::RopeTest loaded = test;
           try {
             golden::load_arrays(file, group.spec, loaded);
@@ -216,9 +217,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
             record_failure(comparer, loaded, result);
             continue;
           }
-          Expected expected = expected_values(group.spec, shape, loaded.positions, loaded.input, model, options.threads);
-          if (judges_exact_values(model)) expected.rounded = loaded.expected;  // the file's correctly rounded values
-          comparer.add(loaded, result.output, expected);
+          // The exact models judge against the file's correctly rounded values (loaded.expected).
+          comparer.add_evaluated(loaded, result.output, options.threads);
           if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
             sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
           }

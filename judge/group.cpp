@@ -15,23 +15,64 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Inserts `c` into `list` (worst severity first), keeping at most `limit`; a test already listed
-// counts at half its severity, so that every failing test appears once before a test appears twice.
-void insert_case(std::vector<Case>& list, Case c, int limit) {
-  const bool seen = std::any_of(list.begin(), list.end(), [&](const Case& w) { return w.test_id == c.test_id && w.suite == c.suite; });
-  if (seen) c.severity = std::min(c.severity, std::numeric_limits<double>::max()) * 0.5;
-  auto at = std::find_if(list.begin(), list.end(), [&](const Case& w) { return w.severity < c.severity; });
-  if (at == list.end() && static_cast<int>(list.size()) >= limit) return;
-  list.insert(at, std::move(c));
-  if (static_cast<int>(list.size()) > limit) list.pop_back();
-}
+// A case's severity when its test already has a worse one listed: half (and finite, so that a
+// test's second whole-test failure ranks below another test's first).
+double second_severity(double severity) { return std::min(severity, std::numeric_limits<double>::max()) * 0.5; }
 
 }  // namespace
 
 namespace detail {
 
 void GroupTally::record_case(Case c) {
-  insert_case(c.accuracy ? accuracy_cases_ : edge_cases_, std::move(c), options_.worst_cases);
+  std::vector<Listed>& bucket = (c.accuracy ? accuracy_cases_ : edge_cases_)[c.test_id];
+  const auto limit = static_cast<std::size_t>(std::max(options_.worst_cases, 0));
+  // Worst first; a tie goes after the cases recorded before it.
+  const auto at = std::find_if(bucket.begin(), bucket.end(), [&](const Listed& l) { return l.c.severity < c.severity; });
+  if (at == bucket.end() && bucket.size() >= limit) return;
+  bucket.insert(at, Listed{std::move(c), recorded_++});
+  if (bucket.size() > limit) bucket.pop_back();
+}
+
+bool GroupTally::keeps(bool accuracy, std::int64_t test_id, double severity) const {
+  const Buckets& lists = accuracy ? accuracy_cases_ : edge_cases_;
+  const auto it = lists.find(test_id);
+  const auto limit = static_cast<std::size_t>(std::max(options_.worst_cases, 0));
+  return it == lists.end() ? limit > 0 : it->second.size() < limit || it->second.back().c.severity < severity;
+}
+
+void GroupTally::merge(GroupTally&& part) {
+  GroupResult& r = result;
+  const GroupResult& p = part.result;
+  // The counts a comparer accumulates per pair and token (tests are counted by the comparer).
+  for (std::int64_t GroupResult::*count :
+       {&GroupResult::tokens_beyond_max_position, &GroupResult::pairs_checked, &GroupResult::pairs_failed,
+        &GroupResult::ordinary_checked, &GroupResult::ordinary_failed, &GroupResult::special_checked, &GroupResult::special_failed,
+        &GroupResult::edge_failed, &GroupResult::signed_zero_failed, &GroupResult::passthrough_checked,
+        &GroupResult::passthrough_failed, &GroupResult::beyond_required_failed}) {
+    r.*count += p.*count;
+  }
+  // The first pair of the largest e, as judging the part's pairs here one by one would keep it.
+  if (p.worst_e_position >= 0 && (p.worst_e > r.worst_e || r.worst_e_position < 0)) {
+    r.worst_e = std::max(r.worst_e, p.worst_e);
+    r.worst_e_position = p.worst_e_position;
+    r.worst_e_pair = p.worst_e_pair;
+  }
+  r.worst_ulp = std::max(r.worst_ulp, p.worst_ulp);
+  r.worst_abs = std::max(r.worst_abs, p.worst_abs);
+  r.worst_margin = std::max(r.worst_margin, p.worst_margin);
+  r.max_position = std::max(r.max_position, p.max_position);
+  r.points.insert(r.points.end(), p.points.begin(), p.points.end());
+  tested_positions_.insert(tested_positions_.end(), part.tested_positions_.begin(), part.tested_positions_.end());
+  if (part.first_failing_position_ && (!first_failing_position_ || *part.first_failing_position_ < *first_failing_position_)) {
+    first_failing_position_ = part.first_failing_position_;
+  }
+  // The part's kept cases in the order it recorded them: the same lists as recording every case here.
+  std::vector<Listed> kept;
+  for (Buckets* lists : {&part.accuracy_cases_, &part.edge_cases_}) {
+    for (auto& [id, bucket] : *lists) std::move(bucket.begin(), bucket.end(), std::back_inserter(kept));
+  }
+  std::sort(kept.begin(), kept.end(), [](const Listed& a, const Listed& b) { return a.order < b.order; });
+  for (Listed& l : kept) record_case(std::move(l.c));
 }
 
 void GroupTally::record_position(std::int64_t position, bool accurate) {
@@ -91,8 +132,23 @@ GroupResult GroupTally::finish() {
     result.verdict_reason = "tested positions reach only " + std::to_string(result.max_position) + " < --require-horizon " +
                             std::to_string(*options_.require_horizon) + ": nothing is known above";
   }
-  result.worst = std::move(accuracy_cases_);
-  result.worst.insert(result.worst.end(), std::make_move_iterator(edge_cases_.begin()), std::make_move_iterator(edge_cases_.end()));
+  // Each list: a test's worst case at its severity, its others at half; the `worst_cases` worst,
+  // ties in recording order.
+  result.worst.clear();
+  for (Buckets* lists : {&accuracy_cases_, &edge_cases_}) {
+    std::vector<Listed> ranked;
+    for (auto& [id, bucket] : *lists) {
+      for (std::size_t k = 0; k < bucket.size(); ++k) {
+        if (k > 0) bucket[k].c.severity = second_severity(bucket[k].c.severity);
+        ranked.push_back(std::move(bucket[k]));
+      }
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Listed& a, const Listed& b) {
+      return a.c.severity > b.c.severity || (a.c.severity == b.c.severity && a.order < b.order);
+    });
+    if (ranked.size() > static_cast<std::size_t>(std::max(options_.worst_cases, 0))) ranked.resize(static_cast<std::size_t>(std::max(options_.worst_cases, 0)));
+    for (Listed& l : ranked) result.worst.push_back(std::move(l.c));
+  }
   std::sort(result.points.begin(), result.points.end(),
             [](const Point& l, const Point& r) { return l.position < r.position || (l.position == r.position && l.e < r.e); });
   return std::move(result);
@@ -137,34 +193,9 @@ Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model m
   return out;
 }
 
-Expected expected_values(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                         std::span<const double> input, Model model, int threads) {
-  const int components = position_components(spec);
-  const std::int64_t token_size = shape.heads * shape.head_dim;
-  reference::Options o;
-  o.model = judges_exact_values(model) ? reference::Model::exact : reference::Model::f32_recipe;
-  const std::vector<TokenRange> ranges = token_ranges(shape.tokens, threads);
-  std::vector<reference::Evaluation> parts(ranges.size());
-  parallel_for(ranges.size(), threads, [&](std::size_t w) {
-    const auto [t0, t1] = ranges[w];
-    parts[w] = reference::evaluate(spec, reference::Shape{t1 - t0, shape.heads, shape.head_dim},
-                                   positions.subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
-                                   input.subspan(static_cast<std::size_t>(t0 * token_size), static_cast<std::size_t>((t1 - t0) * token_size)), o);
-  });
-  if (parts.size() == 1) return Expected{std::move(parts[0].exact), std::move(parts[0].rounded)};
-  Expected out;
-  out.exact.reserve(input.size());
-  out.rounded.reserve(input.size());
-  for (reference::Evaluation& part : parts) {
-    out.exact.insert(out.exact.end(), part.exact.begin(), part.exact.end());
-    out.rounded.insert(out.rounded.end(), part.rounded.begin(), part.rounded.end());
-  }
-  return out;
-}
-
 GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance,
                              GroupOptions options)
-    : group_(group), tally_(std::move(options)) {
+    : group_(group), model_(model), tally_(std::move(options)) {
   rule_.dtype = group.spec.dtype;
   rule_.attention_factor = attention_factor<double>(group.spec);
   rule_.tolerance = std::move(tolerance);
@@ -178,37 +209,45 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   r.tolerance = rule_.tolerance;
   r.attention_magnitude = std::max(1.0, std::fabs(rule_.attention_factor));
   for (int j = 0; j < group.spec.rotary_dim / 2; ++j) r.max_frequency = std::max(r.max_frequency, frequency<double>(group.spec, j));
+  if (rule_.tolerance.per_radian != 0) {
+    for (int j = 0; j < group.spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(group.spec, j));
+  }
 }
 
-void GroupComparer::add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected) {
-  const Spec& spec = group_.spec;
-  GroupResult& r = tally_.result;
-  const GroupOptions& options = tally_.options();
-  const std::int64_t elements = test.tokens * test.heads * test.head_dim;
-  if (static_cast<std::int64_t>(output.size()) != elements) {
-    fail(test, "shape",
-         "expected " + std::to_string(elements) + " output values (tokens " + std::to_string(test.tokens) + " x heads " +
-             std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " +
-             std::to_string(output.size()));
-    return;
-  }
-  const bool e_kind = rule_.tolerance.kind == Tolerance::Kind::e;
-  const bool angle_dependent = rule_.tolerance.per_radian != 0;
-  std::vector<long double> theta;  // θ'_j, for a tolerance that grows with the angle
-  if (angle_dependent) {
-    for (int j = 0; j < spec.rotary_dim / 2; ++j) theta.push_back(frequency<long double>(spec, j));
-  }
-  const int pairs = spec.rotary_dim / 2;
-  const int components = position_components(spec);
+namespace {
+
+// The expected values of a test's elements [first, first + exact.size()).
+struct ExpectedSlice {
+  std::span<const long double> exact;
+  std::span<const double> rounded;
+  std::size_t first = 0;
+};
+
+// What judging some tokens of a test found beyond the tally's figures.
+struct TokensJudged {
   bool test_pass = true, judged_any = false;
   double test_worst = 0;
-  for (std::int64_t t = 0; t < test.tokens; ++t) {
+};
+
+// Judges tokens [t0, t1) of `test` into `tally` (a tally of this test alone): every pair through
+// the pair rule, pass-through dims bit for bit.
+TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<const long double> theta,
+                          const golden::RopeTest& test, std::span<const double> output, ExpectedSlice expected,
+                          std::int64_t t0, std::int64_t t1, detail::GroupTally& tally) {
+  GroupResult& r = tally.result;
+  const GroupOptions& options = tally.options();
+  const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
+  const bool angle_dependent = !theta.empty();
+  const int pairs = spec.rotary_dim / 2;
+  const int components = position_components(spec);
+  TokensJudged out;
+  for (std::int64_t t = t0; t < t1; ++t) {
     const std::int64_t position = token_position(test, spec, t);
     if (options.max_position && position > *options.max_position) {
       ++r.tokens_beyond_max_position;
       continue;
     }
-    judged_any = true;
+    out.judged_any = true;
     // Ordinary failures above --require-horizon are reported, and do not fail the verdict.
     const bool required = !options.require_horizon || position <= *options.require_horizon;
     bool any_ordinary = false, accurate = true;
@@ -223,15 +262,15 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
         pair.y = test.input[i2];
         pair.a = output[i1];
         pair.b = output[i2];
-        pair.exact_a = expected.exact[i1];
-        pair.exact_b = expected.exact[i2];
-        pair.rounded_a = expected.rounded[i1];
-        pair.rounded_b = expected.rounded[i2];
+        pair.exact_a = expected.exact[i1 - expected.first];
+        pair.exact_b = expected.exact[i2 - expected.first];
+        pair.rounded_a = expected.rounded[i1 - expected.first];
+        pair.rounded_b = expected.rounded[i2 - expected.first];
         if (angle_dependent) {
           const std::int64_t m = test.positions[static_cast<std::size_t>(t * components + position_component(spec, j))];
           pair.angle = static_cast<double>(std::fabs(static_cast<long double>(m) * theta[static_cast<std::size_t>(j)]));
         }
-        const PairVerdict v = judge_pair(pair, rule_);
+        const PairVerdict v = judge_pair(pair, rule);
         ++r.pairs_checked;
         if (v.domain == Domain::special_input) ++r.special_checked;
         const double metric = e_kind ? v.e : v.ulp;
@@ -268,8 +307,10 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
         } else {
           ++r.edge_failed;
         }
-        test_pass = test_pass && !counts;
-        Case c = tally_.new_case(test.id, std::string(name(v.failure)), position);
+        out.test_pass = out.test_pass && !counts;
+        const double severity = v.measured ? metric : kInf;
+        if (!tally.keeps(accuracy, test.id, severity)) continue;
+        Case c = tally.new_case(test.id, std::string(name(v.failure)), position);
         c.accuracy = accuracy;
         c.domain = std::string(name(v.domain));
         c.token = t;
@@ -286,18 +327,19 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
         c.ulp = v.ulp;
         c.abs = v.abs;
         c.tolerance = v.allowed;
-        c.severity = v.measured ? metric : kInf;
+        c.severity = severity;
         c.message = v.message + (counts ? "" : " (above --require-horizon " + std::to_string(*options.require_horizon) + ")");
         if (!v.ordinary() && v.failure == Failure::tolerance) c.message += " (" + std::string(name(v.domain)) + " input pair)";
-        tally_.record_case(std::move(c));
+        tally.record_case(std::move(c));
       }
       for (std::int64_t i = spec.rotary_dim; i < test.head_dim; ++i) {
         ++r.passthrough_checked;
         const std::size_t at = static_cast<std::size_t>(row + i);
-        if (passthrough_matches(output[at], test.input[at], spec.dtype, rule_.strict_zeros)) continue;
+        if (passthrough_matches(output[at], test.input[at], spec.dtype, rule.strict_zeros)) continue;
         ++r.passthrough_failed;
-        test_pass = false;
-        Case c = tally_.new_case(test.id, "passthrough", position);
+        out.test_pass = false;
+        if (!tally.keeps(false, test.id, kInf)) continue;
+        Case c = tally.new_case(test.id, "passthrough", position);
         c.token = t;
         c.head = h;
         c.dim = static_cast<int>(i);
@@ -307,21 +349,47 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
         c.severity = kInf;
         c.message = "pass-through dim " + std::to_string(i) + " changed: expected " + reference::to_hex(c.expected_a) +
                     ", got " + reference::to_hex(c.got_a);
-        tally_.record_case(std::move(c));
+        tally.record_case(std::move(c));
       }
     }
     if (any_ordinary) {
-      tally_.record_position(position, accurate);
+      tally.record_position(position, accurate);
       r.points.push_back({position, token_worst, accurate});
-      test_worst = std::max(test_worst, token_worst);
+      out.test_worst = std::max(out.test_worst, token_worst);
     }
   }
+  return out;
+}
+
+}  // namespace
+
+detail::GroupTally GroupComparer::test_tally() const {
+  detail::GroupTally part(tally_.options());
+  part.result.suite = tally_.result.suite;  // cases name it
+  return part;
+}
+
+bool GroupComparer::output_fits(const golden::RopeTest& test, std::span<const double> output) {
+  const std::int64_t elements = test.tokens * test.heads * test.head_dim;
+  if (static_cast<std::int64_t>(output.size()) == elements) return true;
+  fail(test, "shape",
+       "expected " + std::to_string(elements) + " output values (tokens " + std::to_string(test.tokens) + " x heads " +
+           std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " +
+           std::to_string(output.size()));
+  return false;
+}
+
+void GroupComparer::finish_test(const golden::RopeTest& test, detail::GroupTally&& part, bool test_pass, bool judged_any,
+                                double test_worst) {
+  tally_.merge(std::move(part));
+  GroupResult& r = tally_.result;
   if (!judged_any) {
-    skip(test, "every position above --max-position " + std::to_string(*options.max_position));
+    skip(test, "every position above --max-position " + std::to_string(*tally_.options().max_position));
     ++r.skipped_by_position;
     return;
   }
   ++r.tests;
+  const bool e_kind = rule_.tolerance.kind == Tolerance::Kind::e;
   if (test_pass) {
     r.outcomes.push_back({test.id, "pass", ""});
   } else {
@@ -329,6 +397,56 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
     r.outcomes.push_back({test.id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
                                                std::string(e_kind ? "e" : "ulp") + " " + std::to_string(test_worst) + ")"});
   }
+}
+
+void GroupComparer::add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected) {
+  if (!output_fits(test, output)) return;
+  detail::GroupTally part = test_tally();
+  const TokensJudged j = judge_tokens(group_.spec, rule_, theta_, test, output, {expected.exact, expected.rounded, 0}, 0,
+                                      test.tokens, part);
+  finish_test(test, std::move(part), j.test_pass, j.judged_any, j.test_worst);
+}
+
+void GroupComparer::add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) {
+  if (!output_fits(test, output)) return;
+  const Spec& spec = group_.spec;
+  const int components = position_components(spec);
+  const std::int64_t token_size = test.heads * test.head_dim;
+  const std::int64_t chunk_tokens = std::max<std::int64_t>(1, kChunkValues / std::max<std::int64_t>(token_size, 1));
+  const bool file_rounded = judges_exact_values(model_) && test.expected.size() == test.input.size();
+  reference::Options o;
+  o.model = judges_exact_values(model_) ? reference::Model::exact : reference::Model::f32_recipe;
+  // One tally per thread's tokens, merged in token order: the same figures and cases as one pass.
+  const std::vector<TokenRange> ranges = token_ranges(test.tokens, threads);
+  std::vector<detail::GroupTally> parts(ranges.size(), test_tally());
+  std::vector<TokensJudged> judged(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+    std::vector<double> rounded;
+    std::vector<long double> exact;
+    for (std::int64_t t0 = ranges[w].begin; t0 < ranges[w].end; t0 += chunk_tokens) {
+      const std::int64_t t1 = std::min(ranges[w].end, t0 + chunk_tokens);
+      const auto first = static_cast<std::size_t>(t0 * token_size), n = static_cast<std::size_t>((t1 - t0) * token_size);
+      rounded.resize(n);
+      exact.resize(n);
+      reference::evaluate_into(spec, reference::Shape{t1 - t0, test.heads, test.head_dim},
+                               std::span(test.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
+                               std::span(test.input).subspan(first, n), rounded, exact, o);
+      const std::span<const double> rounded_values = file_rounded ? std::span<const double>(test.expected).subspan(first, n) : std::span<const double>(rounded);
+      const TokensJudged j = judge_tokens(spec, rule_, theta_, test, output, {exact, rounded_values, first}, t0, t1, parts[w]);
+      judged[w].test_pass = judged[w].test_pass && j.test_pass;
+      judged[w].judged_any = judged[w].judged_any || j.judged_any;
+      judged[w].test_worst = std::max(judged[w].test_worst, j.test_worst);
+    }
+  });
+  detail::GroupTally part = test_tally();
+  TokensJudged all;
+  for (std::size_t w = 0; w < parts.size(); ++w) {
+    part.merge(std::move(parts[w]));
+    all.test_pass = all.test_pass && judged[w].test_pass;
+    all.judged_any = all.judged_any || judged[w].judged_any;
+    all.test_worst = std::max(all.test_worst, judged[w].test_worst);
+  }
+  finish_test(test, std::move(part), all.test_pass, all.judged_any, all.test_worst);
 }
 
 void GroupComparer::fail(const golden::RopeTest& test, std::string kind, std::string message) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -158,10 +159,14 @@ class GroupTally {
   GroupResult result;
   const GroupOptions& options() const { return options_; }
 
-  // Keeps the worst `worst_cases` of each list (accuracy, edge), but lets every failing test appear
-  // once before a test appears twice: a CI reader needs the list of failing tests more than the
-  // tenth-worst element of one test.
+  // Keeps the worst `worst_cases` of each list (accuracy, edge), a test's worst case at its severity
+  // and its others at half theirs: a CI reader needs the list of failing tests more than the
+  // tenth-worst element of one test. The lists depend only on the cases recorded (ties: the first
+  // recorded first), not on how they were split: finish() ranks the `worst_cases` worst of each
+  // test, ties kept in recording order.
   void record_case(Case c);
+  // Whether record_case would keep a case of this list, test and severity (skip building it if not).
+  bool keeps(bool accuracy, std::int64_t test_id, double severity) const;
   // A case of test `test_id` of this group at `position`; the caller fills in the rest.
   Case new_case(std::int64_t test_id, std::string kind, std::int64_t position) const;
   // Records a case against test `test_id` as a whole (no element to point at), without counting
@@ -173,13 +178,23 @@ class GroupTally {
   // case: it does not move the horizon.
   void fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message);
   void skip_test(std::int64_t test_id, std::string reason);
+  // Adds what `part` (a tally of later tokens or tests of this group, with the same options)
+  // recorded: the same result as recording it here directly, in order.
+  void merge(GroupTally&& part);
   // Verdict, horizon (the largest tested position below the first accuracy failure; all of them
   // when none fails), --require-horizon, and the plot's order.
   GroupResult finish();
 
  private:
+  struct Listed {
+    Case c;
+    std::uint64_t order = 0;  // recording order: ties of severity keep it
+  };
+  // Per list (accuracy, edge), per test id: its worst `worst_cases` cases, worst first.
+  using Buckets = std::map<std::int64_t, std::vector<Listed>>;
   GroupOptions options_;
-  std::vector<Case> accuracy_cases_, edge_cases_;
+  Buckets accuracy_cases_, edge_cases_;
+  std::uint64_t recorded_ = 0;
   std::optional<std::int64_t> first_failing_position_;
   std::vector<std::int64_t> tested_positions_;
 };
@@ -198,12 +213,6 @@ struct Expected {
 // expected_f32_recipe), as both.
 Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits = 128);
 
-// The same for a call not read from a golden file (no golden expected values): the exact models'
-// from reference::evaluate (correctly rounded and exact at once), split over `threads` by token
-// ranges (judge/parallel.h); f32-recipe: the recipe's correctly rounded result as both.
-Expected expected_values(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                         std::span<const double> input, Model model, int threads);
-
 // Accumulates the tests of one golden group (or one sweep).
 class GroupComparer {
  public:
@@ -212,6 +221,14 @@ class GroupComparer {
 
   // Judges one test's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
   void add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected);
+  // The same for a test whose expected values are not computed yet (a sidecar test, a direct
+  // check's chunk): its tokens are split over `threads`, each thread judging chunks of
+  // kChunkValues values whose exact values (and correctly rounded ones, unless the exact models
+  // find them in test.expected) come from reference::evaluate into a workspace reused chunk after
+  // chunk. The verdict, figures and cases are add's with expected_values' values; memory is the
+  // test's arrays plus a few chunks, not the test's expected values.
+  void add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads);
+  static constexpr std::int64_t kChunkValues = std::int64_t{1} << 18;
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
   void fail(const golden::RopeTest& test, std::string kind, std::string message);
   // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
@@ -223,8 +240,17 @@ class GroupComparer {
   double worst_e() const { return tally_.result.worst_e; }
 
  private:
+  // An empty tally for one test's tokens (merged into tally_ by finish_test).
+  detail::GroupTally test_tally() const;
+  // Whether the output has the test's size; records the shape failure if not.
+  bool output_fits(const golden::RopeTest& test, std::span<const double> output);
+  // After every token of `test` was judged into `part`: merges it and records the test's outcome.
+  void finish_test(const golden::RopeTest& test, detail::GroupTally&& part, bool test_pass, bool judged_any, double test_worst);
+
   const golden::Group& group_;
+  Model model_;
   PairRule rule_;
+  std::vector<long double> theta_;  // θ'_j, for a tolerance that grows with the angle
   detail::GroupTally tally_;
 };
 

@@ -40,16 +40,33 @@ long double norm(double x, double y) {
   return std::sqrt(lx * lx + ly * ly);
 }
 
+// max(1, |g|): e is relative to g·ρ (std::max, not fmaxl: a libm call per pair; g is never NaN).
+long double attention_scale(double attention_factor) {
+  return std::max(1.0L, std::fabs(static_cast<long double>(attention_factor)));
+}
+
+// √2 rounded to long double (the value of std::sqrt(2.0L), without a call per pair).
+constexpr long double kSqrt2 = 1.41421356237309504880168872420969808L;
+
+// The domain of a pair with finite inputs, given ρ = √(x² + y²) (computed once per pair).
+Domain finite_domain(long double rho, Dtype dtype, double attention_factor) {
+  // |x·c| + |y·s| ≤ √2·ρ: below the largest value no careful evaluation overflows.
+  if (kSqrt2 * rho * attention_scale(attention_factor) > static_cast<long double>(reference::max_finite(dtype))) {
+    return Domain::near_overflow;
+  }
+  if (rho < pow2l(reference::format_of(dtype).emin)) return Domain::subnormal;
+  return Domain::ordinary;
+}
+
 }  // namespace
 
 double normwise_error(double a, double b, long double exact_a, long double exact_b, double x, double y, Dtype dtype,
                       double attention_factor) {
-  const long double difference = std::fmax(std::fabs(a - exact_a), std::fabs(b - exact_b));
+  const long double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
   const long double rho = norm(x, y);
   if (rho == 0) return difference == 0 ? 0.0 : kInf;
   const long double u = pow2l(-significand_bits(dtype));
-  const long double scale = std::fmax(1.0L, std::fabs(static_cast<long double>(attention_factor)));
-  return static_cast<double>(difference / (u * rho * scale));
+  return static_cast<double>(difference / (u * rho * attention_scale(attention_factor)));
 }
 
 int value_class(double v) {
@@ -80,17 +97,14 @@ std::string_view name(Failure failure) {
 
 Domain domain_of(double x, double y, Dtype dtype, double attention_factor) {
   if (!std::isfinite(x) || !std::isfinite(y)) return Domain::special_input;
-  const long double rho = norm(x, y);
-  const long double g = std::fmax(1.0L, std::fabs(static_cast<long double>(attention_factor)));
-  // |x·c| + |y·s| ≤ √2·ρ: below the largest value no careful evaluation overflows.
-  if (std::sqrt(2.0L) * rho * g > static_cast<long double>(reference::max_finite(dtype))) return Domain::near_overflow;
-  if (rho < pow2l(reference::format_of(dtype).emin)) return Domain::subnormal;
-  return Domain::ordinary;
+  return finite_domain(norm(x, y), dtype, attention_factor);
 }
 
 PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   PairVerdict v;
-  v.domain = domain_of(p.x, p.y, rule.dtype, rule.attention_factor);
+  const bool finite_inputs = std::isfinite(p.x) && std::isfinite(p.y);
+  const long double rho = finite_inputs ? norm(p.x, p.y) : 0.0L;
+  v.domain = finite_inputs ? finite_domain(rho, rule.dtype, rule.attention_factor) : Domain::special_input;
   const double got[2] = {p.a, p.b};
   const double rounded[2] = {p.rounded_a, p.rounded_b};
   const bool strict_zero_failure =
@@ -108,7 +122,7 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
 
   const reference::Format format = reference::format_of(rule.dtype);
   const long double u = pow2l(-format.precision);
-  const long double unit = u * norm(p.x, p.y) * std::fmax(1.0L, std::fabs(static_cast<long double>(rule.attention_factor)));
+  const long double unit = u * rho * attention_scale(rule.attention_factor);
   const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
   const double tol = rule.tolerance.at(p.angle);
   v.allowed = tol;

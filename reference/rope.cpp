@@ -522,11 +522,18 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const Spec& spec, Shape shape, std::spa
 
 std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                           std::span<const double> input, Options options) {
+  std::vector<double> out(input.size());
+  apply_into(spec, shape, positions, input, out, options);
+  return out;
+}
+
+void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                std::span<double> out, Options options) {
   check_shapes(spec, shape, positions, input);
   if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
-  std::vector<double> out(input.begin(), input.end());  // pass-through dims: copied bit for bit
+  if (out.size() != input.size()) throw std::invalid_argument("out: expected as many values as the input");
+  std::copy(input.begin(), input.end(), out.begin());  // pass-through dims: copied bit for bit
   rotate_rounded(spec, shape, positions, input, options, out, {});
-  return out;
 }
 
 Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
@@ -541,17 +548,9 @@ Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t>
     return out;
   }
   if (options.path == Path::fast) {
-    // The double-double rotation's value: error ≤ (|x|+|y|)·error of the pair (≤ 2^-95.9·|A|·(|x|+|y|)),
-    // then one rounding to long double (2^-64 relative); outside [2^-900, 2^900] the long double
-    // rotation (rotate_long_double). Both ≤ 2^-61·|A|·ρ, ρ = √(x² + y²) (reference/README.md).
-    check_shapes(spec, shape, positions, input);
-    if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
-    // Pairs outside the fast domain take MPFR's cos/sin: at ≥ 256 bits their error stays below the
-    // bound above too (the rounded outputs do not depend on the precision: correct rounding is unique).
-    options.precision_bits = std::max(options.precision_bits, kFastPlanBits);
-    out.rounded.assign(input.begin(), input.end());
-    out.exact.assign(input.begin(), input.end());  // pass-through dims hold the input
-    rotate_rounded(spec, shape, positions, input, options, out.rounded, out.exact);
+    out.rounded.resize(input.size());
+    out.exact.resize(input.size());
+    evaluate_into(spec, shape, positions, input, out.rounded, out.exact, options);
     return out;
   }
   std::vector<double> finite_input(input.begin(), input.end());
@@ -562,6 +561,30 @@ Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t>
   out.exact.reserve(exact.size());
   for (const Real& v : exact) out.exact.push_back(static_cast<long double>(v));
   return out;
+}
+
+void evaluate_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                   std::span<double> rounded, std::span<long double> exact, Options options) {
+  if (rounded.size() != input.size() || exact.size() != input.size()) {
+    throw std::invalid_argument("rounded, exact: expected as many values as the input");
+  }
+  if (options.model == Model::f32_recipe || options.path != Path::fast) {
+    const Evaluation e = evaluate(spec, shape, positions, input, options);
+    std::copy(e.rounded.begin(), e.rounded.end(), rounded.begin());
+    std::copy(e.exact.begin(), e.exact.end(), exact.begin());
+    return;
+  }
+  // The double-double rotation's value: error ≤ (|x|+|y|)·error of the pair (≤ 2^-95.9·|A|·(|x|+|y|)),
+  // then one rounding to long double (2^-64 relative); outside [2^-900, 2^900] the long double
+  // rotation (rotate_long_double). Both ≤ 2^-61·|A|·ρ, ρ = √(x² + y²) (reference/README.md).
+  check_shapes(spec, shape, positions, input);
+  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
+  // Pairs outside the fast domain take MPFR's cos/sin: at ≥ 256 bits their error stays below the
+  // bound above too (the rounded outputs do not depend on the precision: correct rounding is unique).
+  options.precision_bits = std::max(options.precision_bits, kFastPlanBits);
+  std::copy(input.begin(), input.end(), rounded.begin());
+  std::copy(input.begin(), input.end(), exact.begin());  // pass-through dims hold the input
+  rotate_rounded(spec, shape, positions, input, options, rounded, exact);
 }
 
 }  // namespace ropecheck::reference

@@ -61,6 +61,9 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
 // Pass-through dims are copied bit for bit. Throws std::invalid_argument on size mismatches.
 std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                           std::span<const double> input, Options options = {});
+// The same into `out` (input.size() values: a slice of a buffer the caller reuses).
+void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                std::span<double> out, Options options = {});
 
 // What a judge needs of one call, computed once: the correctly rounded outputs (as `apply`) and
 // the exact values in long double (error ≪ u·ρ of every dtype: DESIGN.md "Error metric"), so
@@ -75,6 +78,10 @@ struct Evaluation {
 };
 Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                     std::span<const double> input, Options options = {});
+// The same into `rounded` and `exact` (input.size() values each: a judge's workspace, reused chunk
+// after chunk).
+void evaluate_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                   std::span<double> rounded, std::span<long double> exact, Options options = {});
 
 // θ'_j for every pair (rotary_dim/2 values), at `precision_bits`.
 std::vector<Real> frequencies(const Spec& spec, int precision_bits);

@@ -46,20 +46,7 @@ std::uint64_t encode_bits(double value, Dtype dtype) {
   return sign | (static_cast<std::uint64_t>(unbiased + bias) << mantissa_bits) | static_cast<std::uint64_t>(m);
 }
 
-double decode_bits(std::uint64_t bits, Dtype dtype) {
-  if (dtype == Dtype::f64) {
-    double value;
-    std::memcpy(&value, &bits, sizeof value);
-    return value;
-  }
-  // binary32 and bfloat16 (the upper half of a binary32) exactly through float; NaNs take the
-  // generic path (the project's one quiet NaN, with the sign).
-  if (dtype == Dtype::f32 || dtype == Dtype::bf16) {
-    const std::uint32_t word = dtype == Dtype::f32 ? static_cast<std::uint32_t>(bits) : static_cast<std::uint32_t>(bits << 16);
-    if ((word & 0x7f800000u) != 0x7f800000u || (word & 0x007fffffu) == 0) {
-      return static_cast<double>(std::bit_cast<float>(word));
-    }
-  }
+double decode_bits_by_fields(std::uint64_t bits, Dtype dtype) {
   const Format f = format_of(dtype);
   const int exponent_bits = dtype == Dtype::f16 ? 5 : 8;
   const int mantissa_bits = f.precision - 1;
@@ -137,12 +124,11 @@ std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype
   if (r == 0 || !std::isfinite(r) || std::fabs(r) >= max_finite(dtype)) return std::nullopt;
   const double q = ulp(r, dtype);
   int e = 0;
-  const double m = std::frexp(std::fabs(r), &e);
-  const double half_width = (m == 0.5 ? q / 2 : q) / 2;
+  const bool power_of_two = std::frexp(std::fabs(r), &e) == 0.5;
   // v.hi − r is exact: both are multiples of ulp(v.hi)'s binade below and within q/2 of each other.
-  // The sum with v.lo rounds once (relative 2^-53): the factor (1 + 2^-50) covers it.
+  // The sum with v.lo rounds once (relative 2^-53).
   const double distance = (v.hi - r) + v.lo;
-  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
+  if (inside_rounding_interval(r, distance, error, q / 2, power_of_two)) return r;
   return std::nullopt;
 }
 

@@ -104,10 +104,25 @@ std::optional<double> round_if_decided(const T& approx, const T& error, Dtype dt
   return a;
 }
 
+// Whether every x with |x − (r + distance)| ≤ error rounds to r, for `distance` computed by one
+// rounded operation (relative 2^-53) and r's rounding interval [r − q/2, r + q/2], q its quantum
+// (half_width = q/2), except when |r| is a power of two: the binade below has half the quantum, so
+// the interval reaches only q/4 toward zero (it still reaches q/2 away from zero: treating both sides
+// as q/4 sent 1 value in 500 of a bf16 rotation to the MPFR cold path).
+// The margin 2^-49·(|distance| + error) covers the distance's own rounding (2^-53 relative) and the
+// two additions' (2^-53 each): a side can only come near its width w when |distance| + error ≥ w/2,
+// where the margin is ≥ w·2^-50, four times those errors together.
+inline bool inside_rounding_interval(double r, double distance, double error, double half_width, bool power_of_two) {
+  const double away = std::signbit(r) ? -distance : distance;  // > 0: farther from zero than r
+  const double margin = (std::fabs(distance) + error) * 0x1p-49;
+  const double toward_zero_width = power_of_two ? half_width / 2 : half_width;
+  return away + error + margin < half_width && error + margin - away < toward_zero_width;
+}
+
 // The same test for a double-double value v (the reference's fast paths): the correctly rounded
 // value of every x with |x − (v.hi + v.lo)| ≤ error, or nothing. `error` ≥ 0 is absolute.
-// r = RN(v.hi) in the dtype; x rounds to r iff it lies inside r's rounding interval, whose half-width
-// is at least q/4 on the low side when |r| is a power of two (q = r's quantum), else q/2.
+// r = RN(v.hi) in the dtype; x rounds to r iff it lies inside r's rounding interval
+// (inside_rounding_interval).
 // Nothing for non-finite v.hi, results that round to zero or reach the largest finite value
 // (decided by the cold path, which also settles the sign of zero and overflow).
 std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype);
@@ -138,17 +153,30 @@ inline std::optional<double> round_if_decided_fast(DoubleDouble v, double error,
   // rounding interval is narrower below).
   const std::uint64_t exponent_field = rounded >> 52;
   const std::uint64_t power_of_two = (rounded & ((std::uint64_t{1} << 52) - 1)) == 0;
-  const std::uint64_t half_width_bits = (exponent_field - static_cast<std::uint64_t>(f.precision - 1) - 1 - power_of_two) << 52;
+  const std::uint64_t half_width_bits = (exponent_field - static_cast<std::uint64_t>(f.precision - 1) - 1) << 52;
   const double half_width = std::bit_cast<double>(half_width_bits);
-  const double distance = (v.hi - r) + v.lo;  // v.hi − r exact; the sum rounds once: 1 + 2^-50 covers it
-  if (std::fabs(distance) * (1 + 0x1p-50) + error < half_width) return r;
+  const double distance = (v.hi - r) + v.lo;  // v.hi − r exact; the sum rounds once
+  if (inside_rounding_interval(r, distance, error, half_width, power_of_two != 0)) return r;
   return std::nullopt;
 }
 
 // Encodes a value of `dtype` (given exactly as a double) into its IEEE bit pattern, and back.
 // NaN encodes as the format's quiet NaN with the sign kept.
 std::uint64_t encode_bits(double value, Dtype dtype);
-double decode_bits(std::uint64_t bits, Dtype dtype);
+double decode_bits_by_fields(std::uint64_t bits, Dtype dtype);  // any pattern of f16, bf16, f32 (by the IEEE fields)
+// Inline: readers decode every value of a tensor through it.
+inline double decode_bits(std::uint64_t bits, Dtype dtype) {
+  if (dtype == Dtype::f64) return std::bit_cast<double>(bits);
+  // binary32 and bfloat16 (the upper half of a binary32) exactly through float; NaNs take the
+  // generic path (the project's one quiet NaN, with the sign).
+  if (dtype == Dtype::f32 || dtype == Dtype::bf16) {
+    const std::uint32_t word = dtype == Dtype::f32 ? static_cast<std::uint32_t>(bits) : static_cast<std::uint32_t>(bits << 16);
+    if ((word & 0x7f800000u) != 0x7f800000u || (word & 0x007fffffu) == 0) {
+      return static_cast<double>(std::bit_cast<float>(word));
+    }
+  }
+  return decode_bits_by_fields(bits, dtype);
+}
 // True when `value` is exactly representable in `dtype` (NaN and ±Inf included).
 bool representable(double value, Dtype dtype);
 // The ULP of a value of `dtype` (the quantum 2^q of the method above; for ±Inf, the ULP of the max).

@@ -27,6 +27,9 @@ class SplitMix64 {
     return below(static_cast<std::uint64_t>(denominator)) < static_cast<std::uint64_t>(numerator);
   }
   double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
+  // Skips n outputs: the state advances by the same constant per output, so a generator can start
+  // at any index of a stream (generating one stream in parallel slices gives the same values).
+  void discard(std::uint64_t n) { state_ += n * 0x9e3779b97f4a7c15ULL; }
 
  private:
   std::uint64_t state_;

@@ -33,8 +33,8 @@ int width_of(const std::string& dtype) {
   throw std::invalid_argument("tensor dtype: expected F64, F32, F16, BF16 or I64, got " + dtype);
 }
 
-// Little-endian raw data of a numeric tensor in `storage` dtype.
-std::string raw_data(const std::vector<double>& values, const std::string& storage) {
+// Little-endian raw data of a numeric tensor in `storage` dtype, into out[0 .. width·values.size()).
+void raw_data_to(std::span<const double> values, const std::string& storage, char* out) {
   const int width = width_of(storage);
   // The storage decided once (not a string compare per value: sidecars are gigabytes).
   const std::optional<Dtype> dtype = storage == "F64"                               ? std::optional(Dtype::f64)
@@ -42,12 +42,15 @@ std::string raw_data(const std::vector<double>& values, const std::string& stora
                                      : storage == "F16"                             ? std::optional(Dtype::f16)
                                      : storage == "BF16"                            ? std::optional(Dtype::bf16)
                                                                                     : std::nullopt;  // I64
-  std::string out;
-  out.reserve(values.size() * width);
   for (double v : values) {
     const std::uint64_t bits = dtype ? reference::encode_bits(v, *dtype) : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
-    put_le(out, bits, width);
+    for (int i = 0; i < width; ++i) *out++ = static_cast<char>((bits >> (8 * i)) & 0xff);
   }
+}
+
+std::string raw_data(const std::vector<double>& values, const std::string& storage) {
+  std::string out(values.size() * static_cast<std::size_t>(width_of(storage)), '\0');
+  raw_data_to(values, storage, out.data());
   return out;
 }
 
@@ -174,6 +177,10 @@ std::string safetensors_header(const std::vector<TensorLayout>& tensors, const s
 std::string encode_values(const std::string& dtype, const std::vector<double>& values) {
   return raw_data(values, dtype);
 }
+
+int encoded_width(const std::string& dtype) { return width_of(dtype); }
+
+void encode_values_to(const std::string& dtype, std::span<const double> values, char* out) { raw_data_to(values, dtype, out); }
 
 std::string encode_safetensors(const std::vector<OutTensor>& tensors) {
   std::vector<TensorLayout> layout;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,5 +45,9 @@ std::string safetensors_header(const std::vector<TensorLayout>& tensors,
                                const std::vector<std::pair<std::string, std::string>>& metadata = {});
 // Little-endian bytes of `values` in `dtype` (values must be exactly representable).
 std::string encode_values(const std::string& dtype, const std::vector<double>& values);
+// Bytes per value of `dtype`, and the same encoding into out[0 .. width·values.size()) (a slice of a
+// buffer reused across tests, filled by several threads).
+int encoded_width(const std::string& dtype);
+void encode_values_to(const std::string& dtype, std::span<const double> values, char* out);
 
 }  // namespace ropecheck::tensorio

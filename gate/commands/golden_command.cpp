@@ -89,7 +89,7 @@ void add_golden_generate(CLI::App& golden, int& status) {
       generate->add_option("--heads", custom->heads, "With --spec: heads per token (default 1)"),
       generate->add_option("--seed", custom->seed, "With --spec: seed of the inputs (default 1)"),
       generate->add_option("--name", custom->suite, "With --spec: the suite's name (default: the file's name)"),
-      generate->add_option("--threads", custom->threads, "With --spec: threads for the expected values (0: all cores)")};
+      generate->add_option("--threads", custom->threads, "With --spec: threads for the inputs and expected values (0: all cores; same bytes for any count)")};
   generate->callback([&status, suites, all, out_dir, force, custom, spec, custom_options] {
     if (std::optional<Spec> own = resolve_optional_spec(*spec, custom_options, "a suite of your own")) {
       custom->spec = *own;

@@ -192,13 +192,17 @@ TEST_F(CustomSuite, ExpectedValuesAreWhatApplyPrints) {
   EXPECT_EQ(r.out, expected);
 }
 
-// Same arguments, same bytes; another seed, other inputs; below the threshold, arrays inline.
+// Same arguments, same bytes, on any number of threads (each generates its slice of a test's
+// stream); another seed, other inputs; below the threshold, arrays inline.
 TEST_F(CustomSuite, DeterministicAndInlineBelowTheThreshold) {
-  fs::create_directory(dir / "again");
   ASSERT_EQ(generate(json).code, 0);
-  ASSERT_EQ(generate(dir / "again/my-suite.json").code, 0);
-  EXPECT_EQ(slurp(json), slurp(dir / "again/my-suite.json"));
-  EXPECT_TRUE(slurp(sidecar) == slurp(dir / "again/my-suite.safetensors")) << "sidecars differ";
+  for (const char* threads : {"--threads 1", "--threads 3"}) {
+    fs::remove_all(dir / "again");
+    fs::create_directory(dir / "again");
+    ASSERT_EQ(generate(dir / "again/my-suite.json", threads).code, 0);
+    EXPECT_EQ(slurp(json), slurp(dir / "again/my-suite.json")) << threads;
+    EXPECT_TRUE(slurp(sidecar) == slurp(dir / "again/my-suite.safetensors")) << "sidecars differ with " << threads;
+  }
   fs::create_directory(dir / "seed2");
   ASSERT_EQ(generate(dir / "seed2/my-suite.json", "--seed 2").code, 0);
   EXPECT_FALSE(slurp(sidecar) == slurp(dir / "seed2/my-suite.safetensors"));

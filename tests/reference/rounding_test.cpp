@@ -124,6 +124,38 @@ TEST(Rounding, RoundIfDecidedRefusesStraddlingIntervals) {
   EXPECT_EQ(*above, 1.0 + std::ldexp(1.0, -23));
 }
 
+// Just above a power of two the rounding interval is a full q/2 wide (only the binade below has the
+// finer quantum): 1 + 3q/8 rounds to 1 in every dtype, and 1 − 3q/16 (inside 1's q/4 below) too,
+// while 1 + 5q/8 rounds up and 1 − 5q/16 down. Both tests must decide all four (declining the first
+// sent 1 value in 500 of a bf16 rotation to the MPFR cold path).
+TEST(Rounding, DoubleDoubleTestsDecideBothSidesOfAPowerOfTwo) {
+  for (Dtype dtype : kDtypes) {
+    const double q = reference::ulp(1.0, dtype);  // quantum of [1, 2)
+    const double error = 0x1p-90;
+    // 1 + offset as a double-double (1 and the offset: exact for f64 too).
+    const struct {
+      double offset, rounded;
+    } cases[] = {{3 * q / 8, 1.0}, {-3 * q / 16, 1.0}, {5 * q / 8, 1 + q}, {-5 * q / 16, 1 - q / 2}};
+    for (const auto& c : cases) {
+      for (const double sign : {1.0, -1.0}) {
+        const reference::DoubleDouble v = reference::fast_two_sum(sign, sign * c.offset);
+        const std::optional<double> fast = reference::round_if_decided_fast(v, error, dtype);
+        const std::optional<double> generic = reference::round_if_decided(v, error, dtype);
+        ASSERT_TRUE(fast.has_value()) << name(dtype) << " " << reference::to_hex(v.hi);
+        ASSERT_TRUE(generic.has_value()) << name(dtype) << " " << reference::to_hex(v.hi);
+        EXPECT_EQ(*fast, sign * c.rounded) << name(dtype) << " " << reference::to_hex(v.hi);
+        EXPECT_EQ(*generic, sign * c.rounded) << name(dtype) << " " << reference::to_hex(v.hi);
+      }
+    }
+    // 1 + q/2 is a tie and 1 − q/4 one below: neither test may decide an interval around them.
+    for (const double offset : {q / 2, -q / 4}) {
+      const reference::DoubleDouble tie = reference::fast_two_sum(1, offset);
+      EXPECT_FALSE(reference::round_if_decided_fast(tie, error, dtype).has_value()) << name(dtype);
+      EXPECT_FALSE(reference::round_if_decided(tie, error, dtype).has_value()) << name(dtype);
+    }
+  }
+}
+
 // The double-double rounding tests of the fast paths (generic and bit-level): whenever one decides
 // a value r, every x with |x − (hi + lo)| ≤ error rounds to r (MPFR's IEEE emulation on the two
 // ends of the interval, exact at 256 bits). Values are drawn around the dtype's rounding boundaries

@@ -1,5 +1,6 @@
 // The spec parser: canonical round trips, JSON form, and rejections that name the field.
 #include "spec/spec.h"
+#include "spec/random.h"
 
 #include <gtest/gtest.h>
 
@@ -252,6 +253,22 @@ TEST(Spec, NewVocabularyRejectionsNameTheField) {
     EXPECT_EQ(std::string(e.what()), "spec field 'sections': expected '/'-separated pair counts for axes=imrope, got nothing (missing)");
   }
   expect_text_error("head_dim=64,axes=2d,sections=8/8", "sections", "axes=mrope or axes=imrope", "8/8");
+}
+
+// SplitMix64 advances its state by the golden-ratio constant per output (Steele, Lea, Flood 2014),
+// so discard(n) must land where n calls of next() land: a stream generated in slices (golden
+// generate's threads) is the stream generated in one go.
+TEST(SplitMix64, DiscardSkipsExactlyThatManyOutputs) {
+  for (const std::uint64_t n : {0ULL, 1ULL, 2ULL, 1000ULL, 123457ULL}) {
+    SplitMix64 stepped(42), skipped(42);
+    for (std::uint64_t i = 0; i < n; ++i) stepped.next();
+    skipped.discard(n);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(stepped.next(), skipped.next()) << "n = " << n;
+  }
+  // The first outputs of seed 0 (the published splitmix64 reference values).
+  SplitMix64 zero(0);
+  zero.discard(1);
+  EXPECT_EQ(zero.next(), 0x6e789e6aa1b965f4ULL);
 }
 
 }  // namespace

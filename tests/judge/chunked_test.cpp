@@ -1,0 +1,139 @@
+// GroupComparer::add_evaluated (sidecar tests, direct checks, sweeps) judges a test's tokens on
+// several threads, chunk by chunk, each chunk's expected values computed on the spot, and merges
+// the per-thread tallies. Its result must be add's — every count, figure, point, outcome and listed
+// case, in the same order — with the whole test's expected values computed in one call, for any
+// thread count and any split into chunks. The candidate carries planted failures of many kinds and
+// severities (sign flips, ulp offsets with ties, NaN, pass-through changes) spread over chunks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "judge/group.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
+#include "spec/random.h"
+
+namespace ropecheck::judge {
+namespace {
+
+// Everything a report prints of a group, as text (equal text: equal reports).
+std::string summary(const GroupResult& r) {
+  std::ostringstream o;
+  o.precision(17);
+  o << r.verdict << " tests " << r.tests << "/" << r.tests_failed << "/" << r.tests_skipped << " pairs " << r.pairs_checked << "/"
+    << r.pairs_failed << " ordinary " << r.ordinary_checked << "/" << r.ordinary_failed << " special " << r.special_checked << "/"
+    << r.special_failed << " edge " << r.edge_failed << " zeros " << r.signed_zero_failed << " passthrough " << r.passthrough_checked
+    << "/" << r.passthrough_failed << " beyond " << r.tokens_beyond_max_position << "/" << r.beyond_required_failed << " by_position "
+    << r.skipped_by_position << "\nworst e " << r.worst_e << " at " << r.worst_e_position << " pair " << r.worst_e_pair << " ulp "
+    << r.worst_ulp << " abs " << r.worst_abs << " margin " << r.worst_margin << " max_position " << r.max_position << " horizon "
+    << (r.horizon ? std::to_string(*r.horizon) : "none") << (r.horizon_complete ? " complete" : "") << " reason " << r.verdict_reason
+    << "\n";
+  for (const TestOutcome& t : r.outcomes) o << "outcome " << t.id << " " << t.status << " " << t.reason << "\n";
+  for (const Point& p : r.points) o << "point " << p.position << " " << p.e << " " << p.pass << "\n";
+  for (const Case& c : r.worst) {
+    o << "case " << c.suite << " " << c.test_id << " " << c.kind << " " << c.accuracy << " " << c.domain << " token " << c.token
+      << " head " << c.head << " dims " << c.dim << "," << c.second_dim << " position " << c.position << " e " << c.e << " ulp "
+      << c.ulp << " abs " << c.abs << " tolerance " << c.tolerance << " severity " << c.severity << " " << c.message << "\n";
+  }
+  return o.str();
+}
+
+golden::RopeTest make_test(const Spec& spec, std::int64_t id, std::int64_t tokens, std::int64_t heads, std::int64_t stride) {
+  golden::RopeTest t;
+  t.id = id;
+  t.tokens = tokens;
+  t.heads = heads;
+  t.head_dim = spec.head_dim;
+  for (std::int64_t k = 0; k < tokens; ++k) t.positions.push_back(k * stride);
+  SplitMix64 rng(7 + static_cast<std::uint64_t>(id));
+  for (std::int64_t i = 0; i < tokens * heads * spec.head_dim; ++i) {
+    t.input.push_back(reference::round_to_format(4 * rng.unit() - 2, spec.dtype));
+  }
+  t.expected = reference::apply(spec, {t.tokens, t.heads, t.head_dim}, t.positions, t.input);
+  return t;
+}
+
+// The correctly rounded outputs with failures planted every `every` values: a sign flip, a few
+// ulps off (equal offsets give equal severities: ties), a NaN, a changed pass-through value.
+std::vector<double> planted(const Spec& spec, const golden::RopeTest& t, std::int64_t every) {
+  std::vector<double> out = t.expected;
+  SplitMix64 rng(99 + static_cast<std::uint64_t>(t.id));
+  for (std::size_t i = 0; i < out.size(); i += static_cast<std::size_t>(every) + rng.below(static_cast<std::uint64_t>(every))) {
+    const auto dim = static_cast<int>(i % static_cast<std::size_t>(spec.head_dim));
+    if (dim >= spec.rotary_dim) {
+      out[i] = out[i] + reference::ulp(out[i], spec.dtype);
+      continue;
+    }
+    switch (rng.below(4)) {
+      case 0: out[i] = -out[i]; break;
+      case 1: out[i] = out[i] + 3 * reference::ulp(out[i], spec.dtype); break;
+      case 2: out[i] = out[i] + 40 * reference::ulp(out[i], spec.dtype); break;
+      default: out[i] = std::nan(""); break;
+    }
+  }
+  return out;
+}
+
+struct Judged {
+  golden::RopeTest test;
+  std::vector<double> output;
+};
+
+GroupResult judge_whole(const golden::Group& group, const std::vector<Judged>& tests, const GroupOptions& options) {
+  GroupComparer comparer("chunks", 0, group, Model::exact, default_tolerance(Model::exact, group.spec), options);
+  for (const Judged& j : tests) {
+    const reference::Evaluation e = reference::evaluate(group.spec, {j.test.tokens, j.test.heads, j.test.head_dim}, j.test.positions, j.test.input);
+    comparer.add(j.test, j.output, Expected{e.exact, j.test.expected});
+  }
+  return comparer.finish();
+}
+
+GroupResult judge_chunked(const golden::Group& group, const std::vector<Judged>& tests, const GroupOptions& options, int threads) {
+  GroupComparer comparer("chunks", 0, group, Model::exact, default_tolerance(Model::exact, group.spec), options);
+  for (const Judged& j : tests) comparer.add_evaluated(j.test, j.output, threads);
+  return comparer.finish();
+}
+
+TEST(AddEvaluated, JudgesAsAddDoesForAnyThreadCountAndChunking) {
+  golden::Group group;
+  group.spec = parse_spec("layout=half,head_dim=64,rotary_dim=48,base=10000,dtype=bf16");
+  // 2^18 values per chunk: 1100 tokens x 4 heads x 64 = 281600 values is two chunks on one thread
+  // and one or two on each of two or three threads; the second test is smaller than one chunk.
+  std::vector<Judged> tests;
+  for (const auto& [id, tokens, stride, every] : {std::tuple{1, 1100, 3, 997}, std::tuple{2, 300, 41, 331}}) {
+    golden::RopeTest t = make_test(group.spec, id, tokens, 4, stride);
+    std::vector<double> output = planted(group.spec, t, every);
+    tests.push_back({std::move(t), std::move(output)});
+  }
+  GroupOptions few;
+  few.worst_cases = 3;
+  GroupOptions limited;
+  limited.max_position = 2000;
+  limited.require_horizon = 1000;
+  for (const GroupOptions& options : {GroupOptions{}, few, limited}) {
+    const std::string whole = summary(judge_whole(group, tests, options));
+    ASSERT_NE(whole.find("case chunks 1 "), std::string::npos) << whole;  // the planted failures are listed
+    ASSERT_NE(whole.find("case chunks 2 "), std::string::npos) << whole;
+    for (int threads : {1, 2, 3}) {
+      EXPECT_EQ(summary(judge_chunked(group, tests, options, threads)), whole) << threads << " threads";
+    }
+  }
+}
+
+TEST(AddEvaluated, CarefulOutputsPass) {
+  golden::Group group;
+  group.spec = parse_spec("layout=interleaved,head_dim=32,base=500000,dtype=f32,scaling=llama3");
+  const golden::RopeTest t = make_test(group.spec, 1, 9000, 1, 13);
+  const GroupResult r = judge_chunked(group, {{t, t.expected}}, GroupOptions{}, 2);
+  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_EQ(r.pairs_checked, 9000 * 16);
+  EXPECT_LE(r.worst_e, 1.0);  // correctly rounded: e ≤ 1 (judge/pair_rule.h)
+  EXPECT_EQ(r.points.size(), 9000u);
+}
+
+}  // namespace
+}  // namespace ropecheck::judge
