@@ -538,6 +538,7 @@ GoldenFile read_golden_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   GoldenFile f = parse_golden(buffer.str(), path);
+  f.path = path;
   if (!f.sidecar.empty()) f.sidecar_path = (std::filesystem::path(path).parent_path() / f.sidecar).string();
   return f;
 }
@@ -572,11 +573,25 @@ const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sid
 
 std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.empty() ? file.sidecar : file.sidecar_path; }
 
+tensorio::TensorFile open_sidecar(const GoldenFile& file) {
+  try {
+    return tensorio::TensorFile::open(sidecar_path_of(file));
+  } catch (const tensorio::ReaderError& e) {
+    throw GoldenError("sidecar.file: expected the safetensors file it names (" + file.sidecar + "), got " + e.what());
+  }
+}
+
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
   if (!test.sidecar) return;
   const std::string path = sidecar_path_of(file);
   try {
-    const tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
+    const tensorio::TensorFile sidecar = [&] {
+      try {
+        return open_sidecar(file);
+      } catch (const GoldenError& e) {
+        throw GoldenError((file.path.empty() ? "suite " + file.suite : file.path) + ": " + e.what());
+      }
+    }();
     // sidecar_entry holds the tensor to the dtype's own storage, so every value decoded is one of
     // the dtype (no rounding test per value).
     auto read = [&](const std::string& name, Dtype dtype) {

@@ -95,6 +95,7 @@ struct GoldenFile {
   // path read_golden_file resolved it to (not written).
   std::string sidecar;
   std::string sidecar_path;
+  std::string path;  // the JSON file read_golden_file read (not written; empty when parsed from text)
 };
 
 // The one exception type of the reader: "FILE: PATH: expected WHAT, got WHAT", e.g.

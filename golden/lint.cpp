@@ -20,9 +20,9 @@ void lint_sidecar(const GoldenFile& file, const Problem& problem) {
   const std::string path = sidecar_path_of(file);
   std::optional<tensorio::TensorFile> sidecar;
   try {
-    sidecar.emplace(tensorio::TensorFile::open(path));
-  } catch (const tensorio::ReaderError& e) {
-    problem(std::string("sidecar: ") + e.what());
+    sidecar.emplace(open_sidecar(file));
+  } catch (const GoldenError& e) {
+    problem(e.what());
     return;
   }
   for (const Group& group : file.groups) {

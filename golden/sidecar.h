@@ -13,6 +13,11 @@ namespace ropecheck::golden {
 // The sidecar's path: beside the JSON when read from a file, else its name as written.
 std::string sidecar_path_of(const GoldenFile& file);
 
+// The sidecar opened (its header read). Throws GoldenError "sidecar.file: expected the safetensors
+// file it names (NAME), got REASON" for the caller to prefix with the JSON (the file a user ran the
+// command on: lint's problem prefix, load_arrays' file.path).
+tensorio::TensorFile open_sidecar(const GoldenFile& file);
+
 // Test `test`'s tensor `name` in the sidecar at `path`: present, of `dtype`'s storage (schema:
 // sidecarTensor, "of the test's shape and the group's dtype"), of the test's count and shape.
 // Throws GoldenError naming the sidecar and the tensor.

@@ -371,15 +371,16 @@ TEST_F(HostileSidecar, TheWellFormedOnePasses) {
   EXPECT_EQ(c.code, 0) << c.out << c.err;
 }
 
+// The message names the JSON (the file the user ran the command on) and the sidecar it points to.
 TEST_F(HostileSidecar, MissingSidecarFile) {
   spit(dir / "tiny.json", golden::write_golden(file));
-  expect_refused_everywhere({"tiny.safetensors"}, "no sidecar file");
+  expect_refused_everywhere({"tiny.json", "sidecar.file", "tiny.safetensors"}, "no sidecar file");
 }
 
 TEST_F(HostileSidecar, SidecarIsAFolder) {
   spit(dir / "tiny.json", golden::write_golden(file));
   fs::create_directory(dir / "tiny.safetensors");
-  expect_refused_everywhere({"tiny.safetensors", "folder"}, "sidecar a folder");
+  expect_refused_everywhere({"tiny.json", "tiny.safetensors", "folder"}, "sidecar a folder");
 }
 
 TEST_F(HostileSidecar, TensorMissing) {
