@@ -605,12 +605,6 @@ void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
   }
 }
 
-void release_arrays(RopeTest& test) {
-  if (!test.sidecar) return;
-  std::vector<double>().swap(test.input);
-  std::vector<double>().swap(test.expected);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Writer.
 

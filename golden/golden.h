@@ -114,10 +114,10 @@ GoldenFile parse_golden(std::string_view text, std::string_view file_name);
 GoldenFile read_golden_file(const std::string& path);
 
 // Fills a sidecar test's input and expected values from the file's sidecar (a no-op for a test
-// that lists them), checking their count against the shape and every value against the dtype, and
-// drops them again: a reader of a big suite holds one test at a time. Throws GoldenError.
+// that lists them), checking each tensor's storage dtype, count and shape against the test
+// (golden/sidecar.h sidecar_entry): a reader of a big suite loads a copy of one test at a time and
+// drops it after judging. Throws GoldenError.
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test);
-void release_arrays(RopeTest& test);
 
 // Canonical text of a file: fixed key order and layout, hex floats, '\n' line ends, no locale,
 // no timestamps. write_golden(parse_golden(t)) == t for every file this writer produced.
