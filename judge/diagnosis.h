@@ -47,12 +47,15 @@ struct DiagnosisSample {
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values);
 
+// The values a sample of a big test keeps (2^20: the diagnosis fits its frequencies on them).
+inline constexpr std::int64_t kDiagnosisSampleValues = std::int64_t{1} << 20;
+
 // The sample a group of big tests (direct-check chunks, sidecar tests) is diagnosed from: the
 // first test's, replaced by a later test's whenever that test raised the group's worst e — a
 // mistake in some tests only is named from where it is (the right tests would dilute its share).
 class DiagnosisSampler {
  public:
-  explicit DiagnosisSampler(std::int64_t max_values) : max_values_(max_values) {}
+  explicit DiagnosisSampler(std::int64_t max_values = kDiagnosisSampleValues) : max_values_(max_values) {}
   // After the comparer judged `test`: `group_worst_e` is its worst e so far.
   void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e) {
     if (!first_) {

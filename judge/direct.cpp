@@ -22,7 +22,6 @@ class GivenOutputs final : public Implementation {
   }
 };
 
-
 }  // namespace
 
 struct TensorJudge::State {
@@ -34,7 +33,7 @@ struct TensorJudge::State {
   std::optional<GroupComparer> comparer;
   std::vector<std::int64_t> first_token;  // of each chunk: chunk c is test id c + 1
   std::int64_t tokens_seen = 0;
-  DiagnosisSampler sampler{TensorJudge::kDiagnosisElements};
+  DiagnosisSampler sampler;
 };
 
 TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label)

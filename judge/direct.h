@@ -5,9 +5,10 @@
 //
 // Tensors arrive in chunks of whole tokens, so a check of 2048 tokens at each of 64 position
 // ranges (537 M elements) runs in the memory of one chunk: each chunk's expected values come from
-// reference::evaluate, computed in parallel over `JudgeOptions::threads`, then the chunk is judged
-// and dropped. Only the diagnosis keeps data: the first chunk and the chunk of the worst accuracy
-// failure, at most kDiagnosisElements values each (judge/diagnosis.h needs input and output pairs).
+// reference::evaluate, computed chunk by chunk on `JudgeOptions::threads` threads
+// (GroupComparer::add_evaluated), then the chunk is judged and dropped. Only the diagnosis keeps
+// data: a strided sample of the worst chunk, the first when none is worse (judge/diagnosis.h
+// DiagnosisSampler, kDiagnosisSampleValues values).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,6 @@ class TensorJudge {
   // The verdict over every chunk added: one group (GroupResult::suite = label).
   GroupResult finish();
 
-  static constexpr std::int64_t kDiagnosisElements = std::int64_t{1} << 20;
   // Values per chunk when the caller holds the whole tensors (judge_tensors) or streams a file
   // (gate's check --spec): 2^22 values keep a chunk's input, output, exact and rounded values at
   // 160 MB while leaving each thread a few hundred thousand values to evaluate.

@@ -167,7 +167,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       };
       std::vector<Pending> pending;
       // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
-      DiagnosisSampler sidecar_sampler{std::int64_t{1} << 20};
+      DiagnosisSampler sidecar_sampler;
       // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
       const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
         switch (result.status) {

@@ -23,21 +23,22 @@ double second_severity(double severity) { return std::min(severity, std::numeric
 
 namespace detail {
 
+std::size_t GroupTally::case_limit() const { return static_cast<std::size_t>(std::max(options_.worst_cases, 0)); }
+
 void GroupTally::record_case(Case c) {
+  if (!keeps(c.accuracy, c.test_id, c.severity)) return;
   std::vector<Listed>& bucket = (c.accuracy ? accuracy_cases_ : edge_cases_)[c.test_id];
-  const auto limit = static_cast<std::size_t>(std::max(options_.worst_cases, 0));
   // Worst first; a tie goes after the cases recorded before it.
   const auto at = std::find_if(bucket.begin(), bucket.end(), [&](const Listed& l) { return l.c.severity < c.severity; });
-  if (at == bucket.end() && bucket.size() >= limit) return;
   bucket.insert(at, Listed{std::move(c), recorded_++});
-  if (bucket.size() > limit) bucket.pop_back();
+  if (bucket.size() > case_limit()) bucket.pop_back();
 }
 
 bool GroupTally::keeps(bool accuracy, std::int64_t test_id, double severity) const {
   const Buckets& lists = accuracy ? accuracy_cases_ : edge_cases_;
   const auto it = lists.find(test_id);
-  const auto limit = static_cast<std::size_t>(std::max(options_.worst_cases, 0));
-  return it == lists.end() ? limit > 0 : it->second.size() < limit || it->second.back().c.severity < severity;
+  if (it == lists.end()) return case_limit() > 0;
+  return it->second.size() < case_limit() || it->second.back().c.severity < severity;
 }
 
 void GroupTally::merge(GroupTally&& part) {
@@ -146,7 +147,7 @@ GroupResult GroupTally::finish() {
     std::stable_sort(ranked.begin(), ranked.end(), [](const Listed& a, const Listed& b) {
       return a.c.severity > b.c.severity || (a.c.severity == b.c.severity && a.order < b.order);
     });
-    if (ranked.size() > static_cast<std::size_t>(std::max(options_.worst_cases, 0))) ranked.resize(static_cast<std::size_t>(std::max(options_.worst_cases, 0)));
+    if (ranked.size() > case_limit()) ranked.resize(case_limit());
     for (Listed& l : ranked) result.worst.push_back(std::move(l.c));
   }
   std::sort(result.points.begin(), result.points.end(),
@@ -227,6 +228,13 @@ struct ExpectedSlice {
 struct TokensJudged {
   bool test_pass = true, judged_any = false;
   double test_worst = 0;
+
+  // Adds what judging other tokens of the same test found.
+  void combine(const TokensJudged& other) {
+    test_pass = test_pass && other.test_pass;
+    judged_any = judged_any || other.judged_any;
+    test_worst = std::max(test_worst, other.test_worst);
+  }
 };
 
 // Judges tokens [t0, t1) of `test` into `tally` (a tally of this test alone): every pair through
@@ -432,19 +440,14 @@ void GroupComparer::add_evaluated(const golden::RopeTest& test, std::span<const 
                                std::span(test.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
                                std::span(test.input).subspan(first, n), rounded, exact, o);
       const std::span<const double> rounded_values = file_rounded ? std::span<const double>(test.expected).subspan(first, n) : std::span<const double>(rounded);
-      const TokensJudged j = judge_tokens(spec, rule_, theta_, test, output, {exact, rounded_values, first}, t0, t1, parts[w]);
-      judged[w].test_pass = judged[w].test_pass && j.test_pass;
-      judged[w].judged_any = judged[w].judged_any || j.judged_any;
-      judged[w].test_worst = std::max(judged[w].test_worst, j.test_worst);
+      judged[w].combine(judge_tokens(spec, rule_, theta_, test, output, {exact, rounded_values, first}, t0, t1, parts[w]));
     }
   });
   detail::GroupTally part = test_tally();
   TokensJudged all;
   for (std::size_t w = 0; w < parts.size(); ++w) {
     part.merge(std::move(parts[w]));
-    all.test_pass = all.test_pass && judged[w].test_pass;
-    all.judged_any = all.judged_any || judged[w].judged_any;
-    all.test_worst = std::max(all.test_worst, judged[w].test_worst);
+    all.combine(judged[w]);
   }
   finish_test(test, std::move(part), all.test_pass, all.judged_any, all.test_worst);
 }

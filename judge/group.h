@@ -186,6 +186,7 @@ class GroupTally {
   GroupResult finish();
 
  private:
+  std::size_t case_limit() const;  // worst_cases, as a size (a negative one keeps none)
   struct Listed {
     Case c;
     std::uint64_t order = 0;  // recording order: ties of severity keep it

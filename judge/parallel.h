@@ -44,7 +44,7 @@ inline void parallel_for(std::size_t n, int threads, const std::function<void(st
 }
 
 // Tokens [0, tokens) cut into contiguous ranges, one per thread (at least one range): how the
-// reference's work on a big test is spread (judge::expected_values, golden generate).
+// reference's work on a big test is spread (GroupComparer::add_evaluated, golden generate).
 struct TokenRange {
   std::int64_t begin = 0, end = 0;
 };

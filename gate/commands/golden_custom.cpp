@@ -6,9 +6,9 @@
 //
 // A suite of more than kInlineValues values keeps its arrays in a safetensors sidecar beside the
 // JSON (FILE.safetensors; golden/README.md "Sidecar"), written test by test: memory of two tests
-// (one computed while the other is written), not of the suite. Its tensors are named as `golden export` names them (SUITE/ID/input,
-// SUITE/ID/positions) plus SUITE/ID/expected, so the sidecar is also the input file a candidate
-// reads. Same arguments, same bytes.
+// (one computed while the other is written), not of the suite. Its tensors are named as `golden
+// export` names them (SUITE/ID/input, SUITE/ID/positions) plus SUITE/ID/expected, so the sidecar is
+// also the input file a candidate reads. Same arguments, same bytes.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
