@@ -26,6 +26,7 @@ Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const j
 
 struct ReportPaths {
   std::string json, junit, html;
+  bool explanation_only = false;  // `ropecheck explain`: print the explanation in place of the table
 };
 
 struct CheckArguments {

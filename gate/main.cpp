@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   add_golden_command(app, status);
   add_props_command(app, status);
   add_check_command(app, status);
+  add_explain_command(app, status);
   add_run_command(app, status);
   add_fuzz_command(app, status);
   add_report_merge_command(app, status);

@@ -331,7 +331,14 @@ std::string to_json(const Report& r) {
                         {"frequency_error_pair", d.frequency_error_pair},
                         {"frequency_growth", d.frequency_growth},
                         {"position_offset", d.position_offset},
-                        {"rotation_e", number(d.rotation_e)}};
+                        {"rotation_e", number(d.rotation_e)},
+                        {"explanation", d.explanation.empty() ? ojson(nullptr) : ojson(d.explanation)},
+                        {"explanation_kind", d.explanation_kind.empty() ? ojson(nullptr) : ojson(d.explanation_kind)}};
+      ojson frequencies = ojson::array();
+      for (const judge::GroupDiagnosis::Frequency& f : d.frequencies) {
+        frequencies.push_back({{"pair", f.pair}, {"expected", number(f.expected)}, {"fitted", std::isnan(f.fitted) ? ojson(nullptr) : ojson(number(f.fitted))}});
+      }
+      o["diagnosis"]["frequencies"] = frequencies;
     }
     o["failed_tests"] = failed_ids(g);
     ojson skips = ojson::array();
@@ -510,6 +517,56 @@ namespace {
 // e (or ULP) against position, both on log scales: x = log2(1 + position), y = log10(metric) clamped
 // to [10^-2, 10^8] (attention: e / tolerance in [10^-4, 10^8]); the tolerance is a dashed line;
 // failing points are red.
+// The explanation's frequency plot: θ'_j of the spec (a line) and θ̂_j fitted from the candidate's
+// own angles (points; red where they differ by more than 1 %), against the pair index j, θ on a
+// log scale. Empty when no frequency was fitted.
+std::string svg_frequency_plot(const judge::GroupDiagnosis& d) {
+  double lo = 0, hi = 0;
+  bool any = false;
+  for (const judge::GroupDiagnosis::Frequency& f : d.frequencies) {
+    for (double v : {f.expected, f.fitted}) {
+      if (!(v > 0) || !std::isfinite(v)) continue;
+      lo = any ? std::min(lo, std::log10(v)) : std::log10(v);
+      hi = any ? std::max(hi, std::log10(v)) : std::log10(v);
+      any = true;
+    }
+  }
+  bool fitted = false;
+  for (const judge::GroupDiagnosis::Frequency& f : d.frequencies) fitted |= f.fitted > 0 && std::isfinite(f.fitted);
+  if (!any || !fitted || d.frequencies.size() < 2) return "";
+  lo = std::floor(lo), hi = std::max(lo + 1, std::ceil(hi));
+  const double width = 640, height = 220, left = 60, right = 12, top = 12, bottom = 36;
+  const double plot_w = width - left - right, plot_h = height - top - bottom;
+  const double n = static_cast<double>(d.frequencies.size() - 1);
+  auto px = [&](double j) { return left + plot_w * j / n; };
+  auto py = [&](double v) { return top + plot_h * (1 - (std::log10(v) - lo) / (hi - lo)); };
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height << "\" viewBox=\"0 0 " << width
+    << " " << height << "\" role=\"img\" class=\"frequencies\">\n";
+  s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\"" << plot_h << "\" fill=\"#fafafa\" stroke=\"#999\"/>\n";
+  for (int k = static_cast<int>(lo); k <= static_cast<int>(hi); ++k) {
+    s << "<text x=\"" << left - 4 << "\" y=\"" << py(std::pow(10.0, k)) + 4 << "\" font-size=\"10\" text-anchor=\"end\">1e" << k << "</text>\n";
+  }
+  s << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 4
+    << "\" font-size=\"11\" text-anchor=\"middle\">pair index j (0 .. " << d.frequencies.size() - 1
+    << "); line: the spec's theta_j, points: fitted from the outputs</text>\n";
+  s << "<polyline fill=\"none\" stroke=\"#36c\" points=\"";
+  for (const judge::GroupDiagnosis::Frequency& f : d.frequencies) {
+    if (f.expected > 0) s << px(f.pair) << "," << py(f.expected) << " ";
+  }
+  s << "\"/>\n";
+  for (const judge::GroupDiagnosis::Frequency& f : d.frequencies) {
+    if (!(f.fitted > 0) || !std::isfinite(f.fitted)) continue;
+    const bool off = std::fabs(f.fitted / f.expected - 1) > 0.01;
+    s << "<circle cx=\"" << px(f.pair) << "\" cy=\"" << std::clamp(py(f.fitted), top, top + plot_h) << "\" r=\"2.5\" fill=\""
+      << (off ? "#d22" : "#2a7") << "\"/>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
 std::string svg_plot(const GroupResult& g) {
   const double width = 640, height = 240, left = 60, right = 12, top = 12, bottom = 36;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
@@ -648,6 +705,7 @@ std::string to_html(const Report& r) {
         s << "<ul class=\"diagnosis\">";
         for (const std::string& line : g.diagnosis->lines) s << "<li>" << xml_escape(line) << "</li>";
         s << "</ul>\n";
+        if (g.verdict == "fail") s << svg_frequency_plot(*g.diagnosis);
       }
     }
     s << svg_plot(g);
@@ -707,14 +765,32 @@ void check_report_paths(const std::vector<std::string>& paths, const std::vector
   }
 }
 
+std::string format_explanation(const Report& report) {
+  std::string s = "verdict: " + report.verdict + " (model " + std::string(judge::name(report.model)) + ")\n";
+  for (const GroupResult& g : report.groups) {
+    if (g.verdict != "fail") continue;
+    s += g.suite + "[" + std::to_string(g.index) + "] " + g.spec + "\n";
+    if (!g.diagnosis) {
+      s += "  explanation: none (" + (g.verdict_reason.empty() ? std::string("no output to infer from") : g.verdict_reason) + ")\n";
+      continue;
+    }
+    if (!g.diagnosis->explanation.empty()) s += "  explanation: " + g.diagnosis->explanation + "\n";
+    for (const std::string& line : g.diagnosis->lines) {
+      if (line != g.diagnosis->explanation) s += "  diagnosis: " + line + "\n";
+    }
+  }
+  if (report.verdict == "pass") s += "nothing to explain: the outputs pass\n";
+  return s;
+}
+
 void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
-                  const std::string& html_path, const std::vector<std::string>& inputs) {
+                  const std::string& html_path, const std::vector<std::string>& inputs, bool explanation_only) {
   check_report_paths({json_path, junit_path, html_path}, inputs);
   // Every report is rendered before anything is written or printed: a failure leaves no half.
   const std::string json = json_path.empty() ? "" : to_json(report);
   const std::string junit = junit_path.empty() ? "" : to_junit(report);
   const std::string html = html_path.empty() ? "" : to_html(report);
-  std::fputs(format_table(report).c_str(), stdout);
+  std::fputs((explanation_only ? format_explanation(report) : format_table(report)).c_str(), stdout);
   std::fflush(stdout);
   if (!json_path.empty()) write_atomically(json_path, json, inputs);
   if (!junit_path.empty()) write_atomically(junit_path, junit, inputs);

@@ -95,10 +95,13 @@ void write_atomically_streamed(const std::string& path, const std::vector<std::s
 // this process may write. Throws UsageError or InputError (exit 2) naming the path.
 void check_report_paths(const std::vector<std::string>& paths, const std::vector<std::string>& inputs);
 
-// Prints the table on stdout and writes each report whose path is non-empty (atomically, never
-// onto one of `inputs`). Report paths are all checked (check_report_paths) before anything is written.
+// Prints the table (or, explanation_only, format_explanation) on stdout and writes each report
+// whose path is non-empty (atomically, never onto one of `inputs`). Report paths are all checked
+// (check_report_paths) before anything is written.
 void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
-                  const std::string& html_path, const std::vector<std::string>& inputs);
+                  const std::string& html_path, const std::vector<std::string>& inputs, bool explanation_only = false);
+// `ropecheck explain`'s output: the verdict, then per failing group its explanation and diagnosis.
+std::string format_explanation(const Report& report);
 
 // Escapes text for XML/HTML attribute and element content; drops characters XML 1.0 forbids.
 std::string xml_escape(std::string_view text);

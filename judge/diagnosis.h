@@ -9,12 +9,10 @@
 //    an angle error that does not grow with the position is a position offset. The scale's error,
 //    |s − 1|/u, is the error left at the candidate's own angle: its rotation arithmetic (cos/sin and
 //    the products), which the angle cannot explain.
-// 2. Differential diagnosis. The outputs are compared with the usual mistakes — the other layout,
-//    the inverse direction (the sine's sign flipped), positions off by ±1, the base or θ rounded to
-//    bf16/f16, θ/position/angle in binary32 (the f32 recipe), cos/sin rounded to bf16/f16, a missing
-//    or doubled attention factor, every dim rotated — and the one that reproduces them is named,
-//    with the share of pairs it explains (within the f32-angle model's bound of it) and of values it
-//    gives bit for bit.
+// 2. The spec inference (judge/inference.h): the smallest change of the spec — a field, a scaling
+//    parameter, an intermediate precision, a memory fault — that reproduces the outputs, named with
+//    the share of pairs it explains (within the f32-angle model's bound of it) and of values it
+//    gives bit for bit; or that no single change does, and the closest.
 #pragma once
 
 #include <algorithm>
@@ -24,15 +22,11 @@
 
 #include "golden/golden.h"
 #include "judge/group.h"
+#include "judge/inference.h"
 #include "judge/tolerance.h"
 
 namespace ropecheck::judge {
 
-// One judged test and the candidate's outputs for it.
-struct DiagnosedTest {
-  const golden::RopeTest* test = nullptr;
-  std::span<const double> output;
-};
 
 // Failing groups, and passing ones within a factor 2 of their bound somewhere (marginal), get one.
 inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == "fail" || g.worst_margin > 0.5; }
@@ -43,9 +37,12 @@ inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == "fail" |
 struct DiagnosisSample {
   golden::RopeTest test;
   std::vector<double> output;
+  std::int64_t first_token = 0;   // the user's token index of the sample's token 0
+  std::int64_t token_stride = 1;  // and the stride between its tokens
+  DiagnosedTest diagnosed() const { return {&test, output, first_token, token_stride}; }
 };
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
-                                 std::int64_t max_values);
+                                 std::int64_t max_values, std::int64_t first_token = 0);
 
 // The values a sample of a big test keeps (2^20: the diagnosis fits its frequencies on them).
 inline constexpr std::int64_t kDiagnosisSampleValues = std::int64_t{1} << 20;
@@ -57,11 +54,13 @@ class DiagnosisSampler {
  public:
   explicit DiagnosisSampler(std::int64_t max_values = kDiagnosisSampleValues) : max_values_(max_values) {}
   // After the comparer judged `test`: `group_worst_e` is its worst e so far.
-  void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e) {
+  // `first_token`: the user's index of the test's token 0 (a direct check's chunk).
+  void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e,
+             std::int64_t first_token = 0) {
     if (!first_) {
-      first_ = diagnosis_sample(test, output, components, max_values_);
+      first_ = diagnosis_sample(test, output, components, max_values_, first_token);
     } else if (group_worst_e > worst_e_) {
-      worst_ = diagnosis_sample(test, output, components, max_values_);
+      worst_ = diagnosis_sample(test, output, components, max_values_, first_token);
     }
     worst_e_ = std::max(worst_e_, group_worst_e);
   }
@@ -75,7 +74,8 @@ class DiagnosisSampler {
 };
 
 // The diagnosis of one group's tests (judge/group.h GroupDiagnosis). `model` is the model the group
-// was judged under (it decides whether the angle of a binary32 implementation is a finding).
-GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model);
+// was judged under (it decides whether the angle of a binary32 implementation is a finding);
+// `failing`: the group failed (a marginal pass gets the decomposition, never a named change).
+GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads = 0);
 
 }  // namespace ropecheck::judge

@@ -83,7 +83,7 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
   test.positions.assign(positions.begin(), positions.end());
   test.input.assign(input.begin(), input.end());
   s.comparer->add_evaluated(test, output, s.options.threads);  // no test.expected: computed, chunk by chunk
-  s.sampler.offer(test, output, static_cast<int>(components), s.comparer->worst_e());
+  s.sampler.offer(test, output, static_cast<int>(components), s.comparer->worst_e(), s.first_token.back());
 }
 
 GroupResult TensorJudge::finish() {
@@ -97,7 +97,7 @@ GroupResult TensorJudge::finish() {
     }
   }
   if (const DiagnosisSample* sample = s.sampler.sample(); needs_diagnosis(g) && sample) {
-    g.diagnosis = diagnose(s.group.spec, {{&sample->test, sample->output}}, s.claims.model);
+    g.diagnosis = diagnose(s.group.spec, {sample->diagnosed()}, s.claims.model, g.verdict == "fail", s.options.threads);
   }
   return g;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <memory>
@@ -168,8 +169,14 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       std::vector<Pending> pending;
       // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
       DiagnosisSampler sidecar_sampler;
+      FailedCalls failed_calls;
       // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
       const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
+        if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
+          std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
+          for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, group.spec, t));
+          failed_calls.offer(lowest, std::string(kind_name(result.status)), result.message);
+        }
         switch (result.status) {
           case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
           case ApplyResult::Status::missing:
@@ -244,14 +251,15 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       GroupResult result = comparer.finish();
       if (needs_diagnosis(result)) {
         std::vector<DiagnosedTest> judged;
-        if (const DiagnosisSample* sample = sidecar_sampler.sample()) judged.push_back({&sample->test, sample->output});
+        if (const DiagnosisSample* sample = sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
         for (const Pending& p : pending) {
           if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
             judged.push_back({p.test, p.result.output});
           }
         }
-        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model);
+        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", options.threads);
       }
+      failed_calls.explain(result);
       result.skipped_by_flags = by_flags;
       result.skipped_by_position += by_position;
       out.skipped_by_flags += by_flags;

@@ -202,6 +202,7 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   rule_.tolerance = std::move(tolerance);
   rule_.underflow_roundings = underflow_roundings(model);
   rule_.strict_zeros = tally_.options().strict_zeros;
+  rule_.messages = false;  // judge_tokens asks for a message of the cases it keeps only
   GroupResult& r = tally_.result;
   r.suite = std::move(suite);
   r.index = index;
@@ -336,7 +337,9 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
         c.abs = v.abs;
         c.tolerance = v.allowed;
         c.severity = severity;
-        c.message = v.message + (counts ? "" : " (above --require-horizon " + std::to_string(*options.require_horizon) + ")");
+        PairRule verbose = rule;
+        verbose.messages = true;
+        c.message = judge_pair(pair, verbose).message + (counts ? "" : " (above --require-horizon " + std::to_string(*options.require_horizon) + ")");
         if (!v.ordinary() && v.failure == Failure::tolerance) c.message += " (" + std::string(name(v.domain)) + " input pair)";
         tally.record_case(std::move(c));
       }

@@ -96,6 +96,18 @@ struct GroupDiagnosis {
   std::string frequency_growth;     // "pair index", "constant" or "" (not resolved above the output's rounding)
   double position_offset = 0;       // the angle error over θ'_j, when it does not grow with the position
   double rotation_e = 0;            // largest |s − 1|/u: the error at the candidate's own angle
+  // The spec inference (judge/inference.h): one sentence saying what the outputs are — the smallest
+  // change of the spec that reproduces them, a memory fault, a call that raised — or that no single
+  // change does. Empty when nothing is named (a passing group never names anything).
+  std::string explanation;
+  std::string explanation_kind;     // base, layout, scaling, ... (judge/README.md "Explanation"); empty: none
+  // Per pair index: θ'_j of the spec and θ̂_j fitted from the candidate's own angles (NaN where the
+  // angles do not resolve it): the plot of the HTML report.
+  struct Frequency {
+    int pair = 0;
+    double expected = 0, fitted = 0;
+  };
+  std::vector<Frequency> frequencies;
 };
 
 // What the judging options add to the pair rule (judge/golden_run.h JudgeOptions holds them).

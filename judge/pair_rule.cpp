@@ -112,10 +112,10 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   if (v.domain == Domain::special_input) {
     if (value_class(got[0]) != value_class(rounded[0]) || value_class(got[1]) != value_class(rounded[1])) {
       v.failure = Failure::special_value;
-      v.message = "special values disagree: expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+      if (rule.messages) v.message = "special values disagree: expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
     } else if (strict_zero_failure) {
       v.failure = Failure::signed_zero;
-      v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+      if (rule.messages) v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
     }
     return v;
   }
@@ -158,7 +158,7 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   }
   if (!special.empty()) {
     v.failure = Failure::special_value;
-    v.message = special + ": expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+    if (rule.messages) v.message = special + ": expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
     return v;
   }
   v.measured = true;
@@ -169,11 +169,11 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   const bool within = e_kind ? v.e <= tol || difference <= static_cast<long double>(tol) * unit + underflow : ulp <= tol;
   if (!within) {
     v.failure = Failure::tolerance;
-    v.message = (e_kind ? "e = " + short_number(v.e) : "ulp = " + short_number(ulp)) + " > " + short_number(tol) +
+    if (rule.messages) v.message = (e_kind ? "e = " + short_number(v.e) : "ulp = " + short_number(ulp)) + " > " + short_number(tol) +
                 ": expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
   } else if (strict_zero_failure) {
     v.failure = Failure::signed_zero;
-    v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
+    if (rule.messages) v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
   }
   return v;
 }

@@ -60,6 +60,10 @@ struct PairRule {
   Tolerance tolerance;
   int underflow_roundings = 3;  // judge/tolerance.h underflow_roundings(model)
   bool strict_zeros = false;
+  // Whether a failing pair's verdict carries its message. A group's comparer judges without, and
+  // judges again with one only the cases it keeps: formatting every failing pair's values was most
+  // of a failing check's time.
+  bool messages = true;
 };
 
 struct Pair {

@@ -67,9 +67,12 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   group.spec = spec;
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
   std::int64_t chunk = 0;
-  // The first chunk judged, kept for the diagnosis (its positions span the sampled range).
-  golden::RopeTest first_test;
-  std::vector<double> first_output;
+  // The chunks judged, kept for the diagnosis up to kDiagnosisSampleValues values (their positions
+  // span the sampled range); the first call that gave no output, bisected to its first position.
+  std::vector<golden::RopeTest> kept_tests;
+  std::vector<std::vector<double>> kept_outputs;
+  std::int64_t kept_values = 0;
+  FailedCalls failed_calls;
   // At most kMaxSweepCallElements values per call, whatever the head_dim.
   const auto chunk_tokens = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(o.chunk_tokens, kMaxSweepCallElements / d)));
   for (std::size_t begin = 0; begin < positions.size(); begin += chunk_tokens) {
@@ -91,21 +94,42 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       if (result.status == ApplyResult::Status::unsupported) {
         comparer.skip(test, result.message);
       } else {
+        // The shortest failing prefix of the chunk (positions ascend): where the calls start to fail.
+        std::int64_t low = 0, high = test.tokens;  // the prefix of `high` tokens fails, of `low` passes
+        std::string message = result.message;
+        std::string kind(kind_name(result.status));
+        while (high - low > 1) {
+          const std::int64_t mid = low + (high - low) / 2;
+          const ApplyResult part = implementation.run(spec, Shape{mid, 1, d}, std::span(test.positions).first(static_cast<std::size_t>(mid * components)),
+                                                      std::span(test.input).first(static_cast<std::size_t>(mid * d)));
+          if (part.status == ApplyResult::Status::ok || part.status == ApplyResult::Status::unsupported) {
+            low = mid;
+          } else {
+            high = mid;
+            message = part.message;
+            kind = std::string(kind_name(part.status));
+          }
+        }
+        failed_calls.offer(test.positions[static_cast<std::size_t>((high - 1) * components)], kind, message);
         comparer.fail(test, std::string(kind_name(result.status)), result.message);
       }
       continue;
     }
     // The correctly rounded and the exact values (reference::evaluate), chunk by chunk on every thread.
     comparer.add_evaluated(test, result.output, o.threads);
-    if (first_output.empty()) {
-      first_test = std::move(test);
-      first_output = result.output;
+    if (kept_values < kDiagnosisSampleValues && result.output.size() == test.input.size()) {
+      kept_values += static_cast<std::int64_t>(result.output.size());
+      kept_outputs.push_back(result.output);
+      kept_tests.push_back(std::move(test));
     }
   }
   GroupResult g = comparer.finish();
-  if (needs_diagnosis(g) && !first_output.empty()) {
-    g.diagnosis = diagnose(spec, {DiagnosedTest{&first_test, first_output}}, implementation.claims().model);
+  if (needs_diagnosis(g) && !kept_tests.empty()) {
+    std::vector<DiagnosedTest> judged;
+    for (std::size_t i = 0; i < kept_tests.size(); ++i) judged.push_back({&kept_tests[i], kept_outputs[i]});
+    g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads);
   }
+  failed_calls.explain(g);
   return g;
 }
 

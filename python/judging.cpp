@@ -19,6 +19,7 @@
 #include "judge/adapters.h"
 #include "judge/errors.h"
 #include "judge/golden_run.h"
+#include "judge/inference.h"
 #include "judge/sweep.h"
 
 namespace ropecheck::python {
@@ -77,6 +78,19 @@ Horizon horizon_of(const std::vector<GroupResult>& groups) {
   return any_failing ? failing : all;
 }
 
+// The report's explanation and its kind: the first failing group's that names something, else the
+// first failing group's sentence ("no single change ..."); empty on a pass.
+std::pair<std::string, std::string> explained(const Report& r) {
+  std::pair<std::string, std::string> first;
+  for (const GroupResult& g : r.groups) {
+    if (g.verdict != "fail" || !g.diagnosis || g.diagnosis->explanation.empty()) continue;
+    const std::string prefix = r.groups.size() > 1 ? g.suite + "[" + std::to_string(g.index) + "]: " : std::string();
+    if (!g.diagnosis->explanation_kind.empty()) return {prefix + g.diagnosis->explanation, g.diagnosis->explanation_kind};
+    if (first.first.empty()) first = {prefix + g.diagnosis->explanation, ""};
+  }
+  return first;
+}
+
 // A Python callable `fn(spec, x, positions) -> array` (the package wraps the user's function: its
 // tensor library, dtype and signature) as the C++ function the judge calls. Called with the GIL
 // released around the judge; a Python exception is that call's failure (`kernel_error`, with its
@@ -99,8 +113,9 @@ judge::RopeFunction rope_function(py::function fn) {
       }
       return std::vector<double>(out.data(), out.data() + out.size());
     } catch (py::error_already_set& e) {
-      // Converted while the GIL is held: the Python error object must not outlive it.
-      throw std::runtime_error(e.what());
+      // Converted while the GIL is held: the Python error object must not outlive it. The first line
+      // ("IndexError: ...") without the traceback pybind11 appends: reports show it on one line.
+      throw std::runtime_error(judge::first_line(e.what()));
     }
   };
 }
@@ -249,6 +264,9 @@ void bind_results(py::module_& m) {
       .def_property_readonly("diagnosis",
                              [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->lines : std::vector<std::string>{}; })
       .def_property_readonly("mistake", [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->mistake : std::string(); })
+      .def_property_readonly("explanation", [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->explanation : std::string(); })
+      .def_property_readonly("explanation_kind",
+                             [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->explanation_kind : std::string(); })
       .def_property_readonly("positions", [](const GroupResult& g) { return position_e({g}).first; })
       .def_property_readonly("position_e", [](const GroupResult& g) { return position_e({g}).second; })
       .def("__repr__", [](const GroupResult& g) {
@@ -295,6 +313,10 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
                                }
                                return lines;
                              })
+      .def_property_readonly("explanation", [](const Report& r) { return explained(r).first; },
+                             "What the failing outputs are (judge/inference.h): the change of the spec that reproduces them, "
+                             "a memory fault, a call that raised, or that no single change does; \"\" on a pass.")
+      .def_property_readonly("explanation_kind", [](const Report& r) { return explained(r).second; })
       .def("table", &gate::format_table, "The verdict table `ropecheck check` prints.")
       .def("to_json", &gate::to_json)
       .def("to_junit", &gate::to_junit)

@@ -19,6 +19,7 @@ void add_apply_command(CLI::App& root, int& status);
 void add_golden_command(CLI::App& root, int& status);
 void add_props_command(CLI::App& root, int& status);
 void add_check_command(CLI::App& root, int& status);
+void add_explain_command(CLI::App& root, int& status);
 void add_run_command(CLI::App& root, int& status);
 void add_fuzz_command(CLI::App& root, int& status);
 void add_report_merge_command(CLI::App& root, int& status);

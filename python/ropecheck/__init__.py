@@ -210,6 +210,8 @@ def _number(value):
 def _summary(result, groups_listed=6, cases_listed=3):
     """The AssertionError message: readable in pytest's output, no hex floats."""
     lines = [f"ropecheck: {result.verdict.upper()} under model {result.model} ({result.implementation})"]
+    if result.explanation:
+        lines.append(f"  explanation: {result.explanation}")
     failing = [g for g in result.groups if g.verdict == "fail"]
     shown = failing if failing else result.groups
     for g in shown[:groups_listed]:
@@ -224,7 +226,8 @@ def _summary(result, groups_listed=6, cases_listed=3):
         if g.edge_summary:
             lines.append(f"    edge cases: {g.edge_summary}")
         for line in g.diagnosis:
-            lines.append(f"    diagnosis: {line}")
+            if line != g.explanation:
+                lines.append(f"    diagnosis: {line}")
         for c in g.worst_cases[:cases_listed]:
             lines.append("    " + _case_text(c))
     if len(shown) > groups_listed:

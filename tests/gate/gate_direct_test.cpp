@@ -47,7 +47,7 @@ struct Planted {
 };
 const Planted kPlanted[] = {
     {"sin_sign", [](Recipe& r) { r.flip_sin = true; }, "sign flipped"},
-    {"position_plus_one", [](Recipe& r) { r.position_shift = 1; }, "positions off by +1"},
+    {"position_plus_one", [](Recipe& r) { r.position_shift = 1; }, "positions offset by +1"},
     {"layout_swapped", [](Recipe& r) { r.swap_layout = true; }, "layout=interleaved"},
 };
 
@@ -218,7 +218,7 @@ TEST_F(DirectFixture, HfConfigStandsForTheSpec) {
   const std::string off = npy(dir, "off16.npy", testing_recipe::rotate(r, positions, heads, in16), tokens, heads, 128, "F16");
   const Ran bad = check(in, off, "", "--hf-config " + config);
   EXPECT_EQ(bad.code, 1) << bad.out << bad.err;
-  EXPECT_NE(report()["groups"][0]["diagnosis"]["mistake"].get<std::string>().find("positions off by -1"), std::string::npos)
+  EXPECT_NE(report()["groups"][0]["diagnosis"]["mistake"].get<std::string>().find("positions offset by -1"), std::string::npos)
       << report()["groups"][0]["diagnosis"];
 }
 

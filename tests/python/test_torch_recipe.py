@@ -42,7 +42,7 @@ def test_hf_recipe_passes_f32_angle(dtype):
 
 @pytest.mark.parametrize("bug,diagnosis", [
     (dict(sin_sign=-1.0), "sign flipped"),
-    (dict(offset=1), "positions off by +1"),
+    (dict(offset=1), "positions offset by +1"),
 ])
 def test_planted_bug_fails_with_its_diagnosis(bug, diagnosis):
     with pytest.raises(AssertionError) as raised:

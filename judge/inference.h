@@ -1,0 +1,82 @@
+// Spec inference: what a failing candidate actually computes, in the spec's own vocabulary
+// (judge/README.md "Explanation"). From the candidate's input/output pairs alone:
+//
+// 1. Memory faults first, row by row (token × head): rows never written (zeros where the input is
+//    not), rows equal to their input (no rotation applied at a position whose angle is not zero),
+//    rows holding another row's data (a row's pair norms — which a rotation keeps — match another
+//    row's input and not its own: a kernel that ignores a stride).
+// 2. The fits: per pair index j the candidate's own frequency θ̂_j (its angles unwrapped along the
+//    positions, least squares through the origin), the base and overall factor of the line
+//    ln θ̂_j = −ln f − (2j/d)·ln b, the position offset k (multi-resolution: the lowest frequency
+//    first, each higher one refining k where its angle cannot have wrapped) and the magnitude ĝ.
+// 3. Candidate changes of the spec, each one field or one intermediate precision: the base (fitted,
+//    rounded, the common bases, the base rounded to bf16/f16), the layout, the direction, the
+//    rotary dims (every dim rotated; frequencies over head_dim; pairs (i, i + head_dim/2)), each
+//    scaling type's parameters (not applied, factor, original length, YaRN truncation and
+//    attention factor, dynamic NTK's length, LongRoPE's factor set, per position), the multi-axis
+//    mapping (mrope/imrope, the sections' order, the pairing, text positions only), a position
+//    offset, the attention factor, and the precision models (positions, θ, the angle, cos/sin
+//    rounded to bf16/f16; the angle product in TF32).
+// 4. Each is scored on a sample of at most kInferenceTokens tokens × 2 heads, on every thread: the
+//    share of ordinary pairs (and pass-through dims) within the f32-angle model's bound of its
+//    values, and the share of values it gives bit for bit. The best is named when it explains at
+//    least 90 % of the pairs and leaves at most a fifth of what the spec as given leaves
+//    unexplained; ties go to more bit-identical values, then to the simpler change.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "golden/golden.h"
+#include "judge/group.h"
+#include "spec/spec.h"
+
+namespace ropecheck::judge {
+
+// One judged test and the candidate's outputs for it. A sample of a bigger tensor says where its
+// tokens were: token t of the test is token first_token + t·token_stride of the user's tensor.
+struct DiagnosedTest {
+  const golden::RopeTest* test = nullptr;
+  std::span<const double> output;
+  std::int64_t first_token = 0;
+  std::int64_t token_stride = 1;
+};
+
+// The tokens the changes are scored on (the memory checks read every token given).
+inline constexpr std::int64_t kInferenceTokens = 512;
+
+// Fills d.explanation, d.explanation_kind, d.mistake (the change named), d.mistake_within,
+// d.mistake_identical and d.frequencies. `failing`: the group failed (a passing group gets its
+// frequencies, never a named change). threads: 0 = every hardware thread.
+void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d);
+
+// "raised IndexError at position 4096 (first failing position)": the summary of a call that threw,
+// from its message ("IndexError: index 4096 is out of bounds ..."; a traceback after it is dropped).
+std::string raised_summary(const std::string& message, std::int64_t first_position);
+// The message's first line without a Python traceback ("\n\nAt:" and what follows).
+std::string first_line(const std::string& message);
+
+// Calls of the implementation that gave no output (an exception, a crash, an error status): the
+// one at the lowest position is the group's explanation ("raised IndexError at position 4096"),
+// ahead of any inferred change (the outputs that came back may all be right).
+class FailedCalls {
+ public:
+  void offer(std::int64_t lowest_position, const std::string& kind, const std::string& message) {
+    if (!any_ || lowest_position < position_) {
+      any_ = true;
+      position_ = lowest_position;
+      kind_ = kind;
+      message_ = message;
+    }
+  }
+  // Into a failing group's diagnosis (created when the group has none).
+  void explain(GroupResult& g) const;
+
+ private:
+  bool any_ = false;
+  std::int64_t position_ = 0;
+  std::string kind_, message_;
+};
+
+}  // namespace ropecheck::judge
