@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <optional>
 #include <memory>
@@ -173,9 +172,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
       const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
         if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
-          std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
-          for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, group.spec, t));
-          failed_calls.offer(lowest, std::string(kind_name(result.status)), result.message);
+          const auto [first, call] = first_failing_call(implementation, group.spec, test, result);
+          failed_calls.offer(first, std::string(kind_name(call.status)), call.message);
         }
         switch (result.status) {
           case ApplyResult::Status::unsupported: c.skip(test, result.message); break;

@@ -289,12 +289,14 @@ class Candidates {
   explicit Candidates(const Spec& spec) : spec_(spec) {}
 
   // A change of spec fields, named by the fields that differ.
-  void spec_change(const std::string& kind, Spec s, const std::string& note = "") {
+  // `text`: the change in words, in place of the differing fields (a scaling removed differs in
+  // every one of its parameters).
+  void spec_change(const std::string& kind, Spec s, const std::string& note = "", const std::string& text = "") {
     if (s == spec_ || !valid(s)) return;
     Variant v;
     v.kind = kind;
     v.spec = std::move(s);
-    v.change = spec_difference(spec_, v.spec) + note;
+    v.change = text.empty() ? spec_difference(spec_, v.spec) + note : text;
     push(std::move(v));
   }
   Variant base() const {
@@ -360,6 +362,29 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
     v.change = std::string("positions offset by ") + (v.position_shift > 0 ? "+" : "") + std::to_string(v.position_shift);
     c.push(v);
   }
+  // Rotary dims.
+  if (spec.rotary_dim < spec.head_dim) {
+    Spec s = spec;
+    s.rotary_dim = spec.head_dim;
+    c.spec_change("rotary_dim", s, ": every dim rotated");
+    Variant v = c.base();
+    v.kind = "frequency_dim";
+    v.frequency_dim = spec.head_dim;
+    v.change = "frequencies over head_dim=" + std::to_string(spec.head_dim) + " (expected over rotary_dim=" + std::to_string(spec.rotary_dim) + ")";
+    c.push(v);
+    if (spec.layout == Layout::half) {
+      Variant w = c.base();
+      w.kind = "partial_pairs";
+      w.head_dim_pairs = true;
+      w.change = "pairs (i, i + head_dim/2) = (i, i + " + std::to_string(spec.head_dim / 2) + ") (expected (i, i + rotary_dim/2) = (i, i + " +
+                 std::to_string(spec.rotary_dim / 2) + "))";
+      c.push(w);
+      w.frequency_dim = spec.head_dim;
+      w.change = "pairs (i, i + head_dim/2) and frequencies over head_dim=" + std::to_string(spec.head_dim) + " (expected rotary_dim=" +
+                 std::to_string(spec.rotary_dim) + ")";
+      c.push(w);
+    }
+  }
   // The base.
   const long double base = std::strtold(spec.base.c_str(), nullptr);
   std::vector<long double> bases;
@@ -388,40 +413,20 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
     v.change = "base rounded to " + std::string(name(d)) + " (base=" + decimal(rounded) + ", expected " + spec.base + ")";
     c.push(v);
   }
-  // Rotary dims.
-  if (spec.rotary_dim < spec.head_dim) {
-    Spec s = spec;
-    s.rotary_dim = spec.head_dim;
-    c.spec_change("rotary_dim", s, ": every dim rotated");
-    Variant v = c.base();
-    v.kind = "frequency_dim";
-    v.frequency_dim = spec.head_dim;
-    v.change = "frequencies over head_dim=" + std::to_string(spec.head_dim) + " (expected over rotary_dim=" + std::to_string(spec.rotary_dim) + ")";
-    c.push(v);
-    if (spec.layout == Layout::half) {
-      Variant w = c.base();
-      w.kind = "partial_pairs";
-      w.head_dim_pairs = true;
-      w.change = "pairs (i, i + head_dim/2) = (i, i + " + std::to_string(spec.head_dim / 2) + ") (expected (i, i + rotary_dim/2) = (i, i + " +
-                 std::to_string(spec.rotary_dim / 2) + "))";
-      c.push(w);
-      w.frequency_dim = spec.head_dim;
-      w.change = "pairs (i, i + head_dim/2) and frequencies over head_dim=" + std::to_string(spec.head_dim) + " (expected rotary_dim=" +
-                 std::to_string(spec.rotary_dim) + ")";
-      c.push(w);
-    }
-  }
   // Scaling.
   const Scaling& sc = spec.scaling;
   if (sc.type != ScalingType::none) {
     Spec s = spec;
     s.scaling = Scaling{};
-    c.spec_change("scaling", s, ": the scaling not applied");
-    if (fits.base && *fits.base > 1) {
-      for (int digits : {2, 3, 6}) {
+    const std::string type(name(sc.type));
+    c.spec_change("scaling", s, "", "scaling=none (expected " + type + "): the " + type + " scaling not applied");
+    for (const std::optional<long double>& fitted : {fits.base, fits.base_median}) {
+      if (!fitted || !(*fitted > 1) || !std::isfinite(*fitted)) continue;
+      for (int digits : {2, 3, 6, 7}) {
         Spec t = s;
-        t.base = decimal(significant(*fits.base, digits));
-        c.spec_change("scaling", t, ": the " + std::string(name(sc.type)) + " schedule replaced by one base");
+        t.base = decimal(significant(*fitted, digits));
+        c.spec_change("scaling", t, "",
+                      "one base=" + t.base + " in place of the " + type + " schedule (expected base=" + spec.base + " with " + type + " scaling)");
       }
     }
   } else if (fits.factor && *fits.factor > 1.01L) {
@@ -507,7 +512,11 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
     case ScalingType::longrope: {
       Spec s = spec;
       s.scaling.seq_len = sc.seq_len > sc.original_max_position ? sc.original_max_position : sc.original_max_position + 1;
-      c.spec_change("scaling", s, sc.seq_len > sc.original_max_position ? ": short_factor used (expected long_factor)" : ": long_factor used (expected short_factor)");
+      const std::string given = std::to_string(sc.seq_len) + (sc.seq_len > sc.original_max_position ? " > " : " <= ") +
+                                "original_max_position " + std::to_string(sc.original_max_position);
+      c.spec_change("scaling", s, "",
+                    sc.seq_len > sc.original_max_position ? "LongRoPE's short_factor (expected long_factor: seq_len " + given + ")"
+                                                          : "LongRoPE's long_factor (expected short_factor: seq_len " + given + ")");
       Variant v = c.base();
       v.kind = "scaling";
       v.per_position_seq = true;
@@ -531,7 +540,7 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
     Variant v = c.base();
     v.kind = "axes";
     v.first_axis_only = true;
-    v.change = "the first position component (text positions) drives every pair";
+    v.change = "every pair driven by the first position component (text positions only)";
     c.push(v);
   }
   // The attention factor.
@@ -833,6 +842,44 @@ std::string raised_summary(const std::string& message, std::int64_t first_positi
   return out;
 }
 
+std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec,
+                                                        const golden::RopeTest& test, ApplyResult failed) {
+  const int components = position_components(spec);
+  const std::int64_t token_size = test.heads * test.head_dim;
+  std::vector<std::int64_t> order(static_cast<std::size_t>(test.tokens));
+  for (std::int64_t t = 0; t < test.tokens; ++t) order[static_cast<std::size_t>(t)] = t;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t l, std::int64_t r) { return token_position(test, spec, l) < token_position(test, spec, r); });
+  std::vector<std::int64_t> positions;
+  std::vector<double> input;
+  const auto prefix = [&](std::int64_t n) {  // the first n tokens in position order
+    positions.clear();
+    input.clear();
+    for (std::int64_t k = 0; k < n; ++k) {
+      const std::int64_t t = order[static_cast<std::size_t>(k)];
+      positions.insert(positions.end(), test.positions.begin() + t * components, test.positions.begin() + (t + 1) * components);
+      input.insert(input.end(), test.input.begin() + t * token_size, test.input.begin() + (t + 1) * token_size);
+    }
+    return implementation.run(spec, Shape{n, test.heads, test.head_dim}, positions, input);
+  };
+  std::int64_t low = 0, high = test.tokens;  // the prefix of `high` tokens fails, of `low` does not
+  // Only an error the call returned (an exception, an error status) is bisected: a crash or a
+  // time-out would cost a child process, or the time limit, per step.
+  if (failed.status != ApplyResult::Status::kernel_error) low = high - 1;
+  while (high - low > 1) {
+    const std::int64_t mid = low + (high - low) / 2;
+    ApplyResult part = prefix(mid);
+    if (part.status == ApplyResult::Status::ok || part.status == ApplyResult::Status::unsupported) {
+      low = mid;
+    } else {
+      high = mid;
+      failed = std::move(part);
+    }
+  }
+  if (failed.status != ApplyResult::Status::kernel_error && test.tokens > 0) return {token_position(test, spec, order[0]), std::move(failed)};
+  return {test.tokens > 0 ? token_position(test, spec, order[static_cast<std::size_t>(high - 1)]) : 0, std::move(failed)};
+}
+
 void FailedCalls::explain(GroupResult& g) const {
   if (!any_ || g.verdict != "fail") return;
   if (!g.diagnosis) g.diagnosis.emplace();
@@ -909,8 +956,11 @@ void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool 
   parallel_for(list.size(), threads, [&](std::size_t i) { scores[i] = scorer.score(list[i]); });
   std::size_t best = list.size();
   for (std::size_t i = 0; i < list.size(); ++i) {
+    // Ties (equal shares within the bound, bit-identical shares within half a percent: one
+    // schedule written two ways, as base b over head_dim and b^(rotary/head) over rotary_dim) go
+    // to the earlier, more specific change.
     if (best == list.size() || scores[i].within > scores[best].within ||
-        (scores[i].within == scores[best].within && scores[i].identical > scores[best].identical)) {
+        (scores[i].within == scores[best].within && scores[i].identical > scores[best].identical + 0.005)) {
       best = i;
     }
   }

@@ -94,23 +94,8 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       if (result.status == ApplyResult::Status::unsupported) {
         comparer.skip(test, result.message);
       } else {
-        // The shortest failing prefix of the chunk (positions ascend): where the calls start to fail.
-        std::int64_t low = 0, high = test.tokens;  // the prefix of `high` tokens fails, of `low` passes
-        std::string message = result.message;
-        std::string kind(kind_name(result.status));
-        while (high - low > 1) {
-          const std::int64_t mid = low + (high - low) / 2;
-          const ApplyResult part = implementation.run(spec, Shape{mid, 1, d}, std::span(test.positions).first(static_cast<std::size_t>(mid * components)),
-                                                      std::span(test.input).first(static_cast<std::size_t>(mid * d)));
-          if (part.status == ApplyResult::Status::ok || part.status == ApplyResult::Status::unsupported) {
-            low = mid;
-          } else {
-            high = mid;
-            message = part.message;
-            kind = std::string(kind_name(part.status));
-          }
-        }
-        failed_calls.offer(test.positions[static_cast<std::size_t>((high - 1) * components)], kind, message);
+        const auto [first, call] = first_failing_call(implementation, spec, test, result);
+        failed_calls.offer(first, std::string(kind_name(call.status)), call.message);
         comparer.fail(test, std::string(kind_name(result.status)), result.message);
       }
       continue;
