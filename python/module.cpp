@@ -11,6 +11,7 @@
 #include "hfconfig/hfconfig.h"
 #include "judge/errors.h"
 #include "judge/implementation.h"
+#include "spec/schedule.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::python {
@@ -124,6 +125,18 @@ ropecheck does not model raises ValueError naming the file and the field.)")
       .def_property_readonly("direction", [](const Spec& s) { return std::string(name(s.direction)); })
       .def_property_readonly("scaling", [](const Spec& s) { return std::string(name(s.scaling.type)); })
       .def_property_readonly("position_components", [](const Spec& s) { return position_components(s); })
+      .def(
+          "frequencies",
+          [](const Spec& s) {
+            std::vector<double> theta;
+            for (int j = 0; j < s.rotary_dim / 2; ++j) theta.push_back(static_cast<double>(ropecheck::frequency<long double>(s, j)));
+            return theta;
+          },
+          "theta'_j of every rotary pair j (spec/schedule.h frequency, in long double, rounded to float64): what a "
+          "library's inv_freq is compared with.")
+      .def_property_readonly(
+          "attention_factor", [](const Spec& s) { return static_cast<double>(ropecheck::attention_factor<long double>(s)); },
+          "The factor that multiplies cos and sin (1 for schemes without one).")
       .def(py::pickle([](const Spec& s) { return to_string(s); }, [](const std::string& text) { return parse_spec(text); }));
 }
 
