@@ -222,6 +222,47 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   return d;
 }
 
+void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const double> output, int components,
+                              std::int64_t first_token) {
+  const std::int64_t token_size = test.heads * test.head_dim;
+  if (token_size <= 0) return;
+  golden::RopeTest& kept = spread_.test;
+  if (kept.tokens == 0) {
+    kept.id = test.id;
+    kept.heads = test.heads;
+    kept.head_dim = test.head_dim;
+  }
+  if (kept.heads != test.heads || kept.head_dim != test.head_dim) return;  // one shape per sample
+  const std::int64_t budget = std::max<std::int64_t>(2, max_values_ / 2 / token_size);
+  for (std::int64_t t = 0; t < test.tokens; t += spread_stride_) {
+    const auto p = test.positions.begin() + t * components;
+    kept.positions.insert(kept.positions.end(), p, p + components);
+    const auto x = test.input.begin() + t * token_size;
+    kept.input.insert(kept.input.end(), x, x + token_size);
+    const auto o = output.begin() + t * token_size;
+    spread_.output.insert(spread_.output.end(), o, o + token_size);
+    spread_.token_index.push_back(first_token + t);
+    ++kept.tokens;
+    if (kept.tokens > budget) {  // decimate: keep tokens 0, 2, 4, ...
+      std::int64_t n = 0;
+      for (std::int64_t k = 0; k < kept.tokens; k += 2, ++n) {
+        std::copy_n(kept.positions.begin() + k * components, components, kept.positions.begin() + n * components);
+        std::copy_n(kept.input.begin() + k * token_size, token_size, kept.input.begin() + n * token_size);
+        std::copy_n(spread_.output.begin() + k * token_size, token_size, spread_.output.begin() + n * token_size);
+        spread_.token_index[static_cast<std::size_t>(n)] = spread_.token_index[static_cast<std::size_t>(k)];
+      }
+      kept.tokens = n;
+      kept.positions.resize(static_cast<std::size_t>(n * components));
+      kept.input.resize(static_cast<std::size_t>(n * token_size));
+      spread_.output.resize(static_cast<std::size_t>(n * token_size));
+      spread_.token_index.resize(static_cast<std::size_t>(n));
+      spread_stride_ *= 2;
+      // The rest of this test at the new stride, from the next token that stride keeps.
+      t = (t / spread_stride_) * spread_stride_;
+    }
+  }
+}
+
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values, std::int64_t first_token) {
   DiagnosisSample k;

@@ -39,7 +39,8 @@ struct DiagnosisSample {
   std::vector<double> output;
   std::int64_t first_token = 0;   // the user's token index of the sample's token 0
   std::int64_t token_stride = 1;  // and the stride between its tokens
-  DiagnosedTest diagnosed() const { return {&test, output, first_token, token_stride}; }
+  std::vector<std::int64_t> token_index;  // a sample of several tests: each token's user index
+  DiagnosedTest diagnosed() const { return {&test, output, first_token, token_stride, token_index}; }
 };
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values, std::int64_t first_token = 0);
@@ -63,13 +64,31 @@ class DiagnosisSampler {
       worst_ = diagnosis_sample(test, output, components, max_values_, first_token);
     }
     worst_e_ = std::max(worst_e_, group_worst_e);
+    spread(test, output, components, first_token);
+    ++tests_offered_;
   }
   // Null before any test was offered.
   const DiagnosisSample* sample() const { return worst_ ? &*worst_ : first_ ? &*first_ : nullptr; }
+  // What the diagnosis reads: the sample above and, once tests were offered, a sample spread over
+  // all of them (a mistake that depends on the position is then seen at every position offered,
+  // not only in the worst test's).
+  std::vector<DiagnosedTest> diagnosed() const {
+    std::vector<DiagnosedTest> out;
+    if (const DiagnosisSample* s = sample()) out.push_back(s->diagnosed());
+    if (tests_offered_ > 1 && spread_.test.tokens > 0) out.push_back(spread_.diagnosed());
+    return out;
+  }
 
  private:
+  // Every offered test contributes tokens at a stride to spread_, at most max_values_/2 values in
+  // all: past that, every other kept token is dropped and the stride doubles.
+  void spread(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t first_token);
+
   std::int64_t max_values_;
   std::optional<DiagnosisSample> first_, worst_;
+  DiagnosisSample spread_;
+  std::int64_t spread_stride_ = 1;
+  std::int64_t tests_offered_ = 0;
   double worst_e_ = -1;
 };
 

@@ -96,8 +96,8 @@ GroupResult TensorJudge::finish() {
       c.test_id = 0;
     }
   }
-  if (const DiagnosisSample* sample = s.sampler.sample(); needs_diagnosis(g) && sample) {
-    g.diagnosis = diagnose(s.group.spec, {sample->diagnosed()}, s.claims.model, g.verdict == "fail", s.options.threads);
+  if (const std::vector<DiagnosedTest> samples = s.sampler.diagnosed(); needs_diagnosis(g) && !samples.empty()) {
+    g.diagnosis = diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads);
   }
   return g;
 }

@@ -249,10 +249,12 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       GroupResult result = comparer.finish();
       if (needs_diagnosis(result)) {
         std::vector<DiagnosedTest> judged;
+        // The worst sidecar test alone (golden tests are separate calls: a mistake in some of them
+        // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
         if (const DiagnosisSample* sample = sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
         for (const Pending& p : pending) {
           if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
-            judged.push_back({p.test, p.result.output});
+            judged.push_back({.test = p.test, .output = p.result.output});
           }
         }
         if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", options.threads);

@@ -721,7 +721,7 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
         ++f.faulty_rows;
         f.matched += matched;
         f.rows_flagged.insert({&test, t, h});
-        f.tokens.push_back(tests[i].first_token + t * tests[i].token_stride);
+        f.tokens.push_back(tests[i].user_token(t));
       }
     }
   }
@@ -729,7 +729,10 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
     f.rows = rows;
     std::sort(f.tokens.begin(), f.tokens.end());
     f.tokens.erase(std::unique(f.tokens.begin(), f.tokens.end()), f.tokens.end());
-    for (const DiagnosedTest& dt : tests) f.stride = std::max(f.stride, dt.token_stride);
+    for (const DiagnosedTest& dt : tests) {
+      f.stride = std::max(f.stride, dt.token_stride);
+      for (std::size_t k = 1; k < dt.token_index.size(); ++k) f.stride = std::max(f.stride, dt.token_index[k] - dt.token_index[k - 1]);
+    }
     f.what = kind == "memory_zeros"      ? "rows never written (zeros)"
              : kind == "memory_identity" ? "no rotation applied (outputs equal the inputs)"
                                          : "another token's data (pair norms that are not the row's input's: a stride ignored)";

@@ -42,6 +42,12 @@ struct DiagnosedTest {
   std::span<const double> output;
   std::int64_t first_token = 0;
   std::int64_t token_stride = 1;
+  // A sample gathered from several chunks: the user's index of each of its tokens (in place of
+  // first_token and token_stride when not empty).
+  std::span<const std::int64_t> token_index = {};
+  std::int64_t user_token(std::int64_t t) const {
+    return token_index.empty() ? first_token + t * token_stride : token_index[static_cast<std::size_t>(t)];
+  }
 };
 
 // The tokens the changes are scored on (the memory checks read every token given).

@@ -111,7 +111,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   GroupResult g = comparer.finish();
   if (needs_diagnosis(g) && !kept_tests.empty()) {
     std::vector<DiagnosedTest> judged;
-    for (std::size_t i = 0; i < kept_tests.size(); ++i) judged.push_back({&kept_tests[i], kept_outputs[i]});
+    for (std::size_t i = 0; i < kept_tests.size(); ++i) judged.push_back({.test = &kept_tests[i], .output = kept_outputs[i]});
     g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads);
   }
   failed_calls.explain(g);
