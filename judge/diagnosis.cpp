@@ -70,6 +70,11 @@ PairFit fit_pair(std::vector<AngleSample> samples, long double theta, long doubl
   }
   if (sxx == 0 || theta == 0) return fit;
   fit.frequency_error = sxy / sxx;
+  // Resolved too when the fitted error itself stands far above the rounding at the largest
+  // position (a one-ulp error may be invisible where a 30-ulp one is plain).
+  long double largest = 0;
+  for (const AngleSample& s : samples) largest = std::max(largest, std::fabs(s.m));
+  if (largest * std::fabs(fit.frequency_error) > 16 * noise) fit.resolved = true;
   return fit;
 }
 
@@ -212,7 +217,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
       const long double lo = median(lower), hi = median(upper);
       d.frequency_growth = !lower.empty() && !upper.empty() && hi > 3 * lo + 2 ? "pair index" : "constant";
       line += "; frequency error up to " + number(d.frequency_error_ulps) + " ulp at pair " + std::to_string(d.frequency_error_pair) +
-              (d.frequency_growth == "pair index" ? ", growing with the pair index (a running product theta *= r)"
+              (d.frequency_growth == "pair index" ? ", growing with the pair index (as a running product theta *= r, or a rounded exponent, gives)"
                                                   : ", about the same over the pair indices");
     }
     d.lines.push_back(line);

@@ -420,15 +420,6 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
     s.scaling = Scaling{};
     const std::string type(name(sc.type));
     c.spec_change("scaling", s, "", "scaling=none (expected " + type + "): the " + type + " scaling not applied");
-    for (const std::optional<long double>& fitted : {fits.base, fits.base_median}) {
-      if (!fitted || !(*fitted > 1) || !std::isfinite(*fitted)) continue;
-      for (int digits : {2, 3, 6, 7}) {
-        Spec t = s;
-        t.base = decimal(significant(*fitted, digits));
-        c.spec_change("scaling", t, "",
-                      "one base=" + t.base + " in place of the " + type + " schedule (expected base=" + spec.base + " with " + type + " scaling)");
-      }
-    }
   } else if (fits.factor && *fits.factor > 1.01L) {
     for (int digits : {1, 2, 3}) {
       Spec s = spec;
@@ -461,12 +452,40 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
         }
       }
       break;
-    case ScalingType::ntk: factor_variants({"2", "4", "8"}); break;
+    case ScalingType::ntk: {
+      factor_variants({"2", "4", "8"});
+      // The factor whose NTK base b·f^(d/(d−2)) is the fitted one.
+      const long double d = spec.rotary_dim;
+      for (const std::optional<long double>& b : {fits.base, fits.base_median}) {
+        if (!b || !(*b > base)) continue;
+        const long double f = std::pow(*b / base, (d - 2) / d);
+        for (long double v : {significant(f, 1), significant(f, 2), significant(f, 3), std::round(2 * f) / 2}) {
+          Spec t = spec;
+          t.scaling.factor = decimal(v);
+          c.spec_change("scaling", t);
+        }
+      }
+      break;
+    }
     case ScalingType::dynamic: {
       for (std::int64_t len : {sc.original_max_position, 2 * sc.original_max_position, 4 * sc.original_max_position}) {
         Spec s = spec;
         s.scaling.seq_len = len;
         c.spec_change("scaling", s, len == sc.original_max_position ? ": dynamic NTK at its static (unscaled) base" : "");
+      }
+      // The length whose dynamic base b·(f·L/Lmax − (f − 1))^(d/(d−2)) is the fitted one.
+      const long double d = spec.rotary_dim, f = std::strtold(sc.factor.c_str(), nullptr);
+      for (const std::optional<long double>& b : {fits.base, fits.base_median}) {
+        if (!b || !(*b > base) || !(f > 0)) continue;
+        const long double len = static_cast<long double>(sc.original_max_position) * (std::pow(*b / base, (d - 2) / d) + f - 1) / f;
+        if (!(len > 0) || len > 1e15L) continue;
+        // Lengths are round numbers: to 2, 3 and 6 digits, and to a multiple of 1024.
+        for (long double v : {significant(std::round(len), 2), significant(std::round(len), 3), significant(std::round(len), 6),
+                              std::max(1.0L, std::round(len / 1024)) * 1024}) {
+          Spec t = spec;
+          t.scaling.seq_len = static_cast<std::int64_t>(v);
+          c.spec_change("scaling", t);
+        }
       }
       Variant v = c.base();
       v.kind = "scaling";
@@ -508,6 +527,14 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
     case ScalingType::llama3:
       factor_variants({"2", "4", "8", "16", "32"});
       original_variants();
+      for (const char* low : {"1", "2"}) {
+        for (const char* high : {"2", "4", "8"}) {
+          Spec t = spec;
+          t.scaling.low_freq_factor = low;
+          t.scaling.high_freq_factor = high;
+          c.spec_change("scaling", t);
+        }
+      }
       break;
     case ScalingType::longrope: {
       Spec s = spec;
@@ -526,6 +553,22 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
       break;
     }
     default: break;
+  }
+  // A scaled schedule replaced by one base (llama3 "collapsed into an averaged base"): after the
+  // type's own parameters, which say the same thing more precisely where they reproduce it.
+  if (sc.type != ScalingType::none) {
+    Spec s = spec;
+    s.scaling = Scaling{};
+    const std::string type(name(sc.type));
+    for (const std::optional<long double>& fitted : {fits.base, fits.base_median}) {
+      if (!fitted || !(*fitted > 1) || !std::isfinite(*fitted)) continue;
+      for (int digits : {2, 3, 6, 7}) {
+        Spec t = s;
+        t.base = decimal(significant(*fitted, digits));
+        c.spec_change("scaling", t, "",
+                      "one base=" + t.base + " in place of the " + type + " schedule (expected base=" + spec.base + " with " + type + " scaling)");
+      }
+    }
   }
   // Multi-axis.
   if (spec.axes.kind == AxesKind::mrope || spec.axes.kind == AxesKind::imrope) {
@@ -656,6 +699,9 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
   }
   std::sort(by_norm.begin(), by_norm.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
   const double slack = std::ldexp(1.0, 4 - significand_bits(spec.dtype)) + 1e-6;  // a few roundings of the dtype
+  // Below this pair norm a rotated component may be subnormal (2^(emin + p): the normal range
+  // reaches down to a relative 2^-p of the norm).
+  const double no_underflow = std::ldexp(1.0, reference::format_of(spec.dtype).emin + significand_bits(spec.dtype));
   auto close = [&](const std::vector<double>& l, const std::vector<double>& r) {
     for (std::size_t j = 0; j < l.size(); ++j) {
       if (std::fabs(l[j] - r[j]) > slack * std::max(std::fabs(l[j]), std::fabs(r[j])) + 1e-30) return false;
@@ -696,7 +742,13 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
           norms(o, out_norms);
           double lo = kInfinity, hi = 0;
           for (int j = 0; j < pairs; ++j) {
-            if (!(in_norms[static_cast<std::size_t>(j)] > 0)) continue;
+            // Pairs whose rotated components cannot underflow only: a subnormal value flushed to
+            // zero is an edge case, not memory.
+            const reference::PairDims pd = dims[static_cast<std::size_t>(j)];
+            if (!(in_norms[static_cast<std::size_t>(j)] > no_underflow) ||
+                domain_of(x[pd.first], x[pd.second], spec.dtype, static_cast<double>(attention_factor<long double>(spec))) != Domain::ordinary) {
+              continue;
+            }
             const double ratio = out_norms[static_cast<std::size_t>(j)] / in_norms[static_cast<std::size_t>(j)];
             lo = std::min(lo, ratio), hi = std::max(hi, ratio);
           }
@@ -928,6 +980,9 @@ void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool 
   const std::map<std::string, MemoryFinding> memory = memory_faults(spec, tests);
   const auto explains_rest = [&](const MemoryFinding& m) {
     const Score rest = scorer.score(as_given, &m.rows_flagged);
+    // Foreign data must leave rows the spec explains (zeros or the inputs everywhere are said
+    // whatever is left).
+    if (m.kind == "memory_stride" && rest.units == 0) return false;
     return rest.within >= 0.9 && (1 - rest.within) * 5 <= (1 - given.within) && rest.within > given.within;
   };
   const auto name_memory = [&](const MemoryFinding& m) {
