@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -14,14 +13,45 @@
 namespace ropecheck {
 namespace {
 
-[[noreturn]] void fail(std::string_view field, std::string_view expected, std::string_view got) {
-  throw SpecError("spec field '" + std::string(field) + "': expected " + std::string(expected) +
-                  ", got '" + std::string(got) + "'");
+// A value quoted in a message: whole up to 64 characters, else its start and its length (an
+// argument of 100,000 characters is not echoed back).
+std::string shown(std::string_view got) {
+  if (got.size() <= 64) return "'" + std::string(got) + "'";
+  return "'" + std::string(got.substr(0, 48)) + "...' (" + std::to_string(got.size()) + " characters)";
 }
 
+[[noreturn]] void fail(std::string_view field, std::string_view expected, std::string_view got) {
+  throw SpecError("spec field '" + std::string(field) + "': expected " + std::string(expected) + ", got " + shown(got));
+}
+
+// The longest decimal a spec field takes: far more digits than any parameter has (a base, a factor,
+// a LongRoPE entry), and a bound on what the exact reference parses at its working precision.
+constexpr std::size_t kMaxDecimalLength = 400;
+
+// [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?, scanned in one pass (a regex recurses
+// per character: 30,000 digits overflowed the stack).
 bool is_decimal(const std::string& s) {
-  static const std::regex pattern(R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)");
-  return std::regex_match(s, pattern);
+  if (s.size() > kMaxDecimalLength) return false;
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - start;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  const std::size_t integer = digits();
+  std::size_t fraction = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    fraction = digits();
+  }
+  if (integer == 0 && fraction == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
 }
 
 std::int64_t to_int(std::string_view field, const std::string& text) {
@@ -32,6 +62,7 @@ std::int64_t to_int(std::string_view field, const std::string& text) {
 }
 
 std::string decimal_field(std::string_view field, const std::string& text) {
+  if (text.size() > kMaxDecimalLength) fail(field, "a decimal number of at most " + std::to_string(kMaxDecimalLength) + " characters", text);
   if (!is_decimal(text)) fail(field, "a decimal number", text);
   return text[0] == '+' ? text.substr(1) : text;
 }
@@ -387,7 +418,7 @@ Spec parse_spec(std::string_view text) {
   for (const auto& item : split_list(all, ',')) {
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw SpecError("spec: expected key=value, got '" + item + "'");
+      throw SpecError("spec: expected key=value, got " + shown(item));
     }
     std::string key = item.substr(0, eq);
     if (fields.count(key)) throw SpecError("spec field '" + key + "': expected once, got a duplicate");

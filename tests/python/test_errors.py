@@ -61,3 +61,10 @@ def test_a_function_that_returns_the_wrong_size_fails_the_gate():
     result = ropecheck.gate(lambda x, p: x[:, :, :2], spec="layout=half,head_dim=64,base=10000,dtype=f32")
     assert not result.passed
     assert any("output values" in c.message for c in result.worst_cases)
+
+
+def test_a_very_long_number_is_a_value_error_not_a_crash():
+    # 40,000 digits once overflowed the stack of the spec parser's regex and killed the interpreter.
+    with pytest.raises(ValueError, match="at most 400 characters") as raised:
+        ropecheck.Spec("layout=half,head_dim=64,base=" + "1" * 40000)
+    assert len(str(raised.value)) < 300

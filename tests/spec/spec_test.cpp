@@ -271,5 +271,31 @@ TEST(SplitMix64, DiscardSkipsExactlyThatManyOutputs) {
   EXPECT_EQ(zero.next(), 0x6e789e6aa1b965f4ULL);
 }
 
+// A number of 30,000+ digits — on the command line, in a golden file's group spec, in Python — is
+// one SpecError naming the field and the bound, its text not echoed whole (the former regex
+// recursed per character and overflowed the stack: SIGSEGV in every command).
+TEST(Spec, VeryLongNumbersAreRefusedByName) {
+  const std::string digits(40000, '1');
+  for (const std::string& text : {"layout=half,head_dim=64,base=" + digits, "layout=half,head_dim=64,base=1." + digits,
+                                  "layout=half,head_dim=64,base=10000,scaling=linear,factor=" + digits}) {
+    try {
+      (void)parse_spec(text);
+      ADD_FAILURE() << "accepted " << text.size() << " characters";
+    } catch (const SpecError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("at most 400 characters"), std::string::npos) << message.substr(0, 200);
+      EXPECT_LT(message.size(), 300u);
+    }
+  }
+  EXPECT_THROW((void)parse_spec_json(R"({"layout":"half","head_dim":64,"base":")" + digits + R"("})"), SpecError);
+  // The scanner accepts what the grammar says and nothing else.
+  for (const char* ok : {"10000", "+1.5", "2.", "1e6", "1.5E+3", "12.25", "0.5e1"}) {
+    EXPECT_NO_THROW((void)parse_spec(std::string("head_dim=4,base=") + ok)) << ok;
+  }
+  for (const char* bad : {".", "e5", "1e", "1e+", "1.2.3", "--1", "1 ", "0x10", "inf", "nan", ""}) {
+    EXPECT_THROW((void)parse_spec(std::string("head_dim=4,base=") + bad), SpecError) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace ropecheck
