@@ -1,5 +1,7 @@
 #include "gate/commands/spec_options.h"
 
+#include <charconv>
+
 #include <optional>
 
 #include "hfconfig/hfconfig.h"
@@ -20,7 +22,17 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
       ->expected(1);
   cmd->add_option("--seq-len", options.seq_len,
                   "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // An integer 1..2^63-1, read exactly (a wider one is refused, never saturated).
+            std::int64_t v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec != std::errc() || end != text.data() + text.size() || v < 1) {
+              return "expected an integer from 1 to 9223372036854775807, got '" + text.substr(0, 32) + (text.size() > 32 ? "...'" : "'");
+            }
+            return "";
+          },
+          "INT >= 1"));
 }
 
 std::vector<Spec> resolve_specs(const SpecOptions& options) {
