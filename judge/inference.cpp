@@ -61,6 +61,7 @@ struct Variant {
   bool first_axis_only = false;   // multi-axis: component 0 drives every pair
   std::optional<Dtype> positions_dtype, theta_dtype, angle_dtype, cos_sin_dtype;
   bool angle_tf32 = false;
+  bool running_product = false;  // θ_j = θ_{j−1}·r in binary32, r = RN32(b^(−2/d)) (ggml's rope)
   std::optional<long double> attention;  // the attention factor in place of the spec's
 };
 
@@ -191,8 +192,18 @@ class Scorer {
     Spec laid = s;
     if (v.frequency_dim > 0) laid.rotary_dim = v.frequency_dim;
     std::vector<long double> out(static_cast<std::size_t>(pairs));
+    // The running product: the unscaled schedule's θ_j = r^j accumulated in binary32 (ggml
+    // ggml_rope_cache_init: theta *= theta_scale), times what the scaling makes of θ_j.
+    Spec unscaled = laid;
+    unscaled.scaling = Scaling{};
+    const float ratio = static_cast<float>(std::pow(std::strtold(laid.base.c_str(), nullptr), -2.0L / laid.rotary_dim));
+    float running = 1;
     for (int j = 0; j < pairs; ++j) {
       long double th = frequency<long double>(laid, j);
+      if (v.running_product) {
+        th *= static_cast<long double>(running) / frequency<long double>(unscaled, j);
+        running *= ratio;
+      }
       if (v.theta_dtype) th = reference::round_to_format(th, *v.theta_dtype);
       out[static_cast<std::size_t>(j)] = th;
     }
@@ -384,6 +395,14 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
                  std::to_string(spec.rotary_dim) + ")";
       c.push(w);
     }
+  }
+  // ggml's frequencies (before the base that such a product resembles).
+  if (spec.axes.kind != AxesKind::two_d) {
+    Variant r = c.base();
+    r.kind = "theta_running_product";
+    r.running_product = true;
+    r.change = "frequencies by a running product theta_j = theta_(j-1) x r in binary32, r = base^(-2/d) rounded (ggml's rope)";
+    c.push(r);
   }
   // The base.
   const long double base = std::strtold(spec.base.c_str(), nullptr);

@@ -15,7 +15,7 @@ import zoo  # noqa: E402
 from cases import CASES  # noqa: E402
 from controls import CONTROLS  # noqa: E402
 
-KINDS = {"base", "base_dtype", "layout", "direction", "position_offset", "positions_dtype", "theta_dtype",
+KINDS = {"base", "base_dtype", "theta_running_product", "layout", "direction", "position_offset", "positions_dtype", "theta_dtype",
          "angle_dtype", "angle_tf32", "cos_sin_dtype", "rotary_dim", "frequency_dim", "partial_pairs", "scaling",
          "attention_factor", "axes", "memory_zeros", "memory_identity", "memory_stride", "raised"}
 
