@@ -6,9 +6,9 @@
 //
 // Per dtype, one ggml context and graph are built once, on its first row: a = F32 or F16
 // [128, 32, 4096] (ggml's ne order), positions = I32 0..4095, out = ggml_rope_ext(a, positions),
-// computed out of place into its own tensor by ggml_graph_compute_with_ctx(ctx, graph, threads). Every iteration of a row times,
-// back to back on the same two buffers (a's data → out's data), so that all three see the same
-// state of a shared machine:
+// computed out of place into its own tensor by ggml_graph_compute_with_ctx(ctx, graph, threads).
+// Every iteration of a row times, back to back on the same two buffers (a's data → out's data), so
+// that all three see the same state of a shared machine:
 //   memcpy of the same bytes (split over the same threads),
 //   the project's "auto" kernel, out of place (layout=half,head_dim=128,base=500000,dtype=f32|f16),
 //   ggml's graph compute (the row's manual time, its GB/s),

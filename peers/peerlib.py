@@ -55,3 +55,42 @@ def run_over(inputs, outputs_path, compute):
             skipped[prefix.rstrip("/")] = str(why)
     save_candidate(outputs_path, outputs, skipped)
     return len(outputs), len(skipped)
+
+
+def one_dtype(spec, why):
+    """Unsupported(why) when the inputs' dtype differs from the outputs' (GPT-J's f16 -> f32)."""
+    if spec.get("input_dtype", spec["dtype"]) != spec["dtype"]:
+        raise Unsupported(why)
+
+
+def forward_only(spec, why):
+    """Unsupported(why) for the inverse rotation."""
+    if spec.get("direction", "forward") != "forward":
+        raise Unsupported(why)
+
+
+def main(tag, load, argv=None):
+    """The command line every file-route peer shares (scripts/peers): `PEER INPUTS.npz OUT_DIR`.
+
+    load() imports the library and returns (the RESULTS.md header line, {implementation name:
+    compute(spec, x, positions)}); any exception from it means the library is not there: one line
+    on stderr, exit 3 (scripts/peers then skips the peer, saying why). Each implementation's
+    candidate is OUT_DIR/NAME.npz (run_over)."""
+    import argparse
+    import os
+    import sys
+
+    parser = argparse.ArgumentParser(description=f"{tag}: a ropecheck file-route peer (peers/README.md)")
+    parser.add_argument("inputs")
+    parser.add_argument("out_dir")
+    args = parser.parse_args(argv)
+    try:
+        header, implementations = load()
+    except Exception as why:  # noqa: BLE001 - any failure to load means: peer not installed
+        print(f"{tag}: cannot load its library: {why}".splitlines()[0], file=sys.stderr)
+        return 3
+    os.makedirs(args.out_dir, exist_ok=True)
+    print(header)
+    for name, compute in implementations.items():
+        run_over(args.inputs, os.path.join(args.out_dir, name + ".npz"), compute)
+    return 0

@@ -2,8 +2,11 @@
 """Builds peers/RESULTS.md from `ropecheck check/run --json` reports, and compares a fresh table
 with the checked-in one (scripts/peers drives it; peers/README.md "RESULTS.md").
 
-    results.py write --reports DIR --out RESULTS.md [--not-run IMPL=REASON ...] [--header LINE ...]
-    results.py check --reports DIR --against RESULTS.md [--not-run IMPL=REASON ...]
+    results.py write --reports DIR --out RESULTS.md [--not-run PEER=REASON ...] [--header LINE ...]
+    results.py check --reports DIR --against RESULTS.md [--not-run PEER=REASON ...]
+
+PEER names the implementations of a peer that could not run: a prefix ("ggml" covers ggml-fma,
+ggml-nofma) or several, comma-separated ("ort,onnxref").
 
 DIR holds MODEL/IMPL.json (gate/schema/report.schema.json) and, for file-route peers,
 MODEL/IMPL.skipped.json ({"SUITE/ID": reason}). Rows: implementation × model × dtype × spec family
@@ -72,8 +75,8 @@ def load_rows(reports_dir):
             key = (impl, model, g["dtype"], family(g["suite"]))
             row = rows.setdefault(key, {"groups": [], "reasons": set(), "resolved": report["implementation"]})
             row["groups"].append(g)
-            for test in g["skipped_tests"]:
-                reason = reasons.get(f"{g['suite']}/{test}")
+            for test in g["skipped_tests"]:  # {"id": N, "reason": ...} (an id alone in older reports)
+                reason = reasons.get(f"{g['suite']}/{test['id'] if isinstance(test, dict) else test}")
                 row["reasons"].add(reason if reason else unsupported)
     return {key: summarize(row) for key, row in rows.items()}
 
@@ -136,7 +139,7 @@ def summary_matrix(rows, model):
 
 
 def impl_order(impl):
-    order = ("ggml", "torch", "ort")
+    order = ("ggml", "torch", "ort", "onnxref")
     return (next((i for i, p in enumerate(order) if impl.startswith(p)), len(order)), impl)
 
 
@@ -153,7 +156,8 @@ def write(args):
            "cannot express: peers/README.md. Verdicts use the default bound of each model (gate/README.md).", ""]
     out += [line for line in args.header] + ([""] if args.header else [])
     for item in args.not_run:
-        out.append(f"- not run: {item}")
+        peer, _, reason = item.partition("=")
+        out.append(f"- not run: {', '.join(p + '-*' for p in prefixes(peer))}: {reason}")
     if args.not_run:
         out.append("")
     for model in models:
@@ -165,6 +169,11 @@ def write(args):
         f.write("\n".join(out) + "\n")
     print(f"wrote {args.out}: {len(rows)} rows")
     return 0
+
+
+def prefixes(peer):
+    """--not-run's PEER: "ggml" covers ggml-fma, ggml-nofma; "ort,onnxref" covers ort-*, onnxref-*."""
+    return [p for p in peer.split(",") if p]
 
 
 def parse_table(path):
@@ -180,7 +189,7 @@ def parse_table(path):
 def check(args):
     fresh = {k: dict(zip(COLUMNS, cells(k, v))) for k, v in load_rows(args.reports).items()}
     old = parse_table(args.against)
-    not_run = {item.split("=", 1)[0] for item in args.not_run}  # peers: "ggml" covers ggml-best, ggml-x64
+    not_run = {peer for item in args.not_run for peer in prefixes(item.split("=", 1)[0])}
 
     def skipped_peer(impl):
         return any(impl == peer or impl.startswith(peer + "-") for peer in not_run)
@@ -216,7 +225,7 @@ def main():
     parser.add_argument("--reports", required=True)
     parser.add_argument("--out")
     parser.add_argument("--against")
-    parser.add_argument("--not-run", action="append", default=[], help="IMPL=REASON (a peer that could not run)")
+    parser.add_argument("--not-run", action="append", default=[], help="PEER=REASON (a peer that could not run; PEER: its implementations' prefix(es), comma-separated)")
     parser.add_argument("--header", action="append", default=[], help="a line for the top of RESULTS.md")
     args = parser.parse_args()
     if args.mode == "write":

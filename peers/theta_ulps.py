@@ -2,7 +2,8 @@
 """How far the float32 frequency recipes of the peers land from the exact θ_j = base^(−2j/d), in
 ulps of binary32 — the number the gate's coming `f32-angle` model needs ("θ within k ulps").
 
-    theta_ulps.py [--ort DIR --node NODE] [--markdown]
+    theta_ulps.py [--ort]
+    build/peers/venv/bin/python peers/theta_ulps.py --ort    # with the onnx rows
 
 Recipes measured, for d in 64, 80, 96, 128, 256 and base in 1e4, 5e5, 1e6, 1e7, pairs j < d/2:
 - torch:  1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.int64).float() / d)), run by
@@ -11,19 +12,17 @@ Recipes measured, for d in 64, 80, 96, 128, 256 and base in 1e4, 5e5, 1e6, 1e7, 
           ctypes): llama.cpp's running product (ggml-cpu rope_cache_init; there the product starts
           at the position, θ_0 = p);
 - onnx:   the same formula as an ONNX graph (Cast, Div, Pow, Div: what torch.onnx.export makes of
-          the torch line) evaluated by ONNX Runtime's float32 kernels (onnxruntime-node, with --ort).
+          the torch line) evaluated by ONNX Runtime's float32 CPU kernels (with --ort: the PyPI
+          onnxruntime wheel of peers/onnx/requirements.txt, so run by the peers' venv python,
+          build/peers/venv/bin/python, which also sees Debian's numpy and torch).
 Exact values: Python's decimal at 60 digits (exp and ln correctly rounded there), far beyond the
 2^-24 that an ulp resolves. Error in ulps = |θ̂ − θ| / ulp(θ), ulp(θ) = 2^(⌊log2 θ⌋ − 23).
 """
 import argparse
 import ctypes
 import decimal
-import json
 import math
-import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -60,27 +59,10 @@ def ggml_recipe(base, d):
     return theta
 
 
-ORT_SCRIPT = r"""
-const ort = require(process.argv[1]);
-const jobs = JSON.parse(require('fs').readFileSync(process.argv[3], 'utf8'));
-(async () => {
-  const s = await ort.InferenceSession.create(process.argv[2], {intraOpNumThreads: 1});
-  const out = [];
-  for (const [base, d] of jobs) {
-    const idx = BigInt64Array.from({length: d / 2}, (_, i) => BigInt(2 * i));
-    const r = await s.run({base: new ort.Tensor('float32', Float32Array.of(base), []),
-                           dim: new ort.Tensor('float32', Float32Array.of(d), []),
-                           idx: new ort.Tensor('int64', idx, [d / 2])});
-    out.push(Array.from(r.inv_freq.data));
-  }
-  console.log(JSON.stringify(out));
-})();
-"""
-
-
-def onnx_recipe_all(ort_dir, node, jobs):
-    """inv_freq = 1 / (base ^ (float(idx) / dim)) by ORT, for every (base, d) job."""
+def onnx_recipe_all(jobs):
+    """inv_freq = 1 / (base ^ (float(idx) / dim)) by ONNX Runtime's CPU provider, for every (base, d) job."""
     import onnx
+    import onnxruntime as ort
     from onnx import TensorProto, helper
 
     nodes = [helper.make_node("Cast", ["idx"], ["idx_f"], to=TensorProto.FLOAT),
@@ -95,13 +77,15 @@ def onnx_recipe_all(ort_dir, node, jobs):
                               [helper.make_tensor_value_info("inv_freq", TensorProto.FLOAT, ["n"])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    with tempfile.TemporaryDirectory() as tmp:
-        path, jobs_path = os.path.join(tmp, "inv_freq.onnx"), os.path.join(tmp, "jobs.json")
-        onnx.save(model, path)
-        json.dump(jobs, open(jobs_path, "w"))
-        out = subprocess.run([node, "-e", ORT_SCRIPT, os.path.abspath(ort_dir), path, jobs_path], check=True,
-                             capture_output=True, text=True).stdout
-    return [np.array(v, dtype=np.float32) for v in json.loads(out)]
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    out = []
+    for base, d in jobs:
+        feeds = {"base": np.array(base, dtype=np.float32), "dim": np.array(d, dtype=np.float32),
+                 "idx": np.arange(0, d, 2, dtype=np.int64)}
+        out.append(session.run(["inv_freq"], feeds)[0].astype(np.float32))
+    return out
 
 
 def measure(values, base, d):
@@ -111,8 +95,8 @@ def measure(values, base, d):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ort", help="onnxruntime-node package folder (adds the onnx rows)")
-    parser.add_argument("--node", default="node")
+    parser.add_argument("--ort", action="store_true",
+                        help="add the onnx rows (ONNX Runtime's Python package: run with build/peers/venv/bin/python)")
     args = parser.parse_args()
     jobs = [(base, d) for d in DIMS for base in BASES]
     recipes = {"ggml": [ggml_recipe(b, d) for b, d in jobs]}
@@ -121,7 +105,12 @@ def main():
     except ImportError:
         print("torch rows left out: python3-torch is not installed", file=sys.stderr)
     if args.ort:
-        recipes["onnx"] = onnx_recipe_all(args.ort, args.node, jobs)
+        try:
+            recipes["onnx"] = onnx_recipe_all(jobs)
+        except ImportError as why:
+            print(f"--ort: cannot import {why.name or why} ({why}): run with the peers' venv python, "
+                  "build/peers/venv/bin/python (scripts/peers installs onnx and onnxruntime there)", file=sys.stderr)
+            return 2
     print("| recipe | d | base | max ulps | pairs > 1 ulp | > 2 | > 3 | > 4 |")
     print("|---|---|---|---|---|---|---|---|")
     for name in ("torch", "ggml", "onnx"):

@@ -1,7 +1,8 @@
-/* The few functions of llama.cpp's prebuilt ggml that ropecheck calls, loaded at run time: the
- * declarations (from ggml's public headers ggml.h, ggml-cpu.h, ggml-backend.h of the ggml-org/ggml
- * repository; signatures and enum values only, no ggml header ships with the npm package), a table
- * of function pointers, and the loader of one CPU variant library libggml-cpu-<isa>.so.
+/* The few functions of llama.cpp's ggml (built by peers/ggml/build_ggml.sh) that ropecheck calls,
+ * loaded at run time: the declarations (from ggml's public headers ggml.h, ggml-cpu.h,
+ * ggml-backend.h of the ggml-org/ggml repository; signatures and enum values only, so that nothing
+ * of ggml is needed to build), a table of function pointers, and the loader of one CPU variant
+ * library libggml-cpu-<isa>.so.
  *
  * Shared by the plugin (ggml_plugin.c, C99) and bench/peers_bench.cpp (C++): everything is
  * static inline, the header holds no state. Callers dlopen nothing themselves: ggml_variant_load
@@ -80,7 +81,7 @@ typedef struct ggml_api {
 } ggml_api;
 
 /* ---- the CPU variants ----------------------------------------------------------------------------
- * The <isa> of every libggml-cpu-<isa>.so of the pinned package (peers/ggml/README.md), as an
+ * The <isa> of every libggml-cpu-<isa>.so of llama.cpp's x86 builds (peers/ggml/README.md), as an
  * X-macro so that callers can spell the names as they need them ("ggml-x64", "x64"). x64 and sse42
  * are built without FMA, haswell and later with it. */
 #define GGML_CPU_VARIANTS(X)                                                                              \

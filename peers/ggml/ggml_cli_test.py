@@ -7,9 +7,10 @@
         project kernel this machine cannot run (judge/registry.h); no crash, no report
     ggml_cli_test.py report --ropecheck BIN --plugin LIB --golden SUITE --ggml-dir DIR
         with the libraries (ROPECHECK_GGML_DIR, else DIR; exit 77 = skipped when absent), for
-        ggml-best and ggml-x64: a JSON report naming the variant, every test judged, and the
-        adapter's mapping sane: position 0 exact (e = 0), e below 1e4 up to position 1000 (a wrong
-        layout, base or sign gives e ~ 1e6-1e7 there; ggml's own float32 angle gives ~1e2-1e3).
+        ggml-best (and ggml-x64 where its library is in DIR): a JSON report naming the variant, every
+        test judged, and the adapter's mapping sane: position 0 exact (e = 0), e below 1e4 up to
+        position 1000 (a wrong layout, base or sign gives e ~ 1e6-1e7 there; ggml's own float32
+        angle gives ~1e2-1e3).
 Writes only into a fresh temporary folder.
 """
 import argparse
@@ -43,11 +44,13 @@ def unavailable(args, checks):
 def report(args, checks):
     ggml_dir = os.environ.get("ROPECHECK_GGML_DIR") or args.ggml_dir
     if not ggml_dir or not os.path.exists(os.path.join(ggml_dir, "libggml-base.so")):
-        print(f"skipped: no ggml libraries in {ggml_dir!r} (scripts/peers installs them)")
+        print(f"skipped: no ggml libraries in {ggml_dir!r} (peers/ggml/build_ggml.sh builds them)")
         return 77
     env = dict(os.environ, ROPECHECK_GGML_DIR=ggml_dir)
     with tempfile.TemporaryDirectory() as tmp:
-        for impl in ("ggml-best", "ggml-x64"):
+        # build_ggml.sh's folders hold one variant each: ggml-x64 only in the no-FMA one
+        impls = ["ggml-best"] + (["ggml-x64"] if os.path.exists(os.path.join(ggml_dir, "libggml-cpu-x64.so")) else [])
+        for impl in impls:
             proc, path = run(args, env, impl, tmp)
             checks.expect(proc.returncode in (0, 1), f"{impl}: exit {proc.returncode}: {proc.stderr[-500:]}")
             if not os.path.exists(path):

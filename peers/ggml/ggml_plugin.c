@@ -1,15 +1,16 @@
-/* ropecheck plugin (include/ropecheck/kernel.h) that runs ggml's CPU RoPE: llama.cpp's rope, as
- * shipped prebuilt by the npm package @node-llama-cpp/linux-x64 (peers/README.md pins the version).
+/* ropecheck plugin (include/ropecheck/kernel.h) that runs ggml's CPU RoPE: llama.cpp's rope, built
+ * from the pinned source by peers/ggml/build_ggml.sh (peers/ggml/README.md pins the version).
  *
  * Nothing of ggml is needed at build time: the libraries are dlopen'ed at run time from the folder
- * named by the environment variable ROPECHECK_GGML_DIR (the package's bins/linux-x64/), and the
+ * named by the environment variable ROPECHECK_GGML_DIR (a folder of build_ggml.sh, which holds
+ * libggml-base.so and one variant library, as llama.cpp's releases lay them out), and the
  * few functions called are declared in ggml_api.h from ggml's public headers (ggml.h, ggml-cpu.h,
  * ggml-backend.h of the ggml-org/ggml repository; signatures and enum values only), which
  * bench/peers_bench.cpp shares.
  *
  * Implementations: one per CPU variant library libggml-cpu-<isa>.so ("ggml-x64", "ggml-sse42",
- * "ggml-haswell", ...) and "ggml-best" (= "auto"): the variant with the highest
- * ggml_backend_score() on this machine, the one llama.cpp itself would pick. x64 and sse42 are
+ * "ggml-haswell", ...) and "ggml-best" (= "auto"): of the variants in the folder, the one with the
+ * highest ggml_backend_score() on this machine, the one llama.cpp itself would pick. x64 and sse42 are
  * built without FMA, haswell and later with it, so both rounding behaviours can be gated.
  * A variant that cannot be loaded (no ROPECHECK_GGML_DIR, no file, a score of 0 on this CPU) is
  * reported by ropecheck_kernel_available as 0 and its apply returns ROPECHECK_ERROR_UNAVAILABLE;
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ropecheck/kernel.h>
 
@@ -57,11 +59,20 @@ static int index_of(const char* implementation) {
 }
 
 /* Loads variant i (> 0) once, printing the reason it is unavailable (the unset folder only once
- * for all variants); caller holds g_lock. */
-static void load_variant(int i) {
+ * for all variants); caller holds g_lock. With skip_absent (the search for the best), a variant
+ * whose library is not in the folder is passed over in silence and not marked as tried: a folder
+ * may hold a single variant (peers/ggml/build_ggml.sh builds one per folder). */
+static void load_variant(int i, int skip_absent) {
   static int said_unset = 0;
   const char* dir = getenv("ROPECHECK_GGML_DIR");
   const char *what, *detail;
+  if (skip_absent && dir != NULL && dir[0] != '\0' && !g_variants[i - 1].tried) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/libggml-cpu-%s.so", dir, kNames[i] + strlen("ggml-")) < (int)sizeof path &&
+        access(path, F_OK) != 0) {
+      return;
+    }
+  }
   if (ggml_variant_load(&g_variants[i - 1], dir, kNames[i] + strlen("ggml-"), &what, &detail) || what == NULL) return;
   if (dir == NULL || dir[0] == '\0') {
     if (said_unset) return;
@@ -77,12 +88,18 @@ static int pick(const char* implementation) {
   pthread_mutex_lock(&g_lock);
   if (i == 0) {
     if (g_best < 0) {
-      for (j = 1; j < kCount; ++j) load_variant(j);
+      const char* dir = getenv("ROPECHECK_GGML_DIR");
+      for (j = 1; j < kCount; ++j) load_variant(j, 1);
       g_best = ggml_best_variant(g_variants, kCount - 1) + 1; /* -1 (none) becomes 0 */
+      if (g_best == 0 && dir != NULL && dir[0] != '\0') {
+        fprintf(stderr,
+                "ropecheck ggml plugin: no CPU variant library libggml-cpu-<isa>.so in %s loads and runs on this CPU\n",
+                dir);
+      }
     }
     result = g_best;
   } else {
-    load_variant(i);
+    load_variant(i, 0);
     result = g_variants[i - 1].score > 0 ? i : 0;
   }
   pthread_mutex_unlock(&g_lock);
