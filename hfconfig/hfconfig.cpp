@@ -85,6 +85,12 @@ class Reader {
     }
     fail(name, "an integer", dump(v));
   }
+  // An integer in [lo, hi], checked before it is narrowed to int (2^32 + 64 must not become 64).
+  int bounded(const std::string& name, const Json& v, std::int64_t lo, std::int64_t hi) const {
+    const std::int64_t n = integer(name, v);
+    if (n < lo || n > hi) fail(name, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", dump(v));
+    return static_cast<int>(n);
+  }
   const Json& required(const std::string& key) const {
     const Json* v = field(key);
     if (v == nullptr) fail(path(key), "a value", "nothing");
@@ -189,7 +195,7 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
 
   // head_dim: the config's, else hidden_size // num_attention_heads (n_embd // n_head for GPT-J).
   if (const Json* v = r.field("head_dim")) {
-    s.head_dim = static_cast<int>(r.integer(r.path("head_dim"), *v));
+    s.head_dim = r.bounded(r.path("head_dim"), *v, 2, 1 << 16);
   } else {
     const char* hidden_key = r.field("hidden_size") != nullptr || r.field("n_embd") == nullptr ? "hidden_size" : "n_embd";
     const char* heads_key = r.field("num_attention_heads") != nullptr || r.field("n_head") == nullptr ? "num_attention_heads" : "n_head";
@@ -205,7 +211,7 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
   // calls the factor rotary_pct).
   s.rotary_dim = s.head_dim;
   if (const Json* v = r.field("rotary_dim")) {
-    s.rotary_dim = static_cast<int>(r.integer(r.path("rotary_dim"), *v));
+    s.rotary_dim = r.bounded(r.path("rotary_dim"), *v, 2, 1 << 16);
   } else {
     const Json* factor = param("partial_rotary_factor");
     std::string name = pname("partial_rotary_factor");
@@ -418,7 +424,7 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
   // M-RoPE sections (Qwen2-VL, Qwen2.5-VL), interleaved when mrope_interleaved (Qwen3-VL).
   if (const Json* sections = param("mrope_section")) {
     if (!sections->is_array() || sections->empty()) r.fail(pname("mrope_section"), "an array of pair counts", Reader::dump(*sections));
-    for (const Json& n : *sections) s.axes.sections.push_back(static_cast<int>(r.integer(pname("mrope_section"), n)));
+    for (const Json& n : *sections) s.axes.sections.push_back(r.bounded(pname("mrope_section"), n, 0, 1 << 16));
     s.axes.kind = AxesKind::mrope;
     if (const Json* flag = param("mrope_interleaved")) {
       if (!flag->is_boolean()) r.fail(pname("mrope_interleaved"), "true|false", Reader::dump(*flag));

@@ -61,6 +61,13 @@ std::int64_t to_int(std::string_view field, const std::string& text) {
   return v;
 }
 
+// A dimension, range-checked before it is narrowed to int (4294967304 must not become 8).
+int to_dim(std::string_view field, const std::string& text) {
+  const std::int64_t v = to_int(field, text);
+  if (v < 0 || v > (std::int64_t{1} << 16)) fail(field, "an integer in [2, 65536]", text);
+  return static_cast<int>(v);
+}
+
 std::string decimal_field(std::string_view field, const std::string& text) {
   if (text.size() > kMaxDecimalLength) fail(field, "a decimal number of at most " + std::to_string(kMaxDecimalLength) + " characters", text);
   if (!is_decimal(text)) fail(field, "a decimal number", text);
@@ -138,9 +145,9 @@ Spec build(const Fields& f) {
   }
   const std::string* head_dim = get("head_dim");
   if (!head_dim) throw SpecError("spec field 'head_dim': expected an even integer >= 2, got nothing (missing)");
-  s.head_dim = static_cast<int>(to_int("head_dim", *head_dim));
+  s.head_dim = to_dim("head_dim", *head_dim);
   s.rotary_dim = s.head_dim;
-  if (auto v = get("rotary_dim")) s.rotary_dim = static_cast<int>(to_int("rotary_dim", *v));
+  if (auto v = get("rotary_dim")) s.rotary_dim = to_dim("rotary_dim", *v);
   if (auto v = get("base")) s.base = decimal_field("base", *v);
   if (auto v = get("dtype")) s.dtype = parse_dtype(*v);
   if (auto v = get("input_dtype")) {
