@@ -1,5 +1,8 @@
 #include "gate/check.h"
 
+#include <fstream>
+#include <string_view>
+
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -139,6 +142,15 @@ int run_direct_check(const CheckArguments& args) {
   return finish(report, args.reports, {args.input, args.candidate, args.positions});
 }
 
+// Whether a file's first bytes are a .npy magic or a safetensors header (8-byte length, then '{'):
+// the formats read a test at a time. An .npz or JSON candidate of any size is read whole.
+bool streamable(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[9] = {};
+  if (!in.read(head, sizeof head)) return false;
+  return std::string_view(head, 6) == "\x93NUMPY" || head[8] == '{';
+}
+
 }  // namespace
 
 int run_check(const CheckArguments& args) {
@@ -154,7 +166,7 @@ int run_check(const CheckArguments& args) {
   // sidecar suites it answers); the others whole.
   std::unique_ptr<judge::CandidateFile> candidate;
   try {
-    if (file_size(args.candidate) > kReadWholeBytes) {
+    if (file_size(args.candidate) > kReadWholeBytes && streamable(args.candidate)) {
       candidate = std::make_unique<judge::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
     } else {
       candidate = std::make_unique<judge::CandidateFile>(
