@@ -123,8 +123,18 @@ ordered_json to_json(const FuzzReport& report) {
   ordered_json violations = ordered_json::array();
   for (const Finding& f : report.violations) violations.push_back(finding_json(f));
   j["violations"] = violations;
-  j["verdict"] = report.violations.empty() ? "pass" : "fail";
+  j["verdict"] = fuzz_verdict(j);
   return j;
+}
+
+std::int64_t judged_trials(const ordered_json& report) {
+  return report.value("trials", std::int64_t{0}) - report.value("trials_unsupported", std::int64_t{0});
+}
+
+// The one rule of a fuzz report, as of every gate report (gate/report.cpp Report::decide): a
+// violation fails it, and so does nothing judged (every trial's spec unsupported).
+std::string fuzz_verdict(const ordered_json& report) {
+  return report.at("violations").empty() && judged_trials(report) > 0 ? "pass" : "fail";
 }
 
 int verdict_status(const ordered_json& report) { return report.value("verdict", "fail") == "pass" ? 0 : 1; }
@@ -170,6 +180,7 @@ std::string to_text(const ordered_json& report) {
   }
   out << "cases violating, by class:";
   for (const auto& [key, value] : report.at("violation_counts").items()) out << " " << key << " " << value.get<std::int64_t>();
+  if (judged_trials(report) <= 0) out << "\nnothing was judged: every trial's spec was unsupported";
   out << "\nverdict: " << report.at("verdict").get<std::string>() << "\n";
   return out.str();
 }
@@ -316,7 +327,7 @@ ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json
   merged["shards"] = ordered_json(shards);
   sort_worst(merged["worst"]);
   sort_violations(merged["violations"]);
-  merged["verdict"] = merged["violations"].empty() ? "pass" : "fail";
+  merged["verdict"] = fuzz_verdict(merged);
   return merged;
 }
 

@@ -129,6 +129,8 @@ std::string to_text(const nlohmann::ordered_json& report);
 // std::invalid_argument naming the file and field of a report that does not fit.
 nlohmann::ordered_json merge_reports(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& reports);
 // The exit status a report implies: 0 pass, 1 when it records a violation.
+// "pass" or "fail": a violation fails, and so does nothing judged (every trial unsupported).
+std::string fuzz_verdict(const nlohmann::ordered_json& report);
 int verdict_status(const nlohmann::ordered_json& report);
 
 }  // namespace ropecheck::fuzz

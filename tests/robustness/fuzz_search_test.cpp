@@ -363,6 +363,11 @@ TEST(Fuzz, UnsupportedTrialsAreCountedNotFailed) {
   EXPECT_EQ(report.trials_unsupported, 3);
   EXPECT_TRUE(report.violations.empty());
   EXPECT_TRUE(report.worst.empty());
+  // ... and a search that judged nothing fails, as every gate report does (one rule): it was a pass.
+  const ordered_json j = to_json(report);
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_NE(to_text(j).find("nothing was judged"), std::string::npos) << to_text(j);
+  EXPECT_EQ(verdict_status(j), 1);
 }
 
 // --seconds alone: no trial budget, the clock stops the search and the report says so.
