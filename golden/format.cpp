@@ -581,22 +581,22 @@ tensorio::TensorFile open_sidecar(const GoldenFile& file) {
   }
 }
 
-void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
+void SidecarLoader::load(const Spec& spec, RopeTest& test) {
   if (!test.sidecar) return;
-  const std::string path = sidecar_path_of(file);
+  const std::string path = sidecar_path_of(file_);
   try {
-    const tensorio::TensorFile sidecar = [&] {
+    if (!sidecar_) {
       try {
-        return open_sidecar(file);
+        sidecar_.emplace(open_sidecar(file_));
       } catch (const GoldenError& e) {
-        throw GoldenError((file.path.empty() ? "suite " + file.suite : file.path) + ": " + e.what());
+        throw GoldenError((file_.path.empty() ? "suite " + file_.suite : file_.path) + ": " + e.what());
       }
-    }();
+    }
     // sidecar_entry holds the tensor to the dtype's own storage, so every value decoded is one of
     // the dtype (no rounding test per value).
     auto read = [&](const std::string& name, Dtype dtype) {
-      const tensorio::TensorFile::Entry& e = sidecar_entry(sidecar, path, test, name, dtype);
-      return sidecar.read(e, 0, e.count);
+      const tensorio::TensorFile::Entry& e = sidecar_entry(*sidecar_, path, test, name, dtype);
+      return sidecar_->read(e, 0, e.count);
     };
     test.input = read(test.sidecar->input, input_dtype_of(spec));
     test.expected = read(test.sidecar->expected, spec.dtype);
@@ -604,6 +604,8 @@ void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) {
     throw GoldenError(e.what());
   }
 }
+
+void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) { SidecarLoader(file).load(spec, test); }
 
 // ---------------------------------------------------------------------------------------------
 // Writer.

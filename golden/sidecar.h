@@ -3,6 +3,7 @@
 // load_arrays (format.cpp) and lint (lint.cpp).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "golden/golden.h"
@@ -23,5 +24,18 @@ tensorio::TensorFile open_sidecar(const GoldenFile& file);
 // Throws GoldenError naming the sidecar and the tensor.
 const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sidecar, const std::string& path, const RopeTest& test,
                                                  const std::string& name, Dtype dtype);
+
+// Loads the sidecar tests of one file (load_arrays), opening the sidecar and reading its header
+// once: a suite of many small tests cost its whole header per test (quadratic in the tests).
+class SidecarLoader {
+ public:
+  explicit SidecarLoader(const GoldenFile& file) : file_(file) {}
+  // As load_arrays(file, spec, test). Throws GoldenError.
+  void load(const Spec& spec, RopeTest& test);
+
+ private:
+  const GoldenFile& file_;
+  std::optional<tensorio::TensorFile> sidecar_;
+};
 
 }  // namespace ropecheck::golden

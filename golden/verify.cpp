@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "golden/golden.h"
+#include "golden/sidecar.h"
 #include "golden/internal.h"
 #include "reference/attention.h"
 #include "reference/rope.h"
@@ -70,6 +71,7 @@ VerifyResult verify(const GoldenFile& file, std::string_view file_name, int max_
   VerifyResult result;
   Checker check(file_name, max_failures, result);
   const int bits = file.generator.precision_bits;
+  SidecarLoader sidecar(file);  // the sidecar's header read once for all its tests
   for (const Group& group : file.groups) {
     const Spec& spec = group.spec;
     for (const RopeTest& listed : group.rope_tests) {
@@ -80,7 +82,7 @@ VerifyResult verify(const GoldenFile& file, std::string_view file_name, int max_
       if (listed.sidecar) {
         // An unreadable sidecar is bad input (GoldenError: exit 2), not a test the reference rejects.
         loaded = listed;
-        load_arrays(file, spec, loaded);
+        sidecar.load(spec, loaded);
       }
       try {
         const reference::Shape shape{t.tokens, t.heads, t.head_dim};

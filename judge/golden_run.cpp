@@ -1,5 +1,7 @@
 #include "judge/golden_run.h"
 
+#include "golden/sidecar.h"
+
 #include <memory>
 
 #include <algorithm>
@@ -156,6 +158,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       continue;
     }
 
+    golden::SidecarLoader sidecar(file);  // the sidecar's header read once for all its tests
     for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
       const golden::Group& group = file.groups[gi];
       GroupComparer comparer(file.suite, static_cast<int>(gi), group, model, implementation.tolerance(group.spec),
@@ -212,7 +215,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           // load_arrays, GroupComparer::add_evaluated).
           golden::RopeTest loaded = test;
           try {
-            golden::load_arrays(file, group.spec, loaded);
+            sidecar.load(group.spec, loaded);
           } catch (const golden::GoldenError& e) {
             throw InputError(e.what());
           }
