@@ -30,7 +30,7 @@ std::int64_t integer(const std::string& text, const std::string& option) {
 
 // Integer values of a file's numbers (exact doubles below 2^53 from the readers), [tokens] or
 // [tokens, components].
-std::vector<std::int64_t> integers_of(const std::vector<double>& values, const std::vector<std::int64_t>& shape,
+std::vector<std::int64_t> integers_of(std::vector<std::int64_t> values, const std::vector<std::int64_t>& shape,
                                       int components, const std::string& file) {
   const bool shape_ok = (components == 1 && shape.size() == 1) ||
                         (shape.size() == 2 && shape[1] == components) || (components == 1 && shape.size() == 2 && shape[1] == 1);
@@ -43,15 +43,12 @@ std::vector<std::int64_t> integers_of(const std::vector<double>& values, const s
     throw InputError(file + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
   }
   if (values.empty()) throw InputError(file + ": positions: expected at least one token, got none");
-  std::vector<std::int64_t> out;
-  out.reserve(values.size());
-  for (double v : values) {
-    if (!(std::fabs(v) <= 0x1p62) || v != std::floor(v)) {
+  for (std::int64_t v : values) {
+    if (v > (std::int64_t{1} << 62) || v < -(std::int64_t{1} << 62)) {
       throw InputError(file + ": position: expected integers of magnitude <= 2^62, got " + std::to_string(v));
     }
-    out.push_back(static_cast<std::int64_t>(v));
   }
-  return out;
+  return values;
 }
 
 std::vector<std::int64_t> read_positions_file(const std::string& path, int components) {
@@ -60,7 +57,14 @@ std::vector<std::int64_t> read_positions_file(const std::string& path, int compo
     if (bytes.size() >= 6 && bytes.compare(0, 6, "\x93NUMPY") == 0) {
       const tensorio::Tensor t = tensorio::parse_npy_tensor(bytes, path);
       if (t.dtype != "I64" && t.dtype != "I32") throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + t.dtype);
-      return integers_of(t.values, t.shape, components, path);
+      // The reader widens to double, exact up to 2^53: a larger position is refused, not rounded.
+      std::vector<std::int64_t> values;
+      values.reserve(t.values.size());
+      for (double v : t.values) {
+        if (!(std::fabs(v) <= 0x1p53)) throw InputError(path + ": position: expected integers of magnitude <= 2^53 in a .npy file, got " + std::to_string(v));
+        values.push_back(static_cast<std::int64_t>(v));
+      }
+      return integers_of(std::move(values), t.shape, components, path);
     }
     JsonNotes notes;
     nlohmann::json j;
@@ -72,23 +76,29 @@ std::vector<std::int64_t> read_positions_file(const std::string& path, int compo
     if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
     if (j.is_object() && j.contains("positions")) j = nlohmann::json(j["positions"]);
     if (!j.is_array()) throw InputError(path + ": positions: expected a JSON array of integers");
-    std::vector<double> values;
+    std::vector<std::int64_t> values;
     std::vector<std::int64_t> shape{static_cast<std::int64_t>(j.size())};
+    // A JSON integer exactly as written (never through double); one above 2^63 - 1 is refused, not
+    // wrapped to a negative position.
+    const auto integer = [&](const nlohmann::json& v) {
+      if (!v.is_number_integer()) throw InputError(path + ": positions: expected integers");
+      if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+        throw InputError(path + ": position: expected integers of magnitude <= 2^62, got " + v.dump());
+      }
+      return v.get<std::int64_t>();
+    };
     for (const auto& item : j) {
       if (item.is_array()) {
         if (shape.size() == 1) shape.push_back(static_cast<std::int64_t>(item.size()));
         if (static_cast<std::int64_t>(item.size()) != shape[1]) throw InputError(path + ": positions: expected rows of equal length");
-        for (const auto& v : item) {
-          if (!v.is_number_integer()) throw InputError(path + ": positions: expected integers");
-          values.push_back(static_cast<double>(v.get<std::int64_t>()));
-        }
+        for (const auto& v : item) values.push_back(integer(v));
       } else if (item.is_number_integer() && shape.size() == 1) {
-        values.push_back(static_cast<double>(item.get<std::int64_t>()));
+        values.push_back(integer(item));
       } else {
         throw InputError(path + ": positions: expected integers, or rows of " + std::to_string(components) + " integers");
       }
     }
-    return integers_of(values, shape, components, path);
+    return integers_of(std::move(values), shape, components, path);
   } catch (const tensorio::ReaderError& e) {
     throw InputError(e.what());
   }
