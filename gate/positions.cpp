@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cmath>
+#include <fstream>
+#include <string_view>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -51,21 +53,38 @@ std::vector<std::int64_t> integers_of(std::vector<std::int64_t> values, const st
   return values;
 }
 
+// Whether a regular file starts with the .npy magic (anything else — a FIFO, a folder — is left to
+// read_file_bytes, which refuses it without waiting on it).
+bool starts_with_npy_magic(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[6] = {};
+  return in.read(head, sizeof head) && std::string_view(head, 6) == "\x93NUMPY";
+}
+
 std::vector<std::int64_t> read_positions_file(const std::string& path, int components) {
   try {
-    const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
-    if (bytes.size() >= 6 && bytes.compare(0, 6, "\x93NUMPY") == 0) {
-      const tensorio::Tensor t = tensorio::parse_npy_tensor(bytes, path);
-      if (t.dtype != "I64" && t.dtype != "I32") throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + t.dtype);
+    if (starts_with_npy_magic(path)) {
+      // The header first (dtype, shape, count), the values only once they are known to fit: a 1 GiB
+      // file of positions is refused from its header, not after reading and converting it.
+      const tensorio::TensorFile file = tensorio::TensorFile::open(path);
+      if (file.dtype() != "I64" && file.dtype() != "I32") {
+        throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
+      }
+      if (file.elements() / static_cast<std::uint64_t>(components) > static_cast<std::uint64_t>(kMaxPositions)) {
+        throw InputError(path + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
+      }
       // The reader widens to double, exact up to 2^53: a larger position is refused, not rounded.
       std::vector<std::int64_t> values;
-      values.reserve(t.values.size());
-      for (double v : t.values) {
+      values.reserve(file.elements());
+      for (double v : file.read(0, file.elements())) {
         if (!(std::fabs(v) <= 0x1p53)) throw InputError(path + ": position: expected integers of magnitude <= 2^53 in a .npy file, got " + std::to_string(v));
         values.push_back(static_cast<std::int64_t>(v));
       }
-      return integers_of(std::move(values), t.shape, components, path);
+      return integers_of(std::move(values), file.shape(), components, path);
     }
+    const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
     JsonNotes notes;
     nlohmann::json j;
     try {
