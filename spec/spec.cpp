@@ -1,10 +1,13 @@
 // Spec parsing (compact key=value and JSON), validation and canonical printing.
 #include "spec/spec.h"
 
+#include "spec/schedule.h"
+
 #include "spec/json_keys.h"
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -415,6 +418,16 @@ void validate(const Spec& s) {
       if (sc.attention_factor) positive("attention_factor", *sc.attention_factor);
       break;
     }
+  }
+  // The attention factor multiplies every output: beyond the dtype's largest value no input of
+  // magnitude 1 has a finite output, and the reference's results could not be judged.
+  const long double g = attention_factor<long double>(s);
+  const int emax = s.dtype == Dtype::f64 ? 1023 : s.dtype == Dtype::f16 ? 15 : 127;
+  const long double largest = std::ldexp(2.0L - std::ldexp(1.0L, 1 - significand_bits(s.dtype)), emax);
+  if (!std::isfinite(g) || std::fabs(g) > largest) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%Lg", g);
+    fail("attention_factor", "a factor at most the dtype's largest value (" + std::string(name(s.dtype)) + ")", text);
   }
 }
 

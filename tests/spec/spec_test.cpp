@@ -297,5 +297,21 @@ TEST(Spec, VeryLongNumbersAreRefusedByName) {
   }
 }
 
+// An attention factor beyond the dtype's largest value leaves no finite output to judge (1e308 was
+// accepted, and the reference's own ±inf outputs then failed its judge): refused by name.
+TEST(Spec, AttentionFactorsWhoseOutputsCannotBeFiniteAreRefused) {
+  const std::string yarn = "layout=half,head_dim=64,base=10000,scaling=yarn,factor=4,original_max_position=4096,";
+  for (const char* bad : {"dtype=f32,attention_factor=1e308", "dtype=f16,attention_factor=70000", "dtype=bf16,attention_factor=1e39"}) {
+    try {
+      (void)parse_spec(yarn + bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find("attention_factor"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW((void)parse_spec(yarn + "dtype=f16,attention_factor=60000"));
+  EXPECT_NO_THROW((void)parse_spec(yarn + "dtype=f32,attention_factor=1e30"));
+}
+
 }  // namespace
 }  // namespace ropecheck
