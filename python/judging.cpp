@@ -91,6 +91,33 @@ std::pair<std::string, std::string> explained(const Report& r) {
   return first;
 }
 
+// A KeyboardInterrupt or SystemExit raised inside the user's function: not that call's failure but
+// the end of the gate, raised again in Python once the judge has unwound (no std::exception: the
+// adapters record those as the call's failure).
+struct PythonStop {
+  bool keyboard_interrupt = false;
+  std::string message;                 // KeyboardInterrupt's
+  std::optional<long> exit_code;       // SystemExit's integer code; else `message` is its code
+};
+
+// Runs `judge` with the GIL released; a PythonStop from the user's function is raised again.
+template <class Judge>
+void judge_without_gil(Judge&& judge) {
+  try {
+    py::gil_scoped_release unlocked;
+    judge();
+  } catch (const PythonStop& stop) {
+    if (stop.keyboard_interrupt) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, stop.message.c_str());
+    } else if (stop.exit_code) {
+      PyErr_SetObject(PyExc_SystemExit, py::int_(*stop.exit_code).ptr());
+    } else {
+      PyErr_SetObject(PyExc_SystemExit, py::str(stop.message).ptr());
+    }
+    throw py::error_already_set();
+  }
+}
+
 // A Python callable `fn(spec, x, positions) -> array` (the package wraps the user's function: its
 // tensor library, dtype and signature) as the C++ function the judge calls. Called with the GIL
 // released around the judge; a Python exception is that call's failure (`kernel_error`, with its
@@ -113,6 +140,12 @@ judge::RopeFunction rope_function(py::function fn) {
       }
       return std::vector<double>(out.data(), out.data() + out.size());
     } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_KeyboardInterrupt)) throw PythonStop{true, judge::first_line(e.what()), std::nullopt};
+      if (e.matches(PyExc_SystemExit)) {
+        const py::object code = e.value().attr("code");
+        if (py::isinstance<py::int_>(code)) throw PythonStop{false, "", code.cast<long>()};
+        throw PythonStop{false, code.is_none() ? std::string() : py::str(code).cast<std::string>(), std::nullopt};
+      }
       // Converted while the GIL is held: the Python error object must not outlive it. The first line
       // ("IndexError: ...") without the traceback pybind11 appends: reports show it on one line.
       throw std::runtime_error(judge::first_line(e.what()));
@@ -154,8 +187,7 @@ Report gate_function(py::function fn, const std::string& name, const std::string
     report.model = implementation.claims().model;
     report.notes.push_back("no golden group of " + suites_path + " matches");
   } else {
-    py::gil_scoped_release unlocked;
-    report = gate::judge_into_report(suites, implementation, args, "run");
+    judge_without_gil([&] { report = gate::judge_into_report(suites, implementation, args, "run"); });
   }
   report.candidate = name;
   report.decide();
@@ -177,10 +209,7 @@ Report sweep_function(py::function fn, const std::string& name, const Spec& spec
   report.implementation = name;
   report.candidate = name;
   report.model = implementation.claims().model;
-  {
-    py::gil_scoped_release unlocked;
-    report.groups.push_back(judge::sweep(implementation, spec, sweep, options.group));
-  }
+  judge_without_gil([&] { report.groups.push_back(judge::sweep(implementation, spec, sweep, options.group)); });
   report.scope = gate::scope_of(args, 0, 0);
   report.worst_listed = args.worst;
   report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1};

@@ -68,3 +68,19 @@ def test_a_very_long_number_is_a_value_error_not_a_crash():
     with pytest.raises(ValueError, match="at most 400 characters") as raised:
         ropecheck.Spec("layout=half,head_dim=64,base=" + "1" * 40000)
     assert len(str(raised.value)) < 300
+
+
+@pytest.mark.parametrize("stop,check", [(KeyboardInterrupt, lambda e: True), (lambda: SystemExit(3), lambda e: e.code == 3)])
+def test_an_interrupt_inside_the_callable_stops_the_gate(stop, check):
+    # Ctrl-C or sys.exit() inside the user's function ends the gate at once, raised again as it was
+    # (it was recorded as that call's failure and the gate ran on).
+    calls = []
+
+    def fn(x, positions):
+        calls.append(1)
+        raise stop()
+
+    with pytest.raises((KeyboardInterrupt, SystemExit)) as raised:
+        ropecheck.judge_callable(fn, "layout=half,head_dim=64,base=10000,dtype=f32", samples=64)
+    assert check(raised.value)
+    assert len(calls) == 1
