@@ -103,6 +103,8 @@ ordered_json to_json(const FuzzReport& report) {
   j["selector"] = report.selector;
   j["seed"] = report.seed;
   j["shards"] = ordered_json::array({{{"index", report.shard_index}, {"count", report.shard_count}}});
+  j["trials_requested"] = report.trials_requested ? ordered_json(*report.trials_requested) : ordered_json(nullptr);
+  j["strict_zeros"] = report.strict_zeros;
   j["trials"] = report.trials_run;
   j["trials_unsupported"] = report.trials_unsupported;
   j["cases"] = report.cases;
@@ -298,8 +300,8 @@ ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json
       if (!merged.contains("stopped_reason")) merged["stopped_reason"] = "";
       continue;
     }
-    for (const char* field : {"implementation", "selector", "seed", "specs"}) {
-      if (j.at(field) != merged.at(field)) {
+    for (const char* field : {"implementation", "selector", "seed", "specs", "trials_requested", "strict_zeros"}) {
+      if (j.value(field, ordered_json(nullptr)) != merged.value(field, ordered_json(nullptr))) {
         throw std::invalid_argument(file + ": " + field + ": expected the same as " + reports.front().first +
                                     " (reports of one search), got a different one");
       }
@@ -324,6 +326,24 @@ ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json
     return std::make_pair(a.at("count").get<std::int64_t>(), a.at("index").get<std::int64_t>()) <
            std::make_pair(b.at("count").get<std::int64_t>(), b.at("index").get<std::int64_t>());
   });
+  // The shards of one search, all of them: K/N for every K < N, one N (0/2 alone, or 0/2 with 0/3,
+  // would add up to no run of the search).
+  const std::int64_t count = shards.front().at("count").get<std::int64_t>();
+  std::set<std::int64_t> indices;
+  for (const ordered_json& s : shards) {
+    if (s.at("count").get<std::int64_t>() != count) {
+      throw std::invalid_argument("report merge: shards: expected shards of one split (every K/" + std::to_string(count) +
+                                  "), got " + std::to_string(s.at("index").get<std::int64_t>()) + "/" +
+                                  std::to_string(s.at("count").get<std::int64_t>()));
+    }
+    indices.insert(s.at("index").get<std::int64_t>());
+  }
+  for (std::int64_t k = 0; k < count; ++k) {
+    if (!indices.count(k)) {
+      throw std::invalid_argument("report merge: shards: expected every shard K/" + std::to_string(count) + ", 0 <= K < " +
+                                  std::to_string(count) + ", got no shard " + std::to_string(k) + "/" + std::to_string(count));
+    }
+  }
   merged["shards"] = ordered_json(shards);
   sort_worst(merged["worst"]);
   sort_violations(merged["violations"]);

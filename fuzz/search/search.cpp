@@ -393,6 +393,8 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
   report.seed = options.seed;
   report.shard_index = options.shard_index;
   report.shard_count = options.shard_count;
+  report.trials_requested = options.trials;
+  report.strict_zeros = options.strict_zeros;
   std::vector<judge::Tolerance> tolerances;
   for (const Spec& spec : specs) {
     report.specs.push_back(to_string(spec));

@@ -95,6 +95,9 @@ struct FuzzReport {
   std::string selector;
   std::uint64_t seed = 0;
   int shard_index = 0, shard_count = 1;
+  // The search's own options (shards of one search agree on them: report merge checks).
+  std::optional<std::int64_t> trials_requested;
+  bool strict_zeros = false;
   std::int64_t trials_run = 0;
   std::int64_t trials_unsupported = 0;
   std::int64_t cases = 0;

@@ -121,7 +121,12 @@ const std::string kCandidate = kData + "/valid/candidate.safetensors";
 
 // Every writer, with {out} for the path it writes.
 std::vector<std::vector<std::string>> writers(const TempDir& dir) {
-  spit(dir / "report.json", slurp(kData + "/valid/report_seed1.json"));
+  {
+    // The whole search (shard 0/1): a merge refuses a lone shard 0/2 before it looks at --out.
+    nlohmann::json whole = nlohmann::json::parse(slurp(kData + "/valid/report_seed1.json"));
+    whole["shards"] = nlohmann::json::array({{{"index", 0}, {"count", 1}}});
+    spit(dir / "report.json", whole.dump());
+  }
   return {
       {"check", "--golden", kGolden, "--candidate", kCandidate, "--json", "{out}"},
       {"check", "--golden", kGolden, "--candidate", kCandidate, "--junit", "{out}"},
