@@ -68,7 +68,20 @@ std::vector<std::int64_t> read_positions_file(const std::string& path, int compo
     if (starts_with_npy_magic(path)) {
       // The header first (dtype, shape, count), the values only once they are known to fit: a 1 GiB
       // file of positions is refused from its header, not after reading and converting it.
-      const tensorio::TensorFile file = tensorio::TensorFile::open(path);
+      const tensorio::TensorFile file = [&] {
+        try {
+          return tensorio::TensorFile::open(path);
+        } catch (const tensorio::ReaderError& e) {
+          // A dtype the reader takes for other tensors (floats, strings) is not a position: say
+          // which ones are ('<i2' was told that float and string dtypes are acceptable).
+          const std::string what = e.what();
+          const auto got = what.find(", got ");
+          if (what.find(": descr: ") != std::string::npos && got != std::string::npos) {
+            throw InputError(path + ": descr: expected integers ('<i4' or '<i8')" + what.substr(got));
+          }
+          throw;
+        }
+      }();
       if (file.dtype() != "I64" && file.dtype() != "I32") {
         throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
       }
