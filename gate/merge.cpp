@@ -142,6 +142,14 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     if (!shards.insert(shard.value("index", -1)).second) throw InputError(file + ": sweep.shard.index: expected each shard once, got it twice");
     const ojson& g = field(file, r, "groups").at(0);
     if (g.value("spec", "") != group.value("spec", "")) throw InputError(file + ": groups[0].spec: expected " + group.value("spec", ""));
+    // The same rule: a merged report states one tolerance and one set of judging options, so the
+    // shards must have been judged by them (else the merge is no run of the sweep).
+    if (g.value("tolerance", ojson()) != group.value("tolerance", ojson())) {
+      throw InputError(file + ": groups[0].tolerance: expected " + group.value("tolerance", ojson()).dump() + " as in " + first_file);
+    }
+    if (r.value("options", ojson()) != first.value("options", ojson())) {
+      throw InputError(file + ": options: expected " + first.value("options", ojson()).dump() + " as in " + first_file);
+    }
     for (const char* key : sums) group[key] = group[key].get<std::int64_t>() + count(file, g, key);
     if (g.value("verdict", "") != "skip") any_judged = true;
     const double e = metric(field(file, g, "worst_e"));
