@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -853,12 +854,13 @@ bool name_temporary(int fd, const std::filesystem::path& folder, const std::stri
 
 }  // namespace
 
-void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs) {
-  write_atomically_streamed(path, inputs, [&](const ChunkWriter& write) { write(content); });
+void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs,
+                      bool exclusive) {
+  write_atomically_streamed(path, inputs, [&](const ChunkWriter& write) { write(content); }, exclusive);
 }
 
 void write_atomically_streamed(const std::string& path, const std::vector<std::string>& inputs,
-                               const std::function<void(const ChunkWriter&)>& produce) {
+                               const std::function<void(const ChunkWriter&)>& produce, bool exclusive) {
   namespace fs = std::filesystem;
   check_output_path(path, inputs);
   const fs::path target(path);
@@ -905,6 +907,17 @@ void write_atomically_streamed(const std::string& path, const std::vector<std::s
   } catch (...) {
     discard();
     throw;
+  }
+  if (exclusive) {
+    // link() fails on an existing name where rename() would replace it.
+    const int linked = ::link(temp.c_str(), path.c_str());
+    const int error = errno;
+    discard();
+    if (linked != 0) {
+      throw InputError(path + (error == EEXIST ? ": file: expected a new file, got one created while this one was written"
+                                               : ": file: expected to put the file in place (" + std::string(std::strerror(error)) + ")"));
+    }
+    return;
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     discard();

@@ -83,12 +83,15 @@ std::string to_html(const Report& report);
 // Writes `content` to `path` through a temporary file in the same folder and a rename, so a reader
 // never sees a half-written report. Throws UsageError when `path` is one of `inputs` (same file) or a
 // folder, InputError when it cannot be written.
-void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs);
+// `exclusive`: `path` must not exist when the file is put in place (link, not rename): a file
+// created meanwhile is never replaced, and of two writers to one new path one fails.
+void write_atomically(const std::string& path, const std::string& content, const std::vector<std::string>& inputs,
+                      bool exclusive = false);
 // The same for content produced in pieces (a golden sidecar of gigabytes): `produce` calls the
 // writer once per piece; nothing is visible at `path` until every piece is written.
 using ChunkWriter = std::function<void(std::string_view)>;
 void write_atomically_streamed(const std::string& path, const std::vector<std::string>& inputs,
-                               const std::function<void(const ChunkWriter&)>& produce);
+                               const std::function<void(const ChunkWriter&)>& produce, bool exclusive = false);
 
 // Checks the non-empty report paths before the work that fills them, so that a long run does not
 // end in "cannot write": distinct, not a folder, not one of `inputs`, in an existing folder that

@@ -180,11 +180,18 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
         });
       }
       if (writing.valid()) writing.get();
-    });
+    }, !a.force);  // without --force: created, never replacing a file that appeared meanwhile
   }
   file.groups.push_back(std::move(group));
   const std::string text = golden::write_golden(file);
-  write_atomically(json_path.string(), text, {a.positions});
+  try {
+    write_atomically(json_path.string(), text, {a.positions}, !a.force);
+  } catch (...) {
+    // The pair is created together or not at all: the sidecar this run created goes with the JSON
+    // it could not create (another run's JSON appeared meanwhile).
+    if (sidecar && !a.force) std::filesystem::remove(sidecar_path);
+    throw;
+  }
   std::printf("wrote %s (%lld tests, %lld values%s)\n", json_path.string().c_str(), static_cast<long long>(file.number_of_tests),
               static_cast<long long>(values), sidecar ? (", arrays in " + sidecar_path.string()).c_str() : "");
 }

@@ -3,13 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "gate/report.h"
 #include "tensorio/writers.h"
 #include "judge/group.h"
 #include "gate_test_support.h"
@@ -682,6 +685,32 @@ TEST(Run, PassingGroupsNeverReportAnInfiniteWorstE) {
     EXPECT_TRUE(g["worst_e"].is_number()) << g["suite"] << "#" << g["group"] << ": " << g["worst_e"];
     EXPECT_LE(g["worst_e"].get<double>(), 1.0) << g["suite"] << "#" << g["group"];  // correct rounding
   }
+}
+
+// An exclusive write (golden generate without --force) never replaces a file that appeared while it
+// wrote: the start-of-run "must be new" check cannot see it, the link into place does. A plain
+// write replaces it, atomically.
+TEST(WriteAtomically, ExclusiveNeverReplacesAFileCreatedMeanwhile) {
+  char pattern[] = "/tmp/ropecheck-exclusive-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string folder = pattern;
+  const std::string path = folder + "/suite.json";
+  { std::ofstream(path) << "theirs"; }
+  try {
+    write_atomically(path, "ours", {}, true);
+    ADD_FAILURE() << "replaced " << path;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("expected a new file, got one created while this one was written"), std::string::npos) << e.what();
+  }
+  std::stringstream kept;
+  kept << std::ifstream(path).rdbuf();
+  EXPECT_EQ(kept.str(), "theirs");
+  write_atomically(folder + "/new.json", "ours", {}, true);  // a new name: created
+  write_atomically(path, "ours", {});                         // not exclusive: replaced
+  std::stringstream replaced;
+  replaced << std::ifstream(path).rdbuf();
+  EXPECT_EQ(replaced.str(), "ours");
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace
