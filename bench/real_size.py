@@ -52,7 +52,7 @@ def write_inputs(folder):
 
 
 def rope_f64(np, x, positions, base):
-    """Half-layout RoPE in float64 (ROPE.md: pairs (i, i + d/2), theta_i = base^(-2i/d))."""
+    """Half-layout RoPE in float64 (docs/rope.md: pairs (i, i + d/2), theta_i = base^(-2i/d))."""
     d = x.shape[-1]
     inv = 1.0 / (base ** (np.arange(0, d, 2, dtype=np.float64) / d))
     angle = positions.astype(np.float64)[:, None] * inv[None, :]

@@ -35,7 +35,7 @@ endfunction()
 # ---- Layering: a folder's library sees only the folders its README says it may use -------------
 # Every project library is declared with ropecheck_library(NAME target FOLDER folder SOURCES ...
 # USES lib... [PRIVATE_USES lib...] [EXTERNAL ...] [PRIVATE_EXTERNAL ...]). Two checks make the
-# layering of DESIGN.md part of the build:
+# layering of docs/design.md part of the build:
 #  1. FOLDER/README.md has a line "May use: a, b" (or "May use: nothing"); a USES/PRIVATE_USES library
 #     from a folder not on that line stops the configuration with a message naming both.
 #  2. Headers are not found through the source root: each folder is exposed as its own include root,

@@ -649,7 +649,7 @@ std::string to_html(const Report& r) {
     << "</code>; golden: <code>";
   for (std::size_t i = 0; i < r.golden_files.size(); ++i) s << (i ? ", " : "") << xml_escape(r.golden_files[i]);
   s << "</code></p>\n";
-  s << "<p>e = max(|a &#8722; A|, |b &#8722; B|) / (u&#183;&#961;) per rotated pair (DESIGN.md, Error metric); horizon = largest "
+  s << "<p>e = max(|a &#8722; A|, |b &#8722; B|) / (u&#183;&#961;) per rotated pair (docs/design.md, Error metric); horizon = largest "
        "tested position up to which every check passed.</p>\n";
   bool any_rope = false, any_attention = false;
   for (const GroupResult& g : r.groups) (g.attention ? any_attention : any_rope) = true;

@@ -119,7 +119,7 @@ const std::vector<std::pair<std::string, std::string>>& catalog() {
        "Positions from 2^16 up to 2^31 - 1, including 2^24 + 1 (not a float32 value). A float32 angle "
        "p*theta carries an absolute error of about p*theta*2^-24, fp16/bf16 position or cache storage "
        "collapses neighbouring positions, and fast sin/cos on unreduced arguments fail here "
-       "(ROPE.md section 5). expected_f32_recipe shows what the common float32 recipe computes."},
+       "(docs/rope.md section 5). expected_f32_recipe shows what the common float32 recipe computes."},
       {"HugeBase",
        "A base far beyond common models (10^9 and more): the frequencies span many more orders of "
        "magnitude, so powf/exp-log formulations of base^(-2j/d) and running products lose relative "
@@ -152,7 +152,7 @@ const std::vector<std::pair<std::string, std::string>>& catalog() {
       {"Cancellation",
        "Inputs chosen (from the exact angle) so that every pair is rotated onto the y axis: the first "
        "output x*cos - y*sin is tiny compared with the pair's norm, so per-element relative or ULP "
-       "error is meaningless there and the normwise error of DESIGN.md is the fair metric."},
+       "error is meaningless there and the normwise error of docs/design.md is the fair metric."},
       {"PassThrough",
        "rotary_dim < head_dim and the dims [rotary_dim, head_dim) hold NaN, +-Inf, +-0, subnormal and "
        "largest finite values: they must be copied bit for bit. Catches kernels that rotate or mix them, "

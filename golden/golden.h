@@ -1,4 +1,4 @@
-// Golden vectors (DESIGN.md "Golden JSON format"; golden/README.md documents the format for
+// Golden vectors (docs/design.md "Golden JSON format"; golden/README.md documents the format for
 // consumers): the in-memory form of one golden file, its reader and writer, the deterministic
 // generator of the checked-in suites, and the two checks run on files: lint (structure a schema
 // cannot express) and verify (every expected value recomputed with the exact reference).

@@ -1,4 +1,4 @@
-// The implementation under test — one interface for everything that is judged (DESIGN.md): a
+// The implementation under test — one interface for everything that is judged (docs/design.md): a
 // project kernel in process, a kernel or plugin in a child process, the reference under each
 // rounding model, a candidate file, a function (the GoogleTest matcher, Python). Every command
 // (check, run, sweep, props, fuzz) and the identity catalog (proofs/) see implementations only
@@ -122,7 +122,7 @@ class Implementation {
   // False for a spec the implementation declines: asked once per spec with a one-token call and
   // remembered (thread-safe).
   virtual bool supports(const Spec& spec) const;
-  // Largest |position| it accepts (DESIGN.md: positions up to 2^31 at least).
+  // Largest |position| it accepts (docs/design.md: positions up to 2^31 at least).
   virtual std::int64_t max_position() const { return std::int64_t{1} << 31; }
   // Whether negative positions are meaningful (R_{−m} = R_mᵀ); the reference accepts them.
   virtual bool supports_negative_positions() const { return false; }

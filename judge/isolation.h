@@ -1,4 +1,4 @@
-// Runs an implementation under test in a child process (DESIGN.md "Plugin C ABI"): the child is
+// Runs an implementation under test in a child process (docs/design.md "Plugin C ABI"): the child is
 // forked once, loads the plugin there (dlopen), and serves apply requests through two pipes; a
 // crash, an abort, a hang (per-call timeout, then SIGKILL) or an ABI version mismatch becomes that
 // call's failure and the next call starts a fresh child. The gate itself never runs plugin code.

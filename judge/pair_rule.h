@@ -1,4 +1,4 @@
-// THE rule that judges one rotated pair, and THE error metric it measures with (DESIGN.md "Error
+// THE rule that judges one rotated pair, and THE error metric it measures with (docs/design.md "Error
 // metric"). Every judging path — check, run, sweep, props' tolerances, fuzz, the GoogleTest matcher,
 // the kernels' own tests — calls judge_pair; nothing else classifies or measures a pair.
 //

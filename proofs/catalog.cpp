@@ -1,4 +1,4 @@
-// The identity catalog: one property per identity of DESIGN.md, each with its formula, its source
+// The identity catalog: one property per identity of docs/design.md, each with its formula, its source
 // and the derivation of its tolerance next to the code. All tolerances come from the implementation's
 // ErrorClaim, propagated by ball arithmetic (proofs/ball.h): an output component c with claimed bound
 // b is the ball {c, b} around the exact value; an identity lhs = rhs of exact values holds for the
@@ -634,7 +634,7 @@ void group_law(const Implementation& impl, Tally& tally) {
 }
 
 // layout_permutation: the interleaved and half layouts are the same rotation up to a fixed
-// permutation of dims (ROPE.md §1): pair j is (2j, 2j+1) interleaved and (j, j + r/2) half, both
+// permutation of dims (docs/rope.md §1): pair j is (2j, 2j+1) interleaved and (j, j + r/2) half, both
 // rotated by the same angle, so with P: 2j ↦ j, 2j+1 ↦ j + r/2 (identity on pass-through dims),
 // F_half(P·x) = P·F_interleaved(x). Both sides are outputs with their claimed balls.
 void layout_permutation(const Implementation& impl, Tally& tally) {
@@ -860,7 +860,7 @@ void long_term_decay(const Implementation& impl, Tally& tally) {
 }
 
 // passthrough: dims [rotary_dim, head_dim) of every head leave the implementation bit for bit
-// (ROPE.md §1: partial rotary; DESIGN.md: pass-through dims must be bit-identical). No tolerance:
+// (docs/rope.md §1: partial rotary; docs/design.md: pass-through dims must be bit-identical). No tolerance:
 // the claim is exactness, compared on the IEEE bit patterns (so −0 ≠ +0).
 void passthrough(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec({.partial_rotary = true, .max_pairs = 64}));
@@ -894,12 +894,12 @@ constexpr Identity kCatalog[] = {
     {"relative_dot", "<R_m q, R_n k> = <q, R_{n-m} k>, invariant under m,n -> m+t,n+t", "seed 002", "Rotation.v", relative_dot},
     {"forms_agree", "matrix form = complex form = elementwise cos/sin form", "seed 002", "Layouts.v", forms_agree},
     {"group_law", "R_m R_n = R_{m+n}; R_0 = I; R_{-m} = R_m^T = R_m^-1; inverse o forward = id", "seed 002 appendix", "Rotation.v", group_law},
-    {"layout_permutation", "F_half(P x) = P F_interleaved(x)", "ROPE.md section 1", "Layouts.v", layout_permutation},
+    {"layout_permutation", "F_half(P x) = P F_interleaved(x)", "docs/rope.md section 1", "Layouts.v", layout_permutation},
     {"multi_axis_relative", "R_{m1,m2}^T R_{n1,n2} = R_{n1-m1,n2-m2}; axes independent", "seed 002 (RoPE的高维扩展)", "Rotation.v", multi_axis_relative},
     {"head_independence", "every head uses the same rotation; heads do not mix", "seed 002", "", head_independence},
     {"attention_shift_invariance", "softmax(QK^T/sqrt d)V unchanged when all positions shift", "seeds 002, 004", "Attention.v", attention_shift_invariance},
     {"long_term_decay", "|sum h_i e^{i r theta_i}| <= max|h_{i+1}-h_i| sum|S_j|; average of |S_j| decays", "seed 004 (RoFormer 3.4.3)", "", long_term_decay},
-    {"passthrough", "dims beyond rotary_dim are untouched, bit for bit", "ROPE.md section 1, DESIGN.md", "", passthrough},
+    {"passthrough", "dims beyond rotary_dim are untouched, bit for bit", "docs/rope.md section 1, docs/design.md", "", passthrough},
 };
 
 }  // namespace

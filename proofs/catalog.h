@@ -1,4 +1,4 @@
-// The identity catalog (DESIGN.md "Identities"): each identity of RoPE written once, as a
+// The identity catalog (docs/design.md "Identities"): each identity of RoPE written once, as a
 // RapidCheck property generic over the implementation under test (judge/implementation.h).
 //
 // Every property generates its case with the generators of proofs/generators.h, asks the
@@ -47,7 +47,7 @@ struct Identity {
   void (*property)(const Implementation& implementation, Tally& tally);
 };
 
-// Every identity, in DESIGN.md's order.
+// Every identity, in docs/design.md's order.
 std::span<const Identity> catalog();
 // nullptr when no identity has this name.
 const Identity* find_identity(std::string_view name);

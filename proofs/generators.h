@@ -1,7 +1,7 @@
 // RapidCheck generators for the identity catalog: specs, positions and input values.
 //
 // RapidCheck's own floating-point generators never produce ±0, subnormals or values near the
-// overflow threshold, which is where RoPE implementations break (ROPE.md §5); inputs here are
+// overflow threshold, which is where RoPE implementations break (docs/rope.md §5); inputs here are
 // built from random bit patterns of the spec's dtype, weighted toward those classes. Positions are
 // weighted toward 0, 1, 2^k ± 1 and toward angles near multiples of π/2 (where cos or sin is
 // near 0 and cancellation in x·cos − y·sin is worst). Failing values are shown as hex floats.

@@ -1,4 +1,4 @@
-// RoPE inside attention, the sinusoidal encoding and the long-term-decay quantities (ROPE.md §3–4).
+// RoPE inside attention, the sinusoidal encoding and the long-term-decay quantities (docs/rope.md §3–4).
 #include "reference/attention.h"
 
 #include <cmath>

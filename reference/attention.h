@@ -1,4 +1,4 @@
-// RoPE inside attention and the companion quantities the identity catalog needs (ROPE.md §3–4).
+// RoPE inside attention and the companion quantities the identity catalog needs (docs/rope.md §3–4).
 #pragma once
 
 #include <cstdint>

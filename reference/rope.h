@@ -1,4 +1,4 @@
-// Exact RoPE (ROPE.md §1–2): the rotation of a [tokens, heads, head_dim] tensor at given positions,
+// Exact RoPE (docs/rope.md §1–2): the rotation of a [tokens, heads, head_dim] tensor at given positions,
 // computed in high precision and correctly rounded to the spec's dtype.
 #pragma once
 
@@ -22,7 +22,7 @@ struct Shape {
 // Positions: position_components(spec) int64 per token, row-major [tokens, components].
 // The reference accepts any int64 (negative too: R_{−m} = R_mᵀ); |position| ≤ 2^62.
 
-// Rounding models (DESIGN.md): `exact` — everything exact, one correct rounding at the end;
+// Rounding models (docs/design.md): `exact` — everything exact, one correct rounding at the end;
 // `f32_recipe` — the common float32 recipe: θ_j rounded to f32, the position rounded to f32, their
 // product rounded to f32, then exact cos/sin of that f32 angle, exact rotation, one final rounding.
 enum class Model { exact, f32_recipe };
@@ -66,7 +66,7 @@ void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> pos
                 std::span<double> out, Options options = {});
 
 // What a judge needs of one call, computed once: the correctly rounded outputs (as `apply`) and
-// the exact values in long double (error ≪ u·ρ of every dtype: DESIGN.md "Error metric"), so
+// the exact values in long double (error ≪ u·ρ of every dtype: docs/design.md "Error metric"), so
 // that e can be measured against the exact rotation. Pairs with a non-finite input have exact
 // value 0 (they are judged by class only); pass-through dims hold the input.
 // Under Model::f32_recipe both are the recipe's correctly rounded result.

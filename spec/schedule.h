@@ -1,7 +1,7 @@
 // The frequency schedule: the one place where a Spec becomes per-pair angular frequencies θ'_j and
 // the attention (magnitude) factor. Every implementation in the project instantiates this template:
 // the reference with MPFR numbers at its working precision, the kernels with long double once per
-// spec. Formulas: ROPE.md §2 (seed 004 for the default schedule; HF transformers and llama.cpp for
+// spec. Formulas: docs/rope.md §2 (seed 004 for the default schedule; HF transformers and llama.cpp for
 // the scaling schemes, as cited per case).
 //
 // Real needs: construction from int, + - * /, comparisons, and pow, log, exp, sqrt, floor, ceil,

@@ -1,4 +1,4 @@
-// The Spec: one complete RoPE variant (DESIGN.md "Core vocabulary"; formulas in ROPE.md).
+// The Spec: one complete RoPE variant (docs/design.md "Core vocabulary"; formulas in docs/rope.md).
 // A small value type passed by value. Parsing, validation and canonical printing live in spec.cpp;
 // the frequency schedule that turns a Spec into angles lives in schedule.h.
 #pragma once
@@ -18,7 +18,7 @@ enum class Dtype { f64, f32, f16, bf16 };
 enum class ScalingType { none, linear, ntk, dynamic, yarn, yarn_ggml, llama3, longrope };
 enum class AxesKind { none, two_d, mrope, imrope };
 
-// Parameters of every scaling type, each named as in ROPE.md. Only those of the chosen type are
+// Parameters of every scaling type, each named as in docs/rope.md. Only those of the chosen type are
 // meaningful; the parser rejects the others. Decimal parameters stay exact decimal strings so that
 // the reference can read them at any precision.
 struct Scaling {
@@ -109,7 +109,7 @@ std::string_view name(Dtype v);
 std::string_view name(ScalingType v);
 Dtype parse_dtype(std::string_view text);  // throws SpecError
 
-// Significand bits p of each dtype (u = 2^-p, DESIGN.md "Error metric").
+// Significand bits p of each dtype (u = 2^-p, docs/design.md "Error metric").
 constexpr int significand_bits(Dtype d) {
   switch (d) {
     case Dtype::f64: return 53;

@@ -8,7 +8,7 @@
  * cos/sin cache and device pointers. It reads only the decoded spec fields, not the spec text.
  *
  * Why long double, and why float32 only: the angle must be accurate to a small fraction of the
- * output's unit at every position up to 2^31 − 1 (DESIGN.md). In long double (x87: 64-bit
+ * output's unit at every position up to 2^31 − 1 (docs/design.md). In long double (x87: 64-bit
  * significand; binary128 on AArch64) θ_j and the product p·θ_j are each within about 2^-63
  * relative, so the angle is within 2^-62·|p·θ_j| ≤ 2^-31 rad for |p·θ_j| ≤ 2^31; cosl/sinl add about
  * 2^-63 and the rotation a few 2^-64. Against float32's unit u = 2^-24 that is e ≤ 1 (the final

@@ -46,7 +46,7 @@ double subnormal(Dtype dtype, Rng& rng) {
   return sign(rng) * std::ldexp(n, f.emin - f.precision + 1);
 }
 
-// Near the overflow threshold: a rotation grows one component by up to √2 (ROPE.md §5: f16
+// Near the overflow threshold: a rotation grows one component by up to √2 (docs/rope.md §5: f16
 // x = y = 60000 at 45° gives 84853 > 65504), so values from max/2 up to max.
 double near_overflow(Dtype dtype, Rng& rng) {
   return round_to_format(sign(rng) * max_finite(dtype) * (1.0 - 0.5 * rng.unit()), dtype);

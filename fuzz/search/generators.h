@@ -1,4 +1,4 @@
-// Edge-case generators and mutations of `ropecheck fuzz` (ROPE.md §5: where RoPE implementations
+// Edge-case generators and mutations of `ropecheck fuzz` (docs/rope.md §5: where RoPE implementations
 // break). Everything is a pure function of an explicit Rng, so a trial is reproducible from
 // (seed, trial) alone, on every platform (no std:: distributions, whose output is unspecified).
 #pragma once
@@ -32,7 +32,7 @@ class Rng {
 // The trial's generator: independent streams for different (seed, trial).
 Rng trial_rng(std::uint64_t seed, std::int64_t trial);
 
-// Largest position the generators produce: 2^31 − 1 (DESIGN.md: positions up to 2^31 at least).
+// Largest position the generators produce: 2^31 − 1 (docs/design.md: positions up to 2^31 at least).
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 31) - 1;
 
 // A fresh edge case for `spec`: positions near 0, 2^k, 2^31 − 1 and near multiples of π/2 for the

@@ -1,5 +1,5 @@
 // `ropecheck fuzz`: a deterministic search for the inputs where an implementation is least accurate
-// (DESIGN.md use 3; ROPE.md §5 lists the pitfalls the generators aim at).
+// (docs/design.md use 3; docs/rope.md §5 lists the pitfalls the generators aim at).
 //
 // A case is one token, one head: a spec, a position tuple, a target pair j with its input (x, y),
 // and a background seed that fills the other dims (0: zeros). It is judged pair by pair by THE pair

@@ -8,7 +8,7 @@
 Run as a whole (`--ropecheck BIN --golden FILE --workdir DIR`) it does all three steps and exits
 with `check`'s status; the project's CI runs it that way.
 
-The RoPE below is a plain NumPy implementation of the unscaled rotation (ROPE.md §1–2: θ_j =
+The RoPE below is a plain NumPy implementation of the unscaled rotation (docs/rope.md §1–2: θ_j =
 base^(−2j/d), angle = position·θ_j, pairs (2j, 2j+1) or (j, j + d/2)). It computes in np.longdouble
 (x87 80-bit on x86-64): a float64 angle p·θ_j carries an error of about p·θ_j·2^-53, which at
 positions near 2^31 is 2^-22 rad, more than float32's unit 2^-24 — the check would rightly fail it

@@ -7,7 +7,7 @@
  *      the SAME six entry points below (ropecheck_kernel_abi_version ... ropecheck_kernel_apply)
  *      so that the gate can run it on the golden inputs. examples/plugin/ is a minimal one in C.
  *
- * What a call computes (ROPE.md §1, DESIGN.md "Core vocabulary"): for every token t, every head h
+ * What a call computes (docs/rope.md §1, docs/design.md "Core vocabulary"): for every token t, every head h
  * and every rotary pair j of the spec, with (x, y) the pair's two input elements and
  * α = angle of pair j = position(t, component(j)) · θ'_j  (negated for direction "inverse"),
  *     out_first  = A·(x·cos α − y·sin α)
@@ -66,7 +66,7 @@ extern "C" {
 #define ROPECHECK_DTYPE_F16 2
 #define ROPECHECK_DTYPE_BF16 3
 
-/* ROPE.md §2. "yarn" is HF transformers' YaRN, "yarn_ggml" llama.cpp's rope_yarn. */
+/* docs/rope.md §2. "yarn" is HF transformers' YaRN, "yarn_ggml" llama.cpp's rope_yarn. */
 #define ROPECHECK_SCALING_NONE 0
 #define ROPECHECK_SCALING_LINEAR 1
 #define ROPECHECK_SCALING_NTK 2

@@ -131,7 +131,7 @@ typedef struct rope_params {
   float* freq_factors;                 /* NULL, or rotary_dim/2 divisors of θ_j (llama3, longrope) */
 } rope_params;
 
-/* llama3 (ROPE.md §2) as llama.cpp runs it: θ'_j = θ_j / c_j with the divisor
+/* llama3 (docs/rope.md §2) as llama.cpp runs it: θ'_j = θ_j / c_j with the divisor
  * c_j = 1 (λ_j < L0/high_ff), f (λ_j > L0/low_ff), else 1/((1 − s)/f + s), s = (L0/λ_j − low_ff)/(high_ff − low_ff),
  * computed in double and held as float32 (ggml's freq-factor tensor is F32). */
 static float llama3_divisor(const ropecheck_spec* spec, int j) {
@@ -145,7 +145,7 @@ static float llama3_divisor(const ropecheck_spec* spec, int j) {
   return (float)(1.0 / ((1 - s) / f + s));
 }
 
-/* LongRoPE's attention factor (ROPE.md §2): the explicit one, else √(1 + ln f / ln L0) for f > 1. */
+/* LongRoPE's attention factor (docs/rope.md §2): the explicit one, else √(1 + ln f / ln L0) for f > 1. */
 static double longrope_attention(const ropecheck_spec* spec) {
   if (!isnan(spec->attention_factor)) return spec->attention_factor;
   if (isnan(spec->factor) || !(spec->factor > 1)) return 1.0;

@@ -1,6 +1,6 @@
 """Careful RoPE implementations: every one must PASS ropecheck and get NO explanation.
 
-Three styles, each written here from the spec's own definition (spec/README.md, ROPE.md §2), for
+Three styles, each written here from the spec's own definition (spec/README.md, docs/rope.md §2), for
 specs that mirror the cases of cases.py:
 
 - `hf`: the transformers recipe. inv_freq in float32 (the default schedule computed as transformers

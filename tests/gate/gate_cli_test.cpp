@@ -273,7 +273,7 @@ TEST_P(PropsKernel, ProjectKernelHoldsEveryIdentity) {
   EXPECT_EQ(field(r.out, "implementation").rfind("ropecheck kernel " + kernel + " ", 0), 0u) << r.out;
   EXPECT_EQ(field(r.out, "seed"), "5");
   const auto rows = identity_rows(r.out);
-  EXPECT_GE(rows.size(), 10u) << r.out;  // the catalog (DESIGN.md) has more than ten identities
+  EXPECT_GE(rows.size(), 10u) << r.out;  // the catalog (docs/design.md) has more than ten identities
   for (const auto& [name, row] : rows) {
     EXPECT_EQ(row.second, "holds") << name << "\n" << r.out;
     EXPECT_EQ(row.first, 3) << name;

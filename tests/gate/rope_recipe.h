@@ -1,5 +1,5 @@
 // An independent RoPE for the tests of issue 18's direct check and custom suites, written from
-// /work/shared/ROPE.md §1-2 and nothing in reference/ or optimized/: θ_j = base^(−2j/d), pair j is
+// docs/rope.md §1-2 and nothing in reference/ or optimized/: θ_j = base^(−2j/d), pair j is
 // dims (2j, 2j + 1) (interleaved) or (j, j + d/2) (half), (x, y) → (x cos − y sin, x sin + y cos),
 // dims past rotary_dim pass through. Angles and products in long double, rounded once to the
 // output dtype (reference::round_to_format, the one borrowed piece: a rounding, not a rotation).

@@ -410,7 +410,7 @@ inline void check_tensor_against_exact(const Case& c, const KernelRun& run, cons
         ASSERT_TRUE(v.pass()) << tag << " token " << tok << " head " << h << " pair " << j << ": " << v.message << " for input ("
                               << reference::to_hex(pair.x) << ", " << reference::to_hex(pair.y) << "), bound " << bound;
       }
-      // pass-through dims: bit for bit (kernel.h; DESIGN.md)
+      // pass-through dims: bit for bit (kernel.h; docs/design.md)
       for (std::int64_t i = spec.rotary_dim; i < d; ++i) {
         const Buffer& in = t.input_buffer;
         ASSERT_EQ(std::memcmp(&out.bytes[out.offset(tok, h, i)], &in.bytes[in.offset(tok, h, i)], out.element_size), 0)

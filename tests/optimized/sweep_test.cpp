@@ -1,7 +1,7 @@
 // Position sweep per kernel: every small position, then log-spaced ones (2^k − 1, 2^k, 2^k + 1)
 // and random ones up to 2^31 − 1, every pair index of a Llama-3-like head (head_dim 128,
 // base 500000). The error must stay within optimized/error_bounds.h's bound at every position —
-// i.e. it does not grow with position, unlike the float32 recipe (ROPE.md §5).
+// i.e. it does not grow with position, unlike the float32 recipe (docs/rope.md §5).
 #include <gtest/gtest.h>
 
 #include <random>

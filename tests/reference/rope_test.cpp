@@ -205,7 +205,7 @@ TEST(Apply, SpecialValuesFollowIeeeArithmeticOfTheFormula) {
 }
 
 TEST(Apply, F16OverflowFromSqrtTwoGrowth) {
-  // x = y = 60000 at an angle near π/4: x·sin + y·cos ≈ 84853 > 65504 rounds to +Inf (ROPE.md §5).
+  // x = y = 60000 at an angle near π/4: x·sin + y·cos ≈ 84853 > 65504 rounds to +Inf (docs/rope.md §5).
   const Spec spec = parse_spec("layout=interleaved,head_dim=2,base=10000,dtype=f16");
   std::int64_t position = 0;
   double best = 0;

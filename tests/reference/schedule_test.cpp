@@ -1,4 +1,4 @@
-// Each scaling type's frequencies against the formula of ROPE.md §2 written again here, independently,
+// Each scaling type's frequencies against the formula of docs/rope.md §2 written again here, independently,
 // in long double (HF transformers' rope init functions and llama.cpp's rope_yarn are the sources the
 // formulas cite). Bound: ≤ 40 long-double operations of relative error 2^-64 each, amplified by the
 // conditioning of b^(−2j/d) (|2j/d·ln b| ≤ 21 for b ≤ 1e9) — well inside 2^-50 relative.

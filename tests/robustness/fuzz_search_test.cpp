@@ -80,7 +80,7 @@ FuzzOptions options_for(const char* spec, std::int64_t trials, std::uint64_t see
   return options;
 }
 
-// The float32 recipe's angle error is ≈ p·θ_j·2^-24 rad (ROPE.md §5), i.e. e ≈ p·θ_j in u = 2^-24
+// The float32 recipe's angle error is ≈ p·θ_j·2^-24 rad (docs/rope.md §5), i.e. e ≈ p·θ_j in u = 2^-24
 // units: far above the gate's default tolerance 4 for p·θ_0 = p ≥ 4, which the position generators reach at
 // once (2^k, 2^31 − 1, log-uniform). The search must find it in its first trials.
 TEST(Fuzz, FindsTheFloat32RecipeBreachAndShrinksIt) {
@@ -235,7 +235,7 @@ TEST(Fuzz, CaseTextRoundTrips) {
   EXPECT_THROW(parse_case("position=1;pair=99;x=0x1p+0;y=0x0p+0;background=0", spec), std::invalid_argument);
 }
 
-// The generators reach every class the issue lists (ROPE.md §5).
+// The generators reach every class the issue lists (docs/rope.md §5).
 TEST(Fuzz, EdgeGeneratorsReachEveryClass) {
   const Spec spec = parse_spec("layout=half,head_dim=64,base=10000,dtype=f16");
   const double max = reference::max_finite(Dtype::f16);

@@ -1,7 +1,7 @@
 (* ErrorBound.v — the normwise error bound of the f32 rotation, and of f16/bf16 outputs, from the
    per-operation error facts proven by the Gappa scripts in ../gappa/ (see ../README.md).
 
-   DESIGN.md's metric: e = max(|a − A|, |b − B|) / (u·ρ), ρ = sqrt(x² + y²), u = 2^-24 for f32.
+   docs/design.md's metric: e = max(|a − A|, |b − B|) / (u·ρ), ρ = sqrt(x² + y²), u = 2^-24 for f32.
    The kernel computes, for one pair (x, y) of binary32 inputs and binary32 c ≈ C, s ≈ S where
    (C, S) = (cos φ, sin φ) is the exact rotation of the pair:
        out0 = RN32(fma(x, c, −RN32(y·s)))  = RN32(x·c + RN32(y·(−s)))    (RNE is odd: RN(−v) = −RN(v))

@@ -5,7 +5,7 @@
        q ⊗ (cos mθ0, cos mθ0, cos mθ1, cos mθ1, …) + (−q1, q0, −q3, q2, …) ⊗ (sin mθ0, sin mθ0, …)
    (interleaved layout: pair j = dims (2j, 2j+1)); the GPT-NeoX / HF `rotate_half` form
        q ⊗ cat(cos, cos) + cat(−q[k:], q[:k]) ⊗ cat(sin, sin)
-   is the half layout: pair j = dims (j, j + k), d = 2k (seed 000's code, ROPE.md §1).
+   is the half layout: pair j = dims (j, j + k), d = 2k (seed 000's code, docs/rope.md §1).
    Flat vectors are v : nat → R, indices 0 … 2k−1. *)
 
 From Coq Require Import Reals Lra Lia.

@@ -1,4 +1,4 @@
-/* A deliberately wrong plugin for the fuzz tests: the common float32 recipe (ROPE.md §5) — θ_j =
+/* A deliberately wrong plugin for the fuzz tests: the common float32 recipe (docs/rope.md §5) — θ_j =
  * powf(base, -2j/d) and the angle p·θ_j both in float32 — then cos/sin and the rotation in double,
  * one rounding to float32. Its angle error ≈ p·θ_j·2^-24 makes e grow linearly with the position,
  * so `ropecheck fuzz` must report a tolerance breach. Only f32, no scaling, one axis. */
