@@ -78,48 +78,6 @@ PairFit fit_pair(std::vector<AngleSample> samples, long double theta, long doubl
   return fit;
 }
 
-// The share of ordinary pairs within the f32-angle model's bound of the spec's exact values.
-double within_f32_angle(const Spec& spec, const std::vector<DiagnosedTest>& tests) {
-  PairRule rule;
-  rule.dtype = spec.dtype;
-  rule.attention_factor = static_cast<double>(attention_factor<long double>(spec));
-  rule.tolerance = default_tolerance(Model::f32_angle, spec);
-  rule.underflow_roundings = underflow_roundings(Model::f32_angle);
-  const int pairs = spec.rotary_dim / 2;
-  std::vector<long double> theta(static_cast<std::size_t>(pairs));
-  for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
-  const long double sign = spec.direction == Direction::inverse ? -1 : 1;
-  const long double g = rule.attention_factor;
-  std::int64_t within = 0, judged = 0;
-  for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
-    for (std::int64_t t = 0; t < test.tokens; ++t) {
-      for (int j = 0; j < pairs; ++j) {
-        const long double angle = sign * static_cast<long double>(pair_position(spec, test, t, j)) * theta[static_cast<std::size_t>(j)];
-        const long double c = std::cos(angle), s = std::sin(angle);
-        const reference::PairDims pd = reference::pair_dims(spec, j);
-        for (std::int64_t h = 0; h < test.heads; ++h) {
-          const std::size_t row = static_cast<std::size_t>((t * test.heads + h) * spec.head_dim);
-          Pair p;
-          p.x = test.input[row + static_cast<std::size_t>(pd.first)];
-          p.y = test.input[row + static_cast<std::size_t>(pd.second)];
-          if (domain_of(p.x, p.y, spec.dtype, rule.attention_factor) != Domain::ordinary) continue;
-          p.a = dt.output[row + static_cast<std::size_t>(pd.first)];
-          p.b = dt.output[row + static_cast<std::size_t>(pd.second)];
-          p.exact_a = g * (p.x * c - p.y * s);
-          p.exact_b = g * (p.x * s + p.y * c);
-          p.rounded_a = static_cast<double>(reference::round_to_format(p.exact_a, spec.dtype));
-          p.rounded_b = static_cast<double>(reference::round_to_format(p.exact_b, spec.dtype));
-          p.angle = static_cast<double>(std::fabs(angle));
-          ++judged;
-          within += judge_pair(p, rule).pass();
-        }
-      }
-    }
-  }
-  return judged > 0 ? static_cast<double>(within) / static_cast<double>(judged) : 0;
-}
-
 }  // namespace
 
 GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads) {
@@ -188,10 +146,10 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   }
 
   // 2. The spec inference (judge/inference.h): the change of the spec that reproduces the outputs.
-  infer_spec(spec, tests, failing, threads, d);
+  const double spec_within = infer_spec(spec, tests, failing, threads, d);
   if (!d.explanation.empty()) {
     d.lines.push_back(d.explanation);
-  } else if (failing && model == Model::exact && within_f32_angle(spec, tests) >= 0.99) {
+  } else if (failing && model == Model::exact && spec_within >= 0.99) {
     // Only on a failing group: a passing or marginal one (f64 data included) is told nothing.
     d.lines.push_back("outputs are within the f32-angle model's bound: an angle computed in binary32 (--model f32-angle judges this class)");
   }

@@ -966,11 +966,11 @@ void FailedCalls::explain(GroupResult& g) const {
   d.lines.insert(d.lines.begin(), d.explanation);
 }
 
-void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d) {
+double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d) {
   // The sample: at most kInferenceTokens tokens spread over every test, at most 2 heads each.
   std::int64_t total = 0;
   for (const DiagnosedTest& dt : tests) total += dt.test->tokens;
-  if (total == 0) return;
+  if (total == 0) return -1;
   const std::int64_t stride = std::max<std::int64_t>(1, (total + kInferenceTokens - 1) / kInferenceTokens);
   std::vector<Row> rows;
   std::int64_t index = 0;
@@ -987,7 +987,7 @@ void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool 
     d.frequencies.push_back({j, static_cast<double>(frequency<long double>(spec, j)),
                              t ? static_cast<double>(sign * *t) : std::numeric_limits<double>::quiet_NaN()});
   }
-  if (!failing) return;
+  if (!failing) return -1;
 
   const Scorer scorer(spec, rows);
   Variant as_given;
@@ -1020,13 +1020,13 @@ void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool 
     const auto it = memory.find(kind);
     if (it != memory.end() && explains_rest(it->second)) {
       name_memory(it->second);
-      return;
+      return given.within;
     }
   }
 
   // The spec as given explains (almost) every pair within the f32-angle bound: a failure under the
   // exact model by a binary32 angle (diagnose says so), or a few pairs past the bound: no change named.
-  if (given.within >= 0.99) return;
+  if (given.within >= 0.99) return given.within;
 
   const std::vector<Variant> list = variants(spec, fits);
   std::vector<Score> scores(list.size());
@@ -1041,7 +1041,7 @@ void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool 
       best = i;
     }
   }
-  if (best == list.size()) return;
+  if (best == list.size()) return given.within;
   const Score& b = scores[best];
   const bool named = b.units > 0 && b.within >= 0.9 && b.within > given.within && (1 - b.within) * 5 <= (1 - given.within);
   if (named) {
@@ -1058,6 +1058,7 @@ void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool 
     d.explanation = "no single change of the spec reproduces them (the spec as given explains " + percent(given.within) +
                     " of pairs); closest: " + list[best].change + " (" + percent(b.within) + ")";
   }
+  return given.within;
 }
 
 }  // namespace ropecheck::judge

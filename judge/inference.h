@@ -55,8 +55,10 @@ inline constexpr std::int64_t kInferenceTokens = 512;
 
 // Fills d.explanation, d.explanation_kind, d.mistake (the change named), d.mistake_within,
 // d.mistake_identical and d.frequencies. `failing`: the group failed (a passing group gets its
-// frequencies, never a named change). threads: 0 = every hardware thread.
-void infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d);
+// frequencies, never a named change). threads: 0 = every hardware thread. Returns the share of the
+// sample's pairs within the f32-angle bound of the spec as given (-1 when not measured: a passing
+// group, or no token).
+double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d);
 
 // "raised IndexError at position 4096 (first failing position)": the summary of a call that threw,
 // from its message ("IndexError: index 4096 is out of bounds ..."; a traceback after it is dropped).
