@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "judge/inference.h"
+#include "judge/parallel.h"
 #include "judge/pair_rule.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -89,54 +90,89 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   std::vector<long double> theta(static_cast<std::size_t>(pairs));
   for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
 
-  // 1. The decomposition, over the ordinary pairs with finite outputs.
-  std::map<int, std::vector<AngleSample>> samples;
-  std::int64_t angle_position = 0;
+  // 1. The decomposition, over the ordinary pairs with finite outputs: the rows (token, head) cut
+  // into contiguous ranges, one per thread (judge/parallel.h), each with its own maxima and angle
+  // samples, merged in row order — the figures and samples of one pass over the rows.
+  struct RowRef {
+    const DiagnosedTest* dt;
+    std::int64_t t, h;
+  };
+  std::vector<RowRef> rows;
   for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
-    for (std::int64_t t = 0; t < test.tokens; ++t) {
-      for (std::int64_t h = 0; h < test.heads; ++h) {
-        const std::size_t row = static_cast<std::size_t>((t * test.heads + h) * spec.head_dim);
-        for (int j = 0; j < pairs; ++j) {
-          const reference::PairDims pd = reference::pair_dims(spec, j);
-          const long double x = test.input[row + static_cast<std::size_t>(pd.first)];
-          const long double y = test.input[row + static_cast<std::size_t>(pd.second)];
-          const long double a = dt.output[row + static_cast<std::size_t>(pd.first)];
-          const long double b = dt.output[row + static_cast<std::size_t>(pd.second)];
-          if (domain_of(static_cast<double>(x), static_cast<double>(y), spec.dtype, static_cast<double>(g)) != Domain::ordinary ||
-              !std::isfinite(a) || !std::isfinite(b)) {
-            continue;
-          }
-          const long double rho = std::sqrt(x * x + y * y);
-          const long double m = static_cast<long double>(pair_position(spec, test, t, j));
-          const long double phi = sign * m * theta[static_cast<std::size_t>(j)];
-          const long double own = std::atan2(x * b - y * a, x * a + y * b);
-          const long double delta = wrap(own - wrap(phi));
-          const long double scale = std::hypot(a, b) / (std::fabs(g) * rho);
-          d.rotation_e = std::max(d.rotation_e, static_cast<double>(std::fabs(scale - 1) * std::fabs(g) / (u * std::max(1.0L, std::fabs(g)))));
-          if (std::fabs(delta) > d.angle_error_rad) {
-            d.angle_error_rad = static_cast<double>(std::fabs(delta));
-            angle_position = static_cast<std::int64_t>(m);
-          }
-          // In ulps of the angle where the error stands above the output's own rounding (an angle
-          // of a few ulps of 2^-30 would otherwise read as millions of its ulps).
-          if (phi != 0 && std::fabs(delta) > 4 * u) {
-            d.angle_error_ulps = std::max(d.angle_error_ulps, static_cast<double>(std::fabs(delta) / ulp32(phi)));
-          }
-          if (m != 0) samples[j].push_back({m, delta});
-        }
-      }
+    for (std::int64_t t = 0; t < dt.test->tokens; ++t) {
+      for (std::int64_t h = 0; h < dt.test->heads; ++h) rows.push_back({&dt, t, h});
     }
   }
+  struct Decomposition {
+    double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
+    std::int64_t angle_position = 0;
+    std::vector<std::vector<AngleSample>> samples;  // per pair index
+  };
+  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows.size()), threads);
+  std::vector<Decomposition> parts(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+    Decomposition& part = parts[w];
+    part.samples.resize(static_cast<std::size_t>(pairs));
+    for (std::int64_t r = ranges[w].begin; r < ranges[w].end; ++r) {
+      const RowRef& ref = rows[static_cast<std::size_t>(r)];
+      const golden::RopeTest& test = *ref.dt->test;
+      const std::span<const double> output = ref.dt->output;
+      const std::size_t row = static_cast<std::size_t>((ref.t * test.heads + ref.h) * spec.head_dim);
+      for (int j = 0; j < pairs; ++j) {
+        const reference::PairDims pd = reference::pair_dims(spec, j);
+        const long double x = test.input[row + static_cast<std::size_t>(pd.first)];
+        const long double y = test.input[row + static_cast<std::size_t>(pd.second)];
+        const long double a = output[row + static_cast<std::size_t>(pd.first)];
+        const long double b = output[row + static_cast<std::size_t>(pd.second)];
+        if (domain_of(static_cast<double>(x), static_cast<double>(y), spec.dtype, static_cast<double>(g)) != Domain::ordinary ||
+            !std::isfinite(a) || !std::isfinite(b)) {
+          continue;
+        }
+        const long double rho = std::sqrt(x * x + y * y);
+        const long double m = static_cast<long double>(pair_position(spec, test, ref.t, j));
+        const long double phi = sign * m * theta[static_cast<std::size_t>(j)];
+        const long double own = std::atan2(x * b - y * a, x * a + y * b);
+        const long double delta = wrap(own - wrap(phi));
+        const long double scale = std::hypot(a, b) / (std::fabs(g) * rho);
+        part.rotation_e = std::max(part.rotation_e, static_cast<double>(std::fabs(scale - 1) * std::fabs(g) / (u * std::max(1.0L, std::fabs(g)))));
+        if (std::fabs(delta) > part.angle_error_rad) {
+          part.angle_error_rad = static_cast<double>(std::fabs(delta));
+          part.angle_position = static_cast<std::int64_t>(m);
+        }
+        // In ulps of the angle where the error stands above the output's own rounding (an angle
+        // of a few ulps of 2^-30 would otherwise read as millions of its ulps).
+        if (phi != 0 && std::fabs(delta) > 4 * u) {
+          part.angle_error_ulps = std::max(part.angle_error_ulps, static_cast<double>(std::fabs(delta) / ulp32(phi)));
+        }
+        if (m != 0) part.samples[static_cast<std::size_t>(j)].push_back({m, delta});
+      }
+    }
+  });
+  std::int64_t angle_position = 0;
+  std::vector<std::vector<AngleSample>> samples(static_cast<std::size_t>(pairs));
+  for (Decomposition& part : parts) {
+    d.rotation_e = std::max(d.rotation_e, part.rotation_e);
+    if (part.angle_error_rad > d.angle_error_rad) {  // the first row's on ties, as one pass
+      d.angle_error_rad = part.angle_error_rad;
+      angle_position = part.angle_position;
+    }
+    d.angle_error_ulps = std::max(d.angle_error_ulps, part.angle_error_ulps);
+    for (std::size_t j = 0; j < part.samples.size(); ++j) {
+      samples[j].insert(samples[j].end(), part.samples[j].begin(), part.samples[j].end());
+    }
+  }
+  parts.clear();
 
-  // Per pair index: the fitted frequency error.
+  // Per pair index: the fitted frequency error (the pair indices on every thread).
   const long double noise = 4 * u;  // the angle the output's own rounding can account for
+  std::vector<std::optional<PairFit>> fits(static_cast<std::size_t>(pairs));
+  parallel_for(fits.size(), threads, [&](std::size_t j) {
+    if (!samples[j].empty()) fits[j] = fit_pair(std::move(samples[j]), theta[j], noise);
+  });
   std::vector<std::pair<int, long double>> frequency_ulps;  // (pair, |error| in ulps of θ'_j)
-  for (const auto& [j, list] : samples) {
-    const long double th = theta[static_cast<std::size_t>(j)];
-    const PairFit fit = fit_pair(list, th, noise);
-    if (!fit.resolved) continue;
-    frequency_ulps.emplace_back(j, std::fabs(fit.frequency_error) / ulp32(th));
+  for (std::size_t j = 0; j < fits.size(); ++j) {
+    if (!fits[j] || !fits[j]->resolved) continue;
+    frequency_ulps.emplace_back(static_cast<int>(j), std::fabs(fits[j]->frequency_error) / ulp32(theta[j]));
   }
   for (const auto& [j, ulps] : frequency_ulps) {
     if (ulps > d.frequency_error_ulps) {

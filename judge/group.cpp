@@ -419,7 +419,14 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
 }
 
 void GroupComparer::add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) {
-  if (!output_fits(test, output)) return;
+  add_judged(test, output, judge_evaluated(test, output, threads));
+}
+
+GroupComparer::JudgedTest GroupComparer::judge_evaluated(const golden::RopeTest& test, std::span<const double> output,
+                                                         int threads) const {
+  JudgedTest out{test_tally()};
+  const std::int64_t elements = test.tokens * test.heads * test.head_dim;
+  if (static_cast<std::int64_t>(output.size()) != elements) return out;  // add_judged records the shape failure
   const Spec& spec = group_.spec;
   const int components = position_components(spec);
   const std::int64_t token_size = test.heads * test.head_dim;
@@ -446,13 +453,20 @@ void GroupComparer::add_evaluated(const golden::RopeTest& test, std::span<const 
       judged[w].combine(judge_tokens(spec, rule_, theta_, test, output, {exact, rounded_values, first}, t0, t1, parts[w]));
     }
   });
-  detail::GroupTally part = test_tally();
   TokensJudged all;
   for (std::size_t w = 0; w < parts.size(); ++w) {
-    part.merge(std::move(parts[w]));
+    out.part.merge(std::move(parts[w]));
     all.combine(judged[w]);
   }
-  finish_test(test, std::move(part), all.test_pass, all.judged_any, all.test_worst);
+  out.test_pass = all.test_pass;
+  out.judged_any = all.judged_any;
+  out.test_worst = all.test_worst;
+  return out;
+}
+
+void GroupComparer::add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged) {
+  if (!output_fits(test, output)) return;
+  finish_test(test, std::move(judged.part), judged.test_pass, judged.judged_any, judged.test_worst);
 }
 
 void GroupComparer::fail(const golden::RopeTest& test, std::string kind, std::string message) {

@@ -242,6 +242,16 @@ class GroupComparer {
   // test's arrays plus a few chunks, not the test's expected values.
   void add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads);
   static constexpr std::int64_t kChunkValues = std::int64_t{1} << 18;
+  // add_evaluated in two steps, for callers that judge several tests at once (judge/sweep.cpp):
+  // judge_evaluated reads only the comparer's settings (safe on several threads at once) and
+  // add_judged records what it found; tests added in the same order give add_evaluated's result.
+  struct JudgedTest {
+    detail::GroupTally part;
+    bool test_pass = true, judged_any = false;
+    double test_worst = 0;
+  };
+  JudgedTest judge_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) const;
+  void add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged);
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
   void fail(const golden::RopeTest& test, std::string kind, std::string message);
   // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).

@@ -1,6 +1,8 @@
 #include "judge/sweep.h"
 
 #include <algorithm>
+#include <future>
+#include <tuple>
 #include <unordered_set>
 
 #include "judge/diagnosis.h"
@@ -66,36 +68,65 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   golden::Group group;
   group.spec = spec;
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
-  std::int64_t chunk = 0;
-  // The chunks judged, kept for the diagnosis up to kDiagnosisSampleValues values (their positions
-  // span the sampled range); the first call that gave no output, bisected to its first position.
-  std::vector<golden::RopeTest> kept_tests;
-  std::vector<std::vector<double>> kept_outputs;
-  std::int64_t kept_values = 0;
-  FailedCalls failed_calls;
   // At most kMaxSweepCallElements values per call, whatever the head_dim.
   const auto chunk_tokens = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(o.chunk_tokens, kMaxSweepCallElements / d)));
-  for (std::size_t begin = 0; begin < positions.size(); begin += chunk_tokens) {
-    const std::size_t end = std::min(positions.size(), begin + chunk_tokens);
+  const std::size_t chunks = (positions.size() + chunk_tokens - 1) / chunk_tokens;
+
+  // One chunk's test and what the implementation gave for it: built and called in chunk order, one
+  // call at a time (an implementation may keep state between calls: its calls are always the same
+  // sequence), a failed call bisected to its first failing position before the next chunk's call.
+  struct CalledChunk {
     golden::RopeTest test;
-    test.id = chunk++ * o.shard_count + o.shard_index + 1;
+    ApplyResult result;
+    std::int64_t first_failing_position = 0;
+    ApplyResult first_failing_call;
+  };
+  auto call_chunk = [&](std::size_t c) {
+    CalledChunk called;
+    golden::RopeTest& test = called.test;
+    const std::size_t begin = c * chunk_tokens, end = std::min(positions.size(), begin + chunk_tokens);
+    test.id = static_cast<std::int64_t>(c) * o.shard_count + o.shard_index + 1;
     test.tokens = static_cast<std::int64_t>(end - begin);
     test.heads = 1;
     test.head_dim = d;
     // every component of a multi-axis position tuple takes the sampled position
     for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
     // random inputs in [−2, 2), values of the dtype, from (seed, position) alone
+    test.input.reserve((end - begin) * static_cast<std::size_t>(d));
     for (std::size_t t = begin; t < end; ++t) {
       SplitMix64 rng(o.seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
       for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
     }
-    const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
+    called.result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
+    if (called.result.status != ApplyResult::Status::ok && called.result.status != ApplyResult::Status::unsupported) {
+      std::tie(called.first_failing_position, called.first_failing_call) = first_failing_call(implementation, spec, test, called.result);
+    }
+    return called;
+  };
+
+  // The chunks judged, kept for the diagnosis up to kDiagnosisSampleValues values (their positions
+  // span the sampled range); the first call that gave no output, bisected to its first position.
+  std::vector<golden::RopeTest> kept_tests;
+  std::vector<std::vector<double>> kept_outputs;
+  std::int64_t kept_values = 0;
+  FailedCalls failed_calls;
+  // With several threads the next chunk's call runs while this chunk is judged on every thread
+  // (the call is one thread's work, often in a child process: judge/isolation.h); one thread calls
+  // and judges in turn. Either way the tests are judged and recorded in chunk order.
+  const bool overlap = resolve_threads(o.threads) > 1;
+  std::future<CalledChunk> next;
+  if (chunks > 0) next = std::async(overlap ? std::launch::async : std::launch::deferred, call_chunk, std::size_t{0});
+  for (std::size_t c = 0; c < chunks; ++c) {
+    CalledChunk called = next.get();
+    if (c + 1 < chunks) next = std::async(overlap ? std::launch::async : std::launch::deferred, call_chunk, c + 1);
+    golden::RopeTest& test = called.test;
+    const ApplyResult& result = called.result;
     if (result.status != ApplyResult::Status::ok) {
       if (result.status == ApplyResult::Status::unsupported) {
         comparer.skip(test, result.message);
       } else {
-        const auto [first, call] = first_failing_call(implementation, spec, test, result);
-        failed_calls.offer(first, std::string(kind_name(call.status)), call.message);
+        failed_calls.offer(called.first_failing_position, std::string(kind_name(called.first_failing_call.status)),
+                           called.first_failing_call.message);
         comparer.fail(test, std::string(kind_name(result.status)), result.message);
       }
       continue;
@@ -104,7 +135,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     comparer.add_evaluated(test, result.output, o.threads);
     if (kept_values < kDiagnosisSampleValues && result.output.size() == test.input.size()) {
       kept_values += static_cast<std::int64_t>(result.output.size());
-      kept_outputs.push_back(result.output);
+      kept_outputs.push_back(std::move(called.result.output));
       kept_tests.push_back(std::move(test));
     }
   }

@@ -19,8 +19,10 @@ struct SweepOptions {
   std::uint64_t seed = 1;
   int threads = 0;            // the reference's threads (0: all cores)
   // Positions per call of the implementation (fewer for a wide head: a call holds at most
-  // kMaxSweepCallElements values): bounds the memory of a sweep with many samples.
-  std::int64_t chunk_tokens = 4096;
+  // kMaxSweepCallElements values): bounds the memory of a sweep with many samples, and with
+  // several threads one chunk is judged while the next one is called (a chunk of 512 positions:
+  // the call hidden behind the judging from 1,024 samples on).
+  std::int64_t chunk_tokens = 512;
   // This run judges the sampled positions of index i with i mod shard_count = shard_index. Each
   // position's inputs depend on (seed, position) alone, so the shards' merged points, worst e and
   // horizon are the unsharded run's (gate/report.h merge_sweep_reports).

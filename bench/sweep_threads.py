@@ -1,0 +1,52 @@
+"""What a second core buys a sweep, end to end: `ropecheck sweep --samples 4096` with --threads 1
+against --threads 2 (and 0 = all cores where there are more), for a passing sweep (the scalar
+kernel, f64: a marginal pass, so the diagnosis runs too; and f32) and a failing one (the float32
+recipe judged by the exact model: the explanation runs). Prints the median wall time of each and
+the 1-thread / N-thread ratio, measured in one run; bench/README.md keeps the figures.
+
+    /usr/bin/python3 bench/sweep_threads.py [--bin build/bin/ropecheck] [--repeat 3] [--threads 2]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import time
+
+SPEC = "layout=half,head_dim=128,base=500000,dtype={dtype}"
+CASES = [
+    ("passing, scalar kernel, f64", "scalar", "f64", 0),
+    ("passing, scalar kernel, f32", "scalar", "f32", 0),
+    ("failing, float32 recipe, f32", "reference-f32-recipe", "f32", 1),
+]
+
+
+def median_seconds(command, expected_rc, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+        if done.returncode != expected_rc:
+            raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default=os.path.join("build", "bin", "ropecheck"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=4096)
+    args = parser.parse_args()
+    print(f"| sweep --samples {args.samples}, head_dim 128 | --threads 1 (s) | --threads {args.threads} (s) | ratio |")
+    print("|---|---|---|---|")
+    for name, impl, dtype, rc in CASES:
+        base = [args.bin, "sweep", "--impl", impl, "--spec", SPEC.format(dtype=dtype), "--samples", str(args.samples)]
+        one = median_seconds(base + ["--threads", "1"], rc, args.repeat)
+        many = median_seconds(base + ["--threads", str(args.threads)], rc, args.repeat)
+        print(f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} |")
+    print(f"load average: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
