@@ -242,9 +242,9 @@ class GroupComparer {
   // test's arrays plus a few chunks, not the test's expected values.
   void add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads);
   static constexpr std::int64_t kChunkValues = std::int64_t{1} << 18;
-  // add_evaluated in two steps, for callers that judge several tests at once (judge/sweep.cpp):
-  // judge_evaluated reads only the comparer's settings (safe on several threads at once) and
-  // add_judged records what it found; tests added in the same order give add_evaluated's result.
+  // add_evaluated in two steps, for a caller that judges several tests at once: judge_evaluated
+  // reads only the comparer's settings (safe on several threads at once) and add_judged records
+  // what it found; tests added in the same order give add_evaluated's result.
   struct JudgedTest {
     detail::GroupTally part;
     bool test_pass = true, judged_any = false;
