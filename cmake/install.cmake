@@ -45,7 +45,7 @@ install(FILES ${CMAKE_BINARY_DIR}/ropecheckConfig.cmake ${CMAKE_BINARY_DIR}/rope
 
 # The find-package test: install into a scratch prefix and build a consumer against it (not in
 # sanitizer builds: the plain consumer cannot link sanitizer-instrumented static libraries).
-if(NOT ROPECHECK_SANITIZE)
+if(NOT ROPECHECK_SANITIZE AND NOT ROPECHECK_TSAN)
 add_test(NAME package_find_package
   COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${CMAKE_BINARY_DIR} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}/tests/package
           -DWORK_DIR=${CMAKE_BINARY_DIR}/package-test -P ${PROJECT_SOURCE_DIR}/tests/package/run.cmake)

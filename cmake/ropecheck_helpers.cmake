@@ -13,6 +13,10 @@ function(ropecheck_target_defaults target)
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
     target_link_options(${target} PRIVATE -fsanitize=address,undefined)
   endif()
+  if(ROPECHECK_TSAN AND NOT ARG_NO_SANITIZE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=thread -fno-omit-frame-pointer>)
+    target_link_options(${target} PRIVATE -fsanitize=thread)
+  endif()
 endfunction()
 
 # One helper registers every GoogleTest executable: tests/<area>/<name>.cpp -> bin/<name>.

@@ -23,7 +23,7 @@ namespace {
 
 int finish(Report& report, const ReportPaths& paths, const std::vector<std::string>& inputs) {
   report.decide();
-  emit_reports(report, paths.json, paths.junit, paths.html, inputs, paths.explanation_only);
+  emit_reports(report, paths.json, paths.junit, paths.html, inputs, paths.text);
   return report.verdict == "pass" ? 0 : 1;
 }
 

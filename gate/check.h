@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gate/judge_args.h"
+#include "gate/report.h"
 #include "judge/golden_run.h"
 #include "judge/implementation.h"
 #include "judge/isolation.h"
@@ -26,7 +27,7 @@ Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const j
 
 struct ReportPaths {
   std::string json, junit, html;
-  bool explanation_only = false;  // `ropecheck explain`: print the explanation in place of the table
+  TextForm text = TextForm::summary;  // --verbose: the table; `ropecheck explain`: the explanation
 };
 
 struct CheckArguments {

@@ -70,8 +70,15 @@ struct Report {
   void decide();
 };
 
-// Text forms. The table lists one row per group; `format_horizon` prints "≥N" when nothing failed.
+// Text forms. The summary (what the commands print by default): a grid of families × dtypes
+// counting passing and failing groups, the identities in one line, one line per failing group (the
+// first 20; with the explanation and worst case when there are at most 3), the notes, the verdict.
+// The table (--verbose) lists one row per group, every identity and every failing and marginal
+// group's cases and diagnosis. `format_horizon` prints "≥N" when nothing failed.
+std::string format_summary(const Report& report);
 std::string format_table(const Report& report);
+// What emit_reports prints on stdout.
+enum class TextForm { summary, table, explanation };
 std::string format_horizon(const GroupResult& group);
 // One line counting a group's edge failures by kind ("" when none): special values, near-overflow
 // or subnormal pairs, signed zeros, pass-through dims, whole tests.
@@ -98,11 +105,11 @@ void write_atomically_streamed(const std::string& path, const std::vector<std::s
 // this process may write. Throws UsageError or InputError (exit 2) naming the path.
 void check_report_paths(const std::vector<std::string>& paths, const std::vector<std::string>& inputs);
 
-// Prints the table (or, explanation_only, format_explanation) on stdout and writes each report
+// Prints the summary, the table or format_explanation on stdout and writes each report
 // whose path is non-empty (atomically, never onto one of `inputs`). Report paths are all checked
 // (check_report_paths) before anything is written.
 void emit_reports(const Report& report, const std::string& json_path, const std::string& junit_path,
-                  const std::string& html_path, const std::vector<std::string>& inputs, bool explanation_only = false);
+                  const std::string& html_path, const std::vector<std::string>& inputs, TextForm text = TextForm::summary);
 // `ropecheck explain`'s output: the verdict, then per failing group its explanation and diagnosis.
 std::string format_explanation(const Report& report);
 

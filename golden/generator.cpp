@@ -159,10 +159,10 @@ const std::vector<std::pair<std::string, std::string>>& catalog() {
        "and half-layout pairing by head_dim/2 instead of rotary_dim/2."},
       {"MultiHead",
        "Several heads with distinct data in one tensor: every head uses the same angles and heads never "
-       "mix (seed 002). Catches stride and indexing bugs."},
+       "mix (docs/rope.md section 1). Catches stride and indexing bugs."},
       {"ShiftedPositions",
        "The same Q, K and V as the test before it with every position shifted by the same amount: the "
-       "exact scores and outputs are identical (<R_m q, R_n k> depends on n - m only, seed 002), so the "
+       "exact scores and outputs are identical (<R_m q, R_n k> depends on n - m only: docs/rope.md section 3), so the "
        "expected values are equal; an implementation whose angle error grows with position differs."},
       {"Causal",
        "Causal mask: key j is visible to query i only when k_position[j] <= q_position[i]; masked "
@@ -732,7 +732,7 @@ std::vector<SuiteDefinition> definitions() {
                    }
                  }});
   out.push_back({"axes-2d", Kind::rope,
-                 "2-D RoPE (seed 002): groups of 4 dims rotated by (m1*theta_g, m2*theta_g), each axis a 1-D "
+                 "2-D RoPE (docs/rope.md section 2): groups of 4 dims rotated by (m1*theta_g, m2*theta_g), each axis a 1-D "
                  "RoPE over rotary_dim/2 dims; positions are (row, column) tuples.",
                  [](SuiteContext& c) {
                    for (const char* layout : {"interleaved", "half"}) {

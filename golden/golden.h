@@ -99,7 +99,7 @@ struct GoldenFile {
 };
 
 // The one exception type of the reader: "FILE: PATH: expected WHAT, got WHAT", e.g.
-// "golden/x.json: groups[2].tests[5].expected[3]: expected a hex-float string, got 12".
+// "suite.json: groups[2].tests[5].expected[3]: expected a hex-float string, got 12".
 class GoldenError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -19,7 +19,7 @@ namespace ropecheck::judge {
 //   an exact zero; the elementwise form has the same two products): ≤ 3·2^-P·(|c̃x| + |s̃y|) ≤
 //   3·√2·2^-P·g·ρ·(1 + E). Altogether ≤ g·ρ·2^-P·(√2·2^13·|φ| + √2·8 + 3·√2 + tiny)
 //   ≤ g·ρ·(2^(14−P)·|φ| + 2^(4−P)).
-// complex: (e^{iθ})^|m| by repeated squaring (seed 002 appendix). The starting value cos θ + i sin θ
+// complex: (e^{iθ})^|m| by repeated squaring (RoFormer §3.2.1). The starting value cos θ + i sin θ
 //   is within ε₁ = √2·2^-P of e^{iθ} (relative, |·| ≈ 1), and each complex product in P-bit
 //   arithmetic adds μ = 2√2·2^-P relative (Higham, Accuracy and Stability, §3.6). By induction
 //   over the square-and-multiply chain, w^n carries relative error ≤ n·(ε₁ + μ) − μ (a squaring

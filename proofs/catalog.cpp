@@ -330,8 +330,8 @@ std::vector<double> pair_norms(const Spec& spec, std::span<const double> head) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// relative_matrix / multi_axis_relative: R_mᵀ R_n = R_{n−m} (seed 002 appendix "相对位置旋转公式证明":
-// per 2×2 block, cos(A−B) and sin(A−B)), per axis for multi-axis specs (seed 002 "RoPE的高维扩展").
+// relative_matrix / multi_axis_relative: R_mᵀ R_n = R_{n−m} (RoFormer §3.2.2, eq. 16:
+// per 2×2 block, cos(A−B) and sin(A−B)), per axis for multi-axis specs (2-D RoPE: docs/rope.md §2).
 //
 // Through apply: with B_m = g·R_m + E_m the implementation's block (|E| entries ≤ the claim at ρ = 1),
 // B_mᵀ·B_n = g²·R_{n−m} + (error) and g·B_{n−m} = g²·R_{n−m} + g·E_{n−m}; the balls of both sides
@@ -385,7 +385,7 @@ void relative_matrix(const Implementation& impl, Tally& tally) {
   check_relative(ctx, m, n);
 }
 
-// multi_axis_relative: R_{m1,m2}ᵀ R_{n1,n2} = R_{n1−m1, n2−m2} (seed 002, 2-D RoPE), and the axes
+// multi_axis_relative: R_{m1,m2}ᵀ R_{n1,n2} = R_{n1−m1, n2−m2} (2-D RoPE: docs/rope.md §2), and the axes
 // are independent: R_{(m1,…,mc)} = Π_k R_{m_k·e_k} (each pair is driven by one component only, the
 // others leave it at R_0 = I). Through apply the product of c blocks carries g^c, the single block g:
 // Π_k B_{m_k e_k} vs g^(c−1)·B_m, balls propagated as above.
@@ -411,8 +411,8 @@ void multi_axis_relative(const Implementation& impl, Tally& tally) {
   }
 }
 
-// norm_preservation: ‖R_m x‖ = ‖x‖ per pair (R_m orthogonal: cos² + sin² = 1; seed 002 "只是旋转,
-// 并不修改原始向量的模长"). With the attention factor, ‖F_m(x)_j‖ = g·ρ_j. The left side is the
+// norm_preservation: ‖R_m x‖ = ‖x‖ per pair (R_m orthogonal: cos² + sin² = 1: a
+// rotation keeps the norm; RoFormer §3.2.2). With the attention factor, ‖F_m(x)_j‖ = g·ρ_j. The left side is the
 // ball √(a² + b²) of the output balls; the right side g·ρ with ρ computed from exact inputs.
 void norm_preservation(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec());
@@ -435,8 +435,8 @@ void norm_preservation(const Implementation& impl, Tally& tally) {
   }
 }
 
-// complex_equivalence: R_m x ≡ z·e^{imθ}, z = x₁ + i·x₂ (seed 002 appendix "RoPE中的复数和旋转矩阵
-// 等价性证明", Euler's formula). The right side is computed here, independently of the
+// complex_equivalence: R_m x ≡ z·e^{imθ}, z = x₁ + i·x₂ (RoFormer §3.2.1 and §3.4.1,
+// Euler's formula). The right side is computed here, independently of the
 // implementation: φ = reference::angle (θ'_j from spec/schedule.h times m, at the catalog's
 // precision P), then g·(x + iy)·(cos φ + i sin φ). Its balls: φ within |φ|·2^(13−P) (the schedule
 // bound of reference/rope.cpp) plus its rounding, so cos φ and sin φ within |φ|·2^(13−P) + 2^(1−P)
@@ -475,7 +475,7 @@ void complex_equivalence(const Implementation& impl, Tally& tally) {
   }
 }
 
-// relative_dot: ⟨R_m q, R_n k⟩ = ⟨q, R_{n−m} k⟩ (seed 002: qᵀR_mᵀR_n k, "仅与相对位置 n−m 有关"),
+// relative_dot: ⟨R_m q, R_n k⟩ = ⟨q, R_{n−m} k⟩ (RoFormer §3.2.2, eq. 16: qᵀR_mᵀR_n k depends on n − m only),
 // hence invariant under m, n → m + t, n + t. Over the rotary dims, with the attention factor:
 // ⟨F_m q, F_n k⟩ = g²⟨R_m q, R_n k⟩ = g·⟨q, F_{n−m} k⟩. Both sides are sums of products of balls:
 // the propagated bound is Σ_j (|a_j|·Δb_j + |b_j|·Δa_j + Δa_j·Δb_j) over components, i.e. to first
@@ -519,8 +519,8 @@ void relative_dot(const Implementation& impl, Tally& tally) {
   });
 }
 
-// forms_agree: matrix form ≡ complex form ≡ element-wise cos/sin form (seed 002: R_m x as a
-// block-diagonal matrix, as z·e^{imθ}, and as q ⊗ cos + rotate(q) ⊗ sin). The implementation's
+// forms_agree: matrix form ≡ complex form ≡ element-wise cos/sin form (RoFormer: R_m x as a
+// block-diagonal matrix, eq. 15, as z·e^{imθ}, §3.2.1, and as q ⊗ cos + rotate(q) ⊗ sin, §3.4.2 eq. 34). The implementation's
 // output is compared with each of the reference's three independent forms at precision P_f (the
 // implementation's own precision when it is the reference, so its forms are checked against each
 // other; 128 bits otherwise). Each form's ball is its bound from exact_form_claim
@@ -584,7 +584,7 @@ void forms_agree(const Implementation& impl, Tally& tally) {
 }
 
 // group_law: R_m R_n = R_{m+n}; R_0 = I; R_{−m} = R_mᵀ = R_m⁻¹; inverse ∘ forward = identity
-// (rotations by m·θ form a one-parameter group: angles add; seed 002 appendix). Through apply, with
+// (rotations by m·θ form a one-parameter group: angles add; docs/rope.md §3). Through apply, with
 // B the forward blocks (g·R) and B⁻ the inverse-direction blocks (g·R_mᵀ, reference/rope.h):
 // B_m·B_n vs g·B_{m+n}; B_0 vs g·I; B⁻_m vs B_mᵀ; B_{−m} vs B_mᵀ (negative positions only);
 // B⁻_m·B_m vs g²·I. For implementations without exact outputs also the vector form
@@ -670,8 +670,8 @@ void layout_permutation(const Implementation& impl, Tally& tally) {
   }
 }
 
-// head_independence: every head uses the same rotation and heads do not mix (seed 002: multi-head
-// attention rotates each head's q, k independently with the same R_m). (a) The same vector in every
+// head_independence: every head uses the same rotation and heads do not mix (multi-head
+// attention rotates each head's q, k independently with the same R_m: docs/rope.md §1). (a) The same vector in every
 // head gives the same output in every head; (b) each head's output equals the output of a one-head
 // call on that head's input alone. Both sides are outputs with their claimed balls.
 void head_independence(const Implementation& impl, Tally& tally) {
@@ -713,7 +713,7 @@ void head_independence(const Implementation& impl, Tally& tally) {
 }
 
 // attention_shift_invariance: softmax(RoPE(Q)·RoPE(K)ᵀ/√d + M)·V is unchanged when every position
-// shifts by the same t (seeds 002, 004: scores depend on n − m only; a causal mask compares
+// shifts by the same t (RoFormer §3.2.2: scores depend on n − m only; a causal mask compares
 // positions, also shift-invariant). Both attentions are evaluated here in ball arithmetic from the
 // implementation's rotated Q and K: scores s_ij = ⟨F q_i, F k_j⟩/√d, weights exp(s_ij − c) with
 // c the largest score midpoint of the row (an exact constant: softmax is invariant under it),
@@ -793,7 +793,7 @@ void attention_shift_invariance(const Implementation& impl, Tally& tally) {
   }
 }
 
-// long_term_decay (RoFormer §3.4.3, seed 004 "远程衰减"): with h_i = q_[2i:2i+1]·k*_[2i:2i+1] and
+// long_term_decay (RoFormer §3.4.3): with h_i = q_[2i:2i+1]·k*_[2i:2i+1] and
 // S_j = Σ_{k<j} e^{irθ_k}, r = m − n:
 // (a) |Σ_i h_i e^{irθ_i}| ≤ (max_i |h_{i+1} − h_i|)·Σ_j |S_{j+1}| (Abel summation, h_{d/2} = 0),
 //     from reference::decay_bound at the catalog's precision (a handful of roundings per term:
@@ -888,17 +888,17 @@ void passthrough(const Implementation& impl, Tally& tally) {
 }
 
 constexpr Identity kCatalog[] = {
-    {"relative_matrix", "R_m^T R_n = R_{n-m}", "seed 002 appendix (相对位置旋转公式证明)", "Rotation.v", relative_matrix},
-    {"norm_preservation", "||R_m x|| = ||x|| per pair", "seed 002 (R is orthogonal)", "Rotation.v", norm_preservation},
-    {"complex_equivalence", "R_m x = z e^{i m theta}, z = x1 + i x2", "seed 002 appendix (复数和旋转矩阵等价性)", "Rotation.v", complex_equivalence},
-    {"relative_dot", "<R_m q, R_n k> = <q, R_{n-m} k>, invariant under m,n -> m+t,n+t", "seed 002", "Rotation.v", relative_dot},
-    {"forms_agree", "matrix form = complex form = elementwise cos/sin form", "seed 002", "Layouts.v", forms_agree},
-    {"group_law", "R_m R_n = R_{m+n}; R_0 = I; R_{-m} = R_m^T = R_m^-1; inverse o forward = id", "seed 002 appendix", "Rotation.v", group_law},
+    {"relative_matrix", "R_m^T R_n = R_{n-m}", "RoFormer 3.2.2 eq. 16", "Rotation.v", relative_matrix},
+    {"norm_preservation", "||R_m x|| = ||x|| per pair", "RoFormer 3.2.2 (R is orthogonal)", "Rotation.v", norm_preservation},
+    {"complex_equivalence", "R_m x = z e^{i m theta}, z = x1 + i x2", "RoFormer 3.2.1, 3.4.1 (Euler)", "Rotation.v", complex_equivalence},
+    {"relative_dot", "<R_m q, R_n k> = <q, R_{n-m} k>, invariant under m,n -> m+t,n+t", "RoFormer 3.2.2 eq. 16", "Rotation.v", relative_dot},
+    {"forms_agree", "matrix form = complex form = elementwise cos/sin form", "RoFormer eq. 15, 3.2.1, eq. 34", "Layouts.v", forms_agree},
+    {"group_law", "R_m R_n = R_{m+n}; R_0 = I; R_{-m} = R_m^T = R_m^-1; inverse o forward = id", "rotations form a group (docs/rope.md 3)", "Rotation.v", group_law},
     {"layout_permutation", "F_half(P x) = P F_interleaved(x)", "docs/rope.md section 1", "Layouts.v", layout_permutation},
-    {"multi_axis_relative", "R_{m1,m2}^T R_{n1,n2} = R_{n1-m1,n2-m2}; axes independent", "seed 002 (RoPE的高维扩展)", "Rotation.v", multi_axis_relative},
-    {"head_independence", "every head uses the same rotation; heads do not mix", "seed 002", "", head_independence},
-    {"attention_shift_invariance", "softmax(QK^T/sqrt d)V unchanged when all positions shift", "seeds 002, 004", "Attention.v", attention_shift_invariance},
-    {"long_term_decay", "|sum h_i e^{i r theta_i}| <= max|h_{i+1}-h_i| sum|S_j|; average of |S_j| decays", "seed 004 (RoFormer 3.4.3)", "", long_term_decay},
+    {"multi_axis_relative", "R_{m1,m2}^T R_{n1,n2} = R_{n1-m1,n2-m2}; axes independent", "2-D RoPE (docs/rope.md 2)", "Rotation.v", multi_axis_relative},
+    {"head_independence", "every head uses the same rotation; heads do not mix", "docs/rope.md 1", "", head_independence},
+    {"attention_shift_invariance", "softmax(QK^T/sqrt d)V unchanged when all positions shift", "RoFormer 3.2.2 eq. 16", "Attention.v", attention_shift_invariance},
+    {"long_term_decay", "|sum h_i e^{i r theta_i}| <= max|h_{i+1}-h_i| sum|S_j|; average of |S_j| decays", "RoFormer 3.4.3", "", long_term_decay},
     {"passthrough", "dims beyond rotary_dim are untouched, bit for bit", "docs/rope.md section 1, docs/design.md", "", passthrough},
 };
 

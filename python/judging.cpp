@@ -346,7 +346,8 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
                              "What the failing outputs are (judge/inference.h): the change of the spec that reproduces them, "
                              "a memory fault, a call that raised, or that no single change does; \"\" on a pass.")
       .def_property_readonly("explanation_kind", [](const Report& r) { return explained(r).second; })
-      .def("table", &gate::format_table, "The verdict table `ropecheck check` prints.")
+      .def("table", &gate::format_table, "The verdict table `ropecheck check --verbose` prints.")
+      .def("summary_text", &gate::format_summary, "The summary `ropecheck check` prints.")
       .def("to_json", &gate::to_json)
       .def("to_junit", &gate::to_junit)
       .def(

@@ -107,7 +107,7 @@ PLUGIN_EXPORT int32_t ropecheck_kernel_apply(const char* implementation, const r
   }
   theta = (long double*)malloc(sizeof(long double) * (size_t)(spec->rotary_dim / 2));
   if (theta == NULL) return ROPECHECK_ERROR_INTERNAL;
-  for (j = 0; j < spec->rotary_dim / 2; ++j) { /* θ_j = b^(-2j/d) (seed 004), / f for linear */
+  for (j = 0; j < spec->rotary_dim / 2; ++j) { /* θ_j = b^(-2j/d) (RoFormer), / f for linear */
     theta[j] = powl((long double)spec->base, -2.0L * j / spec->rotary_dim);
     if (spec->scaling == ROPECHECK_SCALING_LINEAR) theta[j] /= (long double)spec->factor;
   }

@@ -16,7 +16,7 @@ void add_explain_command(CLI::App& root, int& status) {
                                   "positions, memory) that reproduces them (--spec|--hf-config --positions --input --candidate)");
   auto args = std::make_shared<CheckArguments>();
   args->judge.model = "f32-angle";
-  args->reports.explanation_only = true;
+  args->reports.text = TextForm::explanation;
   auto spec = std::make_shared<SpecOptions>();
   add_spec_options(cmd, *spec, SpecCount::any);
   cmd->add_option("--positions", args->positions, "One position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file")

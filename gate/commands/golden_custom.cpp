@@ -1,6 +1,6 @@
 // `ropecheck golden generate --spec SPEC --positions RANGE|FILE --tokens N --heads H [--seed S]
 // --out FILE.json`: a deterministic golden suite for the user's own config and context length
-// (issue 18). The positions are split into tests of N tokens; each test's input is H heads of
+//. The positions are split into tests of N tokens; each test's input is H heads of
 // uniform values in [−2, 2) rounded to the spec's dtype, drawn from (seed, test id) alone, and its
 // expected values are the reference's correctly rounded outputs, all computed in parallel over tokens.
 //

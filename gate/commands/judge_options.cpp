@@ -30,10 +30,14 @@ void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which
   }
 }
 
-void add_report_options(CLI::App* cmd, ReportPaths& paths) {
+void add_report_options(CLI::App* cmd, ReportPaths& paths, bool verbose_flag) {
   cmd->add_option("--json", paths.json, "Write the JSON report (gate/schema/report.schema.json) here");
   cmd->add_option("--junit", paths.junit, "Write a JUnit XML file (one testcase per group) here");
   cmd->add_option("--html", paths.html, "Write a self-contained HTML report here");
+  if (!verbose_flag) return;  // a command whose text is one group's figures (sweep)
+  cmd->add_flag_callback("--verbose", [&paths] { paths.text = TextForm::table; },
+                         "Print every group's row, every identity and the cases and diagnosis of failing and marginal groups "
+                         "(default: a summary; the reports hold everything)");
 }
 
 CLI::Validator number_in(double min, double max) {

@@ -18,7 +18,7 @@ struct JudgeOptionSet {
 };
 
 void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which = {});
-void add_report_options(CLI::App* cmd, ReportPaths& paths);
+void add_report_options(CLI::App* cmd, ReportPaths& paths, bool verbose_flag = true);
 
 // A number in [min, max] for a floating-point option. NaN is refused: CLI11's Range and
 // PositiveNumber compare with < and >, which NaN passes (`--timeout nan` then never timed out).

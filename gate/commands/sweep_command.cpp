@@ -124,7 +124,7 @@ void add_sweep_command(CLI::App& root, int& status) {
                   "Judge the sampled positions of index i with i mod N = K (K/N); `ropecheck report merge` joins the "
                   "shards' --json reports into the unsharded one");
   add_judge_options(cmd, args->judge, {.skip_flags = false, .max_position = false});
-  add_report_options(cmd, args->reports);
+  add_report_options(cmd, args->reports, false);
   cmd->callback([args, &status] {
     std::tie(args->sweep.shard_index, args->sweep.shard_count) = parse_shard(args->shard);
     if (!args->plugin.empty() && args->implementation == "auto") args->implementation.clear();

@@ -526,9 +526,9 @@ TEST_F(AttentionFixture, WrongShapeIsOneLineAndExitCode2) {
 // skipped groups as <skipped> with the reason.
 TEST_F(AttentionFixture, F32RecipeModelSkipsAttentionGroupsWithTheirReason) {
   std::filesystem::create_directory(dir / "golden");
-  std::filesystem::copy_file(kGolden, dir / "golden/attention.json");
+  std::filesystem::copy_file(kGolden, dir / ("golden" + std::string("/attention.json")));
   const golden::GoldenFile small = small_golden();
-  spit(dir / "golden/small.json", golden::write_golden(small));
+  spit(dir / ("golden" + std::string("/small.json")), golden::write_golden(small));
   std::vector<OutTensor> tensors;
   for (const golden::RopeTest& t : small.groups[0].rope_tests) {
     tensors.push_back({"gate-small/" + std::to_string(t.id) + "/output", "F32", {t.tokens, t.heads, t.head_dim}, *t.expected_f32_recipe, {}});

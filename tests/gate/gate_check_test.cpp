@@ -652,7 +652,7 @@ TEST_F(CheckFixture, WorstListsThatManyCasesOnStdout) {
     for (double& v : outputs[i]) v = -v;
   }
   for (int worst : {2, 5}) {
-    const Ran r = check(write_candidate(dir, "wrong.npz", file, outputs), "--worst " + std::to_string(worst));
+    const Ran r = check(write_candidate(dir, "wrong.npz", file, outputs), "--verbose --worst " + std::to_string(worst));
     EXPECT_EQ(r.code, 1);
     int listed = 0;
     std::istringstream lines(r.out);

@@ -1,5 +1,5 @@
 // `ropecheck golden generate --spec ... --positions ... --tokens N --heads H --out FILE.json`
-// (issue 18 item 3): a suite for the user's own config, its safetensors sidecar above 2^20 values,
+//: a suite for the user's own config, its safetensors sidecar above 2^20 values,
 // and every reader of golden files on it (lint, verify, run, check); then sidecars made wrong on
 // purpose, each one line and exit 2. Expected values are compared with tests/gate/rope_recipe.h
 // (independent of the generator) and with `ropecheck apply`; candidates come from the recipe.

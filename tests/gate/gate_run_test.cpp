@@ -140,7 +140,7 @@ TEST_F(RunFixture, PropsRunsTheIdentityCatalog) {
   EXPECT_GE(j["properties"].size(), 10u);
   for (const auto& p : j["properties"]) EXPECT_TRUE(p["holds"].get<bool>()) << p.dump();
   EXPECT_NE(slurp(dir / "junit.xml").find("classname=\"ropecheck.identities\" name=\"relative_matrix\""), std::string::npos);
-  const Ran tiny = run_plugin("good", "--props --props-cases 3");
+  const Ran tiny = run_plugin("good", "--verbose --props --props-cases 3");
   const nlohmann::json t = report();
   for (const auto& p : t["properties"]) {
     if (p["name"] == "multi_axis_relative") {

@@ -1,4 +1,4 @@
-// An independent RoPE for the tests of issue 18's direct check and custom suites, written from
+// An independent RoPE for the tests of the direct check and custom suites, written from
 // docs/rope.md §1-2 and nothing in reference/ or optimized/: θ_j = base^(−2j/d), pair j is
 // dims (2j, 2j + 1) (interleaved) or (j, j + d/2) (half), (x, y) → (x cos − y sin, x sin + y cos),
 // dims past rotary_dim pass through. Angles and products in long double, rounded once to the

@@ -158,7 +158,7 @@ TEST(Reader, ChecksMultiAxisPositionTuples) {
             "x.json: groups[0].tests[0].positions[0]: expected a tuple of 3 positions, got 0");
 }
 
-// input_dtype (issue 18): inputs are values of the input dtype, expected values of dtype; the key
+// input_dtype: inputs are values of the input dtype, expected values of dtype; the key
 // round-trips; a file without it reads as before.
 TEST(Reader, InputDtypeChecksInputsAndRoundTrips) {
   const std::string good = small_file("half-f32-base10000");

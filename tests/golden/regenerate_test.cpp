@@ -57,7 +57,7 @@ TEST(Regenerate, NoCheckedInFileWithoutASuite) {
 TEST(Regenerate, TheSuitesStayWithinTheSizeBudget) {
   std::uintmax_t total = 0;
   for (const auto& entry : std::filesystem::directory_iterator(suites_dir())) total += entry.file_size();
-  EXPECT_LE(total, 20u * 1000 * 1000);  // issue #5: at most 20 MB checked in
+  EXPECT_LE(total, 20u * 1000 * 1000);  // at most 20 MB checked in (golden/README.md)
 }
 
 TEST(Regenerate, UnknownSuiteIsRefused) { EXPECT_THROW(generate_suite("no-such-suite"), std::invalid_argument); }

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "judge/adapters.h"
 #include "judge/group.h"
+#include "judge/sweep.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/random.h"
@@ -133,6 +135,41 @@ TEST(AddEvaluated, CarefulOutputsPass) {
   EXPECT_EQ(r.pairs_checked, 9000 * 16);
   EXPECT_LE(r.worst_e, 1.0);  // correctly rounded: e ≤ 1 (judge/pair_rule.h)
   EXPECT_EQ(r.points.size(), 9000u);
+}
+
+// With several threads a sweep judges one chunk while the next one is called, and the diagnosis
+// runs on every thread: the result, its diagnosis and explanation, and the sequence of calls the
+// implementation sees must be one thread's. The implementation fails (the float32 recipe judged by
+// the exact model), so the explanation runs too.
+TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
+  const Spec spec = parse_spec("layout=half,head_dim=16,base=500000,dtype=f32");
+  auto sweep_with = [&](int threads, std::vector<std::int64_t>& first_positions) {
+    reference::Options recipe;
+    recipe.model = reference::Model::f32_recipe;
+    const FunctionImplementation f32_recipe(
+        "f32 recipe", [&](const Spec& s, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
+          first_positions.push_back(positions.empty() ? -1 : positions.front());
+          return reference::apply(s, shape, positions, input, recipe);
+        });
+    SweepOptions o;
+    o.samples = 3000;
+    o.chunk_tokens = 256;  // 12 calls
+    o.threads = threads;
+    return sweep(f32_recipe, spec, o, GroupOptions{});
+  };
+  std::vector<std::int64_t> calls_one, calls_two;
+  const GroupResult one = sweep_with(1, calls_one);
+  const GroupResult two = sweep_with(2, calls_two);
+  EXPECT_EQ(one.verdict, "fail");
+  EXPECT_EQ(calls_one.size(), 12u);
+  EXPECT_EQ(calls_one, calls_two);
+  EXPECT_EQ(summary(one), summary(two));
+  ASSERT_TRUE(one.diagnosis.has_value());
+  ASSERT_TRUE(two.diagnosis.has_value());
+  EXPECT_EQ(one.diagnosis->lines, two.diagnosis->lines);
+  EXPECT_EQ(one.diagnosis->explanation, two.diagnosis->explanation);
+  EXPECT_EQ(one.diagnosis->frequency_error_ulps, two.diagnosis->frequency_error_ulps);
+  EXPECT_EQ(one.diagnosis->angle_error_rad, two.diagnosis->angle_error_rad);
 }
 
 }  // namespace

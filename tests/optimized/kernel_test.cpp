@@ -81,7 +81,7 @@ const std::vector<Case>& cases() {
       v.push_back(Case{"layout=interleaved,head_dim=64,base=10000,axes=2d" + d, 3, 2, {0, 0, 5, 17, 40000, 2147483647}});
       v.push_back(Case{"layout=half,head_dim=128,base=1000000,axes=mrope,sections=16/24/24" + d, 2, 2,
                        {3, 3, 3, 100, 2000, 2147483647}});
-      // Issue 18: ggml's four-section M-RoPE (a zero section) and interleaved M-RoPE, 3 and 4 sections:
+      // ggml's four-section M-RoPE (a zero section) and interleaved M-RoPE, 3 and 4 sections:
       // the kernels take each pair's component from the schedule (spec/schedule.h position_component).
       v.push_back(Case{"layout=half,head_dim=128,base=1000000,axes=mrope,sections=16/24/24/0" + d, 2, 2,
                        {3, 3, 3, 0, 100, 2000, 2147483647, 9}});

@@ -1,4 +1,4 @@
-// Deliberately wrong implementations (issue #3, "Proving the properties have teeth"): the exact
+// Deliberately wrong implementations (proofs have teeth: each breaks one identity): the exact
 // reference with one classic RoPE bug injected, each claiming the reference's own error bound.
 #pragma once
 

@@ -181,7 +181,7 @@ TEST(Schedule, LongRopePicksShortOrLongFactors) {
 }
 
 TEST(Schedule, MultiAxisFrequencies) {
-  // 2-D RoPE: pairs (2g, 2g+1) share θ_g of a 1-D schedule over rotary_dim/2 dims (seed 002).
+  // 2-D RoPE: pairs (2g, 2g+1) share θ_g of a 1-D schedule over rotary_dim/2 dims (docs/rope.md §2).
   const auto two_d = computed("layout=interleaved,head_dim=16,base=10000,axes=2d");
   for (int j = 0; j < 8; ++j) {
     const ld expected = default_theta(10000, j / 2, 8);

@@ -1,4 +1,4 @@
-// Issue 16: the gate runs as root in other people's CI, so it must never crash, hang, grow without
+// The gate runs as root in other people's CI, so it must never crash, hang, grow without
 // bound, or destroy a file, whatever it is given. Each test feeds `ropecheck` one hostile thing —
 // a FIFO, a device node, a symbolic link, deep JSON, zip bombs, a header of 80 000 tensors, plugins
 // that fork, hang, write far out of bounds or map 64 GiB, names that are not UTF-8 — and checks the

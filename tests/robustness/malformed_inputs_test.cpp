@@ -1,4 +1,4 @@
-// Robustness against bad input (issue 7): every file in tests/data/malformed/ is run through the
+// Robustness against bad input: every file in tests/data/malformed/ is run through the
 // `ropecheck` command named in tests/data/malformed/MANIFEST, and must produce exactly the error
 // the manifest states: the expected exit status (2: usage or input error), exactly ONE line on
 // stderr containing the expected text, no crash (a signal, an ASan/UBSan report — both print more

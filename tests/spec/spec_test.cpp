@@ -187,7 +187,7 @@ TEST(Spec, JsonParameterGivenTwiceIsRefused) {
   }
 }
 
-// Issue 16: a value nested deeper than kMaxJsonDepth is refused before parsing (the error message
+// A value nested deeper than kMaxJsonDepth is refused before parsing (the error message
 // dumped it recursively: 100 000 levels overflowed the stack), naming where it goes too deep.
 TEST(Spec, JsonNestedTooDeepIsRefusedBeforeParsing) {
   try {
@@ -200,7 +200,7 @@ TEST(Spec, JsonNestedTooDeepIsRefusedBeforeParsing) {
   EXPECT_THROW(parse_spec_json("{\"layout\": " + std::string(63, '[') + std::string(63, ']') + "}"), SpecError);
 }
 
-// Issue 18: the vocabulary real models need. Canonical texts by hand.
+// The vocabulary real models need. Canonical texts by hand.
 TEST(Spec, InterleavedMropeFourSectionsAndInputDtype) {
   const Spec imrope = parse_spec("layout=half,head_dim=128,base=5000000,dtype=bf16,axes=imrope,sections=24/20/20");
   EXPECT_EQ(imrope.axes.kind, AxesKind::imrope);

@@ -133,7 +133,7 @@ TEST(Readers, BrokenFilesAreRefusedWithOneLine) {
   big_endian[big_endian.find("<f4")] = '>';
   expect_refused(big_endian, "descr");
   expect_refused(R"({"s/1/output": [[1, 2], [3]]})", "rectangular");
-  // A number where a row is, and a row where a number is (issue 16: [1, [0, 0.5, -0.25]] passed).
+  // A number where a row is, and a row where a number is ([1, [0, 0.5, -0.25]] passed).
   expect_refused(R"({"s/1/output": [1, [0, 0.5, -0.25]]})", "rectangular");
   expect_refused(R"({"s/1/output": [[1, 2], [3, [4]]]})", "rectangular");
   expect_refused(R"({"s/1/output": [[1, 2], 3]})", "rectangular");

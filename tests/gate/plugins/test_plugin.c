@@ -103,7 +103,7 @@ int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call*
       const int64_t in = t * q->input_token_stride + h * q->input_head_stride;
       const int64_t out = t * q->output_token_stride + h * q->output_head_stride;
       for (int j = 0; j < pairs; ++j) {
-        /* θ_j = base^(−2j/d) (docs/rope.md §2, seed 004). */
+        /* θ_j = base^(−2j/d) (docs/rope.md §2). */
         const long double theta = powl((long double)s->base, -2.0L * j / s->rotary_dim);
         long double angle = position * theta;
         if (s->direction == ROPECHECK_DIRECTION_INVERSE) angle = -angle;
