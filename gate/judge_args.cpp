@@ -59,17 +59,6 @@ judge::JudgeOptions judge_options_of(const JudgeArguments& args) {
   return o;
 }
 
-std::pair<int, int> parse_shard(const std::string& text) {
-  int index = -1, count = 0;
-  char slash = 0;
-  std::size_t used = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%zn", &index, &slash, &count, &used) != 3 || slash != '/' ||
-      used != text.size() || count < 1 || index < 0 || index >= count) {
-    throw UsageError("--shard: expected K/N with 0 <= K < N (e.g. 0/4), got '" + text + "'");
-  }
-  return {index, count};
-}
-
 JudgedScope scope_of(const JudgeArguments& args, std::int64_t skipped_by_flags, std::int64_t skipped_by_position) {
   JudgedScope scope;
   scope.max_position = args.max_position;

@@ -30,8 +30,6 @@ struct JudgeArguments {
 judge::Claims claims_of(const JudgeArguments& args);
 judge::JudgeOptions judge_options_of(const JudgeArguments& args);
 std::vector<std::string> split_list(const std::string& text);
-// `--shard K/N` (fuzz, sweep): 0 <= K < N.
-std::pair<int, int> parse_shard(const std::string& text);
 // What the report shows of the options and of what they skipped.
 JudgedScope scope_of(const JudgeArguments& args, std::int64_t skipped_by_flags, std::int64_t skipped_by_position);
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -51,13 +52,19 @@ void check_sweep_report(const std::string& file, const ojson& r) {
                          const char* what) {
     if (o.contains(key) && !(o.at(key).*is)()) bad(where + key, what);
   };
-  for (const char* key : {"implementation", "command", "schema"}) optional_of(r, key, &ojson::is_string, "", "a string");
-  for (const char* key : {"summary", "sweep"}) {
+  for (const char* key : {"implementation", "model"}) {
+    if (!field(file, r, key).is_string()) bad(key, "a string");
+  }
+  for (const char* key : {"summary", "sweep", "tool"}) {
     if (!field(file, r, key).is_object()) bad(key, "an object");
   }
   optional_of(r, "notes", &ojson::is_array, "", "an array");
+  optional_of(r, "options", &ojson::is_object, "", "an object");
   const ojson& sweep = r.at("sweep");
-  if (!integer(field(file, sweep, "max_position"))) bad("sweep.max_position", "an integer");
+  for (const char* key : {"max_position", "samples", "worst_cases"}) {
+    if (!integer(field(file, sweep, key))) bad(std::string("sweep.") + key, "an integer");
+  }
+  if (!field(file, sweep, "seed").is_number_unsigned()) bad("sweep.seed", "an integer >= 0");
   const ojson& shard = field(file, sweep, "shard");
   const bool shard_ok = shard.is_object() && shard.contains("index") && shard.contains("count") && integer(shard.at("index")) &&
                         integer(shard.at("count")) && shard.at("count").get<std::int64_t>() >= 1 &&
@@ -67,11 +74,28 @@ void check_sweep_report(const std::string& file, const ojson& r) {
   const ojson& groups = field(file, r, "groups");
   if (!groups.is_array() || groups.size() != 1 || !groups.at(0).is_object()) bad("groups", "one group");
   const ojson& g = groups.at(0);
-  for (const char* key : {"spec", "verdict"}) optional_of(g, key, &ojson::is_string, "groups[0].", "a string");
+  for (const char* key : {"spec", "verdict"}) {
+    if (!field(file, g, key).is_string()) bad(std::string("groups[0].") + key, "a string");
+  }
+  const ojson& tolerance = field(file, g, "tolerance");
+  if (!tolerance.is_object() || !tolerance.contains("kind") || (tolerance.at("kind") != "e" && tolerance.at("kind") != "ulp")) {
+    bad("groups[0].tolerance", "an object whose kind is \"e\" or \"ulp\"");
+  }
+  for (const char* key : {"worst_e", "worst_ulp", "worst_abs", "worst_margin"}) {
+    const ojson& v = field(file, g, key);
+    if (!v.is_number() && !v.is_string()) bad(std::string("groups[0].") + key, "a number, \"inf\" or \"nan\"");
+  }
+  if (g.contains("diagnosis")) {
+    const ojson& d = g.at("diagnosis");
+    if (!d.is_object() || (d.contains("explanation") && !d.at("explanation").is_string() && !d.at("explanation").is_null())) {
+      bad("groups[0].diagnosis", "an object whose explanation is a string or null");
+    }
+  }
   optional_of(g, "horizon_complete", &ojson::is_boolean, "groups[0].", "true or false");
   for (const char* key : {"tests", "tests_failed", "tests_skipped", "pairs_checked", "pairs_failed", "ordinary_checked",
                           "ordinary_failed", "special_checked", "special_failed", "edge_failed", "signed_zero_failed",
-                          "passthrough_checked", "passthrough_failed", "whole_tests_failed", "beyond_required_failed"}) {
+                          "passthrough_checked", "passthrough_failed", "whole_tests_failed", "beyond_required_failed",
+                          "skipped_by_flags", "skipped_by_position", "tokens_beyond_max_position"}) {
     // Counts up to 2^40 each: a sum over at most 2^20 shards cannot wrap around.
     if (!integer(field(file, g, key), std::uint64_t{1} << 40) || g.at(key).get<std::int64_t>() < 0) {
       bad(std::string("groups[0].") + key, "a count from 0 to 2^40");
@@ -91,9 +115,19 @@ void check_sweep_report(const std::string& file, const ojson& r) {
   }
   for (std::size_t i = 0; i < g.at("worst_cases").size(); ++i) {
     const ojson& c = g.at("worst_cases")[i];
-    if (!c.is_object() || !c.contains("e") || (c.contains("accuracy") && !c.at("accuracy").is_boolean())) {
-      bad("groups[0].worst_cases[" + std::to_string(i) + "]", "an object with e and accuracy");
+    auto metric_field = [&](const char* key) { return c.contains(key) && (c.at(key).is_number() || c.at(key).is_string()); };
+    if (!c.is_object() || !metric_field("e") || !metric_field("ulp") || !c.contains("accuracy") || !c.at("accuracy").is_boolean() ||
+        !c.contains("test_id") || !integer(c.at("test_id")) || !c.contains("kind") || !c.at("kind").is_string() ||
+        (c.contains("domain") && !c.at("domain").is_string())) {
+      bad("groups[0].worst_cases[" + std::to_string(i) + "]", "an object with test_id, kind, e, ulp and accuracy");
     }
+  }
+  for (std::size_t i = 0; i < g.at("failed_tests").size(); ++i) {
+    if (!integer(g.at("failed_tests")[i])) bad("groups[0].failed_tests[" + std::to_string(i) + "]", "a test id");
+  }
+  for (std::size_t i = 0; i < g.at("skipped_tests").size(); ++i) {
+    const ojson& t = g.at("skipped_tests")[i];
+    if (!t.is_object() || !t.contains("id") || !integer(t.at("id"))) bad("groups[0].skipped_tests[" + std::to_string(i) + "]", "an object with an id");
   }
 }
 
@@ -106,6 +140,38 @@ bool is_sweep_report(const ojson& report) {
   return report.is_object() && text("schema") == "ropecheck-report/1" && text("command") == "sweep";
 }
 
+namespace {
+
+// A listed case's severity as judge/group.cpp ranks it: a pair judged by its value (a tolerance
+// failure; a signed zero of finite inputs) by its measured e, or ulp under an ulp tolerance; any
+// other case (special values, pass-through, a whole test) infinitely severe. NaN cannot be measured
+// (judge/pair_rule.cpp); read as infinite, it cannot break the ordering.
+double raw_severity(const ojson& c, bool e_kind) {
+  const std::string kind = c.value("kind", "");
+  const bool measured = kind == "tolerance" || (kind == "signed_zero" && c.value("domain", "") != "special_input");
+  const double v = measured ? metric(c.at(e_kind ? "e" : "ulp")) : std::numeric_limits<double>::infinity();
+  return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
+}
+
+// judge/group.cpp second_severity: a test's cases after its worst rank at half their severity.
+double second_severity(double severity) { return std::min(severity, std::numeric_limits<double>::max()) * 0.5; }
+
+// The position a diagnosis's "raised" explanation names ("... at position N (first failing
+// position)", judge/inference.cpp FailedCalls::explain); -1 when it names none.
+std::int64_t raised_position(const ojson& diagnosis) {
+  const std::string text = diagnosis.contains("explanation") && diagnosis.at("explanation").is_string()
+                               ? diagnosis.at("explanation").get<std::string>()
+                               : std::string();
+  const std::string tail = " (first failing position)";
+  const std::size_t at = text.rfind(" at position ");
+  if (at == std::string::npos || text.size() < tail.size() || text.compare(text.size() - tail.size(), tail.size(), tail) != 0) return -1;
+  const std::string digits = text.substr(at + 13, text.size() - tail.size() - at - 13);
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(digits);
+}
+
+}  // namespace
+
 ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& reports) {
   if (reports.empty()) throw InputError("report merge: expected at least one report");
   for (const auto& [file, r] : reports) {
@@ -113,68 +179,87 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     check_sweep_report(file, r);
   }
   const auto& [first_file, first] = reports.front();
-  ojson merged = first;
-  const ojson& scope = field(first_file, first, "sweep");
-  const int count_of_shards = field(first_file, scope, "shard").value("count", 0);
-  std::set<int> shards;
-  std::vector<ojson> points, cases;
-  std::vector<ojson> failed, skipped;
-  ojson group = field(first_file, first, "groups").at(0);
+  const ojson& scope = first.at("sweep");
+  const ojson& first_group = first.at("groups").at(0);
+  const std::int64_t count_of_shards = scope.at("shard").at("count").get<std::int64_t>();
+  // What every shard must share: one sweep (implementation, tool, judging model, spec, sampling,
+  // shard count, tolerance, judging options), or the merge would be no run of it.
+  auto same = [&](const std::string& file, const std::string& where, const ojson& value, const ojson& expected) {
+    if (value != expected) throw InputError(file + ": " + where + ": expected " + expected.dump() + " as in " + first_file + ", got " + value.dump());
+  };
+  std::set<std::int64_t> shards;
+  for (const auto& [file, r] : reports) {
+    for (const char* key : {"implementation", "tool", "model"}) same(file, key, r.at(key), first.at(key));
+    const ojson& s = r.at("sweep");
+    for (const char* key : {"seed", "samples", "max_position", "worst_cases"}) same(file, std::string("sweep.") + key, s.at(key), scope.at(key));
+    same(file, "sweep.shard.count", s.at("shard").at("count"), scope.at("shard").at("count"));
+    const std::int64_t index = s.at("shard").at("index").get<std::int64_t>();
+    if (!shards.insert(index).second) {
+      throw InputError(file + ": sweep.shard.index: expected each shard once, got shard " + std::to_string(index) + "/" +
+                       std::to_string(count_of_shards) + " again");
+    }
+    const ojson& g = r.at("groups").at(0);
+    same(file, "groups[0].spec", g.at("spec"), first_group.at("spec"));
+    // The same rule: a merged report states one tolerance and one set of judging options.
+    same(file, "groups[0].tolerance", g.at("tolerance"), first_group.at("tolerance"));
+    same(file, "options", r.value("options", ojson()), first.value("options", ojson()));
+  }
+  for (std::int64_t k = 0; k < count_of_shards; ++k) {
+    if (!shards.count(k)) {
+      throw InputError("report merge: sweep.shard: expected every shard K/" + std::to_string(count_of_shards) + ", 0 <= K < " +
+                       std::to_string(count_of_shards) + ", got no shard " + std::to_string(k) + "/" + std::to_string(count_of_shards));
+    }
+  }
+
+  // Every figure as judge/group.cpp computes it over all the calls: counts add up, worst values are
+  // maxima, the horizon and verdict come from the points, the worst cases are ranked again.
   const char* const sums[] = {"tests", "tests_failed", "tests_skipped", "pairs_checked", "pairs_failed", "ordinary_checked",
                               "ordinary_failed", "special_checked", "special_failed", "edge_failed", "signed_zero_failed",
-                              "passthrough_checked", "passthrough_failed", "whole_tests_failed", "beyond_required_failed"};
-  for (const char* key : sums) group[key] = 0;
-  double worst_e = -1, worst_ulp = 0, worst_abs = 0, worst_margin = 0;
-  std::int64_t max_position = -1;
-  std::size_t keep = 0;
-  bool any_judged = false;
+                              "passthrough_checked", "passthrough_failed", "whole_tests_failed", "beyond_required_failed",
+                              "skipped_by_flags", "skipped_by_position", "tokens_beyond_max_position"};
+  std::map<std::string, std::int64_t> totals;
+  double worst_e = 0, worst_ulp = 0, worst_abs = 0, worst_margin = 0;
+  std::int64_t worst_e_position = -1, max_position = -1;
+  std::vector<ojson> points, failed, skipped;
+  struct Ranked {
+    double severity;
+    std::int64_t test_id;
+    std::size_t index;  // in its report's list: the order the cases of one test were recorded in
+    const ojson* c;
+  };
+  std::vector<Ranked> lists[2];  // accuracy cases, edge cases
+  const bool e_kind = first_group.at("tolerance").value("kind", "e") == "e";
   for (const auto& [file, r] : reports) {
-    if (!is_sweep_report(r)) throw InputError(file + ": schema: expected a ropecheck sweep --json report (ropecheck-report/1, command sweep)");
-    for (const char* key : {"implementation", "model"}) {
-      if (field(file, r, key) != first.at(key)) throw InputError(file + ": " + key + ": expected " + first.at(key).dump() + " as in " + first_file);
-    }
-    const ojson& s = field(file, r, "sweep");
-    for (const char* key : {"seed", "samples", "max_position"}) {
-      if (field(file, s, key) != scope.at(key)) throw InputError(file + ": sweep." + key + ": expected " + scope.at(key).dump() + " as in " + first_file);
-    }
-    const ojson& shard = field(file, s, "shard");
-    if (shard.value("count", 0) != count_of_shards) throw InputError(file + ": sweep.shard.count: expected " + std::to_string(count_of_shards));
-    if (!shards.insert(shard.value("index", -1)).second) throw InputError(file + ": sweep.shard.index: expected each shard once, got it twice");
-    const ojson& g = field(file, r, "groups").at(0);
-    if (g.value("spec", "") != group.value("spec", "")) throw InputError(file + ": groups[0].spec: expected " + group.value("spec", ""));
-    // The same rule: a merged report states one tolerance and one set of judging options, so the
-    // shards must have been judged by them (else the merge is no run of the sweep).
-    if (g.value("tolerance", ojson()) != group.value("tolerance", ojson())) {
-      throw InputError(file + ": groups[0].tolerance: expected " + group.value("tolerance", ojson()).dump() + " as in " + first_file);
-    }
-    if (r.value("options", ojson()) != first.value("options", ojson())) {
-      throw InputError(file + ": options: expected " + first.value("options", ojson()).dump() + " as in " + first_file);
-    }
-    for (const char* key : sums) group[key] = group[key].get<std::int64_t>() + count(file, g, key);
-    if (g.value("verdict", "") != "skip") any_judged = true;
-    const double e = metric(field(file, g, "worst_e"));
-    if (e > worst_e) {
+    const ojson& g = r.at("groups").at(0);
+    for (const char* key : sums) totals[key] += count(file, g, key);
+    // The first pair of the largest e in the order of the calls, i.e. of positions (judge/group.cpp).
+    const std::int64_t position = g.at("worst_e_position").get<std::int64_t>();
+    const double e = metric(g.at("worst_e"));
+    if (position >= 0 && (worst_e_position < 0 || e > worst_e || (e == worst_e && position < worst_e_position))) {
       worst_e = e;
-      group["worst_e_position"] = g.at("worst_e_position");
+      worst_e_position = position;
     }
-    worst_ulp = std::max(worst_ulp, metric(field(file, g, "worst_ulp")));
-    worst_abs = std::max(worst_abs, metric(field(file, g, "worst_abs")));
-    worst_margin = std::max(worst_margin, metric(field(file, g, "worst_margin")));
-    max_position = std::max(max_position, count(file, g, "max_position"));
-    for (const ojson& p : field(file, g, "points")) points.push_back(p);
-    for (const ojson& c : field(file, g, "worst_cases")) cases.push_back(c);
-    keep = std::max(keep, g.at("worst_cases").size());
-    for (const ojson& id : field(file, g, "failed_tests")) failed.push_back(id);
-    for (const ojson& t : field(file, g, "skipped_tests")) skipped.push_back(t);
-    if (!group.contains("diagnosis") && g.contains("diagnosis")) group["diagnosis"] = g.at("diagnosis");
-  }
-  if (static_cast<int>(shards.size()) != count_of_shards) {
-    throw InputError("report merge: sweep.shard: expected all " + std::to_string(count_of_shards) + " shards, got " +
-                     std::to_string(shards.size()));
+    worst_ulp = std::max(worst_ulp, metric(g.at("worst_ulp")));
+    worst_abs = std::max(worst_abs, metric(g.at("worst_abs")));
+    worst_margin = std::max(worst_margin, metric(g.at("worst_margin")));
+    max_position = std::max(max_position, g.at("max_position").get<std::int64_t>());
+    for (const ojson& p : g.at("points")) points.push_back(p);
+    for (const ojson& id : g.at("failed_tests")) failed.push_back(id);
+    for (const ojson& t : g.at("skipped_tests")) skipped.push_back(t);
+    std::set<std::pair<int, std::int64_t>> seen;  // (list, test) whose worst case came
+    const ojson& cases = g.at("worst_cases");
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const ojson& c = cases[i];
+      const int list = c.value("accuracy", false) ? 0 : 1;
+      const std::int64_t test = c.at("test_id").get<std::int64_t>();
+      double severity = raw_severity(c, e_kind);
+      if (!seen.insert({list, test}).second) severity = second_severity(severity);
+      lists[list].push_back({severity, test, i, &c});
+    }
   }
   std::sort(points.begin(), points.end(), [](const ojson& l, const ojson& r) {
-    return l.at(0).get<std::int64_t>() < r.at(0).get<std::int64_t>() ||
-           (l.at(0) == r.at(0) && metric(l.at(1)) < metric(r.at(1)));
+    const std::int64_t a = l.at(0).get<std::int64_t>(), b = r.at(0).get<std::int64_t>();
+    return a < b || (a == b && metric(l.at(1)) < metric(r.at(1)));
   });
   // The horizon from the points, as judge/group.cpp GroupTally::finish computes it.
   std::optional<std::int64_t> first_failing;
@@ -190,33 +275,84 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     if (first_failing && position >= *first_failing) break;
     horizon = position;
   }
-  // Accuracy cases first, each list worst first (judge/group.h).
-  std::stable_sort(cases.begin(), cases.end(), [](const ojson& l, const ojson& r) {
-    if (l.value("accuracy", false) != r.value("accuracy", false)) return l.value("accuracy", false);
-    return metric(l.at("e")) > metric(r.at("e"));
-  });
-  if (cases.size() > keep) cases.resize(keep);
+  const bool horizon_complete = !first_failing && horizon.has_value();
+  const std::string verdict = totals["tests_failed"] > 0 ? "fail" : totals["tests"] == totals["tests_skipped"] ? "skip" : "pass";
+  std::string verdict_reason;
+  const ojson require = first.value("options", ojson::object()).value("require_horizon", ojson());
+  if (require.is_number_integer() && verdict != "skip" && max_position >= 0 && max_position < require.get<std::int64_t>() &&
+      horizon_complete) {
+    verdict_reason = "tested positions reach only " + std::to_string(max_position) + " < --require-horizon " +
+                     std::to_string(require.get<std::int64_t>()) + ": nothing is known above";
+  }
+  // Each list: the `worst_cases` most severe, ties in recording order (by call, then within it).
+  const auto keep = static_cast<std::size_t>(std::max<std::int64_t>(0, scope.at("worst_cases").get<std::int64_t>()));
+  ojson cases = ojson::array();
+  for (std::vector<Ranked>& list : lists) {
+    std::sort(list.begin(), list.end(), [](const Ranked& a, const Ranked& b) {
+      if (a.severity != b.severity) return a.severity > b.severity;
+      return a.test_id != b.test_id ? a.test_id < b.test_id : a.index < b.index;
+    });
+    for (std::size_t i = 0; i < list.size() && i < keep; ++i) cases.push_back(*list[i].c);
+  }
   std::sort(failed.begin(), failed.end());
-  group["worst_e"] = as_metric(std::max(worst_e, 0.0));
+  std::stable_sort(skipped.begin(), skipped.end(),
+                   [](const ojson& l, const ojson& r) { return l.at("id").get<std::int64_t>() < r.at("id").get<std::int64_t>(); });
+  // The diagnosis is fitted on the same sample in every shard that needs one (judge/sweep.h), with
+  // the verdict it was given: a shard of the merged verdict's gives it; a failed call's explanation
+  // is the one at the lowest position.
+  const ojson* diagnosis = nullptr;
+  std::int64_t diagnosis_position = 0;
+  for (const auto& [file, r] : reports) {
+    const ojson& g = r.at("groups").at(0);
+    if (!g.contains("diagnosis") || (g.at("verdict") == "fail") != (verdict == "fail")) continue;
+    const ojson& d = g.at("diagnosis");
+    const bool raised = d.value("explanation_kind", ojson()) == "raised";
+    const std::int64_t at = raised ? raised_position(d) : std::numeric_limits<std::int64_t>::max();
+    if (!diagnosis || at < diagnosis_position) {
+      diagnosis = &d;
+      diagnosis_position = at;
+    }
+  }
+
+  // The group in the order gate/report.cpp writes it.
+  ojson group;
+  for (const auto& [key, value] : first_group.items()) {
+    if (key == "diagnosis") continue;
+    if (key == "failed_tests" && diagnosis) group["diagnosis"] = *diagnosis;
+    group[key] = value;
+  }
+  for (const char* key : sums) group[key] = totals[key];
+  group["verdict"] = verdict;
+  group["worst_e"] = as_metric(worst_e);
+  group["worst_e_position"] = worst_e_position;
   group["worst_ulp"] = as_metric(worst_ulp);
   group["worst_abs"] = as_metric(worst_abs);
-  group["worst_margin"] = as_metric(worst_margin);
   group["max_position"] = max_position;
   group["horizon"] = horizon ? ojson(*horizon) : ojson(nullptr);
-  group["horizon_complete"] = !first_failing && horizon.has_value();
-  group["verdict"] = group["tests_failed"].get<std::int64_t>() > 0 ? "fail" : any_judged ? "pass" : "skip";
-  group["points"] = points;
-  group["worst_cases"] = cases;
+  group["horizon_complete"] = horizon_complete;
+  group["verdict_reason"] = verdict_reason;
+  group["worst_margin"] = as_metric(worst_margin);
   group["failed_tests"] = failed;
   group["skipped_tests"] = skipped;
+  group["worst_cases"] = cases;
+  group["points"] = points;
+
+  // The report as gate/report.cpp Report::decide would give it.
+  ojson merged = first;
+  merged["verdict"] = verdict == "pass" ? "pass" : "fail";
+  merged["summary"]["groups_failed"] = verdict == "fail" ? 1 : 0;
+  merged["summary"]["tests"] = totals["tests"];
+  merged["summary"]["tests_failed"] = totals["tests_failed"];
+  merged["summary"]["tests_skipped"] = totals["tests_skipped"];
   merged["groups"] = ojson::array({group});
-  merged["verdict"] = group["verdict"] == "pass" ? "pass" : "fail";
-  merged["summary"]["tests"] = group["tests"];
-  merged["summary"]["tests_failed"] = group["tests_failed"];
-  merged["summary"]["tests_skipped"] = group["tests_skipped"];
-  merged["summary"]["groups_failed"] = group["verdict"] == "fail" ? 1 : 0;
+  const std::string nothing_judged = "nothing was judged: every test was skipped";
+  ojson notes = ojson::array();
+  for (const ojson& n : first.value("notes", ojson::array())) {
+    if (n != nothing_judged) notes.push_back(n);
+  }
+  if (verdict == "skip") notes.push_back(nothing_judged);
+  merged["notes"] = notes;
   merged["sweep"]["shard"] = {{"index", 0}, {"count", 1}};
-  merged["notes"].push_back("merged from " + std::to_string(reports.size()) + " shards");
   return merged;
 }
 

@@ -1,7 +1,9 @@
 // `ropecheck report merge` of `sweep --shard K/N` reports (the fuzz search's reports merge in
-// fuzz/search/report.cpp): one group whose points, counts, worst e and worst cases are the shards'
-// together, the horizon recomputed from the points — what the unsharded sweep reports, since each
-// sampled position is judged the same way in whichever shard holds it (judge/sweep.h).
+// fuzz/search/report.cpp): the unsharded sweep's report, byte for byte. A shard makes whole calls
+// of the unsharded sweep, each the same test with the same id (judge/sweep.h), so counts add up,
+// worst values are maxima, the horizon and verdict follow from the points, the worst cases are
+// ranked again as judge/group.cpp ranks them, and the diagnosis (fitted on one sample in every
+// shard) is taken from a shard of the merged verdict.
 #pragma once
 
 #include <string>
@@ -16,7 +18,8 @@ namespace ropecheck::gate {
 bool is_sweep_report(const nlohmann::ordered_json& report);
 
 // Throws InputError naming the file and the field of a report that does not fit (another
-// implementation, spec, seed, sample count or model; a shard given twice or missing).
+// implementation, ropecheck version, judging model, spec, seed, sample count, maximum position,
+// --worst, shard count, tolerance or judging options; a shard given twice or missing).
 nlohmann::ordered_json merge_sweep_reports(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& reports);
 
 // The sweep's text lines of a merged report (implementation, samples, worst e, horizon, result).

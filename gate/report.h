@@ -45,11 +45,13 @@ struct JudgedScope {
   std::int64_t skipped_by_flags = 0, skipped_by_position = 0;
 };
 
-// What a sweep sampled (its JSON report's `sweep` object): what its shards must share to merge.
+// What a sweep sampled (its JSON report's `sweep` object): what its shards must share to merge,
+// and the cases kept per list (--worst, judge/group.h) that the merge ranks again.
 struct SweepScope {
   std::uint64_t seed = 1;
   std::int64_t samples = 0, max_position = 0;
   int shard_index = 0, shard_count = 1;
+  int worst_cases = 10;
 };
 
 struct Report {

@@ -165,7 +165,8 @@ std::string to_json(const Report& r) {
     j["sweep"] = {{"seed", r.sweep->seed},
                   {"samples", r.sweep->samples},
                   {"max_position", r.sweep->max_position},
-                  {"shard", {{"index", r.sweep->shard_index}, {"count", r.sweep->shard_count}}}};
+                  {"shard", {{"index", r.sweep->shard_index}, {"count", r.sweep->shard_count}}},
+                  {"worst_cases", r.sweep->worst_cases}};
   }
   // File and implementation names are bytes, not always UTF-8: invalid sequences become U+FFFD
   // instead of failing the report (nlohmann's type_error.316).

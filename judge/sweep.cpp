@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <future>
 #include <tuple>
+#include <map>
+#include <set>
+#include <utility>
 #include <unordered_set>
 
 #include "judge/diagnosis.h"
@@ -43,6 +46,46 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   return p;
 }
 
+namespace {
+
+// The test of the sweep's call `c`: its positions, one head of random inputs in [−2, 2) per position
+// (values of the dtype, from (seed, position) alone), id c + 1.
+golden::RopeTest call_test(const Spec& spec, const std::vector<std::int64_t>& positions, const SweepCalls& calls, std::int64_t c,
+                           std::uint64_t seed) {
+  const auto begin = static_cast<std::size_t>(c * calls.per_call);
+  const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(calls.per_call));
+  const int components = position_components(spec);
+  const std::int64_t d = spec.head_dim;
+  golden::RopeTest test;
+  test.id = c + 1;
+  test.tokens = static_cast<std::int64_t>(end - begin);
+  test.heads = 1;
+  test.head_dim = d;
+  // every component of a multi-axis position tuple takes the sampled position
+  for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
+  for (std::size_t t = begin; t < end; ++t) {
+    SplitMix64 rng(seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
+    for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
+  }
+  return test;
+}
+
+SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions& o) {
+  SweepCalls calls;
+  calls.positions = positions;
+  const std::int64_t by_values = kMaxSweepCallElements / std::max<std::int64_t>(spec.head_dim, 1);
+  const std::int64_t by_count = positions / kSweepMinCalls;  // ceil(positions / by_count) >= kSweepMinCalls
+  calls.per_call = std::max<std::int64_t>(1, std::min({o.chunk_tokens, by_values, by_count}));
+  calls.calls = (positions + calls.per_call - 1) / calls.per_call;
+  return calls;
+}
+
+}  // namespace
+
+SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) {
+  return calls_of(static_cast<std::int64_t>(sample_positions(o.max_position, o.samples, o.seed).size()), spec, o);
+}
+
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
                   const GroupOptions& group_options) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
@@ -51,76 +94,60 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
                      std::to_string(o.samples));
   }
   if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
+  const std::string shard = std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
   if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
-    throw UsageError("--shard: expected K/N with 0 <= K < N, got " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count));
+    throw UsageError("--shard: expected K/N with 0 <= K < N, got " + shard);
   }
   validate(spec);
-  std::vector<std::int64_t> positions;
-  {
-    const std::vector<std::int64_t> all = sample_positions(o.max_position, o.samples, o.seed);
-    for (std::size_t i = static_cast<std::size_t>(o.shard_index); i < all.size(); i += static_cast<std::size_t>(o.shard_count)) {
-      positions.push_back(all[i]);
-    }
+  const std::vector<std::int64_t> positions = sample_positions(o.max_position, o.samples, o.seed);
+  const SweepCalls calls = calls_of(static_cast<std::int64_t>(positions.size()), spec, o);
+  if (o.shard_count > calls.calls) {
+    throw UsageError("--shard " + shard + ": expected at most " + std::to_string(calls.calls) + " shards: this sweep makes " +
+                     std::to_string(calls.calls) + " calls of up to " + std::to_string(calls.per_call) + " of its " +
+                     std::to_string(calls.positions) + " sampled positions, and a shard makes whole calls (fewer shards, or more --samples)");
   }
-  const int components = position_components(spec);
-  const std::int64_t d = spec.head_dim;
 
   golden::Group group;
   group.spec = spec;
   GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
-  // At most kMaxSweepCallElements values per call, whatever the head_dim.
-  const auto chunk_tokens = static_cast<std::size_t>(std::max<std::int64_t>(1, std::min(o.chunk_tokens, kMaxSweepCallElements / d)));
-  const std::size_t chunks = (positions.size() + chunk_tokens - 1) / chunk_tokens;
-
-  // One chunk's test and what the implementation gave for it: built and called in chunk order, one
-  // call at a time (an implementation may keep state between calls: its calls are always the same
-  // sequence), a failed call bisected to its first failing position before the next chunk's call.
-  struct CalledChunk {
+  // The calls judged here among the first up to kDiagnosisSampleValues values (the diagnosis's
+  // sample, judge/diagnosis.h), by call; the first call that gave no output, bisected to its first
+  // position.
+  std::map<std::int64_t, std::pair<golden::RopeTest, std::vector<double>>> kept;
+  std::set<std::int64_t> no_output;  // this shard's calls that gave none (not made again)
+  FailedCalls failed_calls;
+  // One call of this shard: its test and what the implementation gave, a failed call bisected to
+  // its first failing position. Calls are made in order, one at a time (an implementation may keep
+  // state between calls: it always sees the same sequence); with several threads the next call runs
+  // while this one is judged on every thread (the call is one thread's work, often in a child
+  // process: judge/isolation.h). Either way the tests are judged and recorded in call order.
+  struct CalledTest {
+    std::int64_t call = 0;
     golden::RopeTest test;
     ApplyResult result;
     std::int64_t first_failing_position = 0;
     ApplyResult first_failing_call;
   };
-  auto call_chunk = [&](std::size_t c) {
-    CalledChunk called;
-    golden::RopeTest& test = called.test;
-    const std::size_t begin = c * chunk_tokens, end = std::min(positions.size(), begin + chunk_tokens);
-    test.id = static_cast<std::int64_t>(c) * o.shard_count + o.shard_index + 1;
-    test.tokens = static_cast<std::int64_t>(end - begin);
-    test.heads = 1;
-    test.head_dim = d;
-    // every component of a multi-axis position tuple takes the sampled position
-    for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
-    // random inputs in [−2, 2), values of the dtype, from (seed, position) alone
-    test.input.reserve((end - begin) * static_cast<std::size_t>(d));
-    for (std::size_t t = begin; t < end; ++t) {
-      SplitMix64 rng(o.seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
-      for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
-    }
-    called.result = implementation.run(spec, Shape{test.tokens, 1, d}, test.positions, test.input);
+  auto call_implementation = [&](std::int64_t c) {
+    CalledTest called;
+    called.call = c;
+    called.test = call_test(spec, positions, calls, c, o.seed);
+    called.result = implementation.run(spec, Shape{called.test.tokens, 1, spec.head_dim}, called.test.positions, called.test.input);
     if (called.result.status != ApplyResult::Status::ok && called.result.status != ApplyResult::Status::unsupported) {
-      std::tie(called.first_failing_position, called.first_failing_call) = first_failing_call(implementation, spec, test, called.result);
+      std::tie(called.first_failing_position, called.first_failing_call) =
+          first_failing_call(implementation, spec, called.test, called.result);
     }
     return called;
   };
-
-  // The chunks judged, kept for the diagnosis up to kDiagnosisSampleValues values (their positions
-  // span the sampled range); the first call that gave no output, bisected to its first position.
-  std::vector<golden::RopeTest> kept_tests;
-  std::vector<std::vector<double>> kept_outputs;
-  std::int64_t kept_values = 0;
-  FailedCalls failed_calls;
-  // With several threads the next chunk's call runs while this chunk is judged on every thread
-  // (the call is one thread's work, often in a child process: judge/isolation.h); one thread calls
-  // and judges in turn. Either way the tests are judged and recorded in chunk order.
-  const bool overlap = resolve_threads(o.threads) > 1;
-  std::future<CalledChunk> next;
-  if (chunks > 0) next = std::async(overlap ? std::launch::async : std::launch::deferred, call_chunk, std::size_t{0});
-  for (std::size_t c = 0; c < chunks; ++c) {
-    CalledChunk called = next.get();
-    if (c + 1 < chunks) next = std::async(overlap ? std::launch::async : std::launch::deferred, call_chunk, c + 1);
+  const std::launch launch = resolve_threads(o.threads) > 1 ? std::launch::async : std::launch::deferred;
+  std::future<CalledTest> next;
+  if (o.shard_index < calls.calls) next = std::async(launch, call_implementation, std::int64_t{o.shard_index});
+  for (std::int64_t c = o.shard_index; c < calls.calls; c += o.shard_count) {
+    CalledTest called = next.get();
+    if (c + o.shard_count < calls.calls) next = std::async(launch, call_implementation, c + o.shard_count);
     golden::RopeTest& test = called.test;
     const ApplyResult& result = called.result;
+    if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) no_output.insert(c);
     if (result.status != ApplyResult::Status::ok) {
       if (result.status == ApplyResult::Status::unsupported) {
         comparer.skip(test, result.message);
@@ -133,17 +160,31 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     }
     // The correctly rounded and the exact values (reference::evaluate), chunk by chunk on every thread.
     comparer.add_evaluated(test, result.output, o.threads);
-    if (kept_values < kDiagnosisSampleValues && result.output.size() == test.input.size()) {
-      kept_values += static_cast<std::int64_t>(result.output.size());
-      kept_outputs.push_back(std::move(called.result.output));
-      kept_tests.push_back(std::move(test));
+    // Only calls that start below kDiagnosisSampleValues values can be in the sample (a call past
+    // it is made again in the rare case that earlier calls gave no output): bounded memory.
+    if (c * calls.per_call * spec.head_dim < kDiagnosisSampleValues && !no_output.count(c)) {
+      kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
   }
   GroupResult g = comparer.finish();
-  if (needs_diagnosis(g) && !kept_tests.empty()) {
+  if (needs_diagnosis(g)) {
+    // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values
+    // are kept, each kept when it gave an output of the test's size; another shard's calls made again.
     std::vector<DiagnosedTest> judged;
-    for (std::size_t i = 0; i < kept_tests.size(); ++i) judged.push_back({.test = &kept_tests[i], .output = kept_outputs[i]});
-    g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads);
+    std::int64_t sample_values = 0;
+    for (std::int64_t c = 0; c < calls.calls && sample_values < kDiagnosisSampleValues; ++c) {
+      if (no_output.count(c)) continue;
+      auto it = kept.find(c);
+      if (it == kept.end()) {
+        golden::RopeTest test = call_test(spec, positions, calls, c, o.seed);
+        const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, spec.head_dim}, test.positions, test.input);
+        if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) continue;
+        it = kept.emplace(c, std::make_pair(std::move(test), result.output)).first;
+      }
+      sample_values += static_cast<std::int64_t>(it->second.second.size());
+      judged.push_back({.test = &it->second.first, .output = it->second.second});
+    }
+    if (!judged.empty()) g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads);
   }
   failed_calls.explain(g);
   return g;

@@ -19,16 +19,27 @@ struct SweepOptions {
   std::uint64_t seed = 1;
   int threads = 0;            // the reference's threads (0: all cores)
   // Positions per call of the implementation (fewer for a wide head: a call holds at most
-  // kMaxSweepCallElements values): bounds the memory of a sweep with many samples, and with
-  // several threads one chunk is judged while the next one is called (a chunk of 512 positions:
-  // the call hidden behind the judging from 1,024 samples on).
-  std::int64_t chunk_tokens = 512;
-  // This run judges the sampled positions of index i with i mod shard_count = shard_index. Each
-  // position's inputs depend on (seed, position) alone, so the shards' merged points, worst e and
-  // horizon are the unsharded run's (gate/report.h merge_sweep_reports).
+  // kMaxSweepCallElements values): bounds the memory of a sweep with many samples.
+  std::int64_t chunk_tokens = 4096;
+  // This run judges the calls c (sweep_calls) with c mod shard_count = shard_index. A call's
+  // positions, inputs (from (seed, position) alone) and test id c + 1 are the unsharded run's, so
+  // `report merge` of the shards gives the unsharded report (gate/merge.h).
   int shard_index = 0;
   int shard_count = 1;
 };
+
+// How a sweep calls the implementation: its sampled positions in order, `per_call` at a time (the
+// last call takes the rest). At most chunk_tokens positions and kMaxSweepCallElements values a
+// call, and at least min(kSweepMinCalls, positions) calls: the calls are the unit of sharding, so
+// that every sweep splits into that many shards (a shard holds whole calls: a call is one test,
+// whose worst cases are ranked together, judge/group.h).
+struct SweepCalls {
+  std::int64_t positions = 0;
+  std::int64_t per_call = 1;
+  std::int64_t calls = 0;
+};
+inline constexpr std::int64_t kSweepMinCalls = 64;
+SweepCalls sweep_calls(const Spec& spec, const SweepOptions& options);
 
 // Most samples a sweep takes (its plot and report keep one point per sample: `report merge` of
 // sweep shards recomputes the horizon from them). At the cap a sweep's memory is about 300 MB,
@@ -43,8 +54,11 @@ inline constexpr std::int64_t kMaxSweepCallElements = std::int64_t{1} << 19;
 // most `samples`). splitmix64 (spec/random.h): the same on every platform.
 std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed);
 
-// Throws UsageError for options out of range. Test ids of the result are the chunks: chunk c of
-// shard K of N has id c·N + K + 1, unique across the shards.
+// Throws UsageError for options out of range, and for more shards than calls. Test ids of the
+// result are the calls: call c has id c + 1, in whichever shard judges it.
+// A shard's diagnosis (when it needs one: judge/diagnosis.h needs_diagnosis) is fitted on the
+// unsharded run's sample, the first calls up to kDiagnosisSampleValues values, made again where
+// another shard judges them: the shards that need one give the unsharded run's.
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
                   const GroupOptions& group_options);
 

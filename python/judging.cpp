@@ -212,7 +212,7 @@ Report sweep_function(py::function fn, const std::string& name, const Spec& spec
   judge_without_gil([&] { report.groups.push_back(judge::sweep(implementation, spec, sweep, options.group)); });
   report.scope = gate::scope_of(args, 0, 0);
   report.worst_listed = args.worst;
-  report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1};
+  report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1, args.worst};
   report.decide();
   return report;
 }

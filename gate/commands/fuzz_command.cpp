@@ -1,6 +1,6 @@
 // `ropecheck fuzz`: search for the inputs where an implementation is least accurate (fuzz/README.md).
 //   ropecheck fuzz --impl NAME | --plugin PATH.so [--spec SPEC]... [--seconds N] [--trials N] [--seed S]
-//                  [--shard K/N] [--tolerance e=E] [--timeout S] [--json F]
+//                  [--shard K/N | auto [--shard-count N]] [--tolerance e=E] [--timeout S] [--json F]
 //   ropecheck fuzz --impl NAME | --plugin PATH.so --spec SPEC --replay CASE [--tolerance e=E] [--json F]
 // Exit status: 0 no violation, 1 a tolerance breach or property violation, 2 bad arguments.
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <tuple>
+#include <optional>
 
 #include <unistd.h>
 
@@ -18,6 +18,7 @@
 #include "gate/commands/judge_options.h"
 #include "gate/judge_args.h"
 #include "gate/report.h"
+#include "gate/shard.h"
 #include "judge/adapters.h"
 #include "judge/registry.h"
 #include "reference/rounding.h"
@@ -39,6 +40,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     double seconds = 0;
     std::int64_t trials = 0;
     std::uint64_t seed = 1;
+    std::optional<std::int64_t> shard_count;  // --shard-count, with --shard auto
     std::string tolerance;
     double timeout = 10;
     std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
@@ -56,7 +58,12 @@ void add_fuzz_command(CLI::App& root, int& status) {
                   "Trials over all shards (deterministic budget; default 100, unlimited with --seconds alone)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "Seed of the search (same seed and trials: same output)");
-  cmd->add_option("--shard", args->shard, "Run trials t with t mod N = K (K/N, 0 <= K < N)");
+  cmd->add_option("--shard", args->shard,
+                  "K/N: run trials t with t mod N = K (0 <= K < N). auto: K/N from a Slurm job array or a Kubernetes "
+                  "Indexed Job (with --shard-count), as for sweep (gate/README.md \"Sharded sweeps on a cluster\")");
+  cmd->add_option("--shard-count", args->shard_count,
+                  "With --shard auto: the number of shards where the scheduler does not say it (a Kubernetes "
+                  "Indexed Job's completions); checked against a Slurm array's count");
   cmd->add_option("--tolerance", args->tolerance, "e=NUMBER: tolerance in u*rho units (default: the implementation's bound)");
   cmd->add_flag("--strict-zeros", args->strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
@@ -128,7 +135,9 @@ void add_fuzz_command(CLI::App& root, int& status) {
     options.seed = args->seed;
     if (args->trials > 0) options.trials = args->trials;
     if (args->seconds > 0) options.seconds = args->seconds;
-    std::tie(options.shard_index, options.shard_count) = parse_shard(args->shard);
+    const Shard shard = resolve_shard(args->shard, args->shard_count, shard_environment());
+    options.shard_index = shard.index;
+    options.shard_count = shard.count;
     options.strict_zeros = args->strict_zeros;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
     // Names are bytes (a plugin's, a file's), not always UTF-8: replaced, never a failed report.

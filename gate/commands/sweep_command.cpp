@@ -2,16 +2,19 @@
 // positions up to --max-position (every small one, 2^k − 1, 2^k, 2^k + 1, random ones), runs the
 // implementation (a project kernel, the reference, or --plugin) and judges every pair by the one
 // group rule; prints the worst e, where it occurred, the accuracy horizon and the result, and writes
-// the same JSON/JUnit/HTML reports as check and run.
+// the same JSON/JUnit/HTML reports as check and run. `--shard K/N` or `--shard auto` (gate/shard.h:
+// a Slurm job array, a Kubernetes Indexed Job) makes every Nth call; `report merge` of the shards'
+// --json reports is the unsharded report (gate/README.md "Sharded sweeps on a cluster").
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
-#include <tuple>
+#include <optional>
 
 #include "gate/commands/command.h"
 #include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
 #include "gate/report.h"
+#include "gate/shard.h"
 #include "judge/registry.h"
 #include "judge/sweep.h"
 #include "optimized/error_bounds.h"
@@ -29,6 +32,8 @@ struct SweepArguments {
   double timeout = 10;
   std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
   std::string shard = "0/1";
+  std::optional<std::int64_t> shard_count;  // --shard-count, with --shard auto
+  Shard resolved;
 };
 
 int run_sweep(const SweepArguments& a) {
@@ -55,10 +60,14 @@ int run_sweep(const SweepArguments& a) {
 
   std::printf("implementation: %s (%s)\n", implementation->name().c_str(), implementation->selector().c_str());
   std::printf("spec: %s\n", to_string(spec).c_str());
-  std::printf("samples: %zu positions in [0, %" PRId64 "], %d pairs each%s\n",
-              judge::sample_positions(a.sweep.max_position, a.sweep.samples, a.sweep.seed).size(), a.sweep.max_position,
-              spec.rotary_dim / 2,
-              a.sweep.shard_count > 1 ? (" (shard " + a.shard + ": every " + std::to_string(a.sweep.shard_count) + "th)").c_str() : "");
+  const judge::SweepCalls calls = judge::sweep_calls(spec, a.sweep);
+  std::printf("samples: %" PRId64 " positions in [0, %" PRId64 "], %d pairs each\n", calls.positions, a.sweep.max_position,
+              spec.rotary_dim / 2);
+  if (a.sweep.shard_count > 1 || a.resolved.source != "--shard") {
+    std::printf("shard: %d/%d (%s): calls c with c mod %d = %d of %" PRId64 " calls of up to %" PRId64 " positions\n",
+                a.sweep.shard_index, a.sweep.shard_count, a.resolved.source.c_str(), a.sweep.shard_count, a.sweep.shard_index,
+                calls.calls, calls.per_call);
+  }
   if (g.verdict == "skip") {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
@@ -93,7 +102,8 @@ int run_sweep(const SweepArguments& a) {
   report.candidate = implementation->selector();
   report.model = claims.model;
   report.scope = scope_of(a.judge, 0, 0);
-  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count};
+  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count,
+                            a.judge.worst};
   report.groups.push_back(std::move(g));
   report.decide();
   const std::vector<std::string> inputs = {a.plugin};
@@ -121,12 +131,21 @@ void add_sweep_command(CLI::App& root, int& status) {
   cmd->add_option("--seed", args->sweep.seed, "Seed of the random positions and inputs")->capture_default_str();
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
   cmd->add_option("--shard", args->shard,
-                  "Judge the sampled positions of index i with i mod N = K (K/N); `ropecheck report merge` joins the "
-                  "shards' --json reports into the unsharded one");
+                  "K/N: make the calls c (of up to 4096 sampled positions, at least 64 calls) with c mod N = K; "
+                  "`ropecheck report merge` joins the shards' --json reports into the unsharded one. auto: K/N from "
+                  "a Slurm job array (SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP) or a Kubernetes Indexed Job "
+                  "(JOB_COMPLETION_INDEX with --shard-count); refused when they are missing or inconsistent "
+                  "(gate/README.md \"Sharded sweeps on a cluster\")")
+      ->capture_default_str();
+  cmd->add_option("--shard-count", args->shard_count,
+                  "With --shard auto: the number of shards where the scheduler does not say it (a Kubernetes "
+                  "Indexed Job's completions); checked against a Slurm array's count");
   add_judge_options(cmd, args->judge, {.skip_flags = false, .max_position = false});
   add_report_options(cmd, args->reports, false);
   cmd->callback([args, &status] {
-    std::tie(args->sweep.shard_index, args->sweep.shard_count) = parse_shard(args->shard);
+    args->resolved = resolve_shard(args->shard, args->shard_count, shard_environment());
+    args->sweep.shard_index = args->resolved.index;
+    args->sweep.shard_count = args->resolved.count;
     if (!args->plugin.empty() && args->implementation == "auto") args->implementation.clear();
     args->sweep.threads = args->judge.threads;
     status = run_sweep(*args);

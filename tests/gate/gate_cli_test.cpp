@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -181,35 +182,162 @@ TEST(Sweep, HorizonNoneWhenPositionZeroAlreadyFails) {
   EXPECT_EQ(field(r.out, "result"), "fail");
 }
 
-// --shard K/N judges every Nth sampled position; `report merge` of the shards' reports gives the
-// unsharded sweep's points, worst e and horizon (each position's inputs depend on it alone).
-TEST(Sweep, ShardsMergeToTheUnshardedSweep) {
+// --shard K/N makes every Nth call of the sweep (judge/sweep.h); `report merge` of the shards'
+// reports is the unsharded sweep's report, byte for byte (gate/merge.h): counts, points, worst e,
+// horizon, the worst cases ranked again and the diagnosis, whatever order the shards come in.
+TEST(Sweep, ShardsMergeToTheUnshardedReportByteForByte) {
   TempDir dir;
-  const std::string sweep = kBin + " sweep --impl reference-f32-recipe --spec layout=half,head_dim=16,base=10000,dtype=f32 "
-                                   "--samples 200 --max-position 100000 --threads 1";
-  ASSERT_EQ(run(sweep + " --json " + (dir / "whole.json"), dir).code, 1);  // the recipe fails the exact model
-  std::string shards;
-  for (int k = 0; k < 3; ++k) {
-    const std::string path = dir / ("shard" + std::to_string(k) + ".json");
-    run(sweep + " --shard " + std::to_string(k) + "/3 --json " + path, dir);
-    shards += " " + path;
+  const struct {
+    std::string arguments;
+    int code;  // the unsharded sweep's exit status
+  } sweeps[] = {
+      // the recipe fails the exact model: failing points, worst cases of both lists, a diagnosis
+      {"--impl reference-f32-recipe --spec layout=half,head_dim=16,base=10000,dtype=f32 --samples 200 --max-position 100000", 1},
+      {"--impl reference-f32-recipe --spec layout=half,head_dim=12,rotary_dim=8,base=10000,dtype=f32 --samples 500 --worst 3 "
+       "--strict-zeros",
+       1},
+      // a passing kernel close to its bound (a diagnosis too: judge/diagnosis.h needs_diagnosis)
+      {"--impl scalar --spec layout=interleaved,head_dim=64,base=500000,dtype=bf16 --samples 1000", 0},
+      // --require-horizon beyond the sampled range: the verdict's reason is recomputed
+      {"--impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f16 --samples 300 --max-position 5000 "
+       "--require-horizon 100000",
+       0},
+  };
+  for (const auto& sweep : sweeps) {
+    const std::string command = kBin + " sweep " + sweep.arguments + " --threads 1";
+    ASSERT_EQ(run(command + " --json " + (dir / "whole.json"), dir).code, sweep.code) << sweep.arguments;
+    for (int shards : {2, 3, 7}) {
+      std::string paths;
+      for (int k = shards - 1; k >= 0; --k) {  // the last shard first: the order does not matter
+        const std::string path = dir / ("shard" + std::to_string(k) + ".json");
+        const Ran r = run(command + " --shard " + std::to_string(k) + "/" + std::to_string(shards) + " --json " + path, dir);
+        ASSERT_LE(r.code, 1) << sweep.arguments << " " << k << "/" << shards << "\n" << r.err;
+        paths += " " + path;
+      }
+      const Ran merged = run(kBin + " report merge" + paths + " --out " + (dir / "merged.json"), dir);
+      EXPECT_EQ(merged.code, sweep.code) << sweep.arguments << " in " << shards << "\n" << merged.out << merged.err;
+      EXPECT_EQ(slurp(dir / "merged.json"), slurp(dir / "whole.json")) << sweep.arguments << " in " << shards;
+      const auto whole = nlohmann::json::parse(slurp(dir / "whole.json"))["groups"][0];
+      EXPECT_EQ(field(merged.out, "accuracy horizon"),
+                whole["horizon"].is_null() ? std::string("none")
+                                           : std::to_string(whole["horizon"].get<std::int64_t>()) +
+                                                 (whole["horizon_complete"].get<bool>() ? " (every sampled position)" : ""));
+    }
+    // The unsharded report alone merges to itself.
+    ASSERT_EQ(run(kBin + " report merge " + (dir / "whole.json") + " --out " + (dir / "self.json"), dir).code, sweep.code);
+    EXPECT_EQ(slurp(dir / "self.json"), slurp(dir / "whole.json")) << sweep.arguments;
   }
-  const Ran merged = run(kBin + " report merge" + shards + " --out " + (dir / "merged.json"), dir);
-  EXPECT_EQ(merged.code, 1) << merged.out << merged.err;
+}
+
+// A crashing call (the segv plugin crashes on a call whose first position is 7): the merged report
+// names it, as the unsharded one does, with its test id and the diagnosis's explanation.
+TEST(Sweep, ShardsOfACrashingPluginMergeToTheUnshardedReport) {
+  TempDir dir;
+  // 460 samples: calls of 7 positions (judge/sweep.h sweep_calls), so the second call starts at 7.
+  const std::string command = kBin + " sweep --plugin " + plugin("segv") +
+                              " --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 460 --threads 1";
+  ASSERT_EQ(run(command + " --json " + (dir / "whole.json"), dir).code, 1);
   const auto whole = nlohmann::json::parse(slurp(dir / "whole.json"))["groups"][0];
-  const auto joined = nlohmann::json::parse(slurp(dir / "merged.json"))["groups"][0];
-  for (const char* key : {"points", "worst_e", "worst_e_position", "horizon", "horizon_complete", "max_position", "pairs_checked",
-                          "ordinary_failed", "verdict"}) {
-    EXPECT_EQ(joined[key], whole[key]) << key;
+  EXPECT_EQ(whole["failed_tests"], nlohmann::json::array({2}));
+  for (int k = 0; k < 3; ++k) run(command + " --shard " + std::to_string(k) + "/3 --json " + (dir / ("s" + std::to_string(k) + ".json")), dir);
+  const Ran merged =
+      run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s1.json") + " " + (dir / "s2.json") + " --out " + (dir / "m.json"), dir);
+  EXPECT_EQ(merged.code, 1) << merged.err;
+  EXPECT_EQ(slurp(dir / "m.json"), slurp(dir / "whole.json"));
+}
+
+// `report merge` refuses shards of different sweeps, a shard missing or given twice: one line
+// naming the file and the field, exit 2, no --out written.
+TEST(Sweep, MergeRefusesShardsThatAreNotOneSweep) {
+  TempDir dir;
+  const std::string spec = "layout=half,head_dim=8,base=10000,dtype=f32";
+  auto sweep_of = [&](const std::string& impl, const std::string& spec_text, const std::string& samples, const std::string& extra) {
+    return kBin + " sweep --impl " + impl + " --spec " + spec_text + " --samples " + samples + " --threads 1" + extra;
+  };
+  const std::string sweep = sweep_of("scalar", spec, "256", "");
+  run(sweep + " --shard 0/2 --json " + (dir / "s0.json"), dir);
+  run(sweep + " --shard 1/2 --json " + (dir / "s1.json"), dir);
+  ASSERT_EQ(run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s1.json") + " --out " + (dir / "ok.json"), dir).code, 0);
+  const struct {
+    std::string name, arguments;  // shard 1/2 of another sweep
+    std::vector<std::string> words;
+  } others[] = {
+      {"spec", sweep_of("scalar", "layout=half,head_dim=8,base=500000,dtype=f32", "256", ""), {"groups[0].spec", "base=10000"}},
+      {"seed", sweep_of("scalar", spec, "256", " --seed 2"), {"sweep.seed", "expected 1"}},
+      {"model", sweep_of("scalar", spec, "256", " --model f32-angle"), {"model", "\"exact\""}},
+      {"samples", sweep_of("scalar", spec, "300", ""), {"sweep.samples", "expected 256"}},
+      {"max_position", sweep_of("scalar", spec, "256", " --max-position 100000"), {"sweep.max_position", "2147483647"}},
+      {"implementation", sweep_of("reference", spec, "256", ""), {"implementation", "ropecheck kernel scalar"}},
+      {"tolerance", sweep_of("scalar", spec, "256", " --tolerance e=2"), {"groups[0].tolerance"}},
+      {"worst", sweep_of("scalar", spec, "256", " --worst 3"), {"sweep.worst_cases", "expected 10"}},
+      {"options", sweep_of("scalar", spec, "256", " --strict-zeros"), {"options", "strict_zeros"}},
+  };
+  for (const auto& other : others) {
+    const std::string path = dir / ("other_" + other.name + ".json");
+    ASSERT_LE(run(other.arguments + " --shard 1/2 --json " + path, dir).code, 1) << other.name;
+    std::vector<std::string> words = other.words;
+    words.push_back("other_" + other.name + ".json");
+    expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " " + path + " --out " + (dir / "m.json"), dir), words,
+                       other.name);
+    EXPECT_FALSE(std::filesystem::exists(dir / "m.json")) << other.name;
   }
-  EXPECT_EQ(field(merged.out, "accuracy horizon"), std::to_string(whole["horizon"].get<std::int64_t>()));
-  // A shard missing, or given twice, is refused.
-  EXPECT_EQ(run(kBin + " report merge " + (dir / "shard0.json") + " " + (dir / "shard1.json") + " --out " + (dir / "m2.json"), dir).code, 2);
-  EXPECT_EQ(run(kBin + " report merge " + (dir / "shard0.json") + " " + (dir / "shard0.json") + " " + (dir / "shard2.json") +
-                    " --out " + (dir / "m3.json"),
-                dir)
-                .code,
-            2);
+  // Another count of shards: 1/3 beside 0/2.
+  run(sweep + " --shard 1/3 --json " + (dir / "third.json"), dir);
+  expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "third.json") + " --out " + (dir / "m.json"), dir),
+                     {"third.json", "sweep.shard.count", "expected 2"}, "shard count");
+  // A shard missing, or given twice.
+  expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " --out " + (dir / "m.json"), dir),
+                     {"sweep.shard", "expected every shard K/2", "no shard 1/2"}, "missing shard");
+  expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s0.json") + " " + (dir / "s1.json") + " --out " +
+                             (dir / "m.json"),
+                         dir),
+                     {"s0.json", "sweep.shard.index", "each shard once", "0/2"}, "repeated shard");
+  // Another ropecheck version: written into a copy of shard 1.
+  auto edited = nlohmann::ordered_json::parse(slurp(dir / "s1.json"));
+  edited["tool"]["version"] = "0.0.1";
+  spit(dir / "other_version.json", edited.dump(1));
+  expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "other_version.json") + " --out " + (dir / "m.json"), dir),
+                     {"other_version.json", "tool", "0.0.1"}, "version");
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.json"));
+}
+
+// `--shard auto` in a Slurm array task's environment makes the same shard as `--shard K/N`; without
+// a scheduler's variables it is refused (never a silent unsharded run).
+TEST(Sweep, ShardAutoReadsTheSchedulersEnvironment) {
+  TempDir dir;
+  const std::string sweep = kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 256 --threads 1";
+  const std::string clean = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN -u SLURM_ARRAY_TASK_MAX "
+                            "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
+  ASSERT_EQ(run(sweep + " --shard 2/4 --json " + (dir / "explicit.json"), dir).code, 0);
+  // sbatch --array=1-7:2: task 5 is the third of 1, 3, 5, 7
+  const Ran slurm = run(clean + "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=7 "
+                                "SLURM_ARRAY_TASK_STEP=2 " + sweep + " --shard auto --json " + (dir / "slurm.json"),
+                        dir);
+  ASSERT_EQ(slurm.code, 0) << slurm.err;
+  EXPECT_EQ(field(slurm.out, "shard").rfind("2/4 (Slurm array task SLURM_ARRAY_TASK_ID=5 of 1-7:2)", 0), 0u) << slurm.out;
+  EXPECT_EQ(slurp(dir / "slurm.json"), slurp(dir / "explicit.json"));
+  const Ran kubernetes = run(clean + "JOB_COMPLETION_INDEX=2 " + sweep + " --shard auto --shard-count 4 --json " + (dir / "k8s.json"), dir);
+  ASSERT_EQ(kubernetes.code, 0) << kubernetes.err;
+  EXPECT_EQ(slurp(dir / "k8s.json"), slurp(dir / "explicit.json"));
+  expect_usage_error(run(clean + sweep + " --shard auto", dir), {"--shard auto", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "got neither"},
+                     "no scheduler");
+  expect_usage_error(run(clean + "SLURM_ARRAY_TASK_ID=3 " + sweep + " --shard auto", dir), {"SLURM_ARRAY_TASK_COUNT", "got none"},
+                     "ID alone");
+  expect_usage_error(run(clean + "JOB_COMPLETION_INDEX=2 " + sweep + " --shard auto", dir), {"--shard-count", "got none"},
+                     "Indexed Job without its count");
+  // fuzz takes it too
+  expect_usage_error(run(clean + kBin + " fuzz --impl scalar --trials 4 --shard auto", dir), {"--shard auto", "got neither"}, "fuzz");
+  const Ran fuzz = run(clean + "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 " + kBin + " fuzz --impl scalar --trials 4 --shard auto", dir);
+  EXPECT_EQ(fuzz.code, 0) << fuzz.err;
+  EXPECT_NE(fuzz.out.find("shard 1/2"), std::string::npos) << fuzz.out;
+}
+
+// More shards than calls would leave shards with nothing to judge: refused, naming the most.
+TEST(Sweep, MoreShardsThanCallsAreRefused) {
+  TempDir dir;
+  // 256 samples: 64 calls of 4 positions (judge/sweep.h kSweepMinCalls)
+  expect_usage_error(run(kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 256 --shard 3/65", dir),
+                     {"--shard 3/65", "at most 64 shards"}, "65 shards");
 }
 
 // A plugin's own sweep: the test plugin (long double angles, float32 outputs) within the default
