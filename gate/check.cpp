@@ -68,11 +68,13 @@ class TensorSource {
       else if (names.size() == 1) chosen = names[0];
       else throw InputError(path + ": tensors: expected one tensor (or one named " + preferred + "), got " + std::to_string(names.size()));
       values_ = std::move(map[chosen].values);
+      shape_ = std::move(map[chosen].shape);
     } catch (const tensorio::ReaderError& e) {
       throw InputError(e.what());
     }
   }
   std::uint64_t elements() const { return file_ ? file_->elements() : values_.size(); }
+  const std::vector<std::int64_t>& shape() const { return file_ ? file_->shape() : shape_; }
   std::vector<double> read(std::uint64_t first, std::uint64_t count) const {
     if (!file_) return {values_.begin() + static_cast<std::ptrdiff_t>(first), values_.begin() + static_cast<std::ptrdiff_t>(first + count)};
     try {
@@ -86,6 +88,7 @@ class TensorSource {
   std::string path_;
   std::optional<tensorio::TensorFile> file_;
   std::vector<double> values_;
+  std::vector<std::int64_t> shape_;
 };
 
 int run_direct_check(const CheckArguments& args) {
@@ -106,6 +109,12 @@ int run_direct_check(const CheckArguments& args) {
   std::uint64_t heads = static_cast<std::uint64_t>(std::max<std::int64_t>(args.heads, 0));
   const auto head_dim = static_cast<std::uint64_t>(spec.head_dim);
   if (tokens == 0) throw UsageError("--positions: expected at least one token");
+  // Any shape with the right count is read row-major as [tokens, heads, head_dim]; HF's
+  // [batch, heads, tokens, head_dim] has it too, in another order: refused, naming the transpose.
+  for (const auto& [path, source] : {std::pair{&args.input, &input}, std::pair{&args.candidate, &output}}) {
+    const std::string message = heads_before_tokens(source->shape(), static_cast<std::int64_t>(tokens), spec.head_dim, *path);
+    if (!message.empty()) throw InputError(message);
+  }
   if (heads == 0) heads = input.elements() / tokens / head_dim;
   std::uint64_t token_size = 0, elements = 0;
   if (heads == 0 || __builtin_mul_overflow(heads, head_dim, &token_size) || __builtin_mul_overflow(token_size, tokens, &elements) ||
@@ -139,6 +148,7 @@ int run_direct_check(const CheckArguments& args) {
   report.worst_listed = args.judge.worst;
   report.notes.push_back("direct check: " + std::to_string(tokens) + " tokens x " + std::to_string(heads) + " heads of " +
                          to_string(spec) + " from " + args.input + ", positions " + args.positions);
+  if (const std::string note = rounded_inputs_note(report.groups.back()); !note.empty()) report.notes.push_back(note);
   return finish(report, args.reports, {args.input, args.candidate, args.positions});
 }
 

@@ -30,16 +30,24 @@ std::int64_t integer(const std::string& text, const std::string& option) {
   return value;
 }
 
-// Integer values of a file's numbers (exact doubles below 2^53 from the readers), [tokens] or
-// [tokens, components].
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// Integer values of a file's numbers (exact doubles below 2^53 from the readers), row-major in
+// `shape`, as [tokens, components] (components_axis decides where the components are).
 std::vector<std::int64_t> integers_of(std::vector<std::int64_t> values, const std::vector<std::int64_t>& shape,
                                       int components, const std::string& file) {
-  const bool shape_ok = (components == 1 && shape.size() == 1) ||
-                        (shape.size() == 2 && shape[1] == components) || (components == 1 && shape.size() == 2 && shape[1] == 1);
-  if (!shape_ok) {
-    throw InputError(file + ": shape: expected [tokens]" + std::string(components > 1 ? "" : " or [tokens, 1]") +
-                     (components > 1 ? " [tokens, " + std::to_string(components) + "]" : std::string()) +
-                     " integer positions");
+  if (components_axis(shape, components, file) == ComponentsAxis::first && !values.empty()) {
+    // [components, ...]: component k of token t is values[k * tokens + t].
+    const std::size_t tokens = values.size() / static_cast<std::size_t>(components);
+    std::vector<std::int64_t> rows(values.size());
+    for (std::size_t k = 0; k < static_cast<std::size_t>(components); ++k) {
+      for (std::size_t t = 0; t < tokens; ++t) rows[t * static_cast<std::size_t>(components) + k] = values[k * tokens + t];
+    }
+    values = std::move(rows);
   }
   if (static_cast<std::int64_t>(values.size()) / components > kMaxPositions) {
     throw InputError(file + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
@@ -137,6 +145,38 @@ std::vector<std::int64_t> read_positions_file(const std::string& path, int compo
 }
 
 }  // namespace
+
+ComponentsAxis components_axis(const std::vector<std::int64_t>& shape, int components, const std::string& what) {
+  const std::size_t rank = shape.size();
+  if (components == 1) return ComponentsAxis::none;
+  if (rank >= 2 && shape.back() == components) return ComponentsAxis::last;
+  if (rank >= 2 && shape.front() == components) return ComponentsAxis::first;
+  const std::string c = std::to_string(components);
+  throw InputError(what + ": shape: expected " + c + " integer components per token, [tokens, " + c + "] or [" + c +
+                   ", tokens] (Qwen2-VL's position_ids), got " + shape_text(shape));
+}
+
+std::string heads_before_tokens(const std::vector<std::int64_t>& shape, std::int64_t tokens, std::int64_t head_dim,
+                                const std::string& what) {
+  const std::size_t rank = shape.size();
+  if (rank < 3 || shape[rank - 1] != head_dim || tokens < 1) return "";
+  std::int64_t leading = 1, batch = 1;  // the dims before heads; those before dim -3
+  for (std::size_t i = 0; i + 2 < rank; ++i) leading *= shape[i];
+  for (std::size_t i = 0; i + 3 < rank; ++i) batch *= shape[i];
+  // [..., tokens, heads, head_dim] reads right: its leading dims hold the tokens, or dim -3 holds
+  // one sequence's tokens (Python broadcasts positions over the batch).
+  if (leading == tokens || shape[rank - 3] == tokens) return "";
+  const std::int64_t sequence = shape[rank - 2];
+  if (sequence != tokens && sequence * batch != tokens) return "";
+  // One token per sequence, or one head: [batch, heads, 1, head_dim] and [batch, 1, tokens, head_dim]
+  // hold their values in [batch, tokens, heads, head_dim]'s order (a decoding step reads right).
+  if (sequence == 1 || shape[rank - 3] == 1) return "";
+  const std::string swap = rank == 3 ? "0, 1" : std::to_string(rank - 3) + ", " + std::to_string(rank - 2);
+  return what + ": shape " + shape_text(shape) + " reads as [" + std::string(rank == 3 ? "" : "batch, ") +
+         "heads, tokens, head_dim] (HF transformers' layout; " + std::to_string(sequence) +
+         " tokens per sequence from the positions): expected [tokens, heads, head_dim] or [batch, tokens, heads, head_dim]; "
+         "transpose it first (torch: x.transpose(" + swap + "), NumPy: np.swapaxes(x, " + swap + "))";
+}
 
 bool names_a_file(const std::string& text) {
   struct stat st {};

@@ -209,6 +209,14 @@ void Report::decide() {
   verdict = v.pass ? "pass" : "fail";
 }
 
+std::string rounded_inputs_note(const GroupResult& g) {
+  if (g.inputs_rounded == 0) return "";
+  const std::string dtype(ropecheck::name(input_dtype_of(parse_spec(g.spec))));
+  return "input: " + std::to_string(g.inputs_rounded) + " value(s) were not values of " + dtype +
+         " (the spec's input dtype) and were rounded to it (to nearest, ties to even) before judging, as a " + dtype +
+         " kernel receives them";
+}
+
 std::string format_horizon(const GroupResult& g) {
   if (!g.horizon) return g.max_position < 0 ? "-" : "none";
   return (g.horizon_complete ? ">=" : "") + std::to_string(*g.horizon);

@@ -85,6 +85,9 @@ std::string format_horizon(const GroupResult& group);
 // One line counting a group's edge failures by kind ("" when none): special values, near-overflow
 // or subnormal pairs, signed zeros, pass-through dims, whole tests.
 std::string edge_summary(const GroupResult& group);
+// The note of a direct check whose inputs were rounded to the spec's input dtype
+// (GroupResult::inputs_rounded; "" when none were): the check command and Python's check add it.
+std::string rounded_inputs_note(const GroupResult& group);
 std::string to_json(const Report& report);
 std::string to_junit(const Report& report);
 std::string to_html(const Report& report);

@@ -1,14 +1,18 @@
 #include "judge/direct.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
 #include "judge/diagnosis.h"
 #include "judge/errors.h"
+#include "reference/rounding.h"
 
 namespace ropecheck::judge {
 namespace {
+
+constexpr std::int64_t kTestId = 1;  // the tensor's one test
 
 // The candidate's tolerance, decided the way Implementation::tolerance decides it for a candidate
 // file (judge/implementation.h: an explicit --tolerance, else the model's default).
@@ -31,8 +35,11 @@ struct TensorJudge::State {
   JudgeOptions options;
   std::string label;
   std::optional<GroupComparer> comparer;
-  std::vector<std::int64_t> first_token;  // of each chunk: chunk c is test id c + 1
+  // The tensor is one test (kTestId), whatever the chunks it streams in: what every chunk found,
+  // combined in the order added, recorded by finish. Chunks are how it is read, not what is judged.
+  std::optional<GroupComparer::JudgedTest> judged;
   std::int64_t tokens_seen = 0;
+  std::int64_t inputs_rounded = 0;
   DiagnosisSampler sampler;
 };
 
@@ -74,28 +81,44 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
   }
   if (tokens == 0) return;
   golden::RopeTest test;
-  test.id = static_cast<std::int64_t>(s.first_token.size()) + 1;
-  s.first_token.push_back(s.tokens_seen);
+  test.id = kTestId;
+  const std::int64_t first_token = s.tokens_seen;
   s.tokens_seen += static_cast<std::int64_t>(tokens);
   test.tokens = static_cast<std::int64_t>(tokens);
   test.heads = s.heads;
   test.head_dim = spec.head_dim;
   test.positions.assign(positions.begin(), positions.end());
   test.input.assign(input.begin(), input.end());
-  s.comparer->add_evaluated(test, output, s.options.threads);  // no test.expected: computed, chunk by chunk
-  s.sampler.offer(test, output, static_cast<int>(components), s.comparer->worst_e(), s.first_token.back());
+  // The spec's inputs are values of its input dtype (spec/README.md "Dtypes"): a float32 tensor
+  // given for a bf16 spec is what the kernel rotated only once rounded to bf16, as torch's
+  // .to(torch.bfloat16) and `ropecheck apply` round it (to nearest, ties to even). Judged unrounded,
+  // every pass-through dim would differ from the candidate's and every pair's exact value would
+  // be off by up to the input's rounding. Counted, for the report's note.
+  const Dtype input_dtype = input_dtype_of(spec);
+  for (double& v : test.input) {
+    if (std::isfinite(v) && !reference::representable(v, input_dtype)) {
+      v = reference::round_to_format(v, input_dtype);
+      ++s.inputs_rounded;
+    }
+  }
+  // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
+  GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(test, output, s.options.threads);
+  chunk.part.offset_tokens(first_token);
+  if (s.judged) s.judged->combine(std::move(chunk));
+  else s.judged.emplace(std::move(chunk));
+  s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token);
 }
 
 GroupResult TensorJudge::finish() {
   State& s = *state_;
-  GroupResult g = s.comparer->finish();
-  // Cases name the token over all chunks: chunk c's token t is token first_token[c] + t.
-  for (Case& c : g.worst) {
-    if (c.test_id >= 1 && c.test_id <= static_cast<std::int64_t>(s.first_token.size())) {
-      c.token += s.first_token[static_cast<std::size_t>(c.test_id - 1)];
-      c.test_id = 0;
-    }
+  if (s.judged) {
+    s.comparer->add_judged_parts(kTestId, std::move(*s.judged));
+    s.judged.reset();
   }
+  GroupResult g = s.comparer->finish();
+  g.inputs_rounded = s.inputs_rounded;
+  // A case names its token over the whole tensor (add offset it); there is no test id to name.
+  for (Case& c : g.worst) c.test_id = 0;
   if (const std::vector<DiagnosedTest> samples = s.sampler.diagnosed(); needs_diagnosis(g) && !samples.empty()) {
     g.diagnosis = diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads);
   }

@@ -6,7 +6,9 @@
 // Tensors arrive in chunks of whole tokens, so a check of 2048 tokens at each of 64 position
 // ranges (537 M elements) runs in the memory of one chunk: each chunk's expected values come from
 // reference::evaluate, computed chunk by chunk on `JudgeOptions::threads` threads
-// (GroupComparer::add_evaluated), then the chunk is judged and dropped. Only the diagnosis keeps
+// (GroupComparer::judge_evaluated), then the chunk is judged and dropped. Chunks are how a tensor
+// is read, not what is judged: the tensor is one test in every report (GroupComparer::
+// add_judged_parts), its cases naming tokens over the whole tensor. Only the diagnosis keeps
 // data: a strided sample of the worst chunk, the first when none is worse (judge/diagnosis.h
 // DiagnosisSampler, kDiagnosisSampleValues values).
 #pragma once
@@ -38,7 +40,8 @@ class TensorJudge {
   // are not judged. Chunks may come in any order; cases name the token's index over all chunks.
   void add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output);
 
-  // The verdict over every chunk added: one group (GroupResult::suite = label).
+  // The verdict over every chunk added: one group (GroupResult::suite = label) of one test (none
+  // when no token was added), whose cases have no test id (Case::test_id 0).
   GroupResult finish();
 
   // Values per chunk when the caller holds the whole tensors (judge_tensors) or streams a file

@@ -76,6 +76,14 @@ void GroupTally::merge(GroupTally&& part) {
   for (Listed& l : kept) record_case(std::move(l.c));
 }
 
+void GroupTally::offset_tokens(std::int64_t first_token) {
+  for (Buckets* lists : {&accuracy_cases_, &edge_cases_}) {
+    for (auto& [id, bucket] : *lists) {
+      for (Listed& l : bucket) l.c.token += first_token;
+    }
+  }
+}
+
 void GroupTally::record_position(std::int64_t position, bool accurate) {
   tested_positions_.push_back(position);
   result.max_position = std::max(result.max_position, position);
@@ -390,22 +398,22 @@ bool GroupComparer::output_fits(const golden::RopeTest& test, std::span<const do
   return false;
 }
 
-void GroupComparer::finish_test(const golden::RopeTest& test, detail::GroupTally&& part, bool test_pass, bool judged_any,
+void GroupComparer::finish_test(std::int64_t test_id, detail::GroupTally&& part, bool test_pass, bool judged_any,
                                 double test_worst) {
   tally_.merge(std::move(part));
   GroupResult& r = tally_.result;
   if (!judged_any) {
-    skip(test, "every position above --max-position " + std::to_string(*tally_.options().max_position));
+    tally_.skip_test(test_id, "every position above --max-position " + std::to_string(*tally_.options().max_position));
     ++r.skipped_by_position;
     return;
   }
   ++r.tests;
   const bool e_kind = rule_.tolerance.kind == Tolerance::Kind::e;
   if (test_pass) {
-    r.outcomes.push_back({test.id, "pass", ""});
+    r.outcomes.push_back({test_id, "pass", ""});
   } else {
     ++r.tests_failed;
-    r.outcomes.push_back({test.id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
+    r.outcomes.push_back({test_id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
                                                std::string(e_kind ? "e" : "ulp") + " " + std::to_string(test_worst) + ")"});
   }
 }
@@ -415,7 +423,7 @@ void GroupComparer::add(const golden::RopeTest& test, std::span<const double> ou
   detail::GroupTally part = test_tally();
   const TokensJudged j = judge_tokens(group_.spec, rule_, theta_, test, output, {expected.exact, expected.rounded, 0}, 0,
                                       test.tokens, part);
-  finish_test(test, std::move(part), j.test_pass, j.judged_any, j.test_worst);
+  finish_test(test.id, std::move(part), j.test_pass, j.judged_any, j.test_worst);
 }
 
 void GroupComparer::add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) {
@@ -466,7 +474,18 @@ GroupComparer::JudgedTest GroupComparer::judge_evaluated(const golden::RopeTest&
 
 void GroupComparer::add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged) {
   if (!output_fits(test, output)) return;
-  finish_test(test, std::move(judged.part), judged.test_pass, judged.judged_any, judged.test_worst);
+  finish_test(test.id, std::move(judged.part), judged.test_pass, judged.judged_any, judged.test_worst);
+}
+
+void GroupComparer::add_judged_parts(std::int64_t test_id, JudgedTest&& judged) {
+  finish_test(test_id, std::move(judged.part), judged.test_pass, judged.judged_any, judged.test_worst);
+}
+
+void GroupComparer::JudgedTest::combine(JudgedTest&& later) {
+  part.merge(std::move(later.part));
+  test_pass = test_pass && later.test_pass;
+  judged_any = judged_any || later.judged_any;
+  test_worst = std::max(test_worst, later.test_worst);
 }
 
 void GroupComparer::fail(const golden::RopeTest& test, std::string kind, std::string message) {

@@ -140,6 +140,9 @@ struct GroupResult {
   std::int64_t passthrough_checked = 0, passthrough_failed = 0;
   std::int64_t whole_tests_failed = 0;   // crash, missing output, wrong size, ...
   std::int64_t beyond_required_failed = 0;  // ordinary pairs out of tolerance above --require-horizon
+  // Direct checks (judge/direct.h): input values that were not values of the spec's input dtype,
+  // rounded to it before judging (the values a kernel of that dtype receives).
+  std::int64_t inputs_rounded = 0;
   // Accuracy figures, over ordinary pairs: never infinite.
   double worst_e = 0, worst_ulp = 0, worst_abs = 0;
   std::int64_t worst_e_position = -1;
@@ -193,6 +196,9 @@ class GroupTally {
   // Adds what `part` (a tally of later tokens or tests of this group, with the same options)
   // recorded: the same result as recording it here directly, in order.
   void merge(GroupTally&& part);
+  // Counts the tokens of the cases kept from `first_token`: this tally judged a part of a test
+  // (a direct check's chunk) whose token 0 is the test's token first_token.
+  void offset_tokens(std::int64_t first_token);
   // Verdict, horizon (the largest tested position below the first accuracy failure; all of them
   // when none fails), --require-horizon, and the plot's order.
   GroupResult finish();
@@ -249,9 +255,15 @@ class GroupComparer {
     detail::GroupTally part;
     bool test_pass = true, judged_any = false;
     double test_worst = 0;
+    // Adds what judging later tokens of the same test found (a test judged in parts).
+    void combine(JudgedTest&& later);
   };
   JudgedTest judge_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) const;
   void add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged);
+  // One test judged in parts (a direct check's tensor, streamed in chunks: judge_evaluated on each
+  // chunk, combined in token order, each chunk's case tokens offset to the tensor's): recorded as
+  // the one test `test_id`, as add_judged records a test. The caller checked every part's sizes.
+  void add_judged_parts(std::int64_t test_id, JudgedTest&& judged);
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
   void fail(const golden::RopeTest& test, std::string kind, std::string message);
   // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
@@ -268,7 +280,7 @@ class GroupComparer {
   // Whether the output has the test's size; records the shape failure if not.
   bool output_fits(const golden::RopeTest& test, std::span<const double> output);
   // After every token of `test` was judged into `part`: merges it and records the test's outcome.
-  void finish_test(const golden::RopeTest& test, detail::GroupTally&& part, bool test_pass, bool judged_any, double test_worst);
+  void finish_test(std::int64_t test_id, detail::GroupTally&& part, bool test_pass, bool judged_any, double test_worst);
 
   const golden::Group& group_;
   Model model_;

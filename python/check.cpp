@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "gate/judge_args.h"
+#include "gate/positions.h"
 #include "gate/report.h"
 #include "judge/direct.h"
 #include "judge/errors.h"
@@ -36,6 +37,7 @@ gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positio
         std::span<const double>(output.data(), static_cast<std::size_t>(output.size())), claims, options, label));
   }
   const judge::GroupResult& g = report.groups.front();
+  if (const std::string note = gate::rounded_inputs_note(g); !note.empty()) report.notes.push_back(note);
   report.scope = gate::scope_of(args, g.skipped_by_flags, g.skipped_by_position);
   report.worst_listed = args.worst;
   report.decide();
@@ -47,6 +49,21 @@ gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positio
 void bind_check(py::module_& m) {
   m.def("check", &check, py::arg("spec"), py::arg("heads"), py::arg("positions"), py::arg("input"), py::arg("output"),
         py::arg("args"), py::arg("label") = "tensors");
+  // The CLI's rules for position arrays and tensor shapes (gate/positions.h), so that Python accepts
+  // and refuses what `ropecheck check --spec` does, with its messages.
+  m.def(
+      "components_axis",
+      [](const std::vector<std::int64_t>& shape, int components, const std::string& what) {
+        switch (gate::components_axis(shape, components, what)) {
+          case gate::ComponentsAxis::last: return "last";
+          case gate::ComponentsAxis::first: return "first";
+          case gate::ComponentsAxis::none: break;
+        }
+        return "none";
+      },
+      py::arg("shape"), py::arg("components"), py::arg("what") = "positions");
+  m.def("heads_before_tokens", &gate::heads_before_tokens, py::arg("shape"), py::arg("tokens"), py::arg("head_dim"),
+        py::arg("what") = "x");
 }
 
 }  // namespace ropecheck::python

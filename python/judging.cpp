@@ -289,6 +289,10 @@ void bind_results(py::module_& m) {
       .def_property_readonly("horizon_text", &gate::format_horizon)
       .def_property_readonly("edge_failures", &GroupResult::edge_failures)
       .def_property_readonly("edge_summary", &gate::edge_summary)
+      .def_readonly("inputs_rounded", &GroupResult::inputs_rounded,
+                    "check(): input values that were not values of the spec's input dtype, rounded to it before judging")
+      .def_property_readonly("inputs_rounded_note", &gate::rounded_inputs_note,
+                             "The report's note about inputs_rounded ('' when none were rounded).")
       .def_readonly("worst_cases", &GroupResult::worst)
       .def_property_readonly("diagnosis",
                              [](const GroupResult& g) { return g.diagnosis ? g.diagnosis->lines : std::vector<std::string>{}; })

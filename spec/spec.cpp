@@ -90,6 +90,41 @@ std::string join(const std::vector<std::string>& items, char sep) {
 
 using Fields = std::map<std::string, std::string, std::less<>>;
 
+// ASCII whitespace: what "layout=half, base=10000" puts around a key or a value. Trimmed at the
+// edges of keys, values and list items only; inside a value it stays, and is refused there.
+constexpr std::string_view kBlank = " \t\n\r\f\v";
+
+std::string trimmed(std::string_view text) {
+  const std::size_t first = text.find_first_not_of(kBlank);
+  if (first == std::string_view::npos) return {};
+  return std::string(text.substr(first, text.find_last_not_of(kBlank) - first + 1));
+}
+
+// The items of a '/'-separated list value ("16 / 24 / 24" reads as 16/24/24).
+std::vector<std::string> list_items(const std::string& value) {
+  std::vector<std::string> items = split_list(value, '/');
+  for (std::string& item : items) item = trimmed(item);
+  return items;
+}
+
+// Keys spelled as the ecosystem spells them, read as the project's key (printed under it):
+// HF transformers' config calls the base `rope_theta` (hfconfig/README.md). An alias and its key
+// both given are one key given twice. HF's `original_max_position_embeddings` is no alias: for
+// dynamic NTK HF reads Lmax from max_position_embeddings instead (hfconfig/hfconfig.cpp).
+std::string canonical_key(std::string key) {
+  if (key == "rope_theta") return "base";
+  return key;
+}
+
+// Inserts one key=value of either form; a key given twice (an alias included) is an error.
+void set_field(Fields& fields, const std::string& given, std::string value) {
+  const std::string key = canonical_key(given);
+  if (!fields.emplace(key, std::move(value)).second) {
+    throw SpecError("spec field '" + key + "': expected once, got a duplicate" +
+                    (key != given ? " ('" + given + "' is '" + key + "')" : std::string()));
+  }
+}
+
 ScalingType parse_scaling_type(const std::string& t) {
   if (t == "none") return ScalingType::none;
   if (t == "linear") return ScalingType::linear;
@@ -142,9 +177,12 @@ Spec build(const Fields& f) {
   };
   Spec s;
   if (auto v = get("layout")) {
-    if (*v == "interleaved") s.layout = Layout::interleaved;
-    else if (*v == "half") s.layout = Layout::half;
-    else fail("layout", "interleaved|half", *v);
+    // The ecosystem's names of the two layouts (docs/rope.md §1; spec/README.md cites
+    // flash-attention's apply_rotary_emb(interleaved=...) and vLLM's is_neox_style): gptj pairs
+    // (2j, 2j + 1), neox pairs (j, j + rotary_dim/2) as HF's rotate_half.
+    if (*v == "interleaved" || *v == "gptj") s.layout = Layout::interleaved;
+    else if (*v == "half" || *v == "neox") s.layout = Layout::half;
+    else fail("layout", "interleaved|half (or gptj|neox)", *v);
   }
   const std::string* head_dim = get("head_dim");
   if (!head_dim) throw SpecError("spec field 'head_dim': expected an even integer >= 2, got nothing (missing)");
@@ -172,7 +210,7 @@ Spec build(const Fields& f) {
   const bool sectioned = s.axes.kind == AxesKind::mrope || s.axes.kind == AxesKind::imrope;
   if (auto v = get("sections")) {
     if (!sectioned) fail("sections", "no sections unless axes=mrope or axes=imrope", *v);
-    for (const auto& item : split_list(*v, '/')) {
+    for (const auto& item : list_items(*v)) {
       const std::int64_t n = to_int("sections", item);
       if (n < 0 || n > (1 << 16)) fail("sections", "pair counts in [0, 65536]", item);
       s.axes.sections.push_back(static_cast<int>(n));
@@ -255,8 +293,8 @@ Spec build(const Fields& f) {
       sc.high_freq_factor = decimal_or("high_freq_factor", "4");
       break;
     case ScalingType::longrope:
-      for (const auto& item : split_list(required("short_factor"), '/')) sc.short_factor.push_back(decimal_field("short_factor", item));
-      for (const auto& item : split_list(required("long_factor"), '/')) sc.long_factor.push_back(decimal_field("long_factor", item));
+      for (const auto& item : list_items(required("short_factor"))) sc.short_factor.push_back(decimal_field("short_factor", item));
+      for (const auto& item : list_items(required("long_factor"))) sc.long_factor.push_back(decimal_field("long_factor", item));
       sc.original_max_position = to_int("original_max_position", required("original_max_position"));
       sc.seq_len = to_int("seq_len", required("seq_len"));
       if (auto v = get("factor")) sc.factor = decimal_field("factor", *v);
@@ -435,14 +473,13 @@ Spec parse_spec(std::string_view text) {
   Fields fields;
   std::string all(text);
   if (all.empty()) throw SpecError("spec: expected key=value pairs separated by ',', got an empty string");
+  // Blanks around keys, values, '=' and ',' are tolerated ("layout=half, base=10000"); the
+  // canonical form (to_string) has none.
   for (const auto& item : split_list(all, ',')) {
     auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw SpecError("spec: expected key=value, got " + shown(item));
-    }
-    std::string key = item.substr(0, eq);
-    if (fields.count(key)) throw SpecError("spec field '" + key + "': expected once, got a duplicate");
-    fields[key] = item.substr(eq + 1);
+    std::string key = eq == std::string::npos ? std::string() : trimmed(std::string_view(item).substr(0, eq));
+    if (key.empty()) throw SpecError("spec: expected key=value, got " + shown(item));
+    set_field(fields, key, trimmed(std::string_view(item).substr(eq + 1)));
   }
   return build(fields);
 }
@@ -474,9 +511,7 @@ Spec parse_spec_json(std::string_view json_text) {
     return join(items, '/');
   };
   // Flat and nested forms share one set of keys: a parameter given in both is a duplicate.
-  auto set = [&](const std::string& key, std::string value) {
-    if (!fields.emplace(key, std::move(value)).second) throw SpecError("spec field '" + key + "': expected once, got a duplicate");
-  };
+  auto set = [&](const std::string& key, std::string value) { set_field(fields, key, std::move(value)); };
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& v = it.value();
     if (v.is_object()) {

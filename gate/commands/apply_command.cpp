@@ -86,7 +86,7 @@ void add_apply_command(CLI::App& root, int& status) {
   add_spec_options(cmd, args->spec, SpecCount::one);
   cmd->add_option("--positions", args->positions,
                   "One position per token: comma-separated, multi-axis tuples as m1:m2 (e.g. 3:5,4:5); a range START:STOP[:STEP] "
-                  "(1-D specs); or a .npy/.json file of integers [tokens] or [tokens, components]")
+                  "(1-D specs); or a .npy/.json file of integers [tokens], [tokens, components] or [components, tokens]")
       ->required();
   cmd->add_option("--input", args->input,
                   "Comma-separated decimal or hex-float values, or a .json/.npy file; row-major [tokens, heads, head_dim]; "

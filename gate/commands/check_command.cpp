@@ -24,8 +24,10 @@ void add_check_command(CLI::App& root, int& status) {
   cmd->get_option("--spec")->excludes(golden);
   cmd->get_option("--hf-config")->excludes(golden);
   auto* positions = cmd->add_option("--positions", args->positions,
-                                    "With --spec: one position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file");
-  auto* input = cmd->add_option("--input", args->input, "With --spec: the input tensor [tokens, heads, head_dim] the candidate rotated");
+                                    "With --spec: one position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file "
+                                    "([tokens], [tokens, components] or [components, tokens])");
+  auto* input = cmd->add_option("--input", args->input, "With --spec: the input tensor [tokens, heads, head_dim] the candidate rotated (values not of the "
+                                "spec's input dtype are rounded to it, with a note)");
   auto* heads = cmd->add_option("--heads", args->heads, "With --spec: heads per token (default: from the sizes)");
   add_judge_options(cmd, args->judge, {.allow_missing = true});
   add_report_options(cmd, args->reports);

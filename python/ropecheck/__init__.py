@@ -24,6 +24,7 @@ Errors: bad arguments raise ValueError with the command line's one-line message;
 gate raise AssertionError (assert_rope_close only); nothing crashes the interpreter.
 """
 import inspect
+import warnings
 
 import numpy as np
 
@@ -34,7 +35,11 @@ from ._ropecheck import GOLDEN_DIR, Case, Group, Result, Spec, __version__  # no
 MAX_POSITION = 2**31 - 1
 
 __all__ = ["Spec", "Result", "Group", "Case", "apply", "check", "assert_rope_close", "gate", "kernels",
-           "GOLDEN_DIR", "MAX_POSITION"]
+           "GOLDEN_DIR", "MAX_POSITION", "RoundedInputWarning"]
+
+
+class RoundedInputWarning(UserWarning):
+    """check() rounded input values that were not values of the spec's input dtype to it."""
 
 
 def _spec(spec):
@@ -85,7 +90,7 @@ def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", 
     spec = _spec(spec)
     array = _t.as_numpy(x, "x", spec.input_dtype)
     token_shape, heads = _t.head_shape(array, spec)
-    where = _t.positions_of(positions, token_shape, spec)
+    where = _t.positions_of(positions, token_shape, spec, array.shape)
     out = _rc.apply(spec, _t.doubles(array), heads, where, model, precision_bits)
     return _t.result_array(out, array.shape, spec.dtype, bf16, as_torch)
 
@@ -96,7 +101,11 @@ def check(output, x, positions, spec, model="exact", *, tolerance=None, max_posi
 
     Options as the CLI's: model ("exact", "f32-angle", "f32-recipe"), tolerance ("e=3", "ulp=4",
     "theta_ulps=12"), max_position, skip_flags, require_horizon, strict_zeros. Returns a Result
-    (passed, worst_e, horizon, position_e, worst_cases, diagnosis, to_json/to_junit/to_html)."""
+    (passed, worst_e, horizon, position_e, worst_cases, diagnosis, to_json/to_junit/to_html).
+
+    x holds values of the spec's input dtype; values that are not (a float32 x for a bf16 spec) are
+    rounded to it first, as a kernel of that dtype receives them, with a RoundedInputWarning and a
+    note in result.notes saying how many."""
     spec = _spec(spec)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
     inputs = _t.as_numpy(x, "x", spec.input_dtype)
@@ -104,8 +113,13 @@ def check(output, x, positions, spec, model="exact", *, tolerance=None, max_posi
     token_shape, heads = _t.head_shape(inputs, spec)
     if outputs.shape != inputs.shape:
         raise ValueError(f"output: expected the shape of x {list(inputs.shape)}, got {list(outputs.shape)}")
-    where = _t.positions_of(positions, token_shape, spec)
-    return _rc.check(spec, heads, where, _t.doubles(inputs), _t.doubles(outputs), args, label)
+    where = _t.positions_of(positions, token_shape, spec, inputs.shape)
+    result = _rc.check(spec, heads, where, _t.doubles(inputs), _t.doubles(outputs), args, label)
+    for group in result.groups:
+        if group.inputs_rounded:
+            # The note of the CLI's report (also in result.notes): x was judged as the spec's dtype.
+            warnings.warn(group.inputs_rounded_note, RoundedInputWarning, stacklevel=2)
+    return result
 
 
 def _name_of(fn):

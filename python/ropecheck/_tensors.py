@@ -60,27 +60,39 @@ def head_shape(x, spec, what="x"):
     return x.shape[:-2], x.shape[-2]
 
 
-def positions_of(positions, token_shape, spec):
+def positions_of(positions, token_shape, spec, x_shape=None):
     """int64 [tokens, components]: one position per token, broadcast over leading batch dims (a
-    [seq] vector serves a [batch, seq, heads, head_dim] tensor). Multi-axis specs: a tuple of one
-    array per component, or an array [..., components], or Qwen2-VL's [components, ...]."""
+    [seq] vector serves a [batch, seq, heads, head_dim] tensor). Where the components lie is the
+    CLI's rule (gate/positions.h components_axis): [..., components], or Qwen2-VL's [components,
+    ...]; one component: any shape ([tokens], [batch, tokens], [tokens, 1]: row-major where it does
+    not broadcast). Multi-axis specs also take a tuple of one array per component. x_shape: the
+    tensor's shape, refused when it reads as HF's [batch, heads, tokens, head_dim]
+    (gate/positions.h heads_before_tokens)."""
     components = spec.position_components
     token_shape = tuple(token_shape)
     if components > 1 and isinstance(positions, tuple) and len(positions) == components:
         array = np.stack(np.broadcast_arrays(*[as_positions(p) for p in positions]), axis=-1)
+        shape_given = list(array.shape)
     else:
         array = as_positions(positions)
-        if components > 1 and not (array.ndim >= 2 and array.shape[-1] == components):
-            if not (array.ndim >= 2 and array.shape[0] == components):
-                raise ValueError(
-                    f"positions: expected {components} components per token (spec {spec}): a tuple of "
-                    f"{components} arrays, or an array [..., {components}], got shape {list(array.shape)}")
+        shape_given = list(array.shape)
+        if _rc.components_axis(list(array.shape), components, "positions") == "first":
             array = np.moveaxis(array, 0, -1)
+    given = array.shape[:-1] if components > 1 else array.shape
+    if x_shape is not None and len(given) > 0:
+        message = _rc.heads_before_tokens(list(x_shape), int(np.prod(given)), spec.head_dim, "x")
+        if message:
+            raise ValueError(message)
+    tail = (components,) if components > 1 else ()
     try:
-        array = np.broadcast_to(array, token_shape + ((components,) if components > 1 else ()))
+        array = np.broadcast_to(array, token_shape + tail)
     except ValueError:
+        # The tokens in x's order with size-1 dims of their own ([tokens, 1] for [tokens]): the
+        # row-major reading the CLI gives a positions file.
+        if [d for d in given if d != 1] == [d for d in token_shape if d != 1]:
+            return np.ascontiguousarray(array, dtype=np.int64).reshape(-1, components)
         raise ValueError(f"positions: expected one position per token ({components} component(s) each) for tokens "
-                         f"of shape {list(token_shape)}, got shape {list(np.shape(array))}") from None
+                         f"of shape {list(token_shape)} (x's dims before [heads, head_dim]), got shape {shape_given}") from None
     return np.ascontiguousarray(array, dtype=np.int64).reshape(-1, components)
 
 

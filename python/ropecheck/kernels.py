@@ -51,7 +51,7 @@ def apply(x, positions, spec, *, impl="auto", threads=0, as_torch=False, bf16="f
         raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     array, shape = _storage(x, spec)
     token_shape, heads = _t.head_shape(array, spec)
-    where = _t.positions_of(positions, token_shape, spec)
+    where = _t.positions_of(positions, token_shape, spec, shape)
     out = _rc.kernel_apply(spec, array, heads, where, impl, threads).reshape(shape)
     if spec.dtype != "bf16":
         if as_torch:

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <optional>
 #include <numeric>
 
 #include "gate_test_support.h"
@@ -238,6 +240,12 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
   const judge::GroupResult g = judge.finish();
   EXPECT_EQ(g.verdict, "fail");
   EXPECT_EQ(g.pairs_failed, 1);
+  // The tensor is one test, however many chunks it came in (7 here): one outcome, failed.
+  EXPECT_EQ(g.tests, 1);
+  EXPECT_EQ(g.tests_failed, 1);
+  EXPECT_EQ(g.tests_skipped, 0);
+  ASSERT_EQ(g.outcomes.size(), 1u);
+  EXPECT_EQ(g.outcomes[0].status, "fail");
   ASSERT_EQ(g.worst.size(), 1u);
   EXPECT_EQ(g.worst[0].token, bad_token);
   EXPECT_EQ(g.worst[0].position, positions[static_cast<std::size_t>(bad_token)]);
@@ -269,10 +277,19 @@ TEST_F(DirectFixture, CliChunkBoundaryMistakeInLastChunkNamesTheGlobalToken) {
   const std::string in = npy(dir, "big_in.npy", big_input, big_tokens, heads, head_dim);
   const std::string out = npy(dir, "big_out.npy", big_output, big_tokens, heads, head_dim);
   const Ran ran = run(kBin + " check --spec " + kSpec + ",rotary_dim=8 --positions 0:" + std::to_string(big_tokens) + " --input " + in +
-                          " --candidate " + out + " --json " + (dir / "report.json"),
+                          " --candidate " + out + " --json " + (dir / "report.json") + " --junit " + (dir / "report.xml"),
                       dir);
   EXPECT_EQ(ran.code, 1) << ran.out << ran.err;
+  // Two chunks, one tensor: one test, failed, in the table, the JSON and the JUnit report alike.
+  EXPECT_NE(ran.out.find("1 tests, 1 failed, 0 skipped"), std::string::npos) << ran.out;
+  const std::string junit = slurp(dir / "report.xml");
+  EXPECT_NE(junit.find("1 failing test(s): 1;"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("<system-out>tests 1,"), std::string::npos) << junit;
+  EXPECT_EQ(report()["summary"]["tests"], 1);
+  EXPECT_EQ(report()["summary"]["tests_failed"], 1);
   const auto group = report()["groups"][0];
+  EXPECT_EQ(group["tests"], 1);
+  EXPECT_EQ(group["failed_tests"], nlohmann::json::array({1}));
   EXPECT_EQ(group["pairs_checked"], big_tokens * heads * 4);
   EXPECT_EQ(group["passthrough_checked"], big_tokens * heads * 56);
   EXPECT_EQ(group["pairs_failed"], 1);
@@ -282,6 +299,103 @@ TEST_F(DirectFixture, CliChunkBoundaryMistakeInLastChunkNamesTheGlobalToken) {
   EXPECT_EQ(c["position"], bad_token);
   EXPECT_EQ(c["head"], 2);
   EXPECT_EQ(c["dims"], nlohmann::json::array({1, 5}));
+}
+
+// Spec text as people type it (spaces after commas, the ecosystem's names): the same group as the
+// canonical text, printed canonically.
+TEST_F(DirectFixture, SpecWithBlanksAndEcosystemNamesIsTheCanonicalSpec) {
+  const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
+  const std::string in = npy(dir, "in.npy", input, tokens, kHeads, 64), out = npy(dir, "out.npy", output, tokens, kHeads, 64);
+  const Ran r = check(in, out, "", "--spec 'layout=neox, head_dim = 64, rope_theta=10000, dtype=f32'");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(report()["groups"][0]["spec"], to_string(spec));
+  const Ran printed = run(kBin + " spec --spec 'layout=gptj, head_dim=128, rope_theta=500000'", dir);
+  EXPECT_EQ(printed.code, 0) << printed.err;
+  EXPECT_EQ(printed.out, "layout=interleaved,head_dim=128,rotary_dim=128,base=500000,dtype=f32,direction=forward,scaling=none\n");
+}
+
+// M-RoPE positions as Qwen2-VL's position_ids hold them, [3, tokens], are read as their transpose
+// [tokens, 3] (gate/positions.h components_axis, Python's rule too). Every component equal to the
+// token's position rotates as the 1-D recipe does; read untransposed, the tuples would mix tokens.
+TEST_F(DirectFixture, MropePositionsComponentsFirstAreReadAsPythonReadsThem) {
+  const std::string mrope = "--spec " + kSpec + ",axes=mrope,sections=8/12/12";
+  const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
+  const std::string in = npy(dir, "in.npy", input, tokens, kHeads, 64), out = npy(dir, "out.npy", output, tokens, kHeads, 64);
+  std::vector<double> first, last;  // [3, tokens] and [tokens, 3]
+  for (int k = 0; k < 3; ++k) first.insert(first.end(), positions.begin(), positions.end());
+  for (std::int64_t p : positions) last.insert(last.end(), {double(p), double(p), double(p)});
+  spit(dir / "first.npy", encode_npy({"", "I64", {3, tokens}, first, {}}));
+  spit(dir / "last.npy", encode_npy({"", "I64", {tokens, 3}, last, {}}));
+  std::optional<double> worst_e;
+  for (const std::string name : {"first.npy", "last.npy"}) {
+    SCOPED_TRACE(name);
+    const Ran r = run(kBin + " check " + mrope + " --positions " + (dir / name) + " --input " + in + " --candidate " + out +
+                          " --json " + (dir / "report.json"),
+                      dir);
+    EXPECT_EQ(r.code, 0) << r.out << r.err;
+    if (r.code != 0) continue;
+    const double e = report()["groups"][0]["worst_e"].get<double>();
+    if (worst_e) {
+      EXPECT_EQ(e, *worst_e);
+    }
+    worst_e = e;
+  }
+}
+
+// HF transformers' [batch, heads, tokens, head_dim] has the values' count of [tokens, heads,
+// head_dim] and was judged row-major against the wrong positions; it is refused, one line naming
+// the file, the shape got, the shapes expected and the transpose.
+TEST_F(DirectFixture, HfHeadsFirstLayoutIsRefusedNamingTheTranspose) {
+  const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
+  const std::string out = npy(dir, "out.npy", output, tokens, kHeads, 64);
+  spit(dir / "hf.npy", encode_npy({"", "F32", {1, kHeads, tokens, 64}, input, {}}));
+  expect_one_line_error(check(dir / "hf.npy", out),
+                        {"hf.npy: shape [1, 2, 48, 64]", "[batch, heads, tokens, head_dim]", "[tokens, heads, head_dim]",
+                         "x.transpose(1, 2)"},
+                        "HF's layout");
+  EXPECT_FALSE(std::filesystem::exists(dir / "report.json"));
+}
+
+// The bf16 value nearest to `x` (ties to even), from its float32 bits: written here, not taken from
+// reference/rounding.h, to count what the gate must report. Inputs are finite and far from overflow.
+double bf16_nearest(double x) {
+  const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(x));
+  const std::uint32_t rounded = (bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff0000u;
+  return static_cast<double>(std::bit_cast<float>(rounded));
+}
+
+// A float32 tensor checked against a bf16 spec: its values are rounded to bf16 (the values a bf16
+// kernel is given), and the report says how many were not bf16 values. Judged unrounded, the
+// pass-through dims (rotary_dim 32 of 64) of a correct candidate would all differ from the input.
+TEST_F(DirectFixture, InputsOutsideTheSpecsDtypeAreRoundedWithANote) {
+  const std::string bf16_spec = "layout=half,head_dim=64,rotary_dim=32,base=10000,dtype=bf16";
+  Recipe r = recipe_for_spec();
+  r.rotary_dim = 32;
+  r.dtype = Dtype::bf16;
+  // float32 values (draw rounds to f32), not bf16 ones, and the bf16 values a kernel receives.
+  std::vector<double> as_bf16;
+  std::int64_t not_bf16 = 0;
+  for (double x : input) {
+    as_bf16.push_back(bf16_nearest(x));
+    not_bf16 += as_bf16.back() != x;
+  }
+  ASSERT_GT(not_bf16, static_cast<std::int64_t>(input.size()) / 2);
+  const std::vector<double> output = testing_recipe::rotate(r, positions, kHeads, as_bf16);
+  const std::string out = npy(dir, "out.npy", output, tokens, kHeads, 64);
+  const std::string note = "input: " + std::to_string(not_bf16) + " value(s) were not values of bf16 (the spec's input dtype)";
+  const Ran f32 = check(npy(dir, "in_f32.npy", input, tokens, kHeads, 64), out, "", "--spec " + bf16_spec);
+  EXPECT_EQ(f32.code, 0) << f32.out << f32.err;
+  EXPECT_NE(f32.out.find("note: " + note), std::string::npos) << f32.out;
+  const auto notes = report()["notes"];
+  EXPECT_EQ(std::count_if(notes.begin(), notes.end(), [&](const auto& n) { return n.template get<std::string>().rfind(note, 0) == 0; }), 1)
+      << notes;
+  EXPECT_EQ(report()["groups"][0]["passthrough_failed"], 0);
+  // The same values given as bf16: the same verdict and worst e, and no note.
+  const double e = report()["groups"][0]["worst_e"].get<double>();
+  const Ran bf16 = check(npy(dir, "in_bf16.npy", as_bf16, tokens, kHeads, 64, "BF16"), out, "", "--spec " + bf16_spec);
+  EXPECT_EQ(bf16.code, 0) << bf16.out << bf16.err;
+  EXPECT_EQ(bf16.out.find("were not values of"), std::string::npos) << bf16.out;
+  EXPECT_EQ(report()["groups"][0]["worst_e"].get<double>(), e);
 }
 
 }  // namespace

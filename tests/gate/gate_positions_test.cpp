@@ -139,17 +139,61 @@ TEST_F(PositionFiles, NpyAndJsonFiles) {
 TEST_F(PositionFiles, BadFilesAreOneLineNamingTheFile) {
   expect_file_refused(npy("f32.npy", "F32", {3}, {1, 2, 3}), 1, {"descr", "integers", "F32"});
   expect_file_refused(npy("f64.npy", "F64", {3}, {1, 2, 3}), 1, {"descr", "integers"});
-  expect_file_refused(npy("three.npy", "I64", {2, 3}, {1, 2, 3, 4, 5, 6}), 2, {"shape", "[tokens, 2]"});
-  expect_file_refused(npy("flat.npy", "I64", {4}, {1, 2, 3, 4}), 2, {"shape", "[tokens, 2]"});
-  expect_file_refused(npy("two_d.npy", "I64", {2, 2}, {1, 2, 3, 4}), 1, {"shape", "[tokens]"});
-  expect_file_refused(npy("cube.npy", "I64", {1, 1, 2}, {1, 2}), 1, {"shape", "[tokens]"});
+  expect_file_refused(npy("three.npy", "I64", {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), 2, {"shape", "[tokens, 2] or [2, tokens]", "[3, 3]"});
+  expect_file_refused(npy("flat.npy", "I64", {4}, {1, 2, 3, 4}), 2, {"shape", "[tokens, 2]", "got [4]"});
+  expect_file_refused(npy("cube.npy", "I64", {4, 1, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), 3, {"shape", "[tokens, 3] or [3, tokens]"});
   expect_file_refused(json("float.json", "[1, 2.5]"), 1, {"integers"});
   expect_file_refused(json("string.json", "[1, \"2\"]"), 1, {"integers"});
   expect_file_refused(json("ragged.json", "[[1, 2], [3]]"), 2, {"rows of equal length"});
-  expect_file_refused(json("wrong_rows.json", "[[1, 2, 3], [4, 5, 6]]"), 2, {"shape", "[tokens, 2]"});
+  expect_file_refused(json("wrong_rows.json", "[[1, 2, 3], [4, 5, 6], [7, 8, 9]]"), 2, {"shape", "[tokens, 2]"});
   expect_file_refused(json("object.json", "{\"p\": [1]}"), 1, {"positions", "array"});
   expect_file_refused(json("broken.json", "[1, 2"), 1, {"JSON array of integer positions"});
   expect_file_refused(json("empty_list.json", "[]"), 1, {"at least one"});
+}
+
+// One rule decides where a token's components lie (components_axis), for the CLI's files and
+// Python's arrays (tests/python/test_positions_shapes.py): [tokens, c], or Qwen2-VL's [c, tokens]
+// (also [c, batch, tokens]) read as its transpose; one component: any shape, row-major.
+TEST_F(PositionFiles, ComponentsFirstReadsAsItsTranspose) {
+  const V rows{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // [4 tokens, 3 components]
+  const V columns{1, 4, 7, 10, 2, 5, 8, 11, 3, 6, 9, 12};  // the same as [3, 4]
+  EXPECT_EQ(parse_positions_option(npy("rows.npy", "I64", {4, 3}, rows), 3), rows);
+  EXPECT_EQ(parse_positions_option(npy("columns.npy", "I64", {3, 4}, columns), 3), rows);
+  EXPECT_EQ(parse_positions_option(npy("batch.npy", "I64", {3, 2, 2}, columns), 3), rows);  // [3, batch 2, tokens 2]
+  EXPECT_EQ(parse_positions_option(json("columns.json", "[[1, 4, 7, 10], [2, 5, 8, 11], [3, 6, 9, 12]]"), 3), rows);
+  // [c, c]: rows are tokens (as Python reads it).
+  EXPECT_EQ(parse_positions_option(npy("square.npy", "I64", {2, 2}, {3, 5, 4, 5}), 2), (V{3, 5, 4, 5}));
+  // One component: any shape, row-major ([batch, tokens], [tokens, 1]).
+  EXPECT_EQ(parse_positions_option(npy("batch1.npy", "I64", {2, 2}, {1, 2, 3, 4}), 1), (V{1, 2, 3, 4}));
+  EXPECT_EQ(parse_positions_option(npy("cube1.npy", "I64", {1, 1, 2}, {1, 2}), 1), (V{1, 2}));
+  // The rule itself, as Python calls it.
+  EXPECT_EQ(components_axis({4, 3}, 3, "p"), ComponentsAxis::last);
+  EXPECT_EQ(components_axis({3, 4}, 3, "p"), ComponentsAxis::first);
+  EXPECT_EQ(components_axis({3, 2, 5}, 3, "p"), ComponentsAxis::first);
+  EXPECT_EQ(components_axis({3, 3}, 3, "p"), ComponentsAxis::last);
+  EXPECT_EQ(components_axis({7, 1}, 1, "p"), ComponentsAxis::none);
+  EXPECT_THROW(components_axis({12}, 3, "p"), InputError);
+  EXPECT_THROW(components_axis({4, 4}, 3, "p"), InputError);
+}
+
+// HF transformers' [batch, heads, tokens, head_dim] has as many values as [tokens, heads, head_dim]:
+// read row-major it would pair the wrong values with each position. heads_before_tokens names it.
+TEST(TensorShapes, HeadsBeforeTokensIsNamedWithTheTranspose) {
+  const std::string m = heads_before_tokens({1, 32, 128, 64}, 128, 64, "q.npy");
+  EXPECT_EQ(m, "q.npy: shape [1, 32, 128, 64] reads as [batch, heads, tokens, head_dim] (HF transformers' layout; 128 tokens "
+               "per sequence from the positions): expected [tokens, heads, head_dim] or [batch, tokens, heads, head_dim]; "
+               "transpose it first (torch: x.transpose(1, 2), NumPy: np.swapaxes(x, 1, 2))");
+  EXPECT_NE(heads_before_tokens({2, 32, 128, 64}, 256, 64, "q").find("[batch, heads, tokens, head_dim]"), std::string::npos);
+  EXPECT_NE(heads_before_tokens({2, 32, 128, 64}, 128, 64, "q").find("x.transpose(1, 2)"), std::string::npos);
+  EXPECT_NE(heads_before_tokens({32, 128, 64}, 128, 64, "q").find("x.transpose(0, 1)"), std::string::npos);
+  // Shapes that read right, or whose order is the same either way, say nothing.
+  EXPECT_EQ(heads_before_tokens({128, 32, 64}, 128, 64, "q"), "");
+  EXPECT_EQ(heads_before_tokens({2, 128, 32, 64}, 256, 64, "q"), "");
+  EXPECT_EQ(heads_before_tokens({2, 128, 32, 64}, 128, 64, "q"), "");  // positions per sequence (Python)
+  EXPECT_EQ(heads_before_tokens({4, 32, 1, 64}, 4, 64, "q"), "");       // a decoding step
+  EXPECT_EQ(heads_before_tokens({1, 1, 128, 64}, 128, 64, "q"), "");    // one head
+  EXPECT_EQ(heads_before_tokens({1, 32, 128, 32}, 128, 64, "q"), "");   // not head_dim: the sizes say what is wrong
+  EXPECT_EQ(heads_before_tokens({128 * 32 * 64}, 128, 64, "q"), "");
 }
 
 // apply --positions as a range, a .npy file (int32 and int64) and a .json file gives what the

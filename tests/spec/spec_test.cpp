@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -311,6 +312,62 @@ TEST(Spec, AttentionFactorsWhoseOutputsCannotBeFiniteAreRefused) {
   }
   EXPECT_NO_THROW((void)parse_spec(yarn + "dtype=f16,attention_factor=60000"));
   EXPECT_NO_THROW((void)parse_spec(yarn + "dtype=f32,attention_factor=1e30"));
+}
+
+}  // namespace
+}  // namespace ropecheck
+
+namespace ropecheck {
+namespace {
+
+// Spec text as people type it: blanks around keys, values, '=' and ',' (and '/' in lists) are
+// tolerated; the canonical form is the one without blanks.
+TEST(Spec, BlanksAroundKeysValuesAndSeparatorsAreTolerated) {
+  const std::string canonical = to_string(parse_spec("layout=half,head_dim=128,base=10000"));
+  for (const char* text : {"layout=half, head_dim=128, base=10000", "layout = half , head_dim= 128 ,base =10000",
+                           " layout=half,\thead_dim=128,base=10000 ", "layout=half,\n  head_dim=128,\n  base=10000\n"}) {
+    SCOPED_TRACE(text);
+    const Spec spec = parse_spec(text);
+    EXPECT_EQ(to_string(spec), canonical);
+    EXPECT_EQ(to_string(spec).find(' '), std::string::npos);
+  }
+  EXPECT_EQ(parse_spec("layout=half, head_dim=128, axes=mrope, sections=16 / 24 / 24"),
+            parse_spec("layout=half,head_dim=128,axes=mrope,sections=16/24/24"));
+  EXPECT_EQ(parse_spec("layout=half,head_dim=8,scaling=longrope,short_factor=1 / 1.5/2/ 4,long_factor=2/2/3/0.5,"
+                       " original_max_position=4096, seq_len=10"),
+            parse_spec("layout=half,head_dim=8,scaling=longrope,short_factor=1/1.5/2/4,long_factor=2/2/3/0.5,"
+                       "original_max_position=4096,seq_len=10"));
+  // A blank inside a key or a value is still refused, naming it; so are empty items.
+  expect_text_error("head_dim=1 28", "head_dim", "an integer", "1 28");
+  expect_text_error("head_dim=128,lay out=half", "lay out", "a known key", "lay out");
+  EXPECT_THROW((void)parse_spec("head_dim=128, ,base=10000"), SpecError);
+  EXPECT_THROW((void)parse_spec(" = 3"), SpecError);
+  EXPECT_THROW((void)parse_spec("   "), SpecError);
+}
+
+// The layouts as the ecosystem names them (docs/rope.md §1): neox is the half layout (HF's
+// rotate_half, pairs (j, j + d/2)), gptj the interleaved one (pairs (2j, 2j + 1)); HF's rope_theta
+// is the base. The canonical form keeps the project's names.
+TEST(Spec, EcosystemAliasesReadAsTheProjectsNames) {
+  EXPECT_EQ(parse_spec("layout=neox,head_dim=64").layout, Layout::half);
+  EXPECT_EQ(parse_spec("layout=gptj,head_dim=64").layout, Layout::interleaved);
+  const Spec theta = parse_spec("layout=neox,head_dim=128,rope_theta=500000,dtype=bf16");
+  EXPECT_EQ(theta.base, "500000");
+  EXPECT_EQ(to_string(theta), "layout=half,head_dim=128,rotary_dim=128,base=500000,dtype=bf16,direction=forward,scaling=none");
+  EXPECT_EQ(parse_spec_json(R"({"layout":"gptj","head_dim":64,"rope_theta":10000})"),
+            parse_spec("layout=interleaved,head_dim=64,base=10000"));
+  // An alias beside its key is one key given twice, in both forms.
+  for (const auto& attempt : {std::function<void()>([] { (void)parse_spec("head_dim=64,base=10000,rope_theta=10000"); }),
+                              std::function<void()>([] { (void)parse_spec_json(R"({"head_dim":64,"rope_theta":1e4,"base":1e4})"); })}) {
+    try {
+      attempt();
+      ADD_FAILURE() << "accepted";
+    } catch (const SpecError& e) {
+      EXPECT_EQ(std::string(e.what()), "spec field 'base': expected once, got a duplicate ('rope_theta' is 'base')");
+    }
+  }
+  // Words that are not layouts stay refused, and the message names the aliases accepted.
+  expect_text_error("head_dim=64,layout=llama", "layout", "interleaved|half (or gptj|neox)", "llama");
 }
 
 }  // namespace
