@@ -148,7 +148,6 @@ PYBIND11_MODULE(_ropecheck, m) {
   using namespace ropecheck::python;
   m.doc() = "ropecheck's C++ libraries, bound for `import ropecheck` (python/README.md)";
   m.attr("__version__") = ROPECHECK_VERSION;
-  m.attr("GOLDEN_DIR") = ROPECHECK_GOLDEN_DIR;
   // Bad arguments and bad input are ValueError with the command line's one-line message (the CLI
   // exits 2 with it); anything else is RuntimeError. Nothing reaches Python as a crash.
   py::register_exception_translator([](std::exception_ptr p) {

@@ -24,13 +24,18 @@ Errors: bad arguments raise ValueError with the command line's one-line message;
 gate raise AssertionError (assert_rope_close only); nothing crashes the interpreter.
 """
 import inspect
+import os
 import warnings
 
 import numpy as np
 
 from . import _ropecheck as _rc
 from . import _tensors as _t
-from ._ropecheck import GOLDEN_DIR, Case, Group, Result, Spec, __version__  # noqa: F401
+from ._ropecheck import Case, Group, Result, Spec, __version__  # noqa: F401
+
+# The golden suites the package carries, beside this file: installed by `pip install .`
+# (pyproject.toml); in a build folder, a link to the repository's golden/suites (python/CMakeLists.txt).
+GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 
 MAX_POSITION = 2**31 - 1
 

@@ -21,9 +21,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <ropecheck/gtest.h>
+#include <ropecheck/reference.h>
 
 #include "golden/golden.h"
-#include "judge/gtest.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 
@@ -157,16 +158,16 @@ TEST_F(OneRule, EveryPathGivesEveryCaseTheSameClass) {
       const std::string fuzz_class = expected == "pass" ? "none" : expected;
       EXPECT_NE(fuzz.out.find(", " + fuzz_class), std::string::npos) << "fuzz --replay\n" << fuzz.out;
 
-      JudgeOptions options;
-      options.group.strict_zeros = strict;
+      GoldenOptions options;
+      options.strict_zeros = strict;
       const ::testing::AssertionResult matched = MatchesGolden(
           golden,
-          [&](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
-            std::vector<double> out = reference::apply(spec, shape, positions, input);
+          [&](const RopeSpec& spec, TensorShape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
+            std::vector<double> out = apply_exact(spec, shape, positions, input);
             edit(out, input[0], input[1]);
             return out;
           },
-          {}, options);
+          options);
       if (expected == "pass") {
         EXPECT_TRUE(matched) << "MatchesGolden\n" << matched.message();
       } else {
