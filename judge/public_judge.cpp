@@ -9,6 +9,7 @@
 #include "judge/adapters.h"
 #include "judge/errors.h"
 #include "judge/golden_run.h"
+#include "judge/verdict.h"
 #include "spec/public_spec.h"
 
 namespace ropecheck {
@@ -76,12 +77,12 @@ GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const 
         claims);
     const judge::Judgement judgement = judge::judge_golden(suites, implementation, judge_options);
     GoldenVerdict verdict;
-    verdict.passed = true;
-    for (const judge::GroupResult& g : judgement.groups) {
-      verdict.groups.push_back(public_group(g));
-      if (g.verdict == "fail") verdict.passed = false;
-    }
+    for (const judge::GroupResult& g : judgement.groups) verdict.groups.push_back(public_group(g));
+    // The run's verdict is the gate's (judge/verdict.h): every group skipped is not a pass.
+    const judge::RunVerdict run = judge::run_verdict(judgement.groups);
+    verdict.passed = run.pass;
     verdict.notes = judgement.notes;
+    if (run.judged_nothing) verdict.notes.push_back("nothing was judged: every test was skipped");
     return verdict;
   } catch (const UsageError& e) {
     throw std::invalid_argument(e.what());

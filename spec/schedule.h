@@ -1,7 +1,7 @@
 // The frequency schedule: the one place where a Spec becomes per-pair angular frequencies θ'_j and
 // the attention (magnitude) factor. Every implementation in the project instantiates this template:
 // the reference with MPFR numbers at its working precision, the kernels with long double once per
-// spec. Formulas: docs/rope.md §2 (seed 004 for the default schedule; HF transformers and llama.cpp for
+// spec. Formulas: docs/rope.md §2 (RoFormer for the default schedule; HF transformers and llama.cpp for
 // the scaling schemes, as cited per case).
 //
 // Real needs: construction from int, + - * /, comparisons, and pow, log, exp, sqrt, floor, ceil,
@@ -46,7 +46,7 @@ inline int position_component(const Spec& spec, int pair_index) {
   const std::vector<int>& s = spec.axes.sections;
   switch (spec.axes.kind) {
     case AxesKind::none: return 0;
-    case AxesKind::two_d: return pair_index % 2;  // seed 002: (m1·θ_g, m2·θ_g) per group of 4 dims
+    case AxesKind::two_d: return pair_index % 2;  // 2-D RoPE (docs/rope.md §2): (m1·θ_g, m2·θ_g) per group of 4 dims
     case AxesKind::mrope: {
       int start = 0;
       for (int k = 0; k < static_cast<int>(s.size()); ++k) {
@@ -105,12 +105,12 @@ Real frequency(const Spec& spec, int pair_index) {
   namespace sd = schedule_detail;
   const Scaling& sc = spec.scaling;
   // Frequency index k and the dimension d that the schedule is laid over: 2-D RoPE runs one
-  // 1-D schedule of rotary_dim/2 dims per axis (seed 002 appendix).
+  // 1-D schedule of rotary_dim/2 dims per axis (2-D RoPE, docs/rope.md §2).
   const bool two_d = spec.axes.kind == AxesKind::two_d;
   const int k = two_d ? pair_index / 2 : pair_index;
   const Real dim = Real(two_d ? spec.rotary_dim / 2 : spec.rotary_dim);
   Real base = decimal_to<Real>(spec.base);
-  const Real exponent = Real(2 * k) / dim;  // θ_k = b^(−2k/d), seed 004
+  const Real exponent = Real(2 * k) / dim;  // θ_k = b^(−2k/d), RoFormer eq. 15
 
   switch (sc.type) {
     case ScalingType::none:

@@ -47,7 +47,7 @@ struct Scaling {
   friend bool operator==(const Scaling&, const Scaling&) = default;
 };
 
-// Multi-axis RoPE. two_d: seed 002's 2-D RoPE, groups of 4 dims = pairs (2g, 2g+1) rotated by
+// Multi-axis RoPE. two_d: 2-D RoPE (docs/rope.md §2), groups of 4 dims = pairs (2g, 2g+1) rotated by
 // (m1·θ_g, m2·θ_g), each axis a 1-D RoPE over rotary_dim/2 dims. mrope: Qwen2-VL M-RoPE, the
 // rotary_dim/2 frequencies split into consecutive sections, section k driven by position component k
 // (ggml's four-section form t/h/w/e included, a zero section allowed). imrope: interleaved M-RoPE

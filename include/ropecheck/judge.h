@@ -56,7 +56,7 @@ struct GoldenGroup {
 };
 
 struct GoldenVerdict {
-  bool passed = false;  // no group failed
+  bool passed = false;  // no group failed, and some group was judged (every group skipped fails)
   std::vector<GoldenGroup> groups;
   std::vector<std::string> notes;
 };

@@ -76,7 +76,7 @@ extern "C" {
 #define ROPECHECK_SCALING_LLAMA3 6
 #define ROPECHECK_SCALING_LONGROPE 7
 
-/* Multi-axis RoPE: "2d" = seed 002's 2-D RoPE (pair j driven by position component j % 2, with
+/* Multi-axis RoPE: "2d" = 2-D RoPE, docs/rope.md §2 (pair j driven by position component j % 2, with
  * the frequency of index j / 2 over rotary_dim/2 dims); "mrope" = Qwen2-VL M-RoPE (consecutive
  * sections of pairs, section k driven by position component k; a section may be 0, as in ggml's
  * four-section 16/24/24/0); "imrope" = interleaved M-RoPE (Qwen3-VL, ggml's IMROPE): with 3 or 4

@@ -152,7 +152,7 @@ TEST_F(PositionFiles, BadFilesAreOneLineNamingTheFile) {
 }
 
 // One rule decides where a token's components lie (components_axis), for the CLI's files and
-// Python's arrays (tests/python/test_positions_shapes.py): [tokens, c], or Qwen2-VL's [c, tokens]
+// Python's arrays (tests/python/test_user_forms.py): [tokens, c], or Qwen2-VL's [c, tokens]
 // (also [c, batch, tokens]) read as its transpose; one component: any shape, row-major.
 TEST_F(PositionFiles, ComponentsFirstReadsAsItsTranspose) {
   const V rows{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // [4 tokens, 3 components]
