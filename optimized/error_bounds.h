@@ -84,7 +84,8 @@
 //     bf16 with |A| > 1 stays on the binary64 rotation (step 5): a product y·s with |s| ≈ |A| > 1
 //     could overflow binary32 for |y| near bfloat16's largest value while the pair's result is
 //     finite; its bound 1 + 2^-15 is within kOnTheFlyBF16. For |A| ≤ 1, |y·s| ≤ |y| cannot
-//     overflow, and f16 values times A (≤ 65504, spec.h) stay far below binary32's range.
+//     overflow, and f16 values times A (|A| ≤ 65504: spec/spec.cpp validate refuses more) stay far below
+//     binary32's range.
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //

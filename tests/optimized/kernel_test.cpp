@@ -77,6 +77,15 @@ const std::vector<Case>& cases() {
                            ",original_max_position=4096,seq_len=131072" + d,
                        5, 2, large});
     }
+    // 16-bit data rotated in binary32 with an attention factor (optimized/error_bounds.h step 6:
+    // the table entry RN32(RN64(A·ĉ))): f16 with A > 1 and A < 1, bf16 with A < 1 (bf16 with
+    // |A| > 1 rotates in binary64: the yarn cases above)
+    for (const char* layout : {"interleaved", "half"}) {
+      const std::string l = std::string("layout=") + layout + ",head_dim=128,base=500000,";
+      v.push_back(Case{l + "scaling=yarn,factor=8,original_max_position=4096,dtype=f16", 5, 2, large});
+      v.push_back(Case{l + "scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75,dtype=f16", 5, 2, large});
+      v.push_back(Case{l + "scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75,dtype=bf16", 5, 2, large});
+    }
     // multi-axis: 2-D RoPE (two position components) and M-RoPE (three)
     for (const char* dtype : {"f32", "f64"}) {
       const std::string d = std::string(",dtype=") + dtype;
