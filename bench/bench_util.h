@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -56,6 +57,16 @@ double timed(F&& f) {
   const auto start = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The calling thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID). A difference of two readings
+// around work done on the calling thread alone is the time it took minus the time the thread was
+// not running, so on a shared machine it does not count the slices other processes took (it still
+// counts the time the core waited for memory, which is the work's own).
+inline double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
 }
 
 }  // namespace ropecheck::bench

@@ -3,6 +3,7 @@
 // threads. Exceptions stop here: every entry point returns a status.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -160,6 +161,34 @@ TensorView view_of(const ropecheck_tensor& t) {
   return v;
 }
 
+// The output size from which the kernels store the rotated pairs non-temporally: an output this
+// large has left the core's caches before the next operation reads it, so writing it without first
+// reading its lines for ownership saves one of the three memory streams of an out-of-place call
+// (glibc's memcpy switches to non-temporal stores at a similar size, 3/4 of a share of the
+// last-level cache). Below it, plain stores leave the output in cache for its reader.
+constexpr std::int64_t kStreamingThresholdBytes = std::int64_t{16} << 20;
+
+// Whether a CPU call stores non-temporally (CallView::streaming_stores): f32 data, or 16-bit data
+// rotated in binary32; every tensor out of place; every head's output row and, in the half layout,
+// its second half (rotary_dim/2 elements in) 64-byte aligned, so that every vector store of every
+// ISA is aligned to its width (at most 64 bytes); outputs of kStreamingThresholdBytes or more.
+bool streaming_stores_pay(const CallView& view, std::int64_t tokens) {
+  const PlanView& plan = view.plan;
+  const bool binary32 = plan.rotate_binary32 && view.cos_cache == nullptr;
+  if (!(plan.dtype == DtypeCode::f32 || binary32)) return false;
+  const std::int64_t element = ropecheck_dtype_size(static_cast<std::int32_t>(plan.dtype));
+  if (plan.layout == LayoutCode::half && plan.pairs * element % 64 != 0) return false;
+  std::int64_t bytes = 0;
+  for (const TensorView* t : {&view.q, &view.k}) {
+    if (t->heads == 0) continue;
+    if (t->input == t->output || reinterpret_cast<std::uintptr_t>(t->output) % 64 != 0) return false;
+    if (t->heads > 1 && t->output_head_stride * element % 64 != 0) return false;
+    if (tokens > 1 && t->output_token_stride * element % 64 != 0) return false;
+    bytes += tokens * t->heads * plan.head_dim * element;
+  }
+  return bytes >= kStreamingThresholdBytes;
+}
+
 // Splits tokens over threads; small calls stay on the calling thread.
 void run_threaded(const CpuKernel& kernel, const CallView& view, std::int64_t tokens, int threads) {
   const std::int64_t pairs = view.plan.pairs;
@@ -231,6 +260,7 @@ int apply(const char* implementation, const ropecheck_call* call) {
     view.cache_row_stride = call->cache_row_stride;
   }
   if (index == 3) return cuda::apply(view, call->tokens, call->device_pointers != 0, call->cache_rows);
+  view.streaming_stores = streaming_stores_pay(view, call->tokens);
   run_threaded(table().cpu[index], view, call->tokens, call->threads);
   return ROPECHECK_OK;
 }

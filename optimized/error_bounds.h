@@ -42,9 +42,10 @@
 //     flips). With A ≠ 1: c = RN(A·ĉ): |c − A·cos α| ≤ |A|(δ + ε(1 + δ)) ≤ |A|(δ + 1.0001ε).
 //     Euclidean norm of the (cos, sin) error vector: κ ≤ √2·δ (A = 1), ≤ √2·(δ + 1.0001ε)·|A|:
 //        precise: κ ≤ 1.77ε (A = 1), 3.19ε·|A| (A ≠ 1);  fast: κ ≤ 6.02ε (A = 1), 7.43ε·|A|.
-//  Steps 4–5 are Coq theorems (proofs/formal/coq/ErrorBound.v: f64_rotation_bound, f32/f16/
-//  bf16_kernel_bound, and the *_scaled_* ones for A ≠ 1) from the Gappa rounding facts.
-//  4. Rotation in binary64: a = RN(x·c − RN(y·s)) (one FMA after one product), likewise b:
+//  Steps 4–6 are Coq theorems (proofs/formal/coq/ErrorBound.v: f64_rotation_bound, f32/f16/
+//  bf16_kernel_bound, the *_scaled_* ones for A ≠ 1, and f16/bf16_binary32_kernel_bound) from the
+//  Gappa rounding facts.
+//  4. Rotation in binary64 (f64 and f32 data; 16-bit data in cache mode and bf16 with |A| > 1): a = RN(x·c − RN(y·s)) (one FMA after one product), likewise b:
 //     |a − A(x cos α − y sin α)| ≤ ρκ (Cauchy–Schwarz) + ε|y s| + ε|a| ≤ (κ/ε + 2 + 2^-50)·ε·ρS.
 //     For f64 data (precise path) this is the result:
 //        e_f64 ≤ 1.77 + 2 + 0.01 = 3.78 → kOnTheFlyF64 = 4        (A = 1)
@@ -53,14 +54,38 @@
 //        D ≤ (7.43 + 2 + 0.01)ε = 9.44ε < 2^-49.7.
 //  5. f32 data: one rounding of w to binary32 (|RN32(w) − w| ≤ u|w|, |w| ≤ ρS(1 + D)):
 //        e_f32 ≤ 1 + D(1 + u)/u = 1 + 9.44·2^-29·(1 + 2^-24) < 1 + 2^-25.7  → kOnTheFlyF32 = 1 + 2^-20.
-//     f16/bf16 data: w → binary32 → binary16/bfloat16 (two roundings, the same on every ISA):
-//        e ≤ 1 + (2^-24/u)(1 + u) + D(1 + u)/u:
-//          f16 (u = 2^-11):  < 1 + 2^-13 + 2^-13·2^-11 + 9.44·2^-42 < 1 + 2^-12.9 → kOnTheFlyF16 = 1 + 2^-12
-//          bf16 (u = 2^-8):  < 1 + 2^-16 + 2^-16·2^-8 + 9.44·2^-45 < 1 + 2^-15.9 → kOnTheFlyBF16 = 1 + 2^-15
-//     A correctly rounded result has e ≤ 1 (half an ulp of A is ≤ u·|A| ≤ u·ρ·S), so these kernels
-//     are within a hair of correct rounding at every position; the decided float32 recipe
+//     A correctly rounded result has e ≤ 1 (half an ulp of A is ≤ u·|A| ≤ u·ρ·S), so the f32 kernel
+//     is within a hair of correct rounding at every position; the decided float32 recipe
 //     RN(fma(x, c, −RN(y·s))) with c, s rounded to binary32 reaches e = 2.38 in random testing
-//     (its bound, proven in Coq: 2.54), which is why the rotation is done in binary64.
+//     (its bound, proven in Coq: 2.54), which is why f32 data is rotated in binary64.
+//     f16/bf16 data rotated in binary64 (cache mode, and bf16 with |A| > 1): w → binary32 →
+//     binary16/bfloat16 (two roundings, the same on every ISA):
+//        e ≤ 1 + (2^-24/u)(1 + u) + D(1 + u)/u:
+//          f16 (u = 2^-11):  < 1 + 2^-13 + 2^-13·2^-11 + 9.44·2^-42 < 1 + 2^-12.9 → kBinary64RotationF16 = 1 + 2^-12
+//          bf16 (u = 2^-8):  < 1 + 2^-16 + 2^-16·2^-8 + 9.44·2^-45 < 1 + 2^-15.9 → kBinary64RotationBF16 = 1 + 2^-15
+//  6. 16-BIT DATA ON THE FLY (PlanView::rotate_binary32: f16, and bf16 with |A| ≤ 1; kernel-inl.h
+//     process_binary32). A binary32 rotation is far more accurate than a 16-bit output needs, so:
+//     the table entries c = RN32(c64), s = RN32(s64) once per token (c64 = ĉ for A = 1, RN(A·ĉ)
+//     otherwise, as above), then in binary32  a = RN32(fma(x, c, −RN32(y·s))), b likewise, then
+//     one rounding to binary16/bfloat16. With u32 = 2^-24, μ32 = 2^-150 (half the binary32
+//     subnormal spacing), |RN32(v) − v| ≤ u32|v| + μ32:
+//     entry: |c − A cos α| ≤ u32|A cos α| + (1 + u32)|A|(δ + ε(1 + δ)) + μ32 (+ μ64), likewise s
+//            (for A = 1 Gappa proves the tighter u32|cos α| + (1 + u32)δ on the code as written:
+//            proofs/formal/gappa/table_binary32.g);
+//     rotation: |a32 − exact| ≤ (1 + u32)²u32·(|exact| + |y s| + |x||c| + |y||s|) + ... ≤ 3.0001·u32·ρS
+//            + 2^-149·ρ + 3μ32 (each of the three sums ≤ |A|ρ by Cauchy–Schwarz; Coq
+//            binary32_rotation_bound);
+//     narrowing (u the 16-bit unit): e ≤ 1 + (1 + u)·|a32 − exact|/(u·ρS):
+//          f16 (ρ ≥ 2^-14, any A):      e ≤ 1 + 3.0002·2^-13·(1 + 2^-11) < 1 + 2^-11.4  → kOnTheFlyF16 = 1 + 2^-11
+//          bf16 (ρ ≥ 2^-126, |A| ≤ 1): the μ32 terms reach 3·2^-24·ρ at ρ = 2^-126 (binary32 and
+//            bfloat16 share the exponent range), so e ≤ 1 + 6.0002·2^-16·(1 + 2^-8) < 1 + 2^-13.4
+//            (1 + 2^-14.4 for ρ ≥ 2^-120)                                            → kOnTheFlyBF16 = 1 + 2^-13
+//     Coq f16_binary32_kernel_bound, bf16_binary32_kernel_bound (proofs/formal/coq/ErrorBound.v).
+//     bf16 with |A| > 1 stays on the binary64 rotation (step 5): a product y·s with |s| ≈ |A| > 1
+//     could overflow binary32 for |y| near bfloat16's largest value while the pair's result is
+//     finite; its bound 1 + 2^-15 is within kOnTheFlyBF16. For |A| ≤ 1, |y·s| ≤ |y| cannot
+//     overflow, and f16 values times A (|A| ≤ 65504: spec/spec.cpp validate refuses more) stay far below
+//     binary32's range.
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //
@@ -76,8 +101,9 @@
 //  f32 data: e ≤ 1 + (1 + u)·D/u; f16/bf16 data (via binary32): e ≤ 1 + (1 + u)(2^-24 + (1 + 2^-24)D)/u.
 //  The cache term u_c/u is multiplied by (1 + u)(1 + 2^-24)(1 + ε)²(1 + t_c²) ≤ 1 + 2u + 2t_c² (the
 //  final rounding acts on a result enlarged by the cache error), and the rest is ≤ 2.01 (f64) or
-//  ≤ 1 + 2^-27.9, 1 + 2^-12.9, 1 + 2^-15.9 (f32, f16, bf16: within on_the_fly_bound). Hence
-//        e ≤ (u_c/u)·(1 + 2u + 2t_c²) + (2.01 for f64 data, on_the_fly_bound(dtype) otherwise),
+//  ≤ 1 + 2^-27.9, 1 + 2^-12.9, 1 + 2^-15.9 (f32, f16, bf16: within kOnTheFlyF32,
+//  kBinary64RotationF16, kBinary64RotationBF16). Hence
+//        e ≤ (u_c/u)·(1 + 2u + 2t_c²) + (2.01 for f64 data, the step-5 constant otherwise),
 //  proven for all 16 (data, cache) pairs by f64/f32/f16/bf16_cache_bound in
 //  proofs/formal/coq/ErrorBound.v (outputs in the normal range: ρ ≥ 2^-1000, 2^-126, 2^-14, 2^-126),
 //  from the Gappa-proven rounding facts only. The proven value is below this formula by ≥ 9·10^-7
@@ -98,8 +124,13 @@ inline constexpr double kFastCosSinError = 4.25 * 0x1p-53;
 inline constexpr double kOnTheFlyF64 = 4.0;
 inline constexpr double kOnTheFlyF64Scaled = 5.5;
 inline constexpr double kOnTheFlyF32 = 1.0 + 0x1p-20;
-inline constexpr double kOnTheFlyF16 = 1.0 + 0x1p-12;
-inline constexpr double kOnTheFlyBF16 = 1.0 + 0x1p-15;
+// 16-bit data on the fly (step 6: binary32 rotation; bf16 with |A| > 1 has the binary64 one's
+// 1 + 2^-15 of step 5, within it).
+inline constexpr double kOnTheFlyF16 = 1.0 + 0x1p-11;
+inline constexpr double kOnTheFlyBF16 = 1.0 + 0x1p-13;
+// 16-bit data rotated in binary64 (step 5: cache mode, whose bound below adds the cache term).
+inline constexpr double kBinary64RotationF16 = 1.0 + 0x1p-12;
+inline constexpr double kBinary64RotationBF16 = 1.0 + 0x1p-15;
 // Largest |position| for which the bounds above are derived.
 inline constexpr long long kMaxBoundPosition = 1LL << 40;
 
@@ -129,8 +160,14 @@ constexpr double cache_mode_bound(Dtype dtype, Dtype cache_dtype) {
   const double t_c_squared = cache_dtype == Dtype::f16 ? 0x1p-28 : cache_dtype == Dtype::f64 ? 0.0 : 0x1p-252;
   const double factor = 1.0 + 2.0 * u + 2.0 * t_c_squared;
   // f64 data: 2.01 ≥ 2(1 + ε)² + 2^-19 + u_c·ε, the binary64 rotation in units of ε; the other
-  // dtypes' on-the-fly constant already holds the final rounding(s) and the binary64 rotation
-  return cache_term * factor + (dtype == Dtype::f64 ? 2.01 : on_the_fly_bound(dtype, true));
+  // dtypes' binary64-rotation constant (step 5) already holds the final rounding(s) and the rotation
+  switch (dtype) {
+    case Dtype::f64: return cache_term * factor + 2.01;
+    case Dtype::f32: return cache_term * factor + kOnTheFlyF32;
+    case Dtype::f16: return cache_term * factor + kBinary64RotationF16;
+    case Dtype::bf16: return cache_term * factor + kBinary64RotationBF16;
+  }
+  return cache_term * factor + 2.01;
 }
 
 }  // namespace ropecheck::kernels

@@ -1,23 +1,28 @@
 // THE RoPE kernel, written once (google/highway's pattern): each isa/kernel_<isa>.cpp includes
 // the standard and intrinsic headers, opens its own namespace, includes convert-inl.h,
-// ops_scalar-inl.h, its ops_<isa>-inl.h, defines `using Ops = <its ops>;` and includes this file,
-// compiled with that ISA's flags. No include guard, no #include here: the file is re-included in
-// several namespaces. All arithmetic is IEEE binary64 with explicit fused operations (the targets
-// are built with -ffp-contract=off), so every ISA produces the same bits.
+// ops_scalar-inl.h, its ops_<isa>-inl.h, defines `using Ops = <its binary64 ops>;` and
+// `using Ops32 = <its binary32 ops>;` and includes this file, compiled with that ISA's flags. No
+// include guard, no #include here: the file is re-included in several namespaces. All arithmetic is
+// IEEE binary64 or binary32 with explicit fused operations (the targets are built with
+// -ffp-contract=off), so every ISA produces the same bits.
 //
-// Per token, cos/sin are computed once per pair and shared by every head of q and k
+// Per token, cos/sin are computed once per pair in binary64 and shared by every head of q and k
 // (optimized/README.md "Angles"; the per-lane math is angle-inl.h, shared with the CUDA kernel);
 // then each head is rotated pair by pair:
 //     a = RN_T(fmsub(x, c, RN(y·s)))        = RN_T(x·c − y·s)
 //     b = RN_T(fmadd(x, s, RN(y·c)))        = RN_T(x·s + y·c)
-// in binary64, rounded once to the element type T (via binary32 for f16/bf16). The error bound of
-// every step is in error_bounds.h.
+// f64/f32 data (and every dtype in cache mode): in binary64, rounded once to the element type T
+// (via binary32 for f16/bf16). 16-bit data on the fly (PlanView::rotate_binary32): c, s rounded to
+// binary32 once per token, the rotation in binary32, rounded once to binary16/bfloat16. The error
+// bound of every step is in error_bounds.h.
 
 // Steps 1–3 for one token (error_bounds.h): the phase of every pair in scalar integer code (a
 // 64×64-bit multiply has no AVX2 instruction), then the reduction (fast path), the polynomials,
 // quadrant, signs and attention factor Ops::lanes pairs at a time, with the same per-lane
 // operations as the scalar tail and as the CUDA kernel (angle-inl.h).
-template <class M, bool kPrecise>
+// kTable32: the table is stored rounded to binary32 (work.cos32/sin32: M::store(float*) rounds to
+// nearest even on every ISA) instead of in binary64 (work.cos_j/sin_j).
+template <class M, bool kPrecise, bool kTable32>
 inline void cos_sin_lanes(const PlanView& plan, const Workspace& work, int j) {
   typename M::U quadrant;
   typename M::V cosine;
@@ -32,8 +37,13 @@ inline void cos_sin_lanes(const PlanView& plan, const Workspace& work, int j) {
   typename M::V c;
   typename M::V s;
   place_in_quadrant<M>(quadrant, M::set_u(sin_flip_of(plan)), plan.attention_is_one, plan.attention, cosine, sine, c, s);
-  M::store(work.cos_j + j, c);
-  M::store(work.sin_j + j, s);
+  if constexpr (kTable32) {
+    M::store(work.cos32 + j, c);
+    M::store(work.sin32 + j, s);
+  } else {
+    M::store(work.cos_j + j, c);
+    M::store(work.sin_j + j, s);
+  }
 }
 
 // Step 1 for a single-component position: the phases of every pair into work.words (high words)
@@ -61,8 +71,9 @@ inline void token_phases(const PlanView& plan, std::int64_t position, const Work
   memo.valid = true;
 }
 
-// cos/sin of every pair of one token into work.cos_j / work.sin_j: the scalar integer phase of
-// each pair, then Ops::lanes pairs at a time (scalar tail).
+// cos/sin of every pair of one token into work.cos_j / work.sin_j (kTable32: work.cos32 /
+// work.sin32): the scalar integer phase of each pair, then Ops::lanes pairs at a time (scalar tail).
+template <bool kTable32>
 inline void token_cos_sin(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
   const int pairs = plan.pairs;
   if (plan.precise_angles || plan.components != 1) work.memo->valid = false;  // words used otherwise
@@ -72,8 +83,8 @@ inline void token_cos_sin(const PlanView& plan, const std::int64_t* position_row
       reduce_precise(phase, plan.radians_per_unit_hi, plan.radians_per_unit_lo, work.r_hi[j], work.r_lo[j], work.words[j]);
     }
     int j = 0;
-    for (; j + Ops::lanes <= pairs; j += Ops::lanes) cos_sin_lanes<Ops, true>(plan, work, j);
-    for (; j < pairs; ++j) cos_sin_lanes<ScalarOps, true>(plan, work, j);
+    for (; j + Ops::lanes <= pairs; j += Ops::lanes) cos_sin_lanes<Ops, true, kTable32>(plan, work, j);
+    for (; j < pairs; ++j) cos_sin_lanes<ScalarOps, true, kTable32>(plan, work, j);
     return;
   }
   if (plan.components == 1) {
@@ -84,8 +95,26 @@ inline void token_cos_sin(const PlanView& plan, const std::int64_t* position_row
     }
   }
   int j = 0;
-  for (; j + Ops::lanes <= pairs; j += Ops::lanes) cos_sin_lanes<Ops, false>(plan, work, j);
-  for (; j < pairs; ++j) cos_sin_lanes<ScalarOps, false>(plan, work, j);
+  for (; j + Ops::lanes <= pairs; j += Ops::lanes) cos_sin_lanes<Ops, false, kTable32>(plan, work, j);
+  for (; j < pairs; ++j) cos_sin_lanes<ScalarOps, false, kTable32>(plan, work, j);
+}
+
+// A store of one vector of results, non-temporal when kStream (CallView::streaming_stores).
+template <class O, bool kStream, class T, class V>
+inline void put(T* p, V v) {
+  if constexpr (kStream) {
+    O::stream(p, v);
+  } else {
+    O::store(p, v);
+  }
+}
+template <class O, bool kStream, class T, class V>
+inline void put_pairs(T* p, V x, V y) {
+  if constexpr (kStream) {
+    O::stream_pairs(p, x, y);
+  } else {
+    O::store_pairs(p, x, y);
+  }
 }
 
 // Half layout, 16-bit data, Ops with 8-element conversions (Avx2Ops::wide): pairs
@@ -117,7 +146,8 @@ inline int rotate_half_wide(const T* in, T* out, int pairs, const double* cos_j,
 // One head: pairs in SIMD bodies of Ops::lanes pairs, then a scalar tail; pass-through dims
 // copied. The layout is a template parameter so that the per-head work inlines into the loop
 // over heads without branches (32 heads of 64 pairs: per-head overhead is visible).
-template <class T, LayoutCode kLayout>
+// kStream: non-temporal stores (f32 data only: the 16-bit element types take the binary32 path).
+template <class T, LayoutCode kLayout, bool kStream>
 inline void rotate_head(const PlanView& plan, const T* in, T* out, const double* cos_j, const double* sin_j) {
   using V = typename Ops::V;
   using SV = typename ScalarOps::V;
@@ -133,8 +163,8 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
-      Ops::store(out + j, a);
-      Ops::store(out + pairs + j, b);
+      put<Ops, kStream>(out + j, a);
+      put<Ops, kStream>(out + pairs + j, b);
     }
     for (; j < pairs; ++j) {
       SV a;
@@ -151,7 +181,7 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
-      Ops::store_pairs(out + 2 * j, a, b);
+      put_pairs<Ops, kStream>(out + 2 * j, a, b);
     }
     for (; j < pairs; ++j) {
       SV x;
@@ -169,6 +199,132 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
   }
 }
 
+// Half layout, bfloat16, an Ops32 with 16-element blocks (Avx2Ops32::blocks16): pairs
+// [0, 16·⌊pairs/16⌋), whose table entries split16_tables has put in the Ops32's block order; returns
+// the first pair not done. Same per-lane operations as the one-vector loop.
+template <class O, bool kStream, class T>
+inline int rotate_blocks16(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
+  using V = typename O::V;
+  int j = 0;
+  for (; j + 16 <= pairs; j += 16) {
+    V x0;
+    V x1;
+    V y0;
+    V y1;
+    V c0;
+    V c1;
+    V s0;
+    V s1;
+    O::load16(in + j, x0, x1);
+    O::load16(in + pairs + j, y0, y1);
+    O::load16(cos32 + j, c0, c1);
+    O::load16(sin32 + j, s0, s1);
+    V a0;
+    V b0;
+    V a1;
+    V b1;
+    rotate<O>(x0, y0, c0, s0, a0, b0);
+    rotate<O>(x1, y1, c1, s1, a1, b1);
+    if constexpr (kStream) {
+      O::stream16(out + j, a0, a1);
+      O::stream16(out + pairs + j, b0, b1);
+    } else {
+      O::store16(out + j, a0, a1);
+      O::store16(out + pairs + j, b0, b1);
+    }
+  }
+  return j;
+}
+
+// The token's binary32 table in the block order of rotate_blocks16 (every full block of 16 pairs;
+// the rest stays in pair order for the other loops).
+template <class O>
+inline void split16_tables(int pairs, float* cos32, float* sin32) {
+  for (int j = 0; j + 16 <= pairs; j += 16) {
+    O::split16(cos32 + j);
+    O::split16(sin32 + j);
+  }
+}
+
+// One head of 16-bit data in binary32 (PlanView::rotate_binary32): Ops32::lanes pairs at a time,
+// then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane); pass-through dims
+// copied. c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
+template <class T, LayoutCode kLayout, bool kStream>
+inline void rotate_head_binary32(const PlanView& plan, const T* in, T* out, const float* cos32, const float* sin32) {
+  using V = typename Ops32::V;
+  using SV = typename ScalarOps32::V;
+  const int pairs = plan.pairs;
+  int j = 0;
+  if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
+    if constexpr (Ops32::blocks16(static_cast<const T*>(nullptr))) {  // bfloat16 on AVX2: 16 pairs at once
+      j = rotate_blocks16<Ops32, kStream>(in, out, pairs, cos32, sin32);
+    }
+    for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
+      V a;
+      V b;
+      rotate<Ops32>(Ops32::load(in + j), Ops32::load(in + pairs + j), Ops32::load(cos32 + j), Ops32::load(sin32 + j), a,
+                    b);
+      put<Ops32, kStream>(out + j, a);
+      put<Ops32, kStream>(out + pairs + j, b);
+    }
+    for (; j < pairs; ++j) {
+      SV a;
+      SV b;
+      rotate<ScalarOps32>(ScalarOps32::load(in + j), ScalarOps32::load(in + pairs + j), cos32[j], sin32[j], a, b);
+      ScalarOps32::store(out + j, a);
+      ScalarOps32::store(out + pairs + j, b);
+    }
+  } else {  // pair j = dims (2j, 2j + 1)
+    for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
+      V x;
+      V y;
+      Ops32::load_pairs(in + 2 * j, x, y);
+      V a;
+      V b;
+      rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
+      put_pairs<Ops32, kStream>(out + 2 * j, a, b);
+    }
+    for (; j < pairs; ++j) {
+      SV x;
+      SV y;
+      ScalarOps32::load_pairs(in + 2 * j, x, y);
+      SV a;
+      SV b;
+      rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
+      ScalarOps32::store_pairs(out + 2 * j, a, b);
+    }
+  }
+  if (out != in && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
+    std::memcpy(out + plan.rotary_dim, in + plan.rotary_dim,
+                static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(T));
+  }
+}
+
+template <class T, LayoutCode kLayout, bool kStream>
+void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, const float* cos32,
+                           const float* sin32) {
+  const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
+  T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
+  for (std::int64_t h = 0; h < tensor.heads; ++h) {
+    rotate_head_binary32<T, kLayout, kStream>(plan, in + h * tensor.input_head_stride,
+                                              out + h * tensor.output_head_stride, cos32, sin32);
+  }
+}
+
+// 16-bit data on the fly with PlanView::rotate_binary32: per token, the binary32 table, then every
+// head of q and k.
+template <class T, LayoutCode kLayout, bool kStream>
+void process_binary32(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
+  for (std::int64_t t = token_begin; t < token_end; ++t) {
+    token_cos_sin<true>(call.plan, call.positions + t * call.plan.components, work);
+    if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
+      split16_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
+    }
+    rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, work.cos32, work.sin32);
+    if (call.k.heads > 0) rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.k, t, work.cos32, work.sin32);
+  }
+}
+
 template <class C>
 inline void load_cache(const CallView& call, const std::int64_t* position_row, double* cos_out, double* sin_out) {
   const C* cos_cache = static_cast<const C*>(call.cos_cache);
@@ -181,24 +337,24 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
   }
 }
 
-template <class T, LayoutCode kLayout>
+template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads(const CallView& call, const TensorView& tensor, std::int64_t token, const double* cos_j,
                   const double* sin_j) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
   for (std::int64_t h = 0; h < tensor.heads; ++h) {
-    rotate_head<T, kLayout>(call.plan, in + h * tensor.input_head_stride, out + h * tensor.output_head_stride, cos_j,
-                            sin_j);
+    rotate_head<T, kLayout, kStream>(call.plan, in + h * tensor.input_head_stride, out + h * tensor.output_head_stride,
+                                     cos_j, sin_j);
   }
 }
 
-template <class T>
+template <class T, bool kStream>
 void rotate_tensor_row(const CallView& call, const TensorView& tensor, std::int64_t token, const double* cos_j,
                        const double* sin_j) {
   if (call.plan.layout == LayoutCode::half) {
-    rotate_heads<T, LayoutCode::half>(call, tensor, token, cos_j, sin_j);
+    rotate_heads<T, LayoutCode::half, kStream>(call, tensor, token, cos_j, sin_j);
   } else {
-    rotate_heads<T, LayoutCode::interleaved>(call, tensor, token, cos_j, sin_j);
+    rotate_heads<T, LayoutCode::interleaved, kStream>(call, tensor, token, cos_j, sin_j);
   }
 }
 
@@ -213,26 +369,60 @@ inline void token_table(const CallView& call, const std::int64_t* position_row, 
     }
     return;
   }
-  token_cos_sin(call.plan, position_row, work);
+  token_cos_sin<false>(call.plan, position_row, work);
 }
 
-template <class T>
-void process_typed(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
+// The 16-bit element types (the binary32 rotation applies to them only).
+constexpr bool is_16_bit(const void*) { return false; }
+constexpr bool is_16_bit(const F16*) { return true; }
+constexpr bool is_16_bit(const BF16*) { return true; }
+
+template <class T, bool kStream>
+void process_rows(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
   for (std::int64_t t = token_begin; t < token_end; ++t) {
     token_table(call, call.positions + t * call.plan.components, work);
-    rotate_tensor_row<T>(call, call.q, t, work.cos_j, work.sin_j);
-    if (call.k.heads > 0) rotate_tensor_row<T>(call, call.k, t, work.cos_j, work.sin_j);
+    rotate_tensor_row<T, kStream>(call, call.q, t, work.cos_j, work.sin_j);
+    if (call.k.heads > 0) rotate_tensor_row<T, kStream>(call, call.k, t, work.cos_j, work.sin_j);
+  }
+}
+
+template <class T, bool kStream>
+void process_typed(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
+  if constexpr (is_16_bit(static_cast<const T*>(nullptr))) {
+    if (call.plan.rotate_binary32 && call.cos_cache == nullptr) {
+      if (call.plan.layout == LayoutCode::half) {
+        process_binary32<T, LayoutCode::half, kStream>(call, token_begin, token_end, work);
+      } else {
+        process_binary32<T, LayoutCode::interleaved, kStream>(call, token_begin, token_end, work);
+      }
+      return;
+    }
+    process_rows<T, false>(call, token_begin, token_end, work);  // binary64 rotation: plain stores
+  } else {
+    process_rows<T, kStream>(call, token_begin, token_end, work);
   }
 }
 
 // Entry point of this ISA: tokens [token_begin, token_end) of a validated call.
+// With CallView::streaming_stores (set by the dispatcher for f32, f16 and bf16 data only), the
+// non-temporal stores are ordered before the return by a store fence.
 inline void process_tokens(const CallView& call, std::int64_t token_begin, std::int64_t token_end,
                            const Workspace& work) {
+  if (call.streaming_stores) {
+    switch (call.plan.dtype) {
+      case DtypeCode::f64: process_typed<double, false>(call, token_begin, token_end, work); break;
+      case DtypeCode::f32: process_typed<float, true>(call, token_begin, token_end, work); break;
+      case DtypeCode::f16: process_typed<F16, true>(call, token_begin, token_end, work); break;
+      case DtypeCode::bf16: process_typed<BF16, true>(call, token_begin, token_end, work); break;
+    }
+    Ops::fence();
+    return;
+  }
   switch (call.plan.dtype) {
-    case DtypeCode::f64: process_typed<double>(call, token_begin, token_end, work); break;
-    case DtypeCode::f32: process_typed<float>(call, token_begin, token_end, work); break;
-    case DtypeCode::f16: process_typed<F16>(call, token_begin, token_end, work); break;
-    case DtypeCode::bf16: process_typed<BF16>(call, token_begin, token_end, work); break;
+    case DtypeCode::f64: process_typed<double, false>(call, token_begin, token_end, work); break;
+    case DtypeCode::f32: process_typed<float, false>(call, token_begin, token_end, work); break;
+    case DtypeCode::f16: process_typed<F16, false>(call, token_begin, token_end, work); break;
+    case DtypeCode::bf16: process_typed<BF16, false>(call, token_begin, token_end, work); break;
   }
 }
 
@@ -248,7 +438,7 @@ inline void cos_sin_rows(const PlanView& plan, std::int64_t first_position, std:
     Workspace row_work = work;
     row_work.cos_j = cos_rows + row * pairs;
     row_work.sin_j = sin_rows + row * pairs;
-    token_cos_sin(plan, tuple, row_work);
+    token_cos_sin<false>(plan, tuple, row_work);
   }
 }
 

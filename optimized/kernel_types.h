@@ -44,6 +44,10 @@ struct PlanView {
   // Which angle path (angle-inl.h, error_bounds.h): precise (double-double reduced angle, for f64
   // data) or fast (one double, for f32/f16/bf16 data).
   bool precise_angles = false;
+  // 16-bit data on the fly (f16; bf16 with |A| ≤ 1): cos/sin rounded to binary32 once per token and
+  // the rotation in binary32 (kernel-inl.h process_binary32, error_bounds.h "16-bit data");
+  // otherwise, and in cache mode, the rotation is in binary64.
+  bool rotate_binary32 = false;
 };
 
 // One [tokens, heads, head_dim] tensor (element strides; head dim contiguous).
@@ -67,6 +71,10 @@ struct CallView {
   const void* sin_cache = nullptr;
   DtypeCode cache_dtype = DtypeCode::f32;
   std::int64_t cache_row_stride = 0;
+  // Non-temporal stores for the rotated pairs of f32 data and of 16-bit data rotated in binary32
+  // (dispatch.cpp streaming_stores_pay: out of place, outputs larger than most of the last-level
+  // cache, rows aligned to 64 bytes). The outputs' bits are the same either way.
+  bool streaming_stores = false;
 };
 
 // Which position the fast path's phases in a Workspace belong to (kernel-inl.h token_cos_sin).
@@ -84,6 +92,8 @@ struct Workspace {
   PhaseMemo* memo = nullptr;  // position of the phases in words/phase_low, if valid
   double* cos_j = nullptr;  // the token's cos/sin table
   double* sin_j = nullptr;
+  float* cos32 = nullptr;  // the same table rounded to binary32 (PlanView::rotate_binary32)
+  float* sin32 = nullptr;
 };
 
 }  // namespace ropecheck::kernels

@@ -73,6 +73,15 @@ struct Avx2Ops {
   static void store(float* p, V v) { _mm_storeu_ps(p, _mm256_cvtpd_ps(v)); }
   static void store(F16* p, V v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), f16_bits(v)); }
   static void store(BF16* p, V v) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bf16_bits(v)); }
+  // Non-temporal stores of f32 results (CallView::streaming_stores: p is 16-byte aligned).
+  static void stream(float* p, V v) { _mm_stream_ps(p, _mm256_cvtpd_ps(v)); }
+  static void stream_pairs(float* p, V x, V y) {
+    const V xs = _mm256_permute4x64_pd(x, 0xD8);
+    const V ys = _mm256_permute4x64_pd(y, 0xD8);
+    stream(p, _mm256_unpacklo_pd(xs, ys));
+    stream(p + 4, _mm256_unpackhi_pd(xs, ys));
+  }
+  static void fence() { _mm_sfence(); }
 
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm256_fmsub_pd(a, b, c); }
@@ -112,5 +121,109 @@ struct Avx2Ops {
     const V ys = _mm256_permute4x64_pd(y, 0xD8);
     store(p, _mm256_unpacklo_pd(xs, ys));      // (x0 y0 x1 y1)
     store(p + 4, _mm256_unpackhi_pd(xs, ys));  // (x2 y2 x3 y3)
+  }
+};
+
+// AVX2 + FMA + F16C operations on 8 binary32 lanes: the rotation of 16-bit data on the fly; same
+// contract as ScalarOps32 (ops_scalar-inl.h). Included INSIDE the avx2 kernel namespace.
+struct Avx2Ops32 {
+  static constexpr int lanes = 8;
+  using V = __m256;
+
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load(const F16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static V load(const BF16* p) {
+    const __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(words, 16));
+  }
+
+  static __m128i f16_bits(V v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // bits + 0x7FFF + (lowest kept bit): the bfloat16 result, round to nearest even, in the high 16
+  // bits of each lane (float_to_bf16 without its NaN branch). A NaN reaching a store here has zero
+  // low 16 bits — it is an input converted from bfloat16 or the default NaN, quieted by an x86
+  // operation that keeps the payload (the table's cos/sin are finite) — so the addition carries
+  // nothing out of them and gives float_to_bf16's (bits >> 16) | 0x40 (the quiet bit is set).
+  static __m256i bf16_rounded_high(V v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    return _mm256_add_epi32(bits, _mm256_add_epi32(lowest_kept, _mm256_set1_epi32(0x7FFF)));
+  }
+  static void store(F16* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), f16_bits(v)); }
+  static __m128i bf16_bits(V v) {
+    const __m256i halves = _mm256_srli_epi32(bf16_rounded_high(v), 16);  // 8 values < 2^16
+    return _mm_packus_epi32(_mm256_castsi256_si128(halves), _mm256_extracti128_si256(halves, 1));
+  }
+  static void store(BF16* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_bits(v)); }
+  // Non-temporal stores (CallView::streaming_stores: p is 16-byte aligned).
+  static void stream(F16* p, V v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), f16_bits(v)); }
+  static void stream(BF16* p, V v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), bf16_bits(v)); }
+
+  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+
+  // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks16, half layout): one 32-byte load
+  // holds 16 elements in 8 words; shifting each word left by 16 bits gives the binary32 values of
+  // the even elements (0 2 … 14), masking its low half those of the odd ones (1 3 … 15), and the
+  // results go back the same way (bf16_pair_words). The token's binary32 table is split once into
+  // the same even/odd order per block (split16), so that one block costs no shuffles. The same
+  // values as the 8-element loads and stores, in fewer instructions.
+  static constexpr bool blocks16(const void*) { return false; }
+  static constexpr bool blocks16(const BF16*) { return true; }
+  // 16 table entries in place: (0 1 … 15) → (0 2 … 14 | 1 3 … 15).
+  static void split16(float* p) {
+    const V first = _mm256_loadu_ps(p);
+    const V second = _mm256_loadu_ps(p + 8);
+    // shuffle_ps per 128-bit half: (f0 f2 s0 s2 | f4 f6 s4 s6); qwords 0 2 1 3 give (f0 f2 f4 f6 s0 s2 s4 s6)
+    const __m256d even = _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(first, second, 0x88)), 0xD8);
+    const __m256d odd = _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(first, second, 0xDD)), 0xD8);
+    _mm256_storeu_ps(p, _mm256_castpd_ps(even));
+    _mm256_storeu_ps(p + 8, _mm256_castpd_ps(odd));
+  }
+  static void load16(const BF16* p, V& even, V& odd) { load_pairs(p, even, odd); }
+  static void load16(const float* p, V& even, V& odd) {
+    even = _mm256_loadu_ps(p);
+    odd = _mm256_loadu_ps(p + 8);
+  }
+  static void store16(BF16* p, V even, V odd) { store_pairs(p, even, odd); }
+  static void stream16(BF16* p, V even, V odd) { stream_pairs(p, even, odd); }
+
+  // Interleaved pairs, 8 pairs (16 elements): each 32-bit word holds a pair, x in its low half.
+  static void load_pairs(const BF16* p, V& x, V& y) {
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    x = _mm256_castsi256_ps(_mm256_slli_epi32(words, 16));
+    y = _mm256_castsi256_ps(_mm256_and_si256(words, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+  static void load_pairs(const F16* p, V& x, V& y) {
+    const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i xs = _mm256_and_si256(words, _mm256_set1_epi32(0xFFFF));
+    const __m256i ys = _mm256_srli_epi32(words, 16);
+    // packus per 128-bit half: (x0..x3 y0..y3 | x4..x7 y4..y7); qwords 0 2 1 3 give (x0..x7 | y0..y7)
+    const __m256i halves = _mm256_permute4x64_epi64(_mm256_packus_epi32(xs, ys), 0xD8);
+    x = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
+    y = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+  }
+  static __m256i bf16_pair_words(V x, V y) {
+    const __m256i low = _mm256_srli_epi32(bf16_rounded_high(x), 16);
+    const __m256i high = _mm256_and_si256(bf16_rounded_high(y), _mm256_set1_epi32(static_cast<int>(0xFFFF0000u)));
+    return _mm256_or_si256(low, high);
+  }
+  static void store_pairs(BF16* p, V x, V y) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_pair_words(x, y));
+  }
+  static void store_pairs(F16* p, V x, V y) {
+    const __m128i xs = f16_bits(x);
+    const __m128i ys = f16_bits(y);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_unpacklo_epi16(xs, ys));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p) + 1, _mm_unpackhi_epi16(xs, ys));
+  }
+  static void stream_pairs(BF16* p, V x, V y) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(p), bf16_pair_words(x, y));
+  }
+  static void stream_pairs(F16* p, V x, V y) {
+    const __m128i xs = f16_bits(x);
+    const __m128i ys = f16_bits(y);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), _mm_unpacklo_epi16(xs, ys));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p) + 1, _mm_unpackhi_epi16(xs, ys));
   }
 };

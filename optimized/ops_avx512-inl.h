@@ -40,6 +40,13 @@ struct Avx512Ops {
   }
   static void store(F16* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), f16_bits(v)); }
   static void store(BF16* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bf16_bits(v)); }
+  // Non-temporal stores of f32 results (CallView::streaming_stores: p is 32-byte aligned).
+  static void stream(float* p, V v) { _mm256_stream_ps(p, _mm512_cvtpd_ps(v)); }
+  static void stream_pairs(float* p, V x, V y) {
+    stream(p, _mm512_permutex2var_pd(x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), y));
+    stream(p + 8, _mm512_permutex2var_pd(x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), y));
+  }
+  static void fence() { _mm_sfence(); }
 
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm512_fmsub_pd(a, b, c); }
@@ -79,5 +86,72 @@ struct Avx512Ops {
   static void store_pairs(T* p, V x, V y) {
     store(p, _mm512_permutex2var_pd(x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), y));
     store(p + 8, _mm512_permutex2var_pd(x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), y));
+  }
+};
+
+// AVX-512F operations on 16 binary32 lanes: the rotation of 16-bit data on the fly; same contract as
+// ScalarOps32 (ops_scalar-inl.h). Included INSIDE the avx512 kernel namespace.
+struct Avx512Ops32 {
+  static constexpr int lanes = 16;
+  using V = __m512;
+  // no 16-element blocks (Avx2Ops32::blocks16): this Ops32's own lanes are used
+  static constexpr bool blocks16(const void*) { return false; }
+
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load(const F16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static V load(const BF16* p) {
+    const __m512i words = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(words, 16));
+  }
+
+  static __m256i f16_bits(V v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // As Avx2Ops32::bf16_rounded_high (the same argument about NaNs holds).
+  static __m512i bf16_rounded_high(V v) {
+    const __m512i bits = _mm512_castps_si512(v);
+    const __m512i lowest_kept = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+    return _mm512_add_epi32(bits, _mm512_add_epi32(lowest_kept, _mm512_set1_epi32(0x7FFF)));
+  }
+  static void store(F16* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), f16_bits(v)); }
+  static __m256i bf16_bits(V v) {
+    // vpmovdw keeps the low 16 bits of each lane: the values shifted down are < 2^16
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(bf16_rounded_high(v), 16));
+  }
+  static void store(BF16* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_bits(v)); }
+  // Non-temporal stores (CallView::streaming_stores: p is 32-byte aligned).
+  static void stream(F16* p, V v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), f16_bits(v)); }
+  static void stream(BF16* p, V v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), bf16_bits(v)); }
+
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+
+  // Interleaved pairs, 16 pairs (32 elements): each 32-bit word holds a pair, x in its low half.
+  static void load_pairs(const BF16* p, V& x, V& y) {
+    const __m512i words = _mm512_loadu_si512(p);
+    x = _mm512_castsi512_ps(_mm512_slli_epi32(words, 16));
+    y = _mm512_castsi512_ps(_mm512_and_si512(words, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+  static void load_pairs(const F16* p, V& x, V& y) {
+    const __m512i words = _mm512_loadu_si512(p);
+    x = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));  // low halves
+    y = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(words, 16)));
+  }
+  static __m512i pair_words(BF16*, V x, V y) {
+    const __m512i low = _mm512_srli_epi32(bf16_rounded_high(x), 16);
+    const __m512i high = _mm512_and_si512(bf16_rounded_high(y), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
+    return _mm512_or_si512(low, high);
+  }
+  static __m512i pair_words(F16*, V x, V y) {
+    const __m512i low = _mm512_cvtepu16_epi32(f16_bits(x));
+    const __m512i high = _mm512_slli_epi32(_mm512_cvtepu16_epi32(f16_bits(y)), 16);
+    return _mm512_or_si512(low, high);
+  }
+  template <class T>
+  static void store_pairs(T* p, V x, V y) {
+    _mm512_storeu_si512(p, pair_words(p, x, y));
+  }
+  template <class T>
+  static void stream_pairs(T* p, V x, V y) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(p), pair_words(p, x, y));
   }
 };

@@ -26,6 +26,16 @@ struct ScalarOps {
   // in error_bounds.h accounts for the first one).
   ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(static_cast<float>(v)); }
   ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(static_cast<float>(v)); }
+  // Non-temporal stores (CallView::streaming_stores): plain stores in one lane.
+  template <class T>
+  ROPECHECK_HD static void stream(T* p, V v) {
+    store(p, v);
+  }
+  template <class T>
+  ROPECHECK_HD static void stream_pairs(T* p, V x, V y) {
+    store_pairs(p, x, y);
+  }
+  ROPECHECK_HD static void fence() {}
 
   // a·b + c and a·b − c, one rounding (::fma: the C library's on the host, the device's on CUDA).
   ROPECHECK_HD static V fmadd(V a, V b, V c) { return ::fma(a, b, c); }
@@ -71,6 +81,47 @@ struct ScalarOps {
   ROPECHECK_HD static V select(U mask, V if_set, V if_clear) { return (mask >> 63) != 0 ? if_set : if_clear; }
 
   // Interleaved pairs: p[2i] is x_i, p[2i+1] is y_i.
+  template <class T>
+  ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {
+    x = load(p);
+    y = load(p + 1);
+  }
+  template <class T>
+  ROPECHECK_HD static void store_pairs(T* p, V x, V y) {
+    store(p, x);
+    store(p + 1, y);
+  }
+};
+
+// Binary32 lanes (one): the rotation of 16-bit data on the fly (kernel-inl.h rotate_head_binary32;
+// error_bounds.h "16-bit data"). Loads convert binary16/bfloat16 exactly to binary32; stores round
+// binary32 to binary16/bfloat16 to nearest even (convert-inl.h, bit-exact with the SIMD
+// conversions); fmadd/fmsub are fused (one rounding). Every SIMD Ops32 struct gives the same IEEE
+// results per lane. Also the CUDA kernel's (::fmaf is the device's fused operation there).
+struct ScalarOps32 {
+  static constexpr int lanes = 1;
+  using V = float;
+  // no 16-element blocks (Avx2Ops32::blocks16): this Ops32's own lanes are used
+  static constexpr bool blocks16(const void*) { return false; }
+
+  ROPECHECK_HD static V load(const float* p) { return *p; }
+  ROPECHECK_HD static V load(const F16* p) { return half_to_float(p->bits); }
+  ROPECHECK_HD static V load(const BF16* p) { return bf16_to_float(p->bits); }
+  ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(v); }
+  ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(v); }
+  template <class T>
+  ROPECHECK_HD static void stream(T* p, V v) {
+    store(p, v);
+  }
+  template <class T>
+  ROPECHECK_HD static void stream_pairs(T* p, V x, V y) {
+    store_pairs(p, x, y);
+  }
+
+  ROPECHECK_HD static V fmadd(V a, V b, V c) { return ::fmaf(a, b, c); }
+  ROPECHECK_HD static V fmsub(V a, V b, V c) { return ::fmaf(a, b, -c); }
+  ROPECHECK_HD static V mul(V a, V b) { return a * b; }
+
   template <class T>
   ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {
     x = load(p);

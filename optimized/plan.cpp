@@ -4,6 +4,8 @@
 // (error_bounds.h, step 1). The decision and its reason are in optimized/README.md.
 #include "optimized/plan.h"
 
+#include <cmath>
+
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
 #include "spec/schedule.h"
@@ -76,6 +78,9 @@ PlanView Plan::view() const {
   v.radians_per_unit_hi = radians_per_unit_hi_;
   v.radians_per_unit_lo = radians_per_unit_lo_;
   v.precise_angles = spec_.dtype == Dtype::f64;  // error_bounds.h: f64 data needs the precise path
+  // error_bounds.h "16-bit data": a binary32 rotation is within the 16-bit bounds; for bfloat16 (the
+  // exponent range of binary32) only with |A| ≤ 1, where no product y·s can overflow binary32
+  v.rotate_binary32 = spec_.dtype == Dtype::f16 || (spec_.dtype == Dtype::bf16 && std::fabs(attention_) <= 1.0);
   return v;
 }
 

@@ -15,12 +15,16 @@ namespace ropecheck::kernels {
 class WorkspaceStorage {
  public:
   explicit WorkspaceStorage(int pairs)
-      : doubles_(4 * static_cast<std::size_t>(pairs) + 8), words_(2 * static_cast<std::size_t>(pairs) + 8) {
+      : doubles_(4 * static_cast<std::size_t>(pairs) + 8),
+        floats_(2 * static_cast<std::size_t>(pairs) + 16),
+        words_(2 * static_cast<std::size_t>(pairs) + 8) {
     const std::size_t n = static_cast<std::size_t>(pairs);
     view_.r_hi = doubles_.data();
     view_.r_lo = doubles_.data() + n;
     view_.cos_j = doubles_.data() + 2 * n;
     view_.sin_j = doubles_.data() + 3 * n;
+    view_.cos32 = floats_.data();
+    view_.sin32 = floats_.data() + n;
     view_.words = words_.data();
     view_.phase_low = words_.data() + n;
     view_.memo = &memo_;
@@ -31,6 +35,7 @@ class WorkspaceStorage {
 
  private:
   std::vector<double> doubles_;
+  std::vector<float> floats_;
   std::vector<std::uint64_t> words_;
   PhaseMemo memo_;
   Workspace view_;

@@ -2,10 +2,12 @@
 // --fmad=false: optimized/CMakeLists.txt).
 //
 // Same numerics as the CPU kernels, from the same source: the per-lane math (exact 128-bit phase,
-// reduction, cos/sin polynomials, quadrant and signs, attention factor, binary64 rotation) is
+// reduction, cos/sin polynomials, quadrant and signs, attention factor, rotation) is
 // optimized/angle-inl.h and the 16-bit conversions optimized/convert-inl.h, instantiated here with
-// the one-lane ScalarOps (ops_scalar-inl.h), whose operations are IEEE binary64 with explicit
-// fused multiply-adds on the device too (--fmad=false forbids any other contraction). So the
+// the one-lane ScalarOps and ScalarOps32 (ops_scalar-inl.h), whose operations are IEEE binary64 /
+// binary32 with explicit fused multiply-adds on the device too (--fmad=false forbids any other
+// contraction); 16-bit data on the fly with PlanView::rotate_binary32 rotates in binary32 with the
+// cos/sin rounded to binary32, as the CPU kernels do (kernel-inl.h process_binary32). So the
 // outputs are bit-identical to the CPU kernels' and the bounds of optimized/error_bounds.h apply
 // unchanged. The plan (the 0.128 fixed-point phase steps of spec/schedule.h, computed on the host
 // by plan.cpp) is copied to the device.
@@ -49,6 +51,7 @@ namespace lane {
 namespace {
 
 using lane::ScalarOps;
+using lane::ScalarOps32;
 
 constexpr int kThreadsPerBlock = 256;
 constexpr int kChunkPairs = 1024;  // cos/sin entries per shared-memory chunk (16 KiB)
@@ -90,10 +93,12 @@ __device__ void token_entry(const DeviceCall& call, const std::int64_t* position
   }
 }
 
-// Pairs [chunk_begin, chunk_begin + chunk) of every head of one token of one tensor.
+// Pairs [chunk_begin, chunk_begin + chunk) of every head of one token of one tensor. binary32: the
+// rotation of 16-bit data on the fly in binary32 with cos/sin rounded to binary32 (as the CPU
+// kernels' process_binary32; only 16-bit element types reach it).
 template <class T>
 __device__ void rotate_chunk(const PlanView& plan, const TensorView& tensor, std::int64_t token, int chunk_begin,
-                             int chunk, const double* cos_s, const double* sin_s) {
+                             int chunk, const double* cos_s, const double* sin_s, bool binary32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
   const std::int64_t work = tensor.heads * chunk;
@@ -105,6 +110,17 @@ __device__ void rotate_chunk(const PlanView& plan, const TensorView& tensor, std
     const int second = plan.layout == LayoutCode::half ? j + plan.pairs : 2 * j + 1;
     const T* in_head = in + h * tensor.input_head_stride;
     T* out_head = out + h * tensor.output_head_stride;
+    if constexpr (sizeof(T) == 2) {
+      if (binary32) {
+        float a;
+        float b;
+        lane::rotate<ScalarOps32>(ScalarOps32::load(in_head + first), ScalarOps32::load(in_head + second),
+                                  static_cast<float>(cos_s[i]), static_cast<float>(sin_s[i]), a, b);
+        ScalarOps32::store(out_head + first, a);
+        ScalarOps32::store(out_head + second, b);
+        continue;
+      }
+    }
     double a;
     double b;
     lane::rotate<ScalarOps>(ScalarOps::load(in_head + first), ScalarOps::load(in_head + second), cos_s[i], sin_s[i], a,
@@ -134,6 +150,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) rope_kernel(DeviceCall call)
   __shared__ double cos_s[kChunkPairs];
   __shared__ double sin_s[kChunkPairs];
   const int pairs = call.plan.pairs;
+  const bool binary32 = call.plan.rotate_binary32 && call.cos_cache == nullptr;
   for (std::int64_t t = blockIdx.x; t < call.tokens; t += gridDim.x) {
     const std::int64_t* position_row = call.positions + t * call.plan.components;
     for (int chunk_begin = 0; chunk_begin < pairs; chunk_begin += kChunkPairs) {
@@ -142,8 +159,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock) rope_kernel(DeviceCall call)
         token_entry(call, position_row, chunk_begin + i, cos_s[i], sin_s[i]);
       }
       __syncthreads();
-      rotate_chunk<T>(call.plan, call.q, t, chunk_begin, chunk, cos_s, sin_s);
-      if (call.k.heads > 0) rotate_chunk<T>(call.plan, call.k, t, chunk_begin, chunk, cos_s, sin_s);
+      rotate_chunk<T>(call.plan, call.q, t, chunk_begin, chunk, cos_s, sin_s, binary32);
+      if (call.k.heads > 0) rotate_chunk<T>(call.plan, call.k, t, chunk_begin, chunk, cos_s, sin_s, binary32);
       __syncthreads();  // the table is overwritten next
     }
     copy_pass_through<T>(call.plan, call.q, t);

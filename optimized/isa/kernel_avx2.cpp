@@ -15,6 +15,7 @@ namespace ropecheck::kernels::avx2_isa {
 #include "optimized/ops_scalar-inl.h"
 #include "optimized/ops_avx2-inl.h"
 using Ops = Avx2Ops;
+using Ops32 = Avx2Ops32;
 #include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 

@@ -15,6 +15,7 @@ namespace ropecheck::kernels::avx512_isa {
 #include "optimized/ops_scalar-inl.h"
 #include "optimized/ops_avx512-inl.h"
 using Ops = Avx512Ops;
+using Ops32 = Avx512Ops32;
 #include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 

@@ -14,6 +14,7 @@ namespace ropecheck::kernels::scalar_isa {
 #include "optimized/convert-inl.h"
 #include "optimized/ops_scalar-inl.h"
 using Ops = ScalarOps;
+using Ops32 = ScalarOps32;
 #include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -247,6 +248,46 @@ TEST(KernelAbi, SpecialValuesFollowIeeeArithmeticOfTheFormula) {
       const bool same = std::isnan(expected[i]) ? std::isnan(out[i])
                                                 : out[i] == expected[i] && std::signbit(out[i]) == std::signbit(expected[i]);
       EXPECT_TRUE(same) << name << " element " << i << ": got " << out[i] << ", reference " << expected[i];
+    }
+  }
+}
+
+// The same for 16-bit data, which the kernels rotate in binary32 (optimized/error_bounds.h step 6):
+// NaN, ±Inf and signed zeros in 32 pairs per head, so that every SIMD body runs on them (AVX2's
+// bfloat16 blocks of 16 pairs and 8-pair vectors, AVX-512's 16-pair vectors), in both layouts.
+// The bfloat16 stores round without a NaN branch (ops_avx2-inl.h bf16_rounded_high): a NaN must
+// still come out as NaN.
+TEST(KernelAbi, SpecialValuesIn16BitDataFollowIeeeArithmetic) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> pattern = {nan, 1.0, inf, 1.0, -inf, inf, 0.0, -0.0, 2.5, nan, -0.0, -0.0, 1.5, -inf, 0.0, 3.0};
+  for (const char* dtype : {"f16", "bf16"}) {
+    for (const char* layout : {"interleaved", "half"}) {
+      const Spec spec = parse_spec(std::string("layout=") + layout + ",head_dim=64,base=10000,dtype=" + dtype);
+      const CSpec c_spec(spec);
+      const std::vector<std::int64_t> positions = {0, 3};
+      std::vector<double> input;
+      for (int i = 0; i < 2 * 64; ++i) input.push_back(pattern[static_cast<std::size_t>(i % 16)]);
+      const auto expected = reference::apply(spec, reference::Shape{2, 1, 64}, positions, input);
+      for (const char* name : {"scalar", "avx2", "avx512", "cuda"}) {
+        if (ropecheck_kernel_available(name) != 1) continue;
+        std::vector<std::uint16_t> in;
+        for (double v : input) in.push_back(static_cast<std::uint16_t>(reference::encode_bits(v, spec.dtype)));
+        std::vector<std::uint16_t> out(in.size(), 0);
+        ropecheck_call call{};
+        call.spec = c_spec.get();
+        call.tokens = 2;
+        call.positions = positions.data();
+        call.q = ropecheck_tensor{1, in.data(), 64, 64, out.data(), 64, 64};
+        ASSERT_EQ(ropecheck_kernel_apply(name, &call), ROPECHECK_OK) << name;
+        for (std::size_t i = 0; i < out.size(); ++i) {
+          const double got = reference::decode_bits(out[i], spec.dtype);
+          const bool same = std::isnan(expected[i]) ? std::isnan(got)
+                                                    : got == expected[i] && std::signbit(got) == std::signbit(expected[i]);
+          EXPECT_TRUE(same) << name << " " << dtype << " " << layout << " element " << i << ": got " << got << ", reference "
+                            << expected[i];
+        }
+      }
     }
   }
 }

@@ -9,11 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
@@ -74,6 +76,15 @@ const std::vector<Case>& cases() {
       v.push_back(Case{llama + "scaling=longrope,short_factor=" + factors_short + ",long_factor=" + factors_long +
                            ",original_max_position=4096,seq_len=131072" + d,
                        5, 2, large});
+    }
+    // 16-bit data rotated in binary32 with an attention factor (optimized/error_bounds.h step 6:
+    // the table entry RN32(RN64(A·ĉ))): f16 with A > 1 and A < 1, bf16 with A < 1 (bf16 with
+    // |A| > 1 rotates in binary64: the yarn cases above)
+    for (const char* layout : {"interleaved", "half"}) {
+      const std::string l = std::string("layout=") + layout + ",head_dim=128,base=500000,";
+      v.push_back(Case{l + "scaling=yarn,factor=8,original_max_position=4096,dtype=f16", 5, 2, large});
+      v.push_back(Case{l + "scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75,dtype=f16", 5, 2, large});
+      v.push_back(Case{l + "scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75,dtype=bf16", 5, 2, large});
     }
     // multi-axis: 2-D RoPE (two position components) and M-RoPE (three)
     for (const char* dtype : {"f32", "f64"}) {
@@ -260,6 +271,63 @@ TEST_P(ConsecutivePositions, OneCallGivesTheBitsOfOneCallPerToken) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, ConsecutivePositions, ::testing::Values("scalar", "avx2", "avx512"));
+
+// Non-temporal stores (dispatch.cpp streaming_stores_pay: out of place, outputs of 16 MiB or more,
+// rows 64-byte aligned) write the bits of plain stores: the same call into a 64-byte-aligned output
+// (streamed) and into one 16 bytes off (plain stores) must agree, and agree with the scalar kernel
+// (which has no streaming stores), for f32 (binary64 rotation) and f16/bf16 (binary32 rotation), in
+// both layouts, with q and k in one call.
+class StreamingStores : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StreamingStores, SameBitsAsPlainStores) {
+  const std::string implementation = GetParam();
+  if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  for (const char* text : {"layout=half,head_dim=128,base=500000,dtype=f32", "layout=interleaved,head_dim=128,base=10000,dtype=f32",
+                           "layout=half,head_dim=128,base=500000,dtype=bf16", "layout=interleaved,head_dim=64,base=10000,dtype=bf16",
+                           "layout=half,head_dim=128,base=500000,dtype=f16", "layout=interleaved,head_dim=128,base=10000,dtype=f16"}) {
+    const Spec spec = parse_spec(text);
+    const CSpec c_spec(spec);
+    const std::size_t element = ropecheck_dtype_size(static_cast<std::int32_t>(spec.dtype));
+    constexpr std::int64_t kHeads = 24;  // q 16 heads, k 8 heads
+    const std::int64_t row = kHeads * spec.head_dim;
+    // 18 MiB of output, above the 16 MiB threshold
+    const std::int64_t tokens = (std::int64_t{18} << 20) / (row * static_cast<std::int64_t>(element));
+    const std::size_t bytes = static_cast<std::size_t>(tokens * row) * element;
+    std::vector<unsigned char> input(bytes);
+    std::mt19937_64 random(7);
+    for (std::size_t i = 0; i < bytes; i += element) {
+      const double value = std::uniform_real_distribution<double>(-4.0, 4.0)(random);
+      write_element(input.data() + i, reference::round_to_format(value, spec.dtype), spec.dtype);
+    }
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(tokens));
+    for (std::int64_t t = 0; t < tokens; ++t) positions[static_cast<std::size_t>(t)] = 1000 + 3 * t;
+    auto run = [&](const std::string& which, std::size_t offset) {
+      std::unique_ptr<unsigned char, Free> storage(static_cast<unsigned char*>(std::aligned_alloc(64, bytes + 64)));
+      unsigned char* out = storage.get() + offset;
+      ropecheck_call call{};
+      call.spec = c_spec.get();
+      call.tokens = tokens;
+      call.positions = positions.data();
+      const std::int64_t q_heads = 16;
+      call.q = ropecheck_tensor{q_heads, input.data(), row, spec.head_dim, out, row, spec.head_dim};
+      call.k = ropecheck_tensor{kHeads - q_heads, input.data() + q_heads * spec.head_dim * element, row, spec.head_dim,
+                                out + q_heads * spec.head_dim * element, row, spec.head_dim};
+      call.threads = 1;
+      EXPECT_EQ(ropecheck_kernel_apply(which.c_str(), &call), ROPECHECK_OK) << which << " " << text;
+      return std::vector<unsigned char>(out, out + bytes);
+    };
+    const auto streamed = run(implementation, 0);
+    const auto plain = run(implementation, 16);
+    const auto scalar = run("scalar", 16);
+    EXPECT_TRUE(streamed == plain) << implementation << " " << text << ": streamed and plain stores differ";
+    EXPECT_TRUE(streamed == scalar) << implementation << " " << text << ": differs from the scalar kernel";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, StreamingStores, ::testing::Values("avx2", "avx512"));
 
 }  // namespace
 }  // namespace ropecheck::kernels::testing

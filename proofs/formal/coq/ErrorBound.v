@@ -466,7 +466,8 @@ Qed.
 
 (* f16 / bf16 data (FAST path: premise delta64_fast = kFastCosSinError,
    gappa/angle_fast.g): out = RN16(RN32(a)) / RNbf16(RN32(a)) (gappa/rounding_f16.g, rounding_bf16.g).
-   e_f16 ≤ 1 + 2^-12 = kOnTheFlyF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kOnTheFlyBF16 for ρ ≥ 2^-126. *)
+   e_f16 ≤ 1 + 2^-12 = kBinary64RotationF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kBinary64RotationBF16 for
+   ρ ≥ 2^-126 (the binary64 rotation of 16-bit data: cache mode, bf16 with |g| > 1). *)
 Theorem f16_kernel_bound : forall x y c s C S p2 a out32 out rho,
   C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
   Rabs (c - C) <= delta64_fast -> Rabs (s - S) <= delta64_fast ->
@@ -726,7 +727,8 @@ Qed.
 
 (* f16 / bf16 data with g ≠ 1 (FAST path, delta64_fast): out = RN16(RN32(a)) / RNbf16(RN32(a))
    (gappa/rounding_f16.g, rounding_bf16.g), from f32_scaled_kernel_bound:
-   e_f16 ≤ 1 + 2^-12 = kOnTheFlyF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kOnTheFlyBF16 for ρ ≥ 2^-126. *)
+   e_f16 ≤ 1 + 2^-12 = kBinary64RotationF16 for ρ ≥ 2^-14; e_bf16 ≤ 1 + 2^-15 = kBinary64RotationBF16 for
+   ρ ≥ 2^-126 (cache mode; bf16 data with |g| > 1 on the fly). *)
 Theorem f16_scaled_kernel_bound : forall g x y ch sh c s C S p2 a out32 out rho,
   C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
   Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
@@ -1111,4 +1113,200 @@ Proof.
   apply (cache_narrow2 ubf16 (/ 2 ^ 126) (1 + / 2 ^ 15) uc tc g x y C S c s p2 a out32 out rho); try assumption;
     try (unfold ubf16; apply Rlt_le, inv_pow2_pos); try (apply Rlt_le, inv_pow2_pos); try (unfold ubf16; apply inv_pow2_pos);
     rewrite ?u32_value; unfold ubf16, eps64; simpl; lra.
+Qed.
+
+(* ====================================================================================
+   16-bit data on the fly in binary32 (optimized/kernel-inl.h process_binary32, taken when
+   PlanView::rotate_binary32: f16 data, and bf16 data with |g| ≤ 1; optimized/error_bounds.h step 6):
+       ĉ, ŝ within delta64_fast of cos α, ±sin α (FAST path, gappa/angle_fast.g);
+       c64 = RN64(g·ĉ) (c64 = ĉ when g = 1), c = RN32(c64), likewise s    (the token's binary32 table);
+       p2 = RN32(y·s), out32 = RN32(fma(x, c, −p2)) (likewise b);           (the rotation in binary32)
+       out = RN16(out32) or RNbf16(out32).
+   Rounding facts: |RN32(v) − v| ≤ u32·|v| + mu32 (gappa/rounding_f32.g), |RN64(v) − v| ≤ eps64·|v| + mu64
+   (rounding_f64*.g), the 16-bit ones of rounding_f16.g / rounding_bf16.g; for g = 1
+   gappa/table_binary32.g checks the table entry itself.
+   ==================================================================================== *)
+
+Definition kk_fast : R := 425 / 100 + 1 + 425 / 100 * eps64.  (* δ/ε + 1 + δ: |RN64(g·ĉ) − g·C| ≤ ε·|g|·kk_fast + mu64 *)
+
+Lemma u32_pos : 0 < u32.
+Proof. unfold u32. apply Rinv_0_lt_compat, pow_lt. lra. Qed.
+
+Lemma mu32_pos : 0 < mu32.
+Proof. unfold mu32. apply Rinv_0_lt_compat, pow_lt. lra. Qed.
+
+(* The table entry: |c − g·E| ≤ u32·|g·E| + (1 + u32)·(eps64·|g|·kk_fast + mu64) + mu32. *)
+Lemma binary32_entry : forall g ch c64 c E,
+  Rabs E <= 1 -> Rabs (ch - E) <= delta64_fast ->
+  Rabs (c64 - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (c - c64) <= u32 * Rabs c64 + mu32 ->
+  Rabs (c - g * E) <= u32 * Rabs (g * E) + ((1 + u32) * (eps64 * (Rabs g * kk_fast) + mu64) + mu32).
+Proof.
+  intros g ch c64 c E HE Hch H64 H32.
+  pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
+  pose proof u32_pos as Hu.
+  pose proof (Rabs_pos g) as Pg.
+  unfold delta64_fast in Hch.
+  assert (Hch1 : Rabs ch <= 1 + 425 / 100 * eps64).
+  { replace ch with (E + (ch - E)) by ring. eapply Rle_trans; [apply Rabs_triang | lra]. }
+  set (D := Rabs (c64 - g * E)).
+  assert (HD : D <= eps64 * (Rabs g * kk_fast) + mu64).
+  { assert (H1 : eps64 * Rabs (g * ch) <= eps64 * (Rabs g * (1 + 425 / 100 * eps64))).
+    { apply Rmult_le_compat_l; [lra |]. rewrite Rabs_mult. apply Rmult_le_compat_l; assumption. }
+    assert (H2 : Rabs (g * (ch - E)) <= Rabs g * (425 / 100 * eps64))
+      by (rewrite Rabs_mult; apply Rmult_le_compat_l; assumption).
+    unfold D. replace (c64 - g * E) with ((c64 - g * ch) + g * (ch - E)) by ring.
+    eapply Rle_trans; [apply Rabs_triang |].
+    assert (H3 : eps64 * (Rabs g * (1 + 425 / 100 * eps64)) + Rabs g * (425 / 100 * eps64)
+                 = eps64 * (Rabs g * kk_fast)) by (unfold kk_fast; ring).
+    lra. }
+  assert (Hc64 : Rabs c64 <= Rabs (g * E) + D).
+  { unfold D. replace c64 with (g * E + (c64 - g * E)) at 1 by ring. apply Rabs_triang. }
+  assert (Htri : Rabs (c - g * E) <= Rabs (c - c64) + D).
+  { unfold D. replace (c - g * E) with ((c - c64) + (c64 - g * E)) by ring. apply Rabs_triang. }
+  assert (M1 : u32 * Rabs c64 <= u32 * Rabs (g * E) + u32 * D).
+  { rewrite <- Rmult_plus_distr_l. apply Rmult_le_compat_l; lra. }
+  assert (M2 : u32 * D <= u32 * (eps64 * (Rabs g * kk_fast) + mu64)) by (apply Rmult_le_compat_l; lra).
+  assert (E1 : (1 + u32) * (eps64 * (Rabs g * kk_fast) + mu64)
+               = (eps64 * (Rabs g * kk_fast) + mu64) + u32 * (eps64 * (Rabs g * kk_fast) + mu64)) by ring.
+  lra.
+Qed.
+
+(* One output component in binary32 (g = 1: c64 = ĉ, which satisfies the premise on c64): with the
+   entries of binary32_entry, propagation with the relative parts |g·C|, |g·S| gives
+   (1 + u32)²·u32·(|exact| + |y·s| + |x|·|g C| + |y|·|g S|) ≤ (1 + u32)²·u32·3·|g|·ρ (scaled_terms_le:
+   each sum ≤ |g|·ρ) plus the entries' ε-terms on |x| + |y| ≤ 1.415ρ:
+       |out32 − g·(x·C + y·S)| ≤ 3.0001·u32·ρ·max(1, |g|) + 2^-149·ρ + 3·mu32. *)
+Lemma binary32_rotation_bound : forall g x y ch sh c64 s64 c s C S p2 out32 rho,
+  C * C + S * S = 1 -> 0 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
+  Rabs (c64 - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s64 - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (c - c64) <= u32 * Rabs c64 + mu32 ->
+  Rabs (s - s64) <= u32 * Rabs s64 + mu32 ->
+  Rabs (p2 - y * s) <= u32 * Rabs (y * s) + mu32 ->
+  Rabs (out32 - (x * c + p2)) <= u32 * Rabs (x * c + p2) + mu32 ->
+  Rabs (out32 - g * (x * C + y * S))
+    <= 30001 / 10000 * u32 * (rho * Rmax 1 (Rabs g)) + / 2 ^ 149 * rho + 3 * mu32.
+Proof.
+  intros g x y ch sh c64 s64 c s C S p2 out32 rho Hunit Hr Hrho Hch Hsh Hc64 Hs64 Hc Hs Hp2 Hout.
+  pose proof eps64_pos as He. destruct mu64_small as [Hmu Hmu_small].
+  pose proof u32_pos as Hu. pose proof mu32_pos as Hm.
+  pose proof (Rabs_pos g) as Pg.
+  assert (HC1 : Rabs C <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= S * S) by apply Rle_0_sqr; lra).
+  assert (HS1 : Rabs S <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= C * C) by apply Rle_0_sqr; lra).
+  pose proof (binary32_entry g ch c64 c C HC1 Hch Hc64 Hc) as Hcerr.
+  pose proof (binary32_entry g sh s64 s S HS1 Hsh Hs64 Hs) as Hserr.
+  set (eta := (1 + u32) * (eps64 * (Rabs g * kk_fast) + mu64) + mu32) in *.
+  assert (Hkk : 0 <= kk_fast) by (unfold kk_fast; lra).
+  assert (Heta : 0 <= eta).
+  { unfold eta. assert (0 <= eps64 * (Rabs g * kk_fast)) by (apply Rmult_le_pos; [lra | nra]). nra. }
+  pose proof (propagation u32 mu32 eta x y c s (g * C) (g * S) p2 out32 (Rabs (g * C)) (Rabs (g * S))
+                (Rlt_le _ _ Hu) (Rlt_le _ _ Hm) Heta (Rabs_pos _) (Rabs_pos _) Hcerr Hserr Hp2 Hout) as P.
+  replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
+  eapply Rle_trans; [exact P |].
+  destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T1 [T2 T3]].
+  pose proof (abs_sum_le x y rho Hr Hrho) as Hsum.
+  set (G := Rabs g * rho).
+  set (Rg := rho * Rmax 1 (Rabs g)).
+  assert (HG : G <= Rg) by (unfold G, Rg; rewrite Rmult_comm; apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]).
+  assert (HG0 : 0 <= G) by (unfold G; nra).
+  set (U := (1 + u32) * (1 + u32)).
+  assert (HU : 1 <= U) by (unfold U; nra).
+  (* first term: the four sums are ≤ 3·|g|·ρ *)
+  assert (A1 : U * u32 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * Rabs (g * C) + Rabs y * Rabs (g * S))
+               <= U * u32 * (3 * G)).
+  { apply Rmult_le_compat_l; [nra |]. unfold G. lra. }
+  (* second term: eta·(|x| + |y|) ≤ eta·1.415ρ *)
+  assert (A2 : U * eta * (Rabs x + Rabs y) <= U * eta * (1415 / 1000 * rho))
+    by (apply Rmult_le_compat_l; [nra | exact Hsum]).
+  assert (A2' : U * eta * (1415 / 1000 * rho)
+                = U * (1 + u32) * (1415 / 1000) * eps64 * kk_fast * G
+                  + U * (1415 / 1000) * ((1 + u32) * mu64 + mu32) * rho)
+    by (unfold eta, G; ring).
+  (* the numbers *)
+  assert (N1 : U * u32 * 3 + U * (1 + u32) * (1415 / 1000) * eps64 * kk_fast <= 30001 / 10000 * u32).
+  { unfold U, kk_fast. rewrite u32_value. unfold eps64. simpl. lra. }
+  assert (N2 : U * (1415 / 1000) * ((1 + u32) * mu64 + mu32) <= / 2 ^ 149).
+  { unfold U. rewrite u32_value. unfold mu32. simpl in *. lra. }
+  assert (B1 : U * u32 * (3 * G) + U * (1 + u32) * (1415 / 1000) * eps64 * kk_fast * G <= 30001 / 10000 * u32 * Rg).
+  { apply Rle_trans with ((U * u32 * 3 + U * (1 + u32) * (1415 / 1000) * eps64 * kk_fast) * G); [right; ring |].
+    apply Rle_trans with (30001 / 10000 * u32 * G); [apply Rmult_le_compat_r; assumption |].
+    apply Rmult_le_compat_l; [lra | exact HG]. }
+  assert (B2 : U * (1415 / 1000) * ((1 + u32) * mu64 + mu32) * rho <= / 2 ^ 149 * rho)
+    by (apply Rmult_le_compat_r; assumption).
+  assert (B3 : (2 + u32) * mu32 <= 3 * mu32).
+  { assert (u32 <= 1) by (rewrite u32_value; lra). nra. }
+  lra.
+Qed.
+
+(* f16 data, any attention factor g, ρ ≥ 2^-14: e ≤ 1 + 2^-11 = kOnTheFlyF16 (the proof: e ≤ 1 +
+   (3.0001·2^-13 + 2^-119)·(1 + 2^-11) < 1 + 2^-11.4). *)
+Theorem f16_binary32_kernel_bound : forall g x y ch sh c64 s64 c s C S p2 out32 out rho,
+  C * C + S * S = 1 -> / 2 ^ 14 <= rho -> rho * rho = x * x + y * y ->
+  Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
+  Rabs (c64 - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s64 - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (c - c64) <= u32 * Rabs c64 + mu32 ->
+  Rabs (s - s64) <= u32 * Rabs s64 + mu32 ->
+  Rabs (p2 - y * s) <= u32 * Rabs (y * s) + mu32 ->
+  Rabs (out32 - (x * c + p2)) <= u32 * Rabs (x * c + p2) + mu32 ->
+  Rabs (out - out32) <= / 2 ^ 11 * Rmax (Rabs out32) (/ 2 ^ 14) ->
+  Rabs (out - g * (x * C + y * S)) <= (1 + / 2 ^ 11) * / 2 ^ 11 * (rho * Rmax 1 (Rabs g)).
+Proof.
+  intros g x y ch sh c64 s64 c s C S p2 out32 out rho Hunit Hrmin Hrho Hch Hsh Hc64 Hs64 Hc Hs Hp2 Hout H16.
+  pose proof (inv_pow2_pos 14) as Ht.
+  assert (Hr : 0 <= rho) by lra.
+  pose proof (binary32_rotation_bound g x y ch sh c64 s64 c s C S p2 out32 rho Hunit Hr Hrho Hch Hsh Hc64 Hs64 Hc Hs
+                Hp2 Hout) as E32.
+  pose proof (cache_scaled_exact_le g x y C S rho Hunit Hr Hrho) as Hex.
+  set (R := rho * Rmax 1 (Rabs g)) in *.
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  (* the absolute terms, as multiples of R ≥ 2^-14 *)
+  assert (Habs : / 2 ^ 149 * rho + 3 * mu32 <= / 2 ^ 130 * R).
+  { unfold mu32. assert (/ 2 ^ 149 * rho <= / 2 ^ 149 * R) by (apply Rmult_le_compat_l; [apply Rlt_le, inv_pow2_pos | exact HR]).
+    assert (3 * / 2 ^ 150 <= / 2 ^ 131 * R).
+    { apply Rle_trans with (/ 2 ^ 131 * / 2 ^ 14); [simpl; lra |].
+      apply Rmult_le_compat_l; [apply Rlt_le, inv_pow2_pos | lra]. }
+    assert (0 <= R) by lra. simpl in *. lra. }
+  assert (E32' : Rabs (out32 - g * (x * C + y * S)) <= (30001 / 10000 * u32 + / 2 ^ 130) * R) by lra.
+  pose proof (narrow_rounding_bound (/ 2 ^ 11) (/ 2 ^ 14) R _ out32 out _
+                (Rlt_le _ _ (inv_pow2_pos 11)) (Rlt_le _ _ Ht) ltac:(lra) Hex E32' H16) as N.
+  eapply Rle_trans; [exact N |]. clearbody R.
+  assert (0 <= R) by lra.
+  rewrite u32_value. simpl. nra.
+Qed.
+
+(* bfloat16 (binary32's exponent range): |g| ≤ 1 (PlanView::rotate_binary32), ρ ≥ 2^-126. The
+   absolute terms of binary32's subnormal range reach 3·2^-24·ρ at ρ = 2^-126. *)
+Theorem bf16_binary32_kernel_bound : forall g x y ch sh c64 s64 c s C S p2 out32 out rho,
+  C * C + S * S = 1 -> / 2 ^ 126 <= rho -> rho * rho = x * x + y * y -> Rabs g <= 1 ->
+  Rabs (ch - C) <= delta64_fast -> Rabs (sh - S) <= delta64_fast ->
+  Rabs (c64 - g * ch) <= eps64 * Rabs (g * ch) + mu64 ->
+  Rabs (s64 - g * sh) <= eps64 * Rabs (g * sh) + mu64 ->
+  Rabs (c - c64) <= u32 * Rabs c64 + mu32 ->
+  Rabs (s - s64) <= u32 * Rabs s64 + mu32 ->
+  Rabs (p2 - y * s) <= u32 * Rabs (y * s) + mu32 ->
+  Rabs (out32 - (x * c + p2)) <= u32 * Rabs (x * c + p2) + mu32 ->
+  Rabs (out - out32) <= / 2 ^ 8 * Rmax (Rabs out32) (/ 2 ^ 126) ->
+  Rabs (out - g * (x * C + y * S)) <= (1 + / 2 ^ 13) * / 2 ^ 8 * rho.
+Proof.
+  intros g x y ch sh c64 s64 c s C S p2 out32 out rho Hunit Hrmin Hrho Hg Hch Hsh Hc64 Hs64 Hc Hs Hp2 Hout Hbf.
+  pose proof (inv_pow2_pos 126) as Ht.
+  assert (Hr : 0 <= rho) by lra.
+  pose proof (binary32_rotation_bound g x y ch sh c64 s64 c s C S p2 out32 rho Hunit Hr Hrho Hch Hsh Hc64 Hs64 Hc Hs
+                Hp2 Hout) as E32.
+  pose proof (cache_scaled_exact_le g x y C S rho Hunit Hr Hrho) as Hex.
+  assert (Hmax : Rmax 1 (Rabs g) = 1) by (apply Rmax_left; exact Hg).
+  rewrite Hmax, Rmult_1_r in E32, Hex.
+  assert (Habs : / 2 ^ 149 * rho + 3 * mu32 <= (3 * u32 + / 2 ^ 149) * rho).
+  { unfold mu32. rewrite u32_value.
+    assert (3 * / 2 ^ 150 <= 3 * / 16777216 * / 2 ^ 126) by (simpl; lra).
+    assert (3 * / 16777216 * / 2 ^ 126 <= 3 * / 16777216 * rho) by (apply Rmult_le_compat_l; [lra | exact Hrmin]).
+    lra. }
+  assert (E32' : Rabs (out32 - g * (x * C + y * S)) <= (30001 / 10000 * u32 + 3 * u32 + / 2 ^ 149) * rho) by lra.
+  pose proof (narrow_rounding_bound (/ 2 ^ 8) (/ 2 ^ 126) rho _ out32 out _
+                (Rlt_le _ _ (inv_pow2_pos 8)) (Rlt_le _ _ Ht) Hrmin Hex E32' Hbf) as N.
+  eapply Rle_trans; [exact N |].
+  rewrite u32_value. simpl. nra.
 Qed.

@@ -22,6 +22,8 @@ theorems=(
   ErrorBound.f32_scaled_kernel_bound ErrorBound.f16_scaled_kernel_bound ErrorBound.bf16_scaled_kernel_bound
   ErrorBound.cache_rotation_bound ErrorBound.f64_cache_bound ErrorBound.f32_cache_bound
   ErrorBound.f16_cache_bound ErrorBound.bf16_cache_bound
+  ErrorBound.binary32_entry ErrorBound.binary32_rotation_bound
+  ErrorBound.f16_binary32_kernel_bound ErrorBound.bf16_binary32_kernel_bound
   CosSinTaylor.pi_enclosure CosSinTaylor.sin_taylor_error CosSinTaylor.cos_taylor_error
   CosSinTaylor.sin_lipschitz CosSinTaylor.cos_lipschitz CosSinTaylor.sin_second_order
   CosSinTaylor.cos_second_order CosSinTaylor.quadrant_placement
