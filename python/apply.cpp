@@ -74,7 +74,7 @@ py::array apply(const Spec& spec, const py::array& input, std::int64_t heads, co
             const double* x = static_cast<const double*>(in) + first;
             std::copy(x, x + values.size(), values.begin());
           }
-          reference::round_finite_to_format(values, input_dtype);
+          if (!(in_f32 && input_dtype == Dtype::f32)) reference::round_finite_to_format(values, input_dtype);  // float32: already f32 values
         },
         [&](std::int64_t first, std::span<const double> values) {
           if (out_f32) {

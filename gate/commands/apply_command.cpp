@@ -113,6 +113,8 @@ class InputValues {
     values_ = read_input(text);
   }
   std::uint64_t size() const { return file_ ? file_->elements() : values_.size(); }
+  // Every value is a binary32 value (a float32 .npy read a chunk at a time): rounding to f32 keeps it.
+  bool stored_as_f32() const { return file_ && file_->dtype() == "F32"; }
   // Values [first, first + out.size()) into `out` (through `bytes`, a buffer reused across calls).
   void read(std::uint64_t first, std::span<double> out, std::string& bytes) const {
     if (!file_) {
@@ -206,7 +208,7 @@ void add_apply_command(CLI::App& root, int& status) {
     std::string bytes;  // the file's bytes of one chunk, reused
     auto load = [&](std::int64_t first, std::span<double> chunk) {
       input.read(static_cast<std::uint64_t>(first), chunk, bytes);
-      reference::round_finite_to_format(chunk, input_dtype);
+      if (!(input.stored_as_f32() && input_dtype == Dtype::f32)) reference::round_finite_to_format(chunk, input_dtype);
     };
     if (!args->out.empty()) {
       // bf16 as float32, as every .npy writer of the project (tensorio/writers.h): NumPy has no bfloat16.
