@@ -1,11 +1,13 @@
 // Throughput of the exact reference: correctly rounded f32 elements per second for the issue's
-// shape (4096 tokens × 32 heads × 128 dims, base 500000), on the fast and the MPFR path, and of
-// evaluate (rounded and exact values). Reported as items/s (elements).
+// shape (4096 tokens × 32 heads × 128 dims, base 500000), on the fast and the MPFR path, with and
+// without the output's allocation, and of evaluate (rounded and exact values). Reported as items/s
+// (elements).
 // And the exact reference split over threads, as gate's sweep splits it, against one thread.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -30,22 +32,41 @@ std::vector<double> inputs(std::size_t n) {
   return input;
 }
 
-// state.range(1): 0 = reference::apply on the fast path (double-double cos/sin), 1 = the MPFR path,
-// 2 = reference::evaluate on the fast path (correctly rounded and exact long double values).
+// state.range(1), what is timed (every row: one thread, plan and allocation as the row says):
+//   0  reference::apply on the fast path: the std::vector it returns allocated each call (what a
+//      caller of the vector API pays; the vector is built from the input, then rotated in place);
+//   1  the same on the MPFR path (cos/sin in MPFR per token and pair);
+//   2  reference::evaluate on the fast path (the rounded and the exact long double values);
+//   3  a new ApplyPlan and a new uninitialised output buffer each call, apply_into it: what a
+//      caller pays end to end when it allocates its own output (page faults of the fresh memory
+//      included);
+//   4  apply_into one buffer reused across calls, one ApplyPlan: the computation alone.
 void BM_reference_f32(benchmark::State& state) {
   const std::int64_t tokens = state.range(0), heads = 32, head_dim = 128;
+  const std::int64_t mode = state.range(1);
   const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
   std::vector<std::int64_t> positions(tokens);
   for (std::int64_t t = 0; t < tokens; ++t) positions[t] = t * 7 + 3;
   const std::vector<double> input = inputs(static_cast<std::size_t>(tokens * heads * head_dim));
+  const reference::Shape shape{tokens, heads, head_dim};
   reference::Options options;
-  options.path = state.range(1) == 1 ? reference::Path::mpfr : reference::Path::fast;
+  options.path = mode == 1 ? reference::Path::mpfr : reference::Path::fast;
+  const reference::ApplyPlan reused_plan(spec, options);
+  std::vector<double> reused(mode == 4 ? input.size() : 0);
   for (auto _ : state) {
-    if (state.range(1) == 2) {
-      auto out = reference::evaluate(spec, {tokens, heads, head_dim}, positions, input, options);
+    if (mode == 2) {
+      auto out = reference::evaluate(spec, shape, positions, input, options);
       benchmark::DoNotOptimize(out.exact.data());
+    } else if (mode == 3) {
+      const reference::ApplyPlan plan(spec, options);
+      std::unique_ptr<double[]> out(new double[input.size()]);  // uninitialised, as a caller's own buffer
+      plan.apply_into(shape, positions, input, {out.get(), input.size()});
+      benchmark::DoNotOptimize(out.get());
+    } else if (mode == 4) {
+      reused_plan.apply_into(shape, positions, input, reused);
+      benchmark::DoNotOptimize(reused.data());
     } else {
-      auto out = reference::apply(spec, {tokens, heads, head_dim}, positions, input, options);
+      auto out = reference::apply(spec, shape, positions, input, options);
       benchmark::DoNotOptimize(out.data());
     }
   }
@@ -53,14 +74,16 @@ void BM_reference_f32(benchmark::State& state) {
 }
 // 4096 tokens is the shape; 256 tokens for a quick look.
 BENCHMARK(BM_reference_f32)
-    ->ArgNames({"tokens", "path"})
+    ->ArgNames({"tokens", "mode"})
     ->Args({256, 0})
     ->Args({4096, 0})
+    ->Args({4096, 3})
+    ->Args({4096, 4})
     ->Args({4096, 2})
     ->Args({256, 1})
     ->Args({4096, 1})
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(1);
+    ->Iterations(3);
 
 // rotate_exact at 160 bits, f64, 4096 positions × 64 dims (one head), the tokens split into
 // `threads` contiguous ranges, one std::thread each: the work and split of gate's sweep.

@@ -2,6 +2,7 @@
 // project's kernels through their C ABI (include/ropecheck/kernel.h, as `--impl NAME`).
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,28 +33,58 @@ reference::Model reference_model(const std::string& text) {
 }
 
 // `ropecheck apply`: inputs rounded to the spec's input dtype first (finite values; the CLI does the same),
-// then the reference, correctly rounded. Flat float64 out, the package gives it its shape and dtype.
-py::array_t<double> apply(const Spec& spec, const Doubles& input, std::int64_t heads, const Integers& positions,
-                          const std::string& model, int precision_bits) {
+// then the reference, correctly rounded. `input` is C-contiguous float32 or float64 (the package
+// widens any other type to float64 with NumPy first). Flat out: float32 for f32 and bf16 outputs
+// (every bfloat16 value is a float32), float64 for f64 and f16 (the package narrows f16 with NumPy's
+// own conversion); the package gives it its shape and dtype.
+// The tensor goes through reference::apply_chunked: a chunk of tokens widened into a buffer of at
+// most reference::kApplyChunkValues doubles, rotated in place, and stored straight into the result
+// (a NumPy array: not zero-filled): no tensor-sized double buffer, and NumPy's conversions give the
+// bits they gave before (float32 ↔ float64 are the C conversions NumPy uses).
+py::array apply(const Spec& spec, const py::array& input, std::int64_t heads, const Integers& positions,
+                const std::string& model, int precision_bits) {
   if (precision_bits < 64 || precision_bits > 16384) {
     throw UsageError("--precision: expected an integer from 64 to 16384, got " + std::to_string(precision_bits));
   }
   reference::Options options;
   options.model = reference_model(model);
   options.precision_bits = precision_bits;
+  const bool in_f32 = input.dtype().is(py::dtype::of<float>());
+  if (!(in_f32 || input.dtype().is(py::dtype::of<double>())) || !(input.flags() & py::array::c_style)) {
+    throw UsageError("x: expected a C-contiguous float32 or float64 array (the package converts others)");
+  }
   const std::int64_t tokens = tokens_of(spec, heads, positions.size(), input.size(), "x");
-  std::vector<double> values(input.data(), input.data() + input.size());
-  const std::vector<std::int64_t> where(positions.data(), positions.data() + positions.size());
-  std::vector<double> out;
+  const bool out_f32 = spec.dtype == Dtype::f32 || spec.dtype == Dtype::bf16;
+  const py::dtype out_type = out_f32 ? py::dtype::of<float>() : py::dtype::of<double>();
+  py::array result(out_type, std::vector<py::ssize_t>{input.size()});
+  const Dtype input_dtype = input_dtype_of(spec);
+  const void* in = input.data();
+  void* out = result.mutable_data();
+  const std::span<const std::int64_t> where(positions.data(), static_cast<std::size_t>(positions.size()));
   {
     py::gil_scoped_release unlocked;
-    for (double& v : values) {
-      if (std::isfinite(v)) v = reference::round_to_format(v, input_dtype_of(spec));
-    }
-    out = reference::apply(spec, reference::Shape{tokens, heads, spec.head_dim}, where, values, options);
+    const reference::ApplyPlan plan(spec, options);
+    reference::apply_chunked(
+        plan, reference::Shape{tokens, heads, spec.head_dim}, where,
+        [&](std::int64_t first, std::span<double> values) {
+          if (in_f32) {
+            const float* x = static_cast<const float*>(in) + first;
+            for (std::size_t i = 0; i < values.size(); ++i) values[i] = x[i];
+          } else {
+            const double* x = static_cast<const double*>(in) + first;
+            std::copy(x, x + values.size(), values.begin());
+          }
+          if (!(in_f32 && input_dtype == Dtype::f32)) reference::round_finite_to_format(values, input_dtype);  // float32: already f32 values
+        },
+        [&](std::int64_t first, std::span<const double> values) {
+          if (out_f32) {
+            float* o = static_cast<float*>(out) + first;
+            for (std::size_t i = 0; i < values.size(); ++i) o[i] = static_cast<float>(values[i]);  // exact: values of the dtype
+          } else {
+            std::copy(values.begin(), values.end(), static_cast<double*>(out) + first);
+          }
+        });
   }
-  py::array_t<double> result(static_cast<py::ssize_t>(out.size()));
-  std::memcpy(result.mutable_data(), out.data(), out.size() * sizeof(double));
   return result;
 }
 

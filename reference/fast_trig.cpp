@@ -88,7 +88,9 @@ struct Polynomials {
   DoubleDouble sin;  // S(z)
   DoubleDouble cos;  // C(z)
 };
-Polynomials horner(DoubleDouble z) {
+// Inlined into cos_sin_of_multiple, so that its FMA clone (ROPECHECK_FMA_CLONES) computes it with
+// the FMA instruction: called out of line it was built for baseline x86-64, every std::fma a libm call.
+[[gnu::always_inline]] inline Polynomials horner(DoubleDouble z) {
   constexpr int sin_last = std::size(kSinCoefficients) - 1, cos_last = std::size(kCosCoefficients) - 1;
   double sin_tail = kSinCoefficients[sin_last].hi;
   for (int i = sin_last - 1; i >= kSinDoubleFrom; --i) sin_tail = std::fma(z.hi, sin_tail, kSinCoefficients[i].hi);

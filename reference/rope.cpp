@@ -19,6 +19,11 @@
 #include "reference/rounding.h"
 #include "spec/schedule.h"
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define ROPECHECK_AVX2_ROWS 1
+#endif
+
 namespace ropecheck::reference {
 namespace {
 
@@ -32,9 +37,9 @@ constexpr int kScheduleErrorBits = 13;
 // not values of the dtype), where the MPFR computation is exact.
 constexpr int kMaxPrecisionBits = 16384;
 
-void check_shapes(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
-                  std::span<const double> input) {
-  validate(spec);
+// Sizes of one call against a spec already validated: the shape's element count (checked), and
+// position_components(spec) positions per token.
+std::int64_t checked_elements(const Spec& spec, Shape shape, std::span<const std::int64_t> positions) {
   if (shape.head_dim != spec.head_dim) {
     throw std::invalid_argument("shape: head_dim " + std::to_string(shape.head_dim) + " differs from spec head_dim " +
                                 std::to_string(spec.head_dim));
@@ -47,16 +52,28 @@ void check_shapes(const Spec& spec, Shape shape, std::span<const std::int64_t> p
     throw std::invalid_argument("shape: expected tokens*heads*head_dim below 2^63, got tokens=" + std::to_string(shape.tokens) +
                                 ", heads=" + std::to_string(shape.heads) + ", head_dim=" + std::to_string(shape.head_dim));
   }
-  if (static_cast<std::int64_t>(input.size()) != elements) {
-    throw std::invalid_argument("input: expected tokens*heads*head_dim = " + std::to_string(elements) +
-                                " values, got " + std::to_string(input.size()));
-  }
   const std::int64_t components = position_components(spec);
   if (static_cast<std::int64_t>(positions.size()) / components != shape.tokens ||
       static_cast<std::int64_t>(positions.size()) % components != 0) {
     throw std::invalid_argument("positions: expected " + std::to_string(components) + " values per token for " +
                                 std::to_string(shape.tokens) + " tokens, got " + std::to_string(positions.size()));
   }
+  return elements;
+}
+
+// The same, and the input's size.
+void check_sizes(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
+  const std::int64_t elements = checked_elements(spec, shape, positions);
+  if (static_cast<std::int64_t>(input.size()) != elements) {
+    throw std::invalid_argument("input: expected tokens*heads*head_dim = " + std::to_string(elements) +
+                                " values, got " + std::to_string(input.size()));
+  }
+}
+
+void check_shapes(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                  std::span<const double> input) {
+  validate(spec);
+  check_sizes(spec, shape, positions, input);
 }
 
 // Per-call plan at one precision: frequencies and the attention factor.
@@ -431,88 +448,352 @@ long double rotate_long_double(double x, DoubleDouble c, double y, DoubleDouble 
   return static_cast<long double>(x) * cl - static_cast<long double>(y) * sl;
 }
 
-// apply and evaluate: correctly rounded outputs into `rounded` (holding the input on entry), and
-// with `exact` non-null the exact values of evaluate.
-ROPECHECK_FMA_CLONES void rotate_rounded(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
-                    std::span<const double> input, Options options, std::span<double> rounded,
-                    std::span<long double> exact) {
+}  // namespace
+
+struct ApplyPlan::Constants {
+  Spec spec;
+  Options options;
+  Plan plan;      // at options.precision_bits: the MPFR path, the cold path's pair table, the recipe's θ
+  FastPlan fast;  // Path::fast only: the double words of 256-bit θ'_j and A
+};
+
+namespace {
+
+// The constants of apply / evaluate for one spec and options (validated here, once).
+std::unique_ptr<const ApplyPlan::Constants> make_constants(const Spec& spec, Options options) {
+  validate(spec);
+  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
+  auto k = std::make_unique<ApplyPlan::Constants>();
+  k->spec = spec;
+  k->options = options;
+  PrecisionScope scope(options.precision_bits);
+  k->plan = make_plan(spec, options.model, options.precision_bits);
+  if (options.path == Path::fast) {
+    if (options.precision_bits >= kFastPlanBits) {
+      k->fast = make_fast_plan(k->plan);
+    } else {
+      PrecisionScope fast_scope(kFastPlanBits);
+      k->fast = make_fast_plan(make_plan(spec, Model::exact, kFastPlanBits));
+    }
+  }
+  return k;
+}
+
+// The finite pairs the hot loop takes: both components finite, not both zero (IEEE special values,
+// decided by settle_ieee), largest magnitude inside (2^-900, 2^900) (outside, the cold path decides).
+// Comparisons with NaN are false, so a NaN component is not ordinary.
+inline bool ordinary_pair(double x, double y) {
+  const double ax = std::fabs(x), ay = std::fabs(y);
+  return ax < 0x1p900 && ay < 0x1p900 && (ax > 0x1p-900 || ay > 0x1p-900);
+}
+
+// Where one pair's outputs go: the rounded values, and evaluate's exact values (null for apply).
+struct PairOut {
+  double& first;
+  double& second;
+  long double* exact_first;
+  long double* exact_second;
+};
+
+// One pair (x, y) of a token by the general rules: IEEE special values, exact zeros at angle 0,
+// magnitudes outside the double-double range, and the MPFR cold path where the rounding test does
+// not decide. rotate_rounded's hot loop sends here every pair it does not finish itself; for the
+// pairs it does finish this gives the same values (the same double-double rotation and test).
+// Out of line: kept out of the hot loop's registers.
+[[gnu::noinline]] void rotate_pair(const ApplyPlan::Constants& k, PairTrig& cs, std::span<const std::int64_t> position,
+                                   int j, double x, double y, PairOut out) {
+  const Spec& spec = k.spec;
+  const Options& options = k.options;
+  const bool fast_path = options.path == Path::fast;
+  const Dtype dtype = spec.dtype;
+  if (!std::isfinite(x) || !std::isfinite(y) || (x == 0 && y == 0)) {
+    // IEEE 754 arithmetic of the formula with the exact cos/sin rounded to double (their
+    // signs and zeroness are the exact ones): NaN propagates, Inf·0 = NaN, signed zeros.
+    settle_ieee(cs, spec, k.plan, position, j, options.model, options.precision_bits);
+    out.first = x * cs.c_ieee - y * cs.s_ieee;
+    out.second = x * cs.s_ieee + y * cs.c_ieee;
+    if (out.exact_first) {
+      *out.exact_first = std::isfinite(out.first) ? out.first : 0.0L;  // finite: ±0
+      *out.exact_second = std::isfinite(out.second) ? out.second : 0.0L;
+    }
+    return;
+  }
+  // An exactly zero output: at angle 0 (sin exactly ±0) the first component is x·c, zero when
+  // x is; the second is y·c, zero when y is. No rounding test can decide an exact zero, so
+  // take its IEEE sign from the formula directly. (cos is never exactly 0: cos of a nonzero
+  // algebraic angle is transcendental, Lindemann–Weierstrass.)
+  const bool angle_zero = cs.s.hi == 0;
+  const bool first_zero = angle_zero && x == 0;
+  const bool second_zero = angle_zero && y == 0;
+  const double largest = std::max(std::fabs(x), std::fabs(y));
+  const bool in_range = largest > 0x1p-900 && largest < 0x1p900;
+  const double error = (std::fabs(x) + std::fabs(y)) * cs.error;
+  std::optional<double> first, second;
+  if (first_zero) first = x * cs.c.hi - y * cs.s.hi;
+  if (second_zero) second = x * cs.s.hi + y * cs.c.hi;
+  if (in_range) {
+    const DoubleDouble v1 = rotate_component(x, cs.c, y, cs.s);
+    const DoubleDouble v2 = rotate_component(x, cs.s, -y, cs.c);
+    if (!first) first = fast_path ? round_if_decided_fast(v1, error, dtype) : round_if_decided(v1, error, dtype);
+    if (!second) second = fast_path ? round_if_decided_fast(v2, error, dtype) : round_if_decided(v2, error, dtype);
+    if (out.exact_first) {
+      *out.exact_first = first_zero ? 0.0L : static_cast<long double>(v1.hi) + v1.lo;
+      *out.exact_second = second_zero ? 0.0L : static_cast<long double>(v2.hi) + v2.lo;
+    }
+  } else if (out.exact_first) {
+    *out.exact_first = first_zero ? 0.0L : rotate_long_double(x, cs.c, y, cs.s);
+    *out.exact_second = second_zero ? 0.0L : rotate_long_double(x, cs.s, -y, cs.c);
+  }
+  out.first = first ? *first : slow_component(spec, position, j, x, y, false, options.model, options.precision_bits);
+  out.second = second ? *second : slow_component(spec, position, j, x, y, true, options.model, options.precision_bits);
+}
+
+// One token's cos·A, sin·A and error bounds pair by pair, as arrays (the AVX2 rows load four pairs'
+// values at once); `hot`: every pair may take the hot loop (fast path, nonzero angle).
+struct TokenTable {
+  std::vector<double> c_hi, c_lo, s_hi, s_lo, error;
+  bool hot = false;
+  explicit TokenTable(int pairs)
+      : c_hi(static_cast<std::size_t>(pairs)), c_lo(c_hi), s_hi(c_hi), s_lo(c_hi), error(c_hi) {}
+  void fill(const std::vector<PairTrig>& trig, bool fast_path) {
+    hot = fast_path;
+    for (std::size_t j = 0; j < trig.size(); ++j) {
+      c_hi[j] = trig[j].c.hi;
+      c_lo[j] = trig[j].c.lo;
+      s_hi[j] = trig[j].s.hi;
+      s_lo[j] = trig[j].s.lo;
+      error[j] = trig[j].error;
+      hot = hot && trig[j].s.hi != 0;
+    }
+  }
+};
+
+// The hot loop for one pair: an ordinary pair at a nonzero angle (sin ≠ 0: neither output is an
+// exact zero) on the fast path, both roundings decided; everything else goes to rotate_pair.
+// Inlined into rotate_rounded, so that each of its clones computes it with that clone's instructions.
+[[gnu::always_inline]] inline void rotate_one_pair(const ApplyPlan::Constants& k, PairTrig& cs, PairDims pd,
+                                                   std::span<const std::int64_t> position, int j, bool fast_path,
+                                                   const FastRounding& rounding, const double* in, double* out,
+                                                   long double* out_exact) {
+  const double x = in[pd.first];
+  const double y = in[pd.second];
+  if (fast_path && cs.s.hi != 0 && ordinary_pair(x, y)) {
+    const double error = (std::fabs(x) + std::fabs(y)) * cs.error;
+    const DoubleDouble v1 = rotate_component(x, cs.c, y, cs.s);
+    const DoubleDouble v2 = rotate_component(x, cs.s, -y, cs.c);
+    double first = 0, second = 0;
+    const bool first_decided = decide_rounding_fast(v1, error, rounding, first);
+    const bool second_decided = decide_rounding_fast(v2, error, rounding, second);
+    if (first_decided && second_decided) {
+      out[pd.first] = first;
+      out[pd.second] = second;
+      if (out_exact) {
+        out_exact[pd.first] = static_cast<long double>(v1.hi) + v1.lo;
+        out_exact[pd.second] = static_cast<long double>(v2.hi) + v2.lo;
+      }
+      return;
+    }
+  }
+  rotate_pair(k, cs, position, j, x, y,
+              {out[pd.first], out[pd.second], out_exact ? out_exact + pd.first : nullptr,
+               out_exact ? out_exact + pd.second : nullptr});
+}
+
+#ifdef ROPECHECK_AVX2_ROWS
+#define ROPECHECK_AVX2 __attribute__((target("avx2,fma")))
+#define ROPECHECK_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
+
+// decide_rounding_fast's constants for one dtype, in AVX2 registers.
+struct RoundingLanes {
+  __m256d sign_pd;
+  __m256i sign;
+  __m256i lowest_field_minus_one;  // biased exponent > this: exponent ≥ lowest
+  __m256i emax_field;              // biased exponent < this: exponent < emax
+  __m128i shift;
+  bool rounds;                     // shift > 0
+  __m256i dropped, half_dropped, one, mantissa, precision;
+  __m256d margin_scale, halve;
+};
+
+ROPECHECK_AVX2_INLINE RoundingLanes rounding_lanes(const FastRounding& f) {
+  RoundingLanes k;
+  k.sign_pd = _mm256_set1_pd(-0.0);
+  k.sign = _mm256_castpd_si256(k.sign_pd);
+  k.lowest_field_minus_one = _mm256_set1_epi64x(f.lowest + 1023 - 1);
+  k.emax_field = _mm256_set1_epi64x(f.emax + 1023);
+  k.shift = _mm_cvtsi32_si128(f.shift);
+  k.rounds = f.shift > 0;
+  const std::uint64_t dropped = k.rounds ? (std::uint64_t{1} << f.shift) - 1 : 0;
+  k.dropped = _mm256_set1_epi64x(static_cast<long long>(dropped));
+  k.half_dropped = _mm256_set1_epi64x(static_cast<long long>(dropped >> 1));
+  k.one = _mm256_set1_epi64x(1);
+  k.mantissa = _mm256_set1_epi64x((std::int64_t{1} << 52) - 1);
+  k.precision = _mm256_set1_epi64x(f.precision);  // half-width field: exponent − (p − 1) − 1
+  k.margin_scale = _mm256_set1_pd(0x1p-49);
+  k.halve = _mm256_set1_pd(0.5);
+  return k;
+}
+
+// two_sum(a, b) of double_double.h: s + e = a + b.
+ROPECHECK_AVX2_INLINE __m256d two_sum_lanes(__m256d a, __m256d b, __m256d& e) {
+  const __m256d s = _mm256_add_pd(a, b);
+  const __m256d bb = _mm256_sub_pd(s, a);
+  e = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(s, bb)), _mm256_sub_pd(b, bb));
+  return s;
+}
+
+// rotate_component(x, c, y, s): x·c − y·s in double-double (hi returned, lo in `lo`).
+ROPECHECK_AVX2_INLINE __m256d rotate_lanes(__m256d x, __m256d c_hi, __m256d c_lo, __m256d y, __m256d s_hi, __m256d s_lo,
+                                           __m256d sign_pd, __m256d& lo) {
+  const __m256d xc_hi = _mm256_mul_pd(x, c_hi), xc_lo = _mm256_fmsub_pd(x, c_hi, xc_hi);  // 2Prod
+  const __m256d ys_hi = _mm256_mul_pd(y, s_hi), ys_lo = _mm256_fmsub_pd(y, s_hi, ys_hi);
+  __m256d sum_lo;
+  const __m256d sum_hi = two_sum_lanes(xc_hi, _mm256_xor_pd(ys_hi, sign_pd), sum_lo);
+  const __m256d tail = _mm256_add_pd(
+      sum_lo, _mm256_add_pd(_mm256_sub_pd(xc_lo, ys_lo), _mm256_sub_pd(_mm256_mul_pd(x, c_lo), _mm256_mul_pd(y, s_lo))));
+  return two_sum_lanes(sum_hi, tail, lo);
+}
+
+// decide_rounding_fast(hi + lo, error): all-ones lanes where decided, the rounded value in `r`.
+ROPECHECK_AVX2_INLINE __m256d decide_lanes(__m256d hi, __m256d lo, __m256d error, const RoundingLanes& k, __m256d& r) {
+  const __m256i bits = _mm256_castpd_si256(hi);
+  const __m256i sign_bits = _mm256_and_si256(bits, k.sign);
+  const __m256i magnitude = _mm256_xor_si256(bits, sign_bits);
+  const __m256i field = _mm256_srli_epi64(magnitude, 52);
+  const __m256i in_range =
+      _mm256_and_si256(_mm256_cmpgt_epi64(field, k.lowest_field_minus_one), _mm256_cmpgt_epi64(k.emax_field, field));
+  __m256i rounded = magnitude;
+  if (k.rounds) {
+    const __m256i kept_lowest = _mm256_and_si256(_mm256_srl_epi64(magnitude, k.shift), k.one);
+    rounded = _mm256_andnot_si256(k.dropped, _mm256_add_epi64(_mm256_add_epi64(magnitude, k.half_dropped), kept_lowest));
+  }
+  r = _mm256_castsi256_pd(_mm256_or_si256(rounded, sign_bits));
+  const __m256i power_of_two = _mm256_cmpeq_epi64(_mm256_and_si256(rounded, k.mantissa), _mm256_setzero_si256());
+  const __m256d half_width =
+      _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(_mm256_srli_epi64(rounded, 52), k.precision), 52));
+  const __m256d distance = _mm256_add_pd(_mm256_sub_pd(hi, r), lo);
+  const __m256d away = _mm256_xor_pd(distance, _mm256_and_pd(r, k.sign_pd));  // signbit(r) ? −distance : distance
+  const __m256d margin = _mm256_mul_pd(_mm256_add_pd(_mm256_andnot_pd(k.sign_pd, distance), error), k.margin_scale);
+  const __m256d toward_zero_width =
+      _mm256_blendv_pd(half_width, _mm256_mul_pd(half_width, k.halve), _mm256_castsi256_pd(power_of_two));
+  const __m256d inside =
+      _mm256_and_pd(_mm256_cmp_pd(_mm256_add_pd(_mm256_add_pd(away, error), margin), half_width, _CMP_LT_OQ),
+                    _mm256_cmp_pd(_mm256_sub_pd(_mm256_add_pd(error, margin), away), toward_zero_width, _CMP_LT_OQ));
+  return _mm256_and_pd(inside, _mm256_castsi256_pd(in_range));
+}
+
+// The hot loop four pairs at a time, for CPUs with AVX2 and FMA (picked at run time: the library is
+// built for baseline x86-64). Each lane does the scalar hot loop's operations on one pair —
+// rotate_component (2Prod with the FMA, 2Sum, the tail), the bound (|x| + |y|)·error, and
+// decide_rounding_fast's integer add-and-mask and interval test — in the same order, so a lane's
+// decision and value are the scalar loop's; a group of four is stored only when all eight outputs
+// are decided and all four pairs are ordinary (ordinary_pair). Groups that are not (special values,
+// undecided roundings, magnitudes out of range) are left to the scalar loop: their first pair's
+// index goes to `left`, and the count is returned. Pairs past the last multiple of four are the
+// caller's too. Layout: half — x of pair j at dim j, y at dim j + half; interleaved — x at 2j, y at 2j + 1.
+ROPECHECK_AVX2 int rotate_row_avx2(const TokenTable& t, int pairs, bool interleaved, int half, const FastRounding& f,
+                                   const double* in, double* out, int* left) {
+  const RoundingLanes k = rounding_lanes(f);
+  const __m256d huge = _mm256_set1_pd(0x1p900), tiny = _mm256_set1_pd(0x1p-900);
+  int left_count = 0;
+  for (int j = 0; j + 4 <= pairs; j += 4) {
+    __m256d x, y;
+    if (interleaved) {
+      const __m256d a = _mm256_loadu_pd(in + 2 * j), b = _mm256_loadu_pd(in + 2 * j + 4);  // x y x y | x y x y
+      x = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);
+      y = _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8);
+    } else {
+      x = _mm256_loadu_pd(in + j);
+      y = _mm256_loadu_pd(in + j + half);
+    }
+    const __m256d ax = _mm256_andnot_pd(k.sign_pd, x), ay = _mm256_andnot_pd(k.sign_pd, y);
+    const __m256d ordinary =
+        _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(ax, huge, _CMP_LT_OQ), _mm256_cmp_pd(ay, huge, _CMP_LT_OQ)),
+                      _mm256_or_pd(_mm256_cmp_pd(ax, tiny, _CMP_GT_OQ), _mm256_cmp_pd(ay, tiny, _CMP_GT_OQ)));
+    const __m256d c_hi = _mm256_loadu_pd(t.c_hi.data() + j), c_lo = _mm256_loadu_pd(t.c_lo.data() + j);
+    const __m256d s_hi = _mm256_loadu_pd(t.s_hi.data() + j), s_lo = _mm256_loadu_pd(t.s_lo.data() + j);
+    const __m256d error = _mm256_mul_pd(_mm256_add_pd(ax, ay), _mm256_loadu_pd(t.error.data() + j));
+    __m256d v1_lo, v2_lo;
+    const __m256d v1_hi = rotate_lanes(x, c_hi, c_lo, y, s_hi, s_lo, k.sign_pd, v1_lo);
+    const __m256d v2_hi = rotate_lanes(x, s_hi, s_lo, _mm256_xor_pd(y, k.sign_pd), c_hi, c_lo, k.sign_pd, v2_lo);
+    __m256d r1, r2;
+    const __m256d decided = _mm256_and_pd(decide_lanes(v1_hi, v1_lo, error, k, r1), decide_lanes(v2_hi, v2_lo, error, k, r2));
+    if (_mm256_movemask_pd(_mm256_and_pd(ordinary, decided)) != 0xF) {
+      left[left_count++] = j;
+      continue;
+    }
+    if (interleaved) {
+      const __m256d a = _mm256_permute4x64_pd(r1, 0xD8), b = _mm256_permute4x64_pd(r2, 0xD8);
+      _mm256_storeu_pd(out + 2 * j, _mm256_unpacklo_pd(a, b));
+      _mm256_storeu_pd(out + 2 * j + 4, _mm256_unpackhi_pd(a, b));
+    } else {
+      _mm256_storeu_pd(out + j, r1);
+      _mm256_storeu_pd(out + j + half, r2);
+    }
+  }
+  return left_count;
+}
+
+bool cpu_has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#endif
+
+// apply and evaluate: correctly rounded outputs into `rounded`, and with `exact` non-empty the
+// exact values of evaluate. Every value of both is written: the rotated dims here, the pass-through
+// dims [rotary_dim, head_dim) copied from the input (pair_dims: the pairs cover [0, rotary_dim) in
+// both layouts). `rounded` may be `input` itself (each pair is read before it is written).
+ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape shape, std::span<const std::int64_t> positions,
+                                         std::span<const double> input, std::span<double> rounded,
+                                         std::span<long double> exact) {
+  const Spec& spec = k.spec;
+  const Options& options = k.options;
+  const Plan& plan = k.plan;
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
-  const Dtype dtype = spec.dtype;
+  const std::int64_t rotary = spec.rotary_dim;
   const bool fast_path = options.path == Path::fast;
   const bool want_exact = !exact.empty();
+  const FastRounding rounding = fast_rounding(spec.dtype);
+#ifdef ROPECHECK_AVX2_ROWS
+  // evaluate keeps the scalar loop: its exact values come from the same double-double rotation.
+  const bool avx2_rows = fast_path && !want_exact && pairs >= 4 && cpu_has_avx2_fma();
+  std::vector<int> left(static_cast<std::size_t>(pairs / 4));
+#endif
 
   PrecisionScope scope(options.precision_bits);
-  const Plan plan = make_plan(spec, options.model, options.precision_bits);
-  FastPlan fast;
-  if (fast_path) {
-    if (options.precision_bits >= kFastPlanBits) {
-      fast = make_fast_plan(plan);
-    } else {
-      PrecisionScope fast_scope(kFastPlanBits);
-      fast = make_fast_plan(make_plan(spec, Model::exact, kFastPlanBits));
-    }
-  }
   std::vector<PairTrig> trig(static_cast<std::size_t>(pairs));
+  TokenTable table(pairs);
   for (std::int64_t t = 0; t < shape.tokens; ++t) {
     std::span<const std::int64_t> position(positions.data() + t * components, components);
     for (int j = 0; j < pairs; ++j) {
       std::optional<PairTrig> pair;
-      if (fast_path) pair = fast_pair_trig(spec, plan, fast, position, j, options.model);
+      if (fast_path) pair = fast_pair_trig(spec, plan, k.fast, position, j, options.model);
       trig[j] = pair ? *pair : mpfr_pair_trig(spec, plan, position, j, options.model, options.precision_bits);
     }
+#ifdef ROPECHECK_AVX2_ROWS
+    if (avx2_rows) table.fill(trig, fast_path);
+#endif
     for (std::int64_t h = 0; h < shape.heads; ++h) {
       const std::int64_t row = (t * shape.heads + h) * d;
-      for (int j = 0; j < pairs; ++j) {
-        PairTrig& cs = trig[j];
-        const PairDims pd = plan.dims[j];
-        const double x = input[row + pd.first];
-        const double y = input[row + pd.second];
-        double& first_out = rounded[row + pd.first];
-        double& second_out = rounded[row + pd.second];
-        if (!std::isfinite(x) || !std::isfinite(y) || (x == 0 && y == 0)) {
-          // IEEE 754 arithmetic of the formula with the exact cos/sin rounded to double (their
-          // signs and zeroness are the exact ones): NaN propagates, Inf·0 = NaN, signed zeros.
-          settle_ieee(cs, spec, plan, position, j, options.model, options.precision_bits);
-          first_out = x * cs.c_ieee - y * cs.s_ieee;
-          second_out = x * cs.s_ieee + y * cs.c_ieee;
-          if (want_exact) {
-            exact[row + pd.first] = std::isfinite(first_out) ? first_out : 0.0L;  // finite: ±0
-            exact[row + pd.second] = std::isfinite(second_out) ? second_out : 0.0L;
+      const double* in = input.data() + row;
+      double* out = rounded.data() + row;
+      long double* out_exact = want_exact ? exact.data() + row : nullptr;
+      if (out != in) std::copy(in + rotary, in + d, out + rotary);  // pass-through dims, bit for bit
+      if (want_exact) std::copy(in + rotary, in + d, out_exact + rotary);
+      int scalar_from = 0;  // pairs [scalar_from, pairs) and the groups left by the AVX2 rows: scalar loop
+#ifdef ROPECHECK_AVX2_ROWS
+      if (avx2_rows && table.hot) {
+        const int count = rotate_row_avx2(table, pairs, spec.layout == Layout::interleaved, pairs, rounding, in, out, left.data());
+        for (int g = 0; g < count; ++g) {
+          for (int j = left[static_cast<std::size_t>(g)]; j < left[static_cast<std::size_t>(g)] + 4; ++j) {
+            rotate_one_pair(k, trig[j], plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
           }
-          continue;
         }
-        // An exactly zero output: at angle 0 (sin exactly ±0) the first component is x·c, zero when
-        // x is; the second is y·c, zero when y is. No rounding test can decide an exact zero, so
-        // take its IEEE sign from the formula directly. (cos is never exactly 0: cos of a nonzero
-        // algebraic angle is transcendental, Lindemann–Weierstrass.)
-        const bool angle_zero = cs.s.hi == 0;
-        const bool first_zero = angle_zero && x == 0;
-        const bool second_zero = angle_zero && y == 0;
-        const double largest = std::max(std::fabs(x), std::fabs(y));
-        const bool in_range = largest > 0x1p-900 && largest < 0x1p900;
-        const double error = (std::fabs(x) + std::fabs(y)) * cs.error;
-        std::optional<double> first, second;
-        if (first_zero) first = x * cs.c.hi - y * cs.s.hi;
-        if (second_zero) second = x * cs.s.hi + y * cs.c.hi;
-        if (in_range) {
-          const DoubleDouble v1 = rotate_component(x, cs.c, y, cs.s);
-          const DoubleDouble v2 = rotate_component(x, cs.s, -y, cs.c);
-          if (!first) first = fast_path ? round_if_decided_fast(v1, error, dtype) : round_if_decided(v1, error, dtype);
-          if (!second) second = fast_path ? round_if_decided_fast(v2, error, dtype) : round_if_decided(v2, error, dtype);
-          if (want_exact) {
-            exact[row + pd.first] = first_zero ? 0.0L : static_cast<long double>(v1.hi) + v1.lo;
-            exact[row + pd.second] = second_zero ? 0.0L : static_cast<long double>(v2.hi) + v2.lo;
-          }
-        } else if (want_exact) {
-          exact[row + pd.first] = first_zero ? 0.0L : rotate_long_double(x, cs.c, y, cs.s);
-          exact[row + pd.second] = second_zero ? 0.0L : rotate_long_double(x, cs.s, -y, cs.c);
-        }
-        first_out =
-            first ? *first : slow_component(spec, position, j, x, y, false, options.model, options.precision_bits);
-        second_out =
-            second ? *second : slow_component(spec, position, j, x, y, true, options.model, options.precision_bits);
+        scalar_from = pairs - pairs % 4;
+      }
+#endif
+      for (int j = scalar_from; j < pairs; ++j) {
+        rotate_one_pair(k, trig[j], plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
       }
     }
   }
@@ -520,20 +801,54 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const Spec& spec, Shape shape, std::spa
 
 }  // namespace
 
+ApplyPlan::ApplyPlan(const Spec& spec, Options options) : constants_(make_constants(spec, options)) {}
+ApplyPlan::ApplyPlan(ApplyPlan&&) noexcept = default;
+ApplyPlan& ApplyPlan::operator=(ApplyPlan&&) noexcept = default;
+ApplyPlan::~ApplyPlan() = default;
+
+const Spec& ApplyPlan::spec() const { return constants_->spec; }
+const Options& ApplyPlan::options() const { return constants_->options; }
+
+void ApplyPlan::apply_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                           std::span<double> out) const {
+  check_sizes(constants_->spec, shape, positions, input);
+  if (out.size() != input.size()) throw std::invalid_argument("out: expected as many values as the input");
+  rotate_rounded(*constants_, shape, positions, input, out, {});
+}
+
+void apply_chunked(const ApplyPlan& plan, Shape shape, std::span<const std::int64_t> positions,
+                   const std::function<void(std::int64_t first, std::span<double> values)>& load,
+                   const std::function<void(std::int64_t first, std::span<const double> values)>& store) {
+  (void)checked_elements(plan.spec(), shape, positions);
+  const std::int64_t per_token = shape.heads * shape.head_dim;
+  const std::int64_t components = position_components(plan.spec());
+  const std::int64_t chunk_tokens = std::max<std::int64_t>(1, kApplyChunkValues / std::max<std::int64_t>(per_token, 1));
+  std::vector<double> buffer(static_cast<std::size_t>(std::min(chunk_tokens, shape.tokens) * per_token));
+  for (std::int64_t first = 0; first < shape.tokens; first += chunk_tokens) {
+    const std::int64_t tokens = std::min(chunk_tokens, shape.tokens - first);
+    const std::span<double> values(buffer.data(), static_cast<std::size_t>(tokens * per_token));
+    load(first * per_token, values);
+    plan.apply_into({tokens, shape.heads, shape.head_dim}, positions.subspan(first * components, tokens * components),
+                    values, values);
+    store(first * per_token, values);
+  }
+}
+
 std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                           std::span<const double> input, Options options) {
-  std::vector<double> out(input.size());
-  apply_into(spec, shape, positions, input, out, options);
+  const ApplyPlan plan(spec, options);
+  check_sizes(spec, shape, positions, input);
+  // Built from the input (one pass that also fills the pass-through dims), then rotated in place:
+  // std::vector cannot be allocated without initialising, and zero-filling it first would be a
+  // second pass over memory the rotation overwrites.
+  std::vector<double> out(input.begin(), input.end());
+  plan.apply_into(shape, positions, out, out);
   return out;
 }
 
 void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
                 std::span<double> out, Options options) {
-  check_shapes(spec, shape, positions, input);
-  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
-  if (out.size() != input.size()) throw std::invalid_argument("out: expected as many values as the input");
-  std::copy(input.begin(), input.end(), out.begin());  // pass-through dims: copied bit for bit
-  rotate_rounded(spec, shape, positions, input, options, out, {});
+  ApplyPlan(spec, options).apply_into(shape, positions, input, out);
 }
 
 Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
@@ -582,9 +897,7 @@ void evaluate_into(const Spec& spec, Shape shape, std::span<const std::int64_t> 
   // Pairs outside the fast domain take MPFR's cos/sin: at ≥ 256 bits their error stays below the
   // bound above too (the rounded outputs do not depend on the precision: correct rounding is unique).
   options.precision_bits = std::max(options.precision_bits, kFastPlanBits);
-  std::copy(input.begin(), input.end(), rounded.begin());
-  std::copy(input.begin(), input.end(), exact.begin());  // pass-through dims hold the input
-  rotate_rounded(spec, shape, positions, input, options, rounded, exact);
+  rotate_rounded(*make_constants(spec, options), shape, positions, input, rounded, exact);
 }
 
 }  // namespace ropecheck::reference

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -59,11 +61,56 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
 // (x·c − y·s, x·s + y·c) with the exact cos/sin: NaN in a pair ⇒ NaN in both outputs; ±Inf
 // propagate with the signs of the products (Inf·0 = NaN at position 0); zeros keep IEEE signs.
 // Pass-through dims are copied bit for bit. Throws std::invalid_argument on size mismatches.
+// The vector is a new allocation each call: a caller with a buffer of its own, or one that applies
+// many tensors or chunks, takes ApplyPlan::apply_into (no output allocation, no MPFR per call).
 std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                           std::span<const double> input, Options options = {});
-// The same into `out` (input.size() values: a slice of a buffer the caller reuses).
+// The same into `out` (input.size() values: a slice of a buffer the caller reuses); `out` may be
+// `input` itself (in place), else the two must not overlap. ApplyPlan(spec, options).apply_into.
 void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
                 std::span<double> out, Options options = {});
+
+// apply's constants for one spec and options, computed once: θ'_j and the attention factor in MPFR
+// at options.precision_bits, and for the fast path their triple- and double-double words (from
+// 256-bit values). Building one costs an MPFR evaluation of the schedule per pair (0.5–2 ms for
+// head_dim 128); apply_into then does none (outside the cold path) and allocates only small
+// per-call tables (a few values per pair). A caller applying several tensors, or one tensor a
+// chunk of tokens at a time (the CLI and the Python module: input converted into a small buffer,
+// rotated in place, stored in the output's dtype), builds one. apply_into only reads the plan:
+// threads may share one.
+class ApplyPlan {
+ public:
+  // Throws std::invalid_argument (an invalid spec, precision_bits < 64), as apply.
+  explicit ApplyPlan(const Spec& spec, Options options = {});
+  ApplyPlan(ApplyPlan&&) noexcept;
+  ApplyPlan& operator=(ApplyPlan&&) noexcept;
+  ~ApplyPlan();
+
+  const Spec& spec() const;
+  const Options& options() const;
+  // apply's outputs for `input` into `out` (input.size() values), every value written once:
+  // rotated dims correctly rounded, pass-through dims copied. `out` may be `input` itself (in
+  // place), else the two must not overlap. Shape and sizes are checked as by apply (throws
+  // std::invalid_argument).
+  void apply_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                  std::span<double> out) const;
+
+  struct Constants;  // opaque (rope.cpp): the spec, the options, the MPFR and the fast path's constants
+
+ private:
+  std::unique_ptr<const Constants> constants_;
+};
+
+// apply of a tensor without a tensor-sized buffer of doubles (the CLI from a .npy file, the Python
+// module from a float32 array): tokens in chunks of at most kApplyChunkValues values (one token when
+// a token holds more), each `load`ed into a buffer reused chunk after chunk (values [first, first +
+// size) of the row-major [tokens, heads, head_dim] tensor, as doubles: the caller rounds them to the
+// input dtype), rotated in place by `plan`, and passed to `store` (the outputs of the same values).
+// Throws std::invalid_argument for sizes as apply; what load and store throw propagates.
+inline constexpr std::int64_t kApplyChunkValues = std::int64_t{1} << 15;  // 256 KiB of doubles: stays in L2
+void apply_chunked(const ApplyPlan& plan, Shape shape, std::span<const std::int64_t> positions,
+                   const std::function<void(std::int64_t first, std::span<double> values)>& load,
+                   const std::function<void(std::int64_t first, std::span<const double> values)>& store);
 
 // What a judge needs of one call, computed once: the correctly rounded outputs (as `apply`) and
 // the exact values in long double (error ≪ u·ρ of every dtype: docs/design.md "Error metric"), so

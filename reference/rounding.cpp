@@ -11,6 +11,22 @@
 
 namespace ropecheck::reference {
 
+void round_finite_to_format(std::span<double> values, Dtype dtype) {
+  switch (dtype) {
+    case Dtype::f64:
+      return;  // every finite double is a value of binary64: round_to_format gives it back
+    case Dtype::f32:  // the dtype a constant of the loop: round_to_format is the hardware conversion
+      for (double& v : values) {
+        if (std::isfinite(v)) v = round_to_format(v, Dtype::f32);
+      }
+      return;
+    default:
+      for (double& v : values) {
+        if (std::isfinite(v)) v = round_to_format(v, dtype);
+      }
+  }
+}
+
 std::uint64_t encode_bits(double value, Dtype dtype) {
   if (dtype == Dtype::f64) {
     std::uint64_t bits;

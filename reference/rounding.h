@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "reference/double_double.h"
@@ -91,6 +92,11 @@ T round_to_format(const T& value, Dtype dtype) {
   return negative ? T(-result) : result;
 }
 
+// round_to_format of every finite value of `values`, in place; NaN and ±Inf are kept as they are.
+// The dtype is decided once, not per value: inputs rounded to a spec's input dtype a chunk at a time
+// (`ropecheck apply`, Python's ropecheck.apply).
+void round_finite_to_format(std::span<double> values, Dtype dtype);
+
 // Decides the correctly rounded value of an unknown x with |x − approx| ≤ error, or returns nothing
 // when the interval straddles a rounding boundary (the Ziv test: recompute more precisely).
 template <class T>
@@ -126,27 +132,46 @@ inline bool inside_rounding_interval(double r, double distance, double error, do
 // Nothing for non-finite v.hi, results that round to zero or reach the largest finite value
 // (decided by the cold path, which also settles the sign of zero and overflow).
 std::optional<double> round_if_decided(DoubleDouble v, double error, Dtype dtype);
-// The same decision by bit operations for the hot loop: where RN(v.hi) is a normal of the dtype
-// below 2^emax (and, for f64, v.hi ≥ 2^-960) it rounds by an integer add-and-mask on the bits of
-// v.hi; elsewhere it returns round_if_decided(v, error, dtype). Same answer whenever both decide
-// (correct rounding is unique); tests/reference/rounding_test.cpp checks it against MPFR.
-inline std::optional<double> round_if_decided_fast(DoubleDouble v, double error, Dtype dtype) {
+// round_if_decided_fast and decide_rounding_fast (below): the same decision by bit operations for
+// the hot loop: where RN(v.hi) is a normal of the dtype below 2^emax (and, for f64, v.hi ≥ 2^-960)
+// it rounds by an integer add-and-mask on the bits of v.hi; elsewhere it returns
+// round_if_decided(v, error, dtype). Same answer whenever both decide (correct rounding is unique);
+// tests/reference/rounding_test.cpp checks it against MPFR.
+//
+// FastRounding: the dtype's constants of that test, computed once per call of a hot loop (so that
+// the test per element does no switch on the dtype: format_of was evaluated again per element).
+struct FastRounding {
+  Dtype dtype;
+  int precision;             // p
+  int shift;                 // 53 − p: low bits of a double's significand that the dtype drops
+  std::int64_t lowest;       // max(emin, −960)
+  std::int64_t emax;
+};
+constexpr FastRounding fast_rounding(Dtype dtype) {
   const Format f = format_of(dtype);
-  const int shift = 53 - f.precision;  // low bits of a double's significand that the dtype drops
+  return {dtype, f.precision, 53 - f.precision, std::max(f.emin, -960), f.emax};
+}
+// decide_rounding_fast is the same test answering with a flag and the value in `rounded_value`:
+// the hot loop's form (a std::optional<double> result there was stored as value and flag and
+// reloaded as one 16-byte word, a store-forwarding stall on every element).
+inline bool decide_rounding_fast(DoubleDouble v, double error, const FastRounding& f, double& rounded_value) {
   const std::uint64_t bits = std::bit_cast<std::uint64_t>(v.hi);
   const std::uint64_t sign = bits & (std::uint64_t{1} << 63);
   const std::uint64_t magnitude = bits ^ sign;
   // Biased exponent field of |v.hi|: normal in the dtype from emin, below 2^emax (so RN(v.hi) ≤ 2^emax
   // stays finite and normal); for f64 also above 2^-960 so that q/4 below is a normal double.
   const std::int64_t exponent = static_cast<std::int64_t>(magnitude >> 52) - 1023;
-  const int lowest = std::max(f.emin, -960);
-  if (exponent < lowest || exponent >= f.emax) return round_if_decided(v, error, dtype);
+  if (exponent < f.lowest || exponent >= f.emax) {
+    const std::optional<double> r = round_if_decided(v, error, f.dtype);
+    if (r) rounded_value = *r;
+    return r.has_value();
+  }
   // Round to nearest even at bit `shift`: add half an ulp of the dtype minus one, plus the kept
   // lowest bit, then clear the dropped bits. A carry into the exponent gives the next power of two.
   std::uint64_t rounded = magnitude;
-  if (shift > 0) {
-    const std::uint64_t dropped = (std::uint64_t{1} << shift) - 1;
-    rounded = (magnitude + (dropped >> 1) + ((magnitude >> shift) & 1)) & ~dropped;
+  if (f.shift > 0) {
+    const std::uint64_t dropped = (std::uint64_t{1} << f.shift) - 1;
+    rounded = (magnitude + (dropped >> 1) + ((magnitude >> f.shift) & 1)) & ~dropped;
   }
   const double r = std::bit_cast<double>(rounded | sign);
   // Quantum q = 2^(e_r − (p − 1)) of r; half-width q/2, or q/4 when |r| is a power of two (its
@@ -156,7 +181,13 @@ inline std::optional<double> round_if_decided_fast(DoubleDouble v, double error,
   const std::uint64_t half_width_bits = (exponent_field - static_cast<std::uint64_t>(f.precision - 1) - 1) << 52;
   const double half_width = std::bit_cast<double>(half_width_bits);
   const double distance = (v.hi - r) + v.lo;  // v.hi − r exact; the sum rounds once
-  if (inside_rounding_interval(r, distance, error, half_width, power_of_two != 0)) return r;
+  if (!inside_rounding_interval(r, distance, error, half_width, power_of_two != 0)) return false;
+  rounded_value = r;
+  return true;
+}
+inline std::optional<double> round_if_decided_fast(DoubleDouble v, double error, Dtype dtype) {
+  double r = 0;
+  if (decide_rounding_fast(v, error, fast_rounding(dtype), r)) return r;
   return std::nullopt;
 }
 

@@ -57,10 +57,9 @@ int width_of(std::string_view dtype) {
   return 0;
 }
 
-// Decodes `count` little-endian elements (count·width ≤ bytes.size() checked by the caller). The
-// dtype is decided once, not per element (a sidecar test is millions of values).
-std::vector<double> decode(const char* p, std::uint64_t count, std::string_view dtype) {
-  std::vector<double> out(count);
+// Decodes `count` little-endian elements into out[0 .. count) (count·width ≤ bytes.size() checked by
+// the caller). The dtype is decided once, not per element (a sidecar test is millions of values).
+void decode_to(const char* p, std::uint64_t count, std::string_view dtype, double* out) {
   const int width = width_of(dtype);
   // The width a constant of each loop: the element reads become plain loads the compiler vectorizes.
   auto each = [&](auto convert) {
@@ -88,6 +87,11 @@ std::vector<double> decode(const char* p, std::uint64_t count, std::string_view 
   } else {
     each([](std::uint64_t bits) { return static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits))); });
   }
+}
+
+std::vector<double> decode(const char* p, std::uint64_t count, std::string_view dtype) {
+  std::vector<double> out(count);
+  decode_to(p, count, dtype, out.data());
   return out;
 }
 
@@ -723,6 +727,7 @@ TensorFile::TensorFile(TensorFile&& other) noexcept
     : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), entries_(std::move(other.entries_)) {
   // std::map nodes keep their addresses when the map is moved.
   chosen_ = std::exchange(other.chosen_, nullptr);
+  npy_ = other.npy_;
 }
 
 TensorFile::~TensorFile() {
@@ -777,6 +782,7 @@ TensorFile TensorFile::open(const std::string& path) {
                              std::to_string(size - e.offset) + " bytes");
     }
     f.chosen_ = &f.entries_.emplace("", std::move(e)).first->second;
+    f.npy_ = true;
     return f;
   }
   const std::uint64_t n = read_le(start, 8);
@@ -825,6 +831,20 @@ std::vector<double> TensorFile::read(const Entry& entry, std::uint64_t first, st
   std::string bytes(count * width, '\0');
   read_at(fd_, entry.offset + first * width, bytes.data(), bytes.size(), path_);
   return decode(bytes.data(), count, entry.dtype);
+}
+
+void TensorFile::read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const {
+  const Entry& entry = *chosen_;
+  const std::uint64_t count = out.size();
+  if (entry.dtype == "U") fail(path_, "values", "a numeric tensor, got text");
+  if (first > entry.count || count > entry.count - first) {
+    fail(path_, "values", "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " +
+                              std::to_string(first) + " + " + std::to_string(count) + ")");
+  }
+  const auto width = static_cast<std::uint64_t>(width_of(entry.dtype));
+  bytes.resize(count * width);
+  read_at(fd_, entry.offset + first * width, bytes.data(), bytes.size(), path_);
+  decode_to(bytes.data(), count, entry.dtype, out.data());
 }
 
 }  // namespace ropecheck::tensorio

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -105,7 +106,12 @@ class TensorFile {
   // throws ReaderError past the end.
   std::vector<double> read(std::uint64_t first, std::uint64_t count) const { return read(*chosen_, first, count); }
   std::vector<double> read(const Entry& entry, std::uint64_t first, std::uint64_t count) const;
+  // Values [first, first + out.size()) of the default tensor into `out`, read through `bytes` (a
+  // buffer the caller reuses from call to call: a file read a chunk at a time allocates once).
+  void read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const;
   const std::string& path() const { return path_; }
+  // A .npy file (its one tensor, named ""), not safetensors.
+  bool is_npy() const { return npy_; }
 
  private:
   TensorFile() = default;
@@ -113,6 +119,7 @@ class TensorFile {
   int fd_ = -1;
   std::map<std::string, Entry> entries_;
   const Entry* chosen_ = nullptr;
+  bool npy_ = false;
 };
 
 }  // namespace ropecheck::tensorio

@@ -1,5 +1,7 @@
 #include "tensorio/writers.h"
 
+#include <bit>
+#include <cmath>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -45,6 +47,16 @@ void raw_data_to(std::span<const double> values, const std::string& storage, cha
                                      : storage == "F16"                             ? std::optional(Dtype::f16)
                                      : storage == "BF16"                            ? std::optional(Dtype::bf16)
                                                                                     : std::nullopt;  // I64
+  if (dtype == Dtype::f32 && width == 4) {
+    // The hot case (an f32 tensor of millions of values): a value of binary32 converts exactly, its
+    // bits are encode_bits'; NaN takes encode_bits (the project's one quiet NaN, with the sign).
+    for (double v : values) {
+      const std::uint32_t bits = std::isnan(v) ? static_cast<std::uint32_t>(reference::encode_bits(v, Dtype::f32))
+                                               : std::bit_cast<std::uint32_t>(static_cast<float>(v));
+      for (int i = 0; i < 4; ++i) *out++ = static_cast<char>((bits >> (8 * i)) & 0xff);
+    }
+    return;
+  }
   for (double v : values) {
     const std::uint64_t bits = dtype ? reference::encode_bits(v, *dtype) : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
     for (int i = 0; i < width; ++i) *out++ = static_cast<char>((bits >> (8 * i)) & 0xff);
@@ -68,22 +80,8 @@ std::string shape_tuple(const std::vector<std::int64_t>& shape) {
   return s + ")";
 }
 
-}  // namespace
-
-std::string encode_npy(const OutTensor& t) {
-  std::string descr;
-  std::string data;
-  std::vector<std::int64_t> shape = t.shape;
-  if (t.dtype == "U") {
-    const std::size_t chars = std::max<std::size_t>(t.text.size(), 1);
-    descr = "<U" + std::to_string(chars);
-    for (std::size_t i = 0; i < chars; ++i) put_le(data, i < t.text.size() ? static_cast<unsigned char>(t.text[i]) : 0, 4);
-    shape.clear();
-  } else {
-    const std::string storage = t.dtype == "BF16" ? "BF16_AS_F32" : t.dtype;
-    descr = storage == "F64" ? "<f8" : storage == "F16" ? "<f2" : storage == "I64" ? "<i8" : "<f4";
-    data = raw_data(t.values, storage);
-  }
+// The .npy header of an array of `descr` ('<f4', '<U5', ...) and `shape`.
+std::string header_of(const std::string& descr, const std::vector<std::int64_t>& shape) {
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   // numpy/lib/format.py: magic (6) + version (2) + length (2) + header ending in '\n', total a
   // multiple of 64.
@@ -92,9 +90,31 @@ std::string encode_npy(const OutTensor& t) {
   header += '\n';
   std::string out("\x93NUMPY\x01\x00", 8);
   put_le(out, header.size(), 2);
-  out += header;
-  out += data;
-  return out;
+  return out + header;
+}
+
+std::string numeric_descr(const std::string& storage) {
+  return storage == "F64" ? "<f8" : storage == "F16" ? "<f2" : storage == "I64" ? "<i8" : "<f4";
+}
+
+}  // namespace
+
+std::string npy_header(const std::string& dtype, const std::vector<std::int64_t>& shape) {
+  if (dtype != "F64" && dtype != "F32" && dtype != "F16" && dtype != "I64") {
+    throw std::invalid_argument("npy_header: expected dtype F64, F32, F16 or I64, got " + dtype);
+  }
+  return header_of(numeric_descr(dtype), shape);
+}
+
+std::string encode_npy(const OutTensor& t) {
+  if (t.dtype == "U") {
+    const std::size_t chars = std::max<std::size_t>(t.text.size(), 1);
+    std::string data;
+    for (std::size_t i = 0; i < chars; ++i) put_le(data, i < t.text.size() ? static_cast<unsigned char>(t.text[i]) : 0, 4);
+    return header_of("<U" + std::to_string(chars), {}) + data;
+  }
+  const std::string storage = t.dtype == "BF16" ? "BF16_AS_F32" : t.dtype;
+  return header_of(numeric_descr(storage), t.shape) + raw_data(t.values, storage);
 }
 
 std::string encode_npz(const std::vector<OutTensor>& tensors) {

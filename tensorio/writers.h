@@ -29,6 +29,10 @@ struct OutTensor {
 // A complete .npy file (format 1.0; header padded so the data starts at a multiple of 64 bytes).
 // BF16 has no NumPy dtype: it is written as '<f4' (every bfloat16 value is a float32).
 std::string encode_npy(const OutTensor& tensor);
+// The header of such a file (everything before the data) for a numeric tensor of `dtype` ("F64",
+// "F32", "F16", "I64"; BF16 values are written as "F32") and `shape`: a writer that produces the
+// data in pieces writes it, then encode_values_to of each piece.
+std::string npy_header(const std::string& dtype, const std::vector<std::int64_t>& shape);
 // A zip archive of NAME.npy members, stored uncompressed, CRC-32 set.
 std::string encode_npz(const std::vector<OutTensor>& tensors);
 // A safetensors file: tensors in the given order, header padded with spaces to a multiple of 8.

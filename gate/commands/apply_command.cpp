@@ -1,7 +1,17 @@
-// `ropecheck apply`: the reference applied to given inputs, printed exactly.
+// `ropecheck apply`: the reference applied to given inputs, printed exactly or written as .npy.
+//
+// The tensor goes through reference::apply_chunked, one ApplyPlan: a chunk of tokens at a time is
+// read (a large .npy input a chunk at a time from the file), rounded to the input dtype, rotated in
+// place and printed or encoded, so no tensor-sized buffer of doubles is held (`--out`) and every
+// buffer is reused from chunk to chunk.
+
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <span>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -9,10 +19,12 @@
 #include "gate/commands/command.h"
 #include "gate/positions.h"
 #include "gate/commands/spec_options.h"
+#include "gate/report.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/json_keys.h"
 #include "tensorio/readers.h"
+#include "tensorio/writers.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -72,15 +84,65 @@ std::vector<double> read_input(const std::string& text) {
   return values;
 }
 
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// .npy inputs above this size are read a chunk at a time (tensorio::TensorFile: the values in the
+// file's own dtype, never all of them as doubles); below it one read of the file is as fast, and
+// malformed files get parse_npy_tensor's messages.
+constexpr std::uint64_t kReadWholeBytes = std::uint64_t{1} << 24;
+
+// The `--input` values: a large .npy file read where asked, or the values held (a list, JSON, a
+// small .npy file).
+class InputValues {
+ public:
+  explicit InputValues(const std::string& text) {
+    std::error_code ec;
+    if (ends_with(text, ".npy") && names_a_file(text) && std::filesystem::file_size(text, ec) > kReadWholeBytes && !ec) {
+      try {
+        tensorio::TensorFile file = tensorio::TensorFile::open(text);
+        if (file.is_npy()) {
+          file_.emplace(std::move(file));
+          return;
+        }
+      } catch (const tensorio::ReaderError&) {
+        // read whole below: its reader names what is wrong
+      }
+    }
+    values_ = read_input(text);
+  }
+  std::uint64_t size() const { return file_ ? file_->elements() : values_.size(); }
+  // Every value is a binary32 value (a float32 .npy read a chunk at a time): rounding to f32 keeps it.
+  bool stored_as_f32() const { return file_ && file_->dtype() == "F32"; }
+  // Values [first, first + out.size()) into `out` (through `bytes`, a buffer reused across calls).
+  void read(std::uint64_t first, std::span<double> out, std::string& bytes) const {
+    if (!file_) {
+      std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+      return;
+    }
+    try {
+      file_->read_into(first, out, bytes);
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(e.what());
+    }
+  }
+
+ private:
+  std::optional<tensorio::TensorFile> file_;
+  std::vector<double> values_;
+};
+
 }  // namespace
 
 void add_apply_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("apply", "Apply the exact reference to inputs and print the correctly rounded outputs");
   struct Args {
     SpecOptions spec;
-    std::string positions, input, model = "exact", format = "hex";
+    std::string positions, input, model = "exact", format = "hex", out;
     std::int64_t heads = 0;
     int precision = 256;
+    bool force = false;
   };
   auto args = std::make_shared<Args>();
   add_spec_options(cmd, args->spec, SpecCount::one);
@@ -96,15 +158,34 @@ void add_apply_command(CLI::App& root, int& status) {
   cmd->add_option("--model", args->model, "Rounding model: exact | f32-recipe")->check(CLI::IsMember({"exact", "f32-recipe"}));
   cmd->add_option("--precision", args->precision, "Working precision in bits of the first attempt (>= 64)")
       ->check(CLI::Range(64, 16384));
-  cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")
-      ->check(CLI::IsMember({"hex", "json"}));
+  auto* format = cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")
+                     ->check(CLI::IsMember({"hex", "json"}));
+  cmd->add_option("--out", args->out,
+                  "Write the outputs to this .npy file instead ([tokens, heads, head_dim] in the spec's dtype; bf16 as "
+                  "float32); a new file unless --force")
+      ->excludes(format);
+  cmd->add_flag("--force", args->force, "With --out: replace an existing file");
   cmd->callback([args, &status] {
     const Spec spec = resolve_spec(args->spec);
     const int components = position_components(spec);
+    if (!args->out.empty()) {
+      if (!ends_with(args->out, ".npy")) throw UsageError("--out: expected a .npy file name, got " + args->out);
+      // As `golden export --out`: an existing file is replaced only when asked, refused before the work.
+      struct stat st {};
+      if (!args->force && ::lstat(args->out.c_str(), &st) == 0) {
+        throw UsageError(args->out + ": expected a new file, got an existing one (use --force to replace it)");
+      }
+    }
+    std::vector<std::string> inputs;  // never written over
+    for (const std::string* text : {&args->positions, &args->input}) {
+      if (names_a_file(*text)) inputs.push_back(*text);
+    }
+    if (!args->out.empty()) check_report_paths({args->out}, inputs);
     const std::vector<std::int64_t> positions = parse_positions_option(args->positions, components);
-    std::vector<double> input = read_input(args->input);
+    const InputValues input(args->input);
     const std::int64_t tokens = static_cast<std::int64_t>(positions.size()) / components;
-    const std::int64_t per_token = static_cast<std::int64_t>(input.size()) / std::max<std::int64_t>(tokens, 1);
+    const auto values = static_cast<std::int64_t>(input.size());
+    const std::int64_t per_token = values / std::max<std::int64_t>(tokens, 1);
     std::int64_t heads = args->heads;
     if (heads == 0) heads = per_token / spec.head_dim;
     // Checked: a product that wraps around (3 tokens x 3074457345618258603 heads x 2) could equal
@@ -112,30 +193,50 @@ void add_apply_command(CLI::App& root, int& status) {
     std::int64_t elements = 0;
     const bool overflow = __builtin_mul_overflow(tokens, heads, &elements) ||
                           __builtin_mul_overflow(elements, std::int64_t{spec.head_dim}, &elements);
-    if (heads <= 0 || overflow || static_cast<std::int64_t>(input.size()) != elements) {
+    if (heads <= 0 || overflow || values != elements) {
       throw UsageError("--input: expected tokens*heads*head_dim values (tokens=" + std::to_string(tokens) +
                        ", head_dim=" + std::to_string(spec.head_dim) +
                        (args->heads ? ", heads=" + std::to_string(args->heads) : std::string()) + "), got " +
-                       std::to_string(input.size()));
-    }
-    for (double& v : input) {
-      if (std::isfinite(v)) v = reference::round_to_format(v, input_dtype_of(spec));
+                       std::to_string(values));
     }
     reference::Options options;
     options.precision_bits = args->precision;
     options.model = args->model == "exact" ? reference::Model::exact : reference::Model::f32_recipe;
-    const std::vector<double> out =
-        reference::apply(spec, reference::Shape{tokens, heads, spec.head_dim}, positions, input, options);
-    if (args->format == "hex") {
-      for (double v : out) std::printf("%s\n", reference::to_hex(v).c_str());
+    const reference::ApplyPlan plan(spec, options);
+    const reference::Shape shape{tokens, heads, spec.head_dim};
+    const Dtype input_dtype = input_dtype_of(spec);
+    std::string bytes;  // the file's bytes of one chunk, reused
+    auto load = [&](std::int64_t first, std::span<double> chunk) {
+      input.read(static_cast<std::uint64_t>(first), chunk, bytes);
+      if (!(input.stored_as_f32() && input_dtype == Dtype::f32)) reference::round_finite_to_format(chunk, input_dtype);
+    };
+    if (!args->out.empty()) {
+      // bf16 as float32, as every .npy writer of the project (tensorio/writers.h): NumPy has no bfloat16.
+      const std::string storage = spec.dtype == Dtype::bf16 ? "F32" : tensorio::storage_dtype(spec.dtype);
+      const auto width = static_cast<std::size_t>(tensorio::encoded_width(storage));
+      std::string encoded;  // one chunk's bytes, reused
+      write_atomically_streamed(args->out, inputs, [&](const ChunkWriter& write) {
+        write(tensorio::npy_header(storage, {tokens, heads, spec.head_dim}));
+        reference::apply_chunked(plan, shape, positions, load, [&](std::int64_t, std::span<const double> out) {
+          encoded.resize(out.size() * width);
+          tensorio::encode_values_to(storage, out, encoded.data());
+          write(encoded);
+        });
+      }, !args->force);
+    } else if (args->format == "hex") {
+      reference::apply_chunked(plan, shape, positions, load, [&](std::int64_t, std::span<const double> out) {
+        for (double v : out) std::printf("%s\n", reference::to_hex(v).c_str());
+      });
     } else {
+      std::vector<std::string> hex;
+      reference::apply_chunked(plan, shape, positions, load, [&](std::int64_t, std::span<const double> out) {
+        for (double v : out) hex.push_back(reference::to_hex(v));
+      });
       nlohmann::ordered_json j;
       j["spec"] = nlohmann::ordered_json::parse(to_json(spec));
       j["model"] = args->model;
       j["shape"] = {tokens, heads, spec.head_dim};
       j["positions"] = positions;
-      std::vector<std::string> hex;
-      for (double v : out) hex.push_back(reference::to_hex(v));
       j["output"] = hex;
       std::printf("%s\n", j.dump(2).c_str());
     }

@@ -96,8 +96,10 @@ def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", 
     array = _t.as_numpy(x, "x", spec.input_dtype)
     token_shape, heads = _t.head_shape(array, spec)
     where = _t.positions_of(positions, token_shape, spec, array.shape)
-    out = _rc.apply(spec, _t.doubles(array), heads, where, model, precision_bits)
-    return _t.result_array(out, array.shape, spec.dtype, bf16, as_torch)
+    # float32 and float64 go to C++ as they are (C-contiguous); other types widened to float64 first.
+    values = np.ascontiguousarray(array) if array.dtype in (np.float32, np.float64) else _t.doubles(array)
+    out = _rc.apply(spec, values, heads, where, model, precision_bits)
+    return _t.result_array(out, array.shape, spec.dtype, bf16, as_torch, copy=False)
 
 
 def check(output, x, positions, spec, model="exact", *, tolerance=None, max_position=None, skip_flags=None,

@@ -110,10 +110,11 @@ def doubles(x):
     return np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
 
 
-def result_array(values, shape, dtype, bf16="float32", as_torch=False):
-    """Flat float64 values of `dtype` (a spec's dtype name) as the documented result: an array of
-    that dtype (bf16: float32 holding bfloat16 values, or with bf16="uint16" their bit patterns),
-    or a torch tensor of that dtype (bf16 included) with as_torch=True."""
+def result_array(values, shape, dtype, bf16="float32", as_torch=False, copy=True):
+    """Flat float64 (or float32) values of `dtype` (a spec's dtype name) as the documented result:
+    an array of that dtype (bf16: float32 holding bfloat16 values, or with bf16="uint16" their bit
+    patterns), or a torch tensor of that dtype (bf16 included) with as_torch=True. copy=False: the
+    result may share `values` when no conversion is needed (values the caller does not keep)."""
     if bf16 not in ("float32", "uint16"):
         raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     values = values.reshape(shape)
@@ -124,4 +125,4 @@ def result_array(values, shape, dtype, bf16="float32", as_torch=False):
         return torch.from_numpy(values).to(torch_dtype)  # exact: every value is one of the dtype
     if dtype == "bf16" and bf16 == "uint16":
         return _rc.bf16_bits(values.reshape(-1)).reshape(shape)
-    return values.astype(_RESULT[dtype])
+    return values.astype(_RESULT[dtype], copy=copy)

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -23,6 +24,7 @@
 
 #include "gate_test_support.h"
 #include "optimized/error_bounds.h"
+#include "spec/random.h"
 #include "spec/schedule.h"
 #include "spec/spec.h"
 
@@ -580,6 +582,92 @@ TEST(Apply, JsonInputValuesMustBeNumbersOrStrings) {
   // a string that is no float, holding a newline: still one line
   spit(dir / "input.json", "[1, \"a\\nb\"]");
   expect_usage_error(run(apply + (dir / "input.json"), dir), {"input.json", "input value"}, "newline in a string");
+}
+
+// `apply --out F.npy`: the outputs as a .npy of the spec's dtype, [tokens, heads, head_dim], each
+// value the MPFR path's correctly rounded one (reference::apply with Path::mpfr, computed here).
+// A small input (read whole) with special values, and one above 16 MiB, which the command reads a
+// chunk at a time (gate/commands/apply_command.cpp kReadWholeBytes), checked at chunk boundaries.
+std::vector<double> mpfr_apply(const Spec& spec, std::int64_t tokens, std::int64_t heads, std::vector<std::int64_t> positions,
+                               std::vector<double> input) {
+  reference::Options options;
+  options.path = reference::Path::mpfr;
+  for (double& v : input) {
+    if (std::isfinite(v)) v = reference::round_to_format(v, input_dtype_of(spec));  // as apply --input is read
+  }
+  return reference::apply(spec, {tokens, heads, spec.head_dim}, positions, input, options);
+}
+
+bool same_values(double a, double b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(Apply, OutWritesTheOutputsAsNpy) {
+  TempDir dir;
+  const struct {
+    const char* spec;
+    const char* descr;
+  } cases[] = {{"layout=half,head_dim=8,rotary_dim=6,base=10000,dtype=f32", "<f4"},
+               {"layout=interleaved,head_dim=8,base=500000,dtype=bf16", "<f4"},  // bfloat16 as float32
+               {"layout=half,head_dim=8,base=10000,dtype=f16,direction=inverse", "<f2"},
+               {"layout=half,head_dim=8,base=10000,dtype=f64", "<f8"}};
+  std::vector<double> input;
+  for (int i = 0; i < 3 * 2 * 8; ++i) input.push_back(std::ldexp(std::sin(i * 0.77), i % 7 - 3));
+  input[1] = std::nan("");
+  input[9] = -INFINITY;
+  input[16] = input[17] = 0.0;
+  input[18] = -0.0;
+  spit(dir / "x.npy", tensorio::encode_npy({"", "F64", {3, 2, 8}, input, {}}));
+  for (const auto& c : cases) {
+    const Spec spec = parse_spec(c.spec);
+    const std::string out = dir / (std::string(name(spec.dtype)) + ".npy");
+    const Ran r = run(kBin + " apply --spec " + c.spec + " --positions 0,7,70000 --input " + (dir / "x.npy") + " --out " + out, dir);
+    ASSERT_EQ(r.code, 0) << c.spec << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    const std::string bytes = slurp(out);
+    EXPECT_NE(bytes.find(std::string("'descr': '") + c.descr + "'"), std::string::npos) << c.spec;
+    const tensorio::Tensor t = tensorio::parse_npy_tensor(bytes, out);
+    EXPECT_EQ(t.shape, (std::vector<std::int64_t>{3, 2, 8})) << c.spec;
+    const std::vector<double> expected = mpfr_apply(spec, 3, 2, {0, 7, 70000}, input);
+    ASSERT_EQ(t.values.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_TRUE(same_values(t.values[i], expected[i])) << c.spec << " value " << i << ": " << reference::to_hex(t.values[i])
+                                                        << " expected " << reference::to_hex(expected[i]);
+    }
+  }
+  // Above 16 MiB: 1030 tokens × 32 heads × 128 f32 (4.2 M values); chunks of 8 tokens.
+  const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
+  const std::int64_t tokens = 1030, heads = 32, per_token = heads * 128;
+  std::vector<double> big(static_cast<std::size_t>(tokens * per_token));
+  SplitMix64 rng(77);
+  for (double& v : big) v = static_cast<float>(2 * rng.unit() - 1);
+  big[5 * per_token + 3] = std::nan("");
+  spit(dir / "big.npy", tensorio::encode_npy({"", "F32", {tokens, heads, 128}, big, {}}));
+  ASSERT_GT(std::filesystem::file_size(dir / "big.npy"), std::uintmax_t{1} << 24);
+  const Ran r = run(kBin + " apply --spec layout=half,head_dim=128,base=500000,dtype=f32 --positions 0:" + std::to_string(3 * tokens) +
+                        ":3 --input " + (dir / "big.npy") + " --out " + (dir / "big_out.npy"),
+                    dir);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const tensorio::Tensor t = tensorio::parse_npy_tensor(slurp(dir / "big_out.npy"), "big_out.npy");
+  ASSERT_EQ(t.values.size(), big.size());
+  for (const std::int64_t token : {0, 5, 7, 8, 9, 511, 512, 1023, 1024, 1029}) {
+    const auto first = big.begin() + token * per_token;
+    const std::vector<double> expected = mpfr_apply(spec, 1, heads, {3 * token}, {first, first + per_token});
+    for (std::int64_t i = 0; i < per_token; ++i) {
+      ASSERT_TRUE(same_values(t.values[static_cast<std::size_t>(token * per_token + i)], expected[static_cast<std::size_t>(i)]))
+          << "token " << token << " value " << i;
+    }
+  }
+  // Bad --out: one line, exit 2, nothing written over.
+  const std::string apply = kBin + " apply --spec layout=half,head_dim=8,base=10000,dtype=f32 --positions 0,7,70000 --input " +
+                            (dir / "x.npy");
+  spit(dir / "kept.npy", "keep me");
+  expect_usage_error(run(apply + " --out " + (dir / "kept.npy"), dir), {"kept.npy", "expected a new file", "--force"}, "existing");
+  EXPECT_EQ(slurp(dir / "kept.npy"), "keep me");
+  EXPECT_EQ(run(apply + " --out " + (dir / "kept.npy") + " --force", dir).code, 0);
+  EXPECT_EQ(tensorio::parse_npy_tensor(slurp(dir / "kept.npy"), "kept.npy").values.size(), 48u);
+  expect_usage_error(run(apply + " --out " + (dir / "x.npy") + " --force", dir), {"x.npy"}, "the input itself");
+  expect_usage_error(run(apply + " --out " + (dir / "out.txt"), dir), {"--out", ".npy", "out.txt"}, "not .npy");
+  expect_usage_error(run(apply + " --out " + (dir / "o.npy") + " --format hex", dir), {"--out", "--format"}, "--out with --format");
+  EXPECT_FALSE(std::filesystem::exists(dir / "o.npy"));
 }
 
 // ------------------------------------------------------------------------------------------------

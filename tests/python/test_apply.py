@@ -46,6 +46,36 @@ def test_apply_result_dtypes():
     assert np.array_equal((bits16.astype(np.uint32) << 16).view(np.float32), as_f32)
 
 
+def test_apply_takes_float32_float64_strided_and_other_types_alike(ropecheck_bin, tmp_path):
+    """float32 and float64 arrays go to C++ as they are, strided ones and other types through NumPy
+    first; all give the bits of `ropecheck apply` on the same values, over several chunks of tokens
+    (reference/rope.h apply_chunked: 2^15 values, here 32 tokens a chunk) with special values."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((70, 8, 128)).astype(np.float32)
+    x.reshape(-1)[rng.choice(x.size, 60, replace=False)] = np.resize(
+        np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-41, 3e38], dtype=np.float32), 60)
+    positions = np.arange(70) * 977
+    spec = "layout=interleaved,head_dim=128,base=500000,dtype=f32"
+    path = tmp_path / "x.npy"
+    np.save(path, x)
+    status, out, err = run_cli(ropecheck_bin, "apply", "--spec", spec, "--positions", ",".join(map(str, positions)),
+                               "--input", path, "--format", "hex")
+    assert status == 0, err
+    expected = bits(hex_values(out.split()))
+    wide = np.zeros((70, 16, 128), dtype=np.float32)
+    wide[:, ::2] = x  # a strided view of the same values
+    for name, values in [("float32", x), ("float64", x.astype(np.float64)), ("strided", wide[:, ::2])]:
+        got = ropecheck.apply(values, positions, spec)
+        assert got.dtype == np.float32 and got.shape == x.shape, name
+        assert np.array_equal(bits(got.astype(np.float64).reshape(-1)), expected), name
+    # integers: widened by NumPy, then as the CLI given the same values
+    ints = (x[:2] * 100).astype(np.int32)
+    np.save(path, ints.astype(np.float64))
+    status, out, err = run_cli(ropecheck_bin, "apply", "--spec", spec, "--positions", "0,1", "--input", path, "--format", "hex")
+    assert status == 0, err
+    assert np.array_equal(bits(ropecheck.apply(ints, [0, 1], spec).astype(np.float64).reshape(-1)), bits(hex_values(out.split())))
+
+
 CLI_CASES = [
     ("layout=interleaved,head_dim=2,base=10000,dtype=f64", "1", [1.0, 0.0]),
     ("layout=half,head_dim=8,base=500000,dtype=bf16", "7,123456", list(np.linspace(-3, 3, 16))),

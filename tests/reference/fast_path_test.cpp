@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -234,6 +235,62 @@ TEST(FastPath, MatchesMpfrPathOnRandomSpecs) {
     }
   }
   std::printf("random specs: %lld elements per path\n", static_cast<long long>(elements));
+}
+
+// ApplyPlan::apply_into and apply_chunked (what the CLI and the Python module call) against the MPFR
+// path's apply, bit for bit: one plan for several calls, into a buffer holding a NaN pattern (every
+// value must be written, pass-through dims included), in place (out = input), and a token chunk at a
+// time through apply_chunked (chunks of one token here: 2^15 values per chunk with head_dim up to
+// 68 and ≤ 3 heads hold every random case in one chunk, so the chunked case uses 4096 heads).
+TEST(ApplyPlan, IntoBuffersInPlaceAndByChunksMatchTheMpfrPath) {
+  SplitMix64 rng(0xa991);
+  const double garbage = reference::decode_bits(0x7ff4dead0000beefULL, Dtype::f64);  // a NaN no output has
+  for (int trial = 0; trial < 300; ++trial) {
+    const Case c = random_case(rng);
+    for (const reference::Model model : {reference::Model::exact, reference::Model::f32_recipe}) {
+      const std::vector<double> expected =
+          reference::apply(c.spec, c.shape, c.positions, c.input, options(model, reference::Path::mpfr));
+      const reference::ApplyPlan plan(c.spec, options(model, reference::Path::fast));
+      for (int call = 0; call < 2; ++call) {  // the plan is only read: a second call gives the same
+        std::vector<double> out(c.input.size(), garbage);
+        plan.apply_into(c.shape, c.positions, c.input, out);
+        ASSERT_EQ(first_difference(out, expected), -1) << "trial " << trial << " call " << call << " " << to_string(c.spec);
+      }
+      std::vector<double> in_place = c.input;
+      plan.apply_into(c.shape, c.positions, in_place, in_place);
+      ASSERT_EQ(first_difference(in_place, expected), -1) << "in place, trial " << trial << " " << to_string(c.spec);
+      // The free function is the same plan's call.
+      std::vector<double> out(c.input.size(), garbage);
+      reference::apply_into(c.spec, c.shape, c.positions, c.input, out, options(model, reference::Path::fast));
+      ASSERT_EQ(first_difference(out, expected), -1) << "apply_into, trial " << trial;
+    }
+  }
+  // Chunks: 3 tokens of 4096 heads × head_dim 16 (65536 values a token: one token per chunk),
+  // random inputs with special values, positions of every kind.
+  const Spec spec = parse_spec("layout=interleaved,head_dim=16,rotary_dim=12,base=10000,dtype=bf16");
+  const reference::Shape shape{3, 4096, 16};
+  std::vector<std::int64_t> positions = {0, 123456, -(std::int64_t{1} << 54)};
+  std::vector<double> input(static_cast<std::size_t>(shape.elements()));
+  for (double& v : input) v = rng.chance(1, 50) ? random_pattern(rng, Dtype::bf16) : random_input(rng, Dtype::bf16);
+  const std::vector<double> expected = reference::apply(spec, shape, positions, input, options(reference::Model::exact, reference::Path::mpfr));
+  const reference::ApplyPlan plan(spec);
+  std::vector<double> got(input.size(), garbage);
+  std::vector<std::int64_t> firsts;
+  reference::apply_chunked(
+      plan, shape, positions,
+      [&](std::int64_t first, std::span<double> values) {
+        ASSERT_LE(static_cast<std::int64_t>(values.size()), std::max<std::int64_t>(reference::kApplyChunkValues, 4096 * 16));
+        std::copy_n(input.begin() + first, values.size(), values.begin());
+        firsts.push_back(first);
+      },
+      [&](std::int64_t first, std::span<const double> values) { std::copy(values.begin(), values.end(), got.begin() + first); });
+  EXPECT_EQ(firsts, (std::vector<std::int64_t>{0, 65536, 131072}));
+  EXPECT_EQ(first_difference(got, expected), -1);
+  // Sizes are checked as apply checks them.
+  EXPECT_THROW(plan.apply_into({2, 1, 16}, std::vector<std::int64_t>{1}, std::vector<double>(32), got), std::invalid_argument);
+  EXPECT_THROW(plan.apply_into({1, 1, 16}, std::vector<std::int64_t>{1}, std::vector<double>(16), std::span(got).first(15)),
+               std::invalid_argument);
+  EXPECT_THROW(reference::ApplyPlan(spec, reference::Options{32}), std::invalid_argument);
 }
 
 TEST(FastPath, LargePositionsAndF64AgreeWithMpfrPath) {

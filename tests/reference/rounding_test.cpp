@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "reference/multiprecision.h"
 #include "tests/reference/mpfr_oracle.h"
@@ -93,6 +95,32 @@ TEST(Rounding, RandomValuesMatchMpfr) {
       const double expected = testing::oracle_round(value, dtype);
       const double got = static_cast<double>(reference::round_to_format(value, dtype));
       ASSERT_TRUE(same_value(got, expected)) << name(dtype) << " " << value.str(60, std::ios_base::scientific);
+    }
+  }
+}
+
+// round_finite_to_format over a buffer: each finite double rounded as MPFR rounds it (the oracle),
+// NaN (with its payload) and ±Inf kept bit for bit — doubles of every magnitude, random patterns.
+TEST(Rounding, BuffersRoundTheirFiniteValuesOnly) {
+  std::mt19937_64 rng(777);
+  std::vector<double> values;
+  for (int i = 0; i < 20000; ++i) {
+    std::uint64_t bits = rng();
+    if (i % 5 == 0) bits = (bits & 0x800fffffffffffffULL) | (std::uint64_t{rng() % 300 + 900} << 52);  // near 1
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    values.push_back(v);
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double special : {0.0, -0.0, inf, -inf, std::nan(""), 0x1p-1074, 65520.0, 0x1.fffffffp127}) values.push_back(special);
+  reference::PrecisionScope scope(128);
+  for (Dtype dtype : kDtypes) {
+    std::vector<double> rounded = values;
+    reference::round_finite_to_format(rounded, dtype);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const double expected = std::isfinite(values[i]) ? testing::oracle_round(Real(values[i]), dtype) : values[i];
+      ASSERT_EQ(std::memcmp(&rounded[i], &expected, sizeof expected), 0)
+          << name(dtype) << " " << reference::to_hex(values[i]) << " gave " << reference::to_hex(rounded[i]);
     }
   }
 }
