@@ -14,7 +14,7 @@
 
 namespace ropecheck::bench {
 
-// The throughput workload of kernel_bench and peers_bench (issue 4): a prefill of 4096 tokens ×
+// The throughput workload of kernel_bench and peers_bench: a prefill of 4096 tokens ×
 // 32 heads × 128 dims (Llama 3 8B's q), contiguous [tokens, heads, head_dim].
 constexpr std::int64_t kTokens = 4096;
 constexpr std::int64_t kHeads = 32;

@@ -1,4 +1,4 @@
-// Kernel throughput (issue 4): 4096 tokens × 32 heads × 128 dims, base 500000, half layout, f32,
+// Kernel throughput: 4096 tokens × 32 heads × 128 dims, base 500000, half layout, f32,
 // bf16 and f16, 1 and 2 threads, every CPU kernel this machine runs, on-the-fly and cache modes.
 // GB/s counts input + output bytes. Every iteration of a kernel benchmark also times a plain memcpy of the same
 // bytes (split over the same threads) just before the kernel call, and each kernel reports:

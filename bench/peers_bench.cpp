@@ -1,4 +1,4 @@
-// ggml's RoPE side by side with the project's kernel and memcpy (issue 17 item 6): llama.cpp's
+// ggml's RoPE side by side with the project's kernel and memcpy: llama.cpp's
 // ggml_rope_ext (the CPU library of peers/ggml, built from source by peers/ggml/build_ggml.sh, its
 // best variant in the folder on this machine) on 4096 tokens × 32 heads × 128 dims, half layout
 // (ggml mode 2, NEOX), base 500000, f32 and f16, 1 and 2 threads. GB/s counts input + output bytes,

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Issue 18's targets at real size, measured in one run: wall time and peak RSS of each command.
+"""targets at real size, measured in one run: wall time and peak RSS of each command.
 
     /usr/bin/python3 bench/real_size.py [--ropecheck build/bin/ropecheck] [--full]
 

@@ -228,7 +228,7 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
       return signed_angle(spec, Real(static_cast<long long>(position[plan.component[j]])) * plan.theta[j]);
     };
     if (form == Form::elementwise) {
-      // seed 002: out = q ⊗ cos + rotate(q) ⊗ sin, with cos/sin laid out like the pairs
+      // RoFormer: out = q ⊗ cos + rotate(q) ⊗ sin, with cos/sin laid out like the pairs
       // (interleaved: (cos θ0, cos θ0, cos θ1, …); half: cat(cos, cos)), and 1/0 on pass-through dims.
       std::vector<Real> cos_vector(d, Real(1)), sin_vector(d, Real(0));
       for (int j = 0; j < pairs; ++j) {
@@ -248,7 +248,7 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
         for (std::int64_t i = 0; i < d; ++i) out[row + i] = Real(input[row + i]) * cos_vector[i] + rotated[i] * sin_vector[i];
       }
     } else if (form == Form::matrix) {
-      // The block-diagonal R_m (seed 002): 2×2 blocks [[cos, −sin], [sin, cos]] at each pair's dims,
+      // The block-diagonal R_m (RoFormer): 2×2 blocks [[cos, −sin], [sin, cos]] at each pair's dims,
       // identity elsewhere; out = R_m·q as a full matrix-vector product.
       std::vector<Real> matrix(static_cast<std::size_t>(d * d), Real(0));
       for (std::int64_t i = 0; i < d; ++i) matrix[i * d + i] = Real(1);
@@ -271,7 +271,7 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
         }
       }
     } else {
-      // Complex form (seed 002 appendix): z·(e^{iθ})^m with the power taken by repeated squaring,
+      // Complex form (RoFormer §3.2): z·(e^{iθ})^m with the power taken by repeated squaring,
       // never through the angle m·θ; conjugated for negative m and for the inverse direction.
       for (std::int64_t h = 0; h < shape.heads; ++h) {
         const std::int64_t row = (t * shape.heads + h) * d;

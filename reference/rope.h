@@ -45,10 +45,10 @@ struct Options {
 
 // The three independent forms (they share only spec/schedule.h):
 //   matrix      — the block-diagonal R_m (head_dim × head_dim, identity on pass-through dims)
-//                 applied as a matrix-vector product (seed 002, eq. of R_m);
+//                 applied as a matrix-vector product (RoFormer, eq. of R_m);
 //   complex     — z_j·(e^{iθ_j})^m with z_j = x + i·y, the power taken by repeated squaring
-//                 (seed 002 appendix, Euler's formula);
-//   elementwise — q ⊗ cos + rotate(q) ⊗ sin with the layout's cos/sin vectors (seed 002's sparse form).
+//                 (RoFormer §3.2, Euler's formula);
+//   elementwise — q ⊗ cos + rotate(q) ⊗ sin with the layout's cos/sin vectors (RoFormer's sparse form).
 enum class Form { matrix, complex, elementwise };
 
 // Unrounded values at `precision_bits` (error ≈ 2^-P·(1 + |angle|) relative to each pair's norm).

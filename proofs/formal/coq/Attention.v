@@ -1,5 +1,5 @@
 (* Attention.v — attention with RoPE is unchanged when every position moves by the same t
-   (catalog entry attention_shift_invariance; seeds 002 and 004:
+   (catalog entry attention_shift_invariance; RoFormer §3.2.2, and docs/rope.md §4:
    Attention(Q, K, V) = softmax(RoPE(Q) RoPE(K)ᵀ / √d_k + M) V).
 
    N tokens; token i has position p i, query q i and key kv i (vectors of k pairs) and value

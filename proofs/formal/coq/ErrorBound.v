@@ -510,7 +510,7 @@ Qed.
 
 (* ====================================================================================
    The attention factor g ≠ 1 (error_bounds.h calls it A; here g, because A, B, C, S already name
-   exact values) and cache mode. Metric of reference/error_metric.h:
+   exact values) and cache mode. Metric of judge/pair_rule.h:
        e = max(|a − A'|, |b − B'|) / (u·ρ·max(1, |g|)),
    so the theorems below bound |out − exact| by a multiple of u·ρ·Rmax 1 |g|. The exact component
    is g·(x·C + y·S) with (C, S) = (cos α, ±sin α) (the sign of S covers both output components

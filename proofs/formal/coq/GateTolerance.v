@@ -1,4 +1,4 @@
-(* GateTolerance.v — the gate's default tolerances (gate/tolerance.cpp) as theorems.
+(* GateTolerance.v — the gate's default tolerances (judge/tolerance.cpp) as theorems.
 
    A third-party candidate is "careful" when it works in the data dtype itself (unit roundoff
    u = 2^-p, p = 53, 24, 11 or 8, so 0 < u <= 2^-8), with cos and sin each within u absolutely
@@ -20,7 +20,7 @@
    (2 + sqrt 2)*u*rho = 3.414*u*rho, plus O(u^2) terms, <= 3.45*u*rho for u <= 2^-8. The mu term is
    3*mu, not (3 + 2u)*mu, because a final rounding that errs by u*|v| adds no mu of its own.
    Hence e <= 4, the gate's default for the exact model (gate_exact_default), with the absolute
-   allowance 3*2^(emin-p) of gate/compare.cpp (kUnderflowRoundings).
+   allowance 3*2^(emin-p) of judge/group.cpp (kUnderflowRoundings).
 
    With one FMA, out = fl(x*alpha + fl(y*beta)): <= 33/10*u*rho + 2*mu (fma_component;
    (1 + sqrt 5)*u*rho by hand).

@@ -1,11 +1,11 @@
-(* Layouts.v — the element-wise form of seed 002 against the matrix form, for both pair layouts,
+(* Layouts.v — the element-wise form of RoFormer against the matrix form, for both pair layouts,
    and the permutation between the layouts (catalog entries forms_agree, layout_permutation).
 
-   Seed 002 writes R_m q without the sparse matrix as
+   RoFormer writes R_m q without the sparse matrix as
        q ⊗ (cos mθ0, cos mθ0, cos mθ1, cos mθ1, …) + (−q1, q0, −q3, q2, …) ⊗ (sin mθ0, sin mθ0, …)
    (interleaved layout: pair j = dims (2j, 2j+1)); the GPT-NeoX / HF `rotate_half` form
        q ⊗ cat(cos, cos) + cat(−q[k:], q[:k]) ⊗ cat(sin, sin)
-   is the half layout: pair j = dims (j, j + k), d = 2k (seed 000's code, docs/rope.md §1).
+   is the half layout: pair j = dims (j, j + k), d = 2k (HF transformers' rotate_half, docs/rope.md §1).
    Flat vectors are v : nat → R, indices 0 … 2k−1. *)
 
 From Coq Require Import Reals Lra Lia.
@@ -99,7 +99,7 @@ Qed.
 
 (* ---------- forms_agree ---------- *)
 
-(* Matrix form ≡ element-wise form (seed 002), in both layouts, and matrix form on the flat
+(* Matrix form ≡ element-wise form (RoFormer), in both layouts, and matrix form on the flat
    interleaved vector ≡ the pair-wise (hence complex, see complex_equivalence) form. *)
 Theorem forms_agree : forall (k : nat) (theta : nat -> R) (m : R),
   (forall v r, (r < 2 * k)%nat -> mvec (2 * k) (dense (rope theta m)) v r = elementwise_interleaved theta m v r) /\

@@ -1,11 +1,11 @@
 (* Rotation.v — RoPE's rotation matrices over the reals, and the identities of the catalog
    (proofs/README.md) that are statements about them:
-     relative_matrix      R_mᵀ R_n = R_{n−m}                  (seed 002, appendix "相对位置旋转公式证明")
+     relative_matrix      R_mᵀ R_n = R_{n−m}                  (RoFormer §3.2)
      group_law            R_m R_n = R_{m+n}, R_0 = I, R_{−m} = R_mᵀ, R_mᵀ R_m = I
-     norm_preservation    ‖R_m x‖ = ‖x‖ per pair and in total  (seed 002: R is orthogonal)
-     complex_equivalence  R(a)(x1, x2) ≡ (x1 + i x2)·e^{ia}    (seed 002, appendix "复数和旋转矩阵等价性证明")
+     norm_preservation    ‖R_m x‖ = ‖x‖ per pair and in total  (RoFormer: R is orthogonal)
+     complex_equivalence  R(a)(x1, x2) ≡ (x1 + i x2)·e^{ia}    (RoFormer §3.2)
      relative_dot         ⟨R_m q, R_n k⟩ = ⟨q, R_{n−m} k⟩, and invariance under m, n → m+t, n+t
-     multi_axis_relative  R_{m1,m2}ᵀ R_{n1,n2} = R_{n1−m1, n2−m2}  (seed 002, appendix "RoPE的高维扩展")
+     multi_axis_relative  R_{m1,m2}ᵀ R_{n1,n2} = R_{n1−m1, n2−m2}  (RoFormer §3.2)
 
    Representation (chosen so that every statement holds for ANY even dimension d = 2k and ANY
    frequency vector θ):
@@ -14,7 +14,7 @@
    - a block-diagonal matrix is its list of blocks B : nat → mat2, block j acting on pair j;
      R_m is [rope θ m] = fun j => rot (m·θ_j);
    - its meaning as an ordinary d×d matrix is [dense B] (rows/columns 0 … 2k−1, pair j on
-     dimensions (2j, 2j+1), the layout of seed 002's formula); d×d products are finite sums
+     dimensions (2j, 2j+1), the layout of RoFormer's formula); d×d products are finite sums
      [mmul]. The main theorems are stated on these dense d×d matrices, entry by entry, so they are
      the textbook matrix statements, not just statements about blocks.
    - a vector of pairs is x : nat → R*R (pair j = (x_{2j}, x_{2j+1}) in the interleaved layout).
@@ -85,7 +85,7 @@ Qed.
 
 Record mat2 := M2 { m11 : R; m12 : R; m21 : R; m22 : R }.
 
-(* R(a) = [[cos a, −sin a], [sin a, cos a]] (seed 002, the 2-D rotation matrix). *)
+(* R(a) = [[cos a, −sin a], [sin a, cos a]] (RoFormer, the 2-D rotation matrix). *)
 Definition rot (a : R) : mat2 := M2 (cos a) (- sin a) (sin a) (cos a).
 
 Definition mat2_mul (A B : mat2) : mat2 :=
@@ -220,7 +220,7 @@ Proof. intros. unfold rope. rewrite H. reflexivity. Qed.
 (* ---------- relative_matrix ---------- *)
 
 (* R_mᵀ R_n = R_{n−m} as d×d matrices, d = 2k any even dimension, θ any frequency vector.
-   Seed 002's appendix proves it block by block from cos(A−B), sin(A−B); lemma rot_tr_mul is that
+   RoFormer's appendix proves it block by block from cos(A−B), sin(A−B); lemma rot_tr_mul is that
    step, dense_mul lifts it to the full matrix. *)
 Theorem relative_matrix : forall (k : nat) (theta : nat -> R) (m n : R) (r c : nat),
   (r < 2 * k)%nat -> (c < 2 * k)%nat ->
@@ -348,7 +348,7 @@ Qed.
 
 (* ---------- multi_axis_relative ---------- *)
 
-(* Multi-axis RoPE (2-D RoPE of seed 002's appendix, M-RoPE): pair j is driven by the position
+(* Multi-axis RoPE (2-D RoPE of RoFormer's appendix, M-RoPE): pair j is driven by the position
    component axis_of j; a position is one real per axis. *)
 Definition rope_multi (theta : nat -> R) (axis_of : nat -> nat) (pos : nat -> R) : blockdiag :=
   fun j => rot (pos (axis_of j) * theta j).

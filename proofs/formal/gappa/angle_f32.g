@@ -1,6 +1,6 @@
 # angle_f32.g — the phase → angle → double cos/sin chain of the f32/f16/bf16 kernels.
 #
-# Models (design of issue 4, optimized/): step_j = frac(θ_j/(2π)) held as a 0.64 fixed-point
+# Models (the kernels of optimized/): step_j = frac(θ_j/(2π)) held as a 0.64 fixed-point
 # number with |error| ≤ 2 units of 2^-64; phase = p·step mod 2^64 (exact integer arithmetic);
 # for p < 2^31 the computed phase is within delta, |delta| ≤ 2^31·2·2^-64 = 2^-32 turn, of the
 # exact p·θ_j/(2π) mod 1. The phase is split exactly into a quarter-turn index and
