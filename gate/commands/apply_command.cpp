@@ -49,6 +49,9 @@ std::vector<double> read_input_file(const std::string& path) {
       throw InputError(path + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
     }
     if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+    // A repeated key would merge its arrays (spec/json_keys.h keeps one value): refused, as every
+    // reader of user JSON does.
+    if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
     if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
     std::vector<double> values;
     flatten_json(j, path, values);
