@@ -36,6 +36,13 @@ namespace fs = std::filesystem;
 // hex-float JSON, the largest checked-in suite's order of size).
 constexpr std::int64_t kInlineValues = std::int64_t{1} << 20;
 
+// The most values one test holds. A test is computed whole, twice over (one computed while the
+// other is written): 2 × (input and expected as doubles, plus their encoded bytes), up to 64 bytes
+// per value, 1 GiB at this cap. `--tokens 4 --heads 262144` (2^26 values a test at head_dim 64)
+// peaked at 2.6 GB and `--heads 4194304` ended in an internal error. golden/README.md's example,
+// 2048 tokens x 32 heads x 128, is 2^23.
+constexpr std::int64_t kMaxTestValues = std::int64_t{1} << 24;
+
 // One test's arrays, kept across the tests of a suite: the buffers are reused (a fresh 30 MB
 // vector per test and per array cost a page fault per 4 KiB, a third of generate's time).
 struct TestArrays {
@@ -111,6 +118,15 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
   if (__builtin_mul_overflow(all_tokens, a.heads, &values) || __builtin_mul_overflow(values, std::int64_t{spec.head_dim}, &values) ||
       values > (std::int64_t{1} << 40)) {
     throw UsageError("--heads: expected tokens x heads x head_dim at most 2^40 values");
+  }
+  // One test: its tokens (--tokens, or all of them when fewer) x heads x head_dim, each factor
+  // below 2^31 and head_dim ≤ 2^16, so the product is checked too.
+  std::int64_t test_values = 0;
+  if (__builtin_mul_overflow(std::min(a.tokens, all_tokens), a.heads, &test_values) ||
+      __builtin_mul_overflow(test_values, std::int64_t{spec.head_dim}, &test_values) || test_values > kMaxTestValues) {
+    throw UsageError("--tokens, --heads: expected tokens x heads x head_dim at most 2^24 values per test, got " +
+                     std::to_string(std::min(a.tokens, all_tokens)) + " x " + std::to_string(a.heads) + " x " +
+                     std::to_string(spec.head_dim) + " (fewer --tokens per test)");
   }
   const bool sidecar = values > kInlineValues;
   const fs::path sidecar_path = fs::path(json_path).replace_extension(".safetensors");
