@@ -21,6 +21,7 @@
 #include "gate/positions.h"
 #include "gate/report.h"
 #include "golden/golden.h"
+#include "golden/sha256.h"
 #include "judge/parallel.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -177,7 +178,14 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
                                                                                  : std::vector<std::int64_t>{t.tokens, components}});
       layout.push_back({tensor(suite, t.id, "expected"), dtype, {t.tokens, t.heads, t.head_dim}});
     }
-    write_atomically_streamed(sidecar_path.string(), {a.positions}, [&](const ChunkWriter& write) {
+    // The sidecar's SHA-256, of the bytes as they are written, goes into the JSON: readers check
+    // the pair by it (golden/README.md "Sidecar").
+    golden::Sha256 sha;
+    write_atomically_streamed(sidecar_path.string(), {a.positions}, [&](const ChunkWriter& unhashed) {
+      const ChunkWriter write = [&](std::string_view chunk) {
+        sha.update(chunk);
+        unhashed(chunk);
+      };
       write(tensorio::safetensors_header(layout, {{"spec", to_string(spec)}, {"suite", suite}}));
       // Test k's bytes go out on their own thread while test k + 1 is computed into the other
       // buffers (copying gigabytes into the page cache was a fifth of the time, on one core).
@@ -197,6 +205,7 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       }
       if (writing.valid()) writing.get();
     }, !a.force);  // without --force: created, never replacing a file that appeared meanwhile
+    file.sidecar_sha256 = sha.finish();
   }
   file.groups.push_back(std::move(group));
   const std::string text = golden::write_golden(file);
