@@ -1,4 +1,5 @@
 // `_ropecheck`: the module, the translation of every C++ error into a Python exception, and Spec.
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -163,6 +164,24 @@ ropecheck does not model raises ValueError naming the file and the field.)")
 }  // namespace
 }  // namespace ropecheck::python
 
+namespace {
+
+// The exception's one line as a str: a message that names a file whose name is not UTF-8 (a path
+// given with surrogate escapes, read by its bytes) keeps those bytes as surrogate escapes, as
+// os.fsdecode gives them (PyErr_SetString decodes strictly and raised with no message at all).
+void set_error(PyObject* type, const char* what) {
+  PyObject* message = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "surrogateescape");
+  if (message == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(a message that could not be decoded)");
+    return;
+  }
+  PyErr_SetObject(type, message);
+  Py_DECREF(message);
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_ropecheck, m) {
   using namespace ropecheck;
   using namespace ropecheck::python;
@@ -175,17 +194,17 @@ PYBIND11_MODULE(_ropecheck, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const UsageError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const SpecError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const golden::GoldenError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const tensorio::ReaderError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const judge::ImplementationFailure& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      set_error(PyExc_RuntimeError, e.what());
     }
   });
   bind_spec(m);

@@ -64,6 +64,8 @@ def _arguments(model="exact", tolerance=None, max_position=None, skip_flags=None
     args.require_horizon = _c.optional_integer(require_horizon, "--require-horizon", 0, _c.INT64_MAX)
     if skip_flags:
         if not isinstance(skip_flags, str):
+            if not isinstance(skip_flags, (list, tuple, set, frozenset)):
+                raise ValueError(f"--skip-flags: expected a list of golden flags or comma-separated text, got {_c.short(skip_flags)}")
             skip_flags = ",".join(_c.text(flag, "--skip-flags") for flag in skip_flags)
         args.skip_flags = _c.text(skip_flags, "--skip-flags", "a list of golden flags or comma-separated text")
     args.strict_zeros = bool(strict_zeros)

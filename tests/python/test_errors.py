@@ -142,6 +142,8 @@ def test_uint64_positions_within_int64_are_taken_exactly():
     (lambda: ropecheck.check(X, X, [0, 1], SPEC, label=None), "label"),
     (lambda: ropecheck.check(X, X, [0, 1], SPEC, tolerance="e=3\udc80"), "--tolerance"),
     (lambda: ropecheck.check(X, X, [0, 1], SPEC, skip_flags=[None]), "--skip-flags"),
+    (lambda: ropecheck.check(X, X, [0, 1], SPEC, skip_flags=5), "--skip-flags"),
+    (lambda: ropecheck.Spec.from_hf_config("/nonexistent/config-\udc80.json"), "--hf-config: /nonexistent/config-\udc80.json"),
     (lambda: ropecheck.apply(X, [0, 1], SPEC, model=None), "--model"),
     (lambda: ropecheck.apply(X, [0, 1], SPEC, precision_bits=2**70), "--precision"),
     (lambda: ropecheck.kernels.apply(X, [0, 1], SPEC, impl=None), "--impl"),
