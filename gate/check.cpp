@@ -38,21 +38,33 @@ std::uint64_t file_size(const std::string& path) {
   return ec ? 0 : static_cast<std::uint64_t>(size);
 }
 
-// One tensor of the direct check, streamed from a .npy or single-tensor safetensors file, or held
-// whole when the file is another format (npz, JSON: its only tensor, or the one named `preferred`).
+// One tensor of the direct check, streamed from a .npy or safetensors file (its only tensor, or the
+// one named `preferred`), or held whole when the file is another format (npz, JSON: likewise). The
+// format is told from the first bytes (tensorio/readers.h sniff_format): a file of none is refused
+// from them, and a .npy or safetensors file is never read whole (its reader's error is the error).
 class TensorSource {
  public:
   TensorSource(const std::string& path, const std::string& preferred) : path_(path) {
-    for (const std::string& name : {std::string(), preferred}) {
-      try {
-        file_.emplace(tensorio::TensorFile::open(path, name));
-        return;
-      } catch (const tensorio::ReaderError&) {
-        // not a streamable file, or not that tensor: read it whole below (its reader names what is wrong)
+    tensorio::Format format = tensorio::Format::unknown;
+    try {
+      format = tensorio::sniff_file_format(path);
+    } catch (const tensorio::ReaderError& e) {
+      throw InputError(e.what());
+    }
+    if (format == tensorio::Format::npy || format == tensorio::Format::safetensors) {
+      std::optional<std::string> first_error;
+      for (const std::string& name : {std::string(), preferred}) {
+        try {
+          file_.emplace(tensorio::TensorFile::open(path, name));
+          return;
+        } catch (const tensorio::ReaderError& e) {
+          if (!first_error) first_error = e.what();  // not that tensor: the named one may be there
+        }
       }
+      throw InputError(*first_error);
     }
     try {
-      tensorio::TensorMap map = tensorio::parse_candidate(tensorio::read_file_bytes(path), path);
+      tensorio::TensorMap map = tensorio::parse_candidate(tensorio::read_candidate_bytes(path), path);
       // In the JSON form a key without '/' is metadata (tensorio/readers.h); "input" / "output"
       // holding an array is the tensor here, read by the same reader under a tensor's name.
       if (auto it = map.find(preferred); it != map.end() && it->second.dtype == "U" && it->second.text.rfind('[', 0) == 0) {
@@ -180,7 +192,7 @@ int run_check(const CheckArguments& args) {
       candidate = std::make_unique<judge::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
     } else {
       candidate = std::make_unique<judge::CandidateFile>(
-          args.candidate, tensorio::parse_candidate(tensorio::read_file_bytes(args.candidate), args.candidate), files, claims);
+          args.candidate, tensorio::parse_candidate(tensorio::read_candidate_bytes(args.candidate), args.candidate), files, claims);
     }
   } catch (const tensorio::ReaderError& e) {
     throw InputError(e.what());

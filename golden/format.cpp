@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "golden/golden.h"
+#include "golden/sha256.h"
 #include "golden/sidecar.h"
 #include "reference/rounding.h"
 #include "tensorio/readers.h"
@@ -435,8 +436,14 @@ class Reader {
     GoldenFile f;
     if (j.contains("sidecar")) {
       const Json& sc = j["sidecar"];
-      object(sc, "sidecar", {"file", "format"});
+      object(sc, "sidecar", {"file", "format", "sha256"});
       f.sidecar = string(member(sc, "sidecar", "file"), "sidecar.file");
+      if (sc.contains("sha256")) {
+        f.sidecar_sha256 = string(sc["sha256"], "sidecar.sha256");
+        const bool hex = f.sidecar_sha256.size() == 71 && f.sidecar_sha256.rfind("sha256:", 0) == 0 &&
+                         f.sidecar_sha256.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+        if (!hex) fail("sidecar.sha256", "\"sha256:\" and 64 lower-case hex digits", describe(sc["sha256"]));
+      }
       if (string(member(sc, "sidecar", "format"), "sidecar.format") != "safetensors") {
         fail("sidecar.format", "\"safetensors\"", describe(sc["format"]));
       }
@@ -574,8 +581,19 @@ const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sid
 std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.empty() ? file.sidecar : file.sidecar_path; }
 
 tensorio::TensorFile open_sidecar(const GoldenFile& file) {
+  const std::string path = sidecar_path_of(file);
   try {
-    return tensorio::TensorFile::open(sidecar_path_of(file));
+    tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
+    // The pair is checked by content: a sidecar regenerated, replaced or copied from another suite
+    // may have every tensor of the right name and shape and still hold other values.
+    if (!file.sidecar_sha256.empty()) {
+      const std::string actual = sha256_of_file(path);
+      if (actual != file.sidecar_sha256) {
+        throw GoldenError("sidecar.sha256: expected " + path + " to hash to " + file.sidecar_sha256 + " (the sidecar this file was written with), got " +
+                          actual);
+      }
+    }
+    return sidecar;
   } catch (const tensorio::ReaderError& e) {
     throw GoldenError("sidecar.file: expected the safetensors file it names (" + file.sidecar + "), got " + e.what());
   }
@@ -697,7 +715,10 @@ std::string write_golden(const GoldenFile& f) {
          ", \"precision_bits\": " + std::to_string(f.generator.precision_bits) +
          ", \"seed\": " + std::to_string(f.generator.seed) + "},\n";
   out += "  \"number_of_tests\": " + std::to_string(f.number_of_tests) + ",\n";
-  if (!f.sidecar.empty()) out += "  \"sidecar\": {\"file\": " + quote(f.sidecar) + ", \"format\": \"safetensors\"},\n";
+  if (!f.sidecar.empty()) {
+    out += "  \"sidecar\": {\"file\": " + quote(f.sidecar) + ", \"format\": \"safetensors\"" +
+           (f.sidecar_sha256.empty() ? std::string() : ", \"sha256\": " + quote(f.sidecar_sha256)) + "},\n";
+  }
   out += "  \"notes\": {";
   for (std::size_t i = 0; i < f.notes.size(); ++i) {
     out += i ? ",\n" : "\n";

@@ -95,6 +95,10 @@ struct GoldenFile {
   // path read_golden_file resolved it to (not written).
   std::string sidecar;
   std::string sidecar_path;
+  // The sidecar's content hash ("sha256:" + 64 hex digits, golden/sha256.h) as written with it:
+  // checked whenever the sidecar is opened, so a JSON is never read with another suite's arrays.
+  // Empty: not recorded (files written before the field; read unchecked).
+  std::string sidecar_sha256;
   std::string path;  // the JSON file read_golden_file read (not written; empty when parsed from text)
 };
 

@@ -1,4 +1,5 @@
 // `_ropecheck`: the module, the translation of every C++ error into a Python exception, and Spec.
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -39,11 +40,24 @@ std::int64_t tokens_of(const Spec& spec, std::int64_t heads, std::int64_t positi
 
 namespace {
 
+// A str as UTF-8. pybind11's own conversion of a str with a lone surrogate (which has no UTF-8 form,
+// e.g. "\udc80") fails with a RuntimeError that names no argument; this is the ValueError of
+// python/README.md "Errors", naming `what`.
+std::string utf8_of(const py::handle& text, const std::string& what) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    throw UsageError(what + ": expected text encodable as UTF-8, got a str with a lone surrogate");
+  }
+  return std::string(data, static_cast<std::size_t>(size));
+}
+
 // Spec(text) | Spec(dict) | Spec(spec): the compact text (spec.h parse_spec), or the JSON form's
 // object (parse_spec_json: golden files' "spec", nested "scaling" too).
 Spec spec_of(const py::object& value) {
   if (py::isinstance<Spec>(value)) return value.cast<Spec>();
-  if (py::isinstance<py::str>(value)) return parse_spec(value.cast<std::string>());
+  if (py::isinstance<py::str>(value)) return parse_spec(utf8_of(value, "spec"));
   if (py::isinstance<py::dict>(value)) {
     const std::string text = py::module_::import("json").attr("dumps")(value).cast<std::string>();
     return parse_spec_json(text);
@@ -74,7 +88,9 @@ Spec spec_from_hf_config(const py::object& config, const py::object& seq_len) {
     return hfconfig::spec_from_hf_config(text, length, "config");
   }
   if (py::isinstance<py::str>(config) || py::isinstance(config, py::module_::import("os").attr("PathLike"))) {
-    const std::string path = py::str(py::module_::import("os").attr("fspath")(config)).cast<std::string>();
+    // The file system's bytes of the path (os.fsencode: a name that is not UTF-8 arrives as a str
+    // with surrogate escapes and is read as the same file).
+    const std::string path = py::module_::import("os").attr("fsencode")(config).cast<std::string>();
     std::string bytes;
     try {
       bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // as --hf-config reads it: kilobytes
@@ -102,7 +118,12 @@ str(spec) is the canonical compact form; an invalid spec raises ValueError namin
              return spec_of(value.is_none() ? py::object(py::dict(fields)) : value);
            }),
            py::arg("spec") = py::none())
-      .def_static("from_json", [](const std::string& text) { return parse_spec_json(text); },
+      .def_static("from_json", [](const py::object& text) {
+                    if (!py::isinstance<py::str>(text)) {
+                      throw UsageError("spec: expected JSON text, got " + std::string(py::str(text.get_type().attr("__name__"))));
+                    }
+                    return parse_spec_json(utf8_of(text, "spec"));
+                  },
                   "The JSON form (an object with the compact form's keys).")
       .def_static("from_hf_config", &spec_from_hf_config, py::arg("config"), py::arg("seq_len") = py::none(),
                   R"(The spec of a Hugging Face transformers config.json, as `ropecheck spec --hf-config`.
@@ -143,6 +164,24 @@ ropecheck does not model raises ValueError naming the file and the field.)")
 }  // namespace
 }  // namespace ropecheck::python
 
+namespace {
+
+// The exception's one line as a str: a message that names a file whose name is not UTF-8 (a path
+// given with surrogate escapes, read by its bytes) keeps those bytes as surrogate escapes, as
+// os.fsdecode gives them (PyErr_SetString decodes strictly and raised with no message at all).
+void set_error(PyObject* type, const char* what) {
+  PyObject* message = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "surrogateescape");
+  if (message == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(a message that could not be decoded)");
+    return;
+  }
+  PyErr_SetObject(type, message);
+  Py_DECREF(message);
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_ropecheck, m) {
   using namespace ropecheck;
   using namespace ropecheck::python;
@@ -154,17 +193,17 @@ PYBIND11_MODULE(_ropecheck, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const UsageError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const SpecError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const golden::GoldenError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const tensorio::ReaderError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      set_error(PyExc_ValueError, e.what());
     } catch (const judge::ImplementationFailure& e) {
-      PyErr_SetString(PyExc_RuntimeError, e.what());
+      set_error(PyExc_RuntimeError, e.what());
     }
   });
   bind_spec(m);

@@ -66,6 +66,22 @@ TensorMap parse_candidate_json(std::string_view bytes, std::string_view file_nam
 // and parses it. A lone .npy array is returned under the name "" (all outputs concatenated).
 TensorMap parse_candidate(std::string_view bytes, std::string_view file_name);
 
+// The candidate formats parse_candidate recognises, told from a file's first bytes (at most
+// kSniffBytes of them): the zip magic (npz), the .npy magic, a safetensors header (byte 8 is '{'),
+// JSON (the first byte that is not white space is '{'); unknown otherwise.
+enum class Format { unknown, npz, npy, safetensors, json };
+inline constexpr std::size_t kSniffBytes = 4096;
+Format sniff_format(std::string_view head);
+
+// read_file_bytes of a candidate: its first bytes are read and sniffed first, and a file of no
+// candidate format (garbage, a text file, a 4 GiB file of zeros) is refused from them ("FILE:
+// format: expected ...") without reading the rest. `format` (if given) receives what it is.
+std::string read_candidate_bytes(const std::string& path, std::uint64_t max_bytes = std::uint64_t{1} << 34,
+                                 Format* format = nullptr);
+// The format of the file at `path` from its first bytes alone; throws ReaderError for a file that
+// cannot be read or is of no candidate format.
+Format sniff_file_format(const std::string& path);
+
 // Reads a whole regular file, refusing files over `max_bytes`, and anything else — a FIFO, a device,
 // a folder, a socket — without waiting on it ("FILE: file: expected a regular file, got a FIFO");
 // throws ReaderError.

@@ -28,6 +28,30 @@ constexpr int kClimbRounds = 24;
 constexpr int kMutantsPerRound = 8;
 constexpr int kShrinkEvaluations = 400;
 
+// Every evaluated case is one token of head_dim values, each an exact rotation at kExactBits and a
+// correctly rounded one: the cost of a trial is proportional to head_dim × cases. A trial of the
+// full 16 + 24·8 = 208 cases at head_dim 65536 took about 45 s, so `--seconds` (checked between
+// trials) was overrun by a whole trial (16 cases at head_dim 65536 took 20 s on a loaded machine).
+// At most kTrialValues values per trial (at least one case): up to 16 start cases, then as many
+// climb rounds as fit (all 24 up to head_dim 1024; 4 start cases and no climb at 65536).
+constexpr std::int64_t kTrialValues = std::int64_t{1} << 18;
+// Shrinking a violation evaluates one case at a time, at most kShrinkValues values each finding
+// (all 400 evaluations up to head_dim 655, 4 at 65536).
+constexpr std::int64_t kShrinkValues = std::int64_t{1} << 18;
+
+int start_cases(const Spec& spec) {
+  return static_cast<int>(std::clamp<std::int64_t>(kTrialValues / spec.head_dim, 1, kStartCases));
+}
+
+int climb_rounds(const Spec& spec) {
+  const std::int64_t cases = kTrialValues / spec.head_dim - start_cases(spec);
+  return static_cast<int>(std::clamp<std::int64_t>(cases / kMutantsPerRound, 0, kClimbRounds));
+}
+
+int shrink_evaluations(const Spec& spec) {
+  return static_cast<int>(std::clamp<std::int64_t>(kShrinkValues / spec.head_dim, 1, kShrinkEvaluations));
+}
+
 std::string pair_text(double a, double b) { return "(" + to_hex(a) + ", " + to_hex(b) + ")"; }
 
 }  // namespace
@@ -244,7 +268,7 @@ std::vector<Outcome> evaluate(const judge::Implementation& implementation, const
 
 FuzzCase shrink(const judge::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
                 Violation violation, bool strict_zeros) {
-  int budget = kShrinkEvaluations;
+  int budget = shrink_evaluations(spec);
   auto still = [&](const FuzzCase& trial) {
     if (budget <= 0) return false;
     --budget;
@@ -441,7 +465,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
       }
     };
     std::vector<FuzzCase> cases;
-    for (int i = 0; i < kStartCases; ++i) cases.push_back(edge_case(spec, rng));
+    for (int i = 0, n = start_cases(spec); i < n; ++i) cases.push_back(edge_case(spec, rng));
     std::vector<Outcome> outcomes = evaluate(candidate, spec, tolerance, cases, options.strict_zeros);
     // An implementation that no longer takes calls (its circuit breaker: it hangs) ends the search;
     // what was found so far is reported, unshrunk (shrinking would need the calls).
@@ -461,7 +485,8 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
     }
     FuzzCase best_case = cases[best];
     Outcome best_outcome = outcomes[best];
-    for (int round = 0; round < kClimbRounds && !stopped(); ++round) {
+    const int rounds = climb_rounds(spec);
+    for (int round = 0; round < rounds && !stopped(); ++round) {
       std::vector<FuzzCase> mutants;
       for (int i = 0; i < kMutantsPerRound; ++i) mutants.push_back(mutate(spec, best_case, rng));
       const std::vector<Outcome> mutant_outcomes = evaluate(candidate, spec, tolerance, mutants, options.strict_zeros);

@@ -9,7 +9,8 @@
 // implementation under fuzz is any judge::Implementation (judge/registry.h names them).
 //
 // The search is a list of trials; trial t draws 16 edge cases (fuzz/search/generators.h) and then
-// hill-climbs 24 rounds of 8 mutations each (position, input bits, pair index) toward larger e.
+// hill-climbs 24 rounds of 8 mutations each (position, input bits, pair index) toward larger e
+// (fewer cases where head_dim is large: at most 2^18 values per trial, fuzz/README.md "Budgets").
 // Each trial depends only on (seed, t), so `--shard K/N` (trials t ≡ K mod N) partitions the work
 // and merging the shards' reports gives the unsharded run's report.
 #pragma once

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -49,10 +50,31 @@ void flatten_json(const nlohmann::json& j, const std::string& file, std::vector<
   }
 }
 
+// The most values `apply --input` takes (gate/README.md "What bad input gets"): the input and the
+// output are held as doubles, 1 GiB at the cap; each is one correctly rounded rotation. A .npy file
+// is refused above it from its header, before its values are read; any input file above
+// kMaxInputFileBytes by its size (a 4 GiB .npy was read whole and ended in an internal error).
+constexpr std::uint64_t kMaxInputValues = std::uint64_t{1} << 26;
+constexpr std::uint64_t kMaxInputFileBytes = std::uint64_t{1} << 30;
+
 std::vector<double> read_input_file(const std::string& path) {
   try {
-    const std::string bytes = tensorio::read_file_bytes(path);
-    if (path.size() >= 4 && path.substr(path.size() - 4) == ".npy") return tensorio::parse_npy_tensor(bytes, path).values;
+    if (path.size() >= 4 && path.substr(path.size() - 4) == ".npy") {
+      std::optional<tensorio::TensorFile> file;
+      try {
+        if (tensorio::sniff_file_format(path) == tensorio::Format::npy) file.emplace(tensorio::TensorFile::open(path));
+      } catch (const tensorio::ReaderError&) {
+        // not a .npy file its header reader takes: the whole-file reader below names what is wrong
+      }
+      if (file) {
+        if (file->elements() > kMaxInputValues) {
+          throw InputError(path + ": shape: expected at most 2^26 values (apply --input), got " + std::to_string(file->elements()));
+        }
+        return file->read(0, file->elements());
+      }
+      return tensorio::parse_npy_tensor(tensorio::read_file_bytes(path, kMaxInputFileBytes), path).values;
+    }
+    const std::string bytes = tensorio::read_file_bytes(path, kMaxInputFileBytes);
     JsonNotes notes;
     nlohmann::json j;
     try {
@@ -61,6 +83,9 @@ std::vector<double> read_input_file(const std::string& path) {
       throw InputError(path + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
     }
     if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+    // A repeated key would merge its arrays (spec/json_keys.h keeps one value): refused, as every
+    // reader of user JSON does.
+    if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
     if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
     std::vector<double> values;
     flatten_json(j, path, values);

@@ -21,6 +21,7 @@
 #include "gate/positions.h"
 #include "gate/report.h"
 #include "golden/golden.h"
+#include "golden/sha256.h"
 #include "judge/parallel.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -35,6 +36,13 @@ namespace fs = std::filesystem;
 // Above this many input values in all, the arrays go to the sidecar (2^20 values are ~25 MB of
 // hex-float JSON, the largest checked-in suite's order of size).
 constexpr std::int64_t kInlineValues = std::int64_t{1} << 20;
+
+// The most values one test holds. A test is computed whole, twice over (one computed while the
+// other is written): 2 × (input and expected as doubles, plus their encoded bytes), up to 64 bytes
+// per value, 1 GiB at this cap. `--tokens 4 --heads 262144` (2^26 values a test at head_dim 64)
+// peaked at 2.6 GB and `--heads 4194304` ended in an internal error. golden/README.md's example,
+// 2048 tokens x 32 heads x 128, is 2^23.
+constexpr std::int64_t kMaxTestValues = std::int64_t{1} << 24;
 
 // One test's arrays, kept across the tests of a suite: the buffers are reused (a fresh 30 MB
 // vector per test and per array cost a page fault per 4 KiB, a third of generate's time).
@@ -112,6 +120,15 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       values > (std::int64_t{1} << 40)) {
     throw UsageError("--heads: expected tokens x heads x head_dim at most 2^40 values");
   }
+  // One test: its tokens (--tokens, or all of them when fewer) x heads x head_dim, each factor
+  // below 2^31 and head_dim ≤ 2^16, so the product is checked too.
+  std::int64_t test_values = 0;
+  if (__builtin_mul_overflow(std::min(a.tokens, all_tokens), a.heads, &test_values) ||
+      __builtin_mul_overflow(test_values, std::int64_t{spec.head_dim}, &test_values) || test_values > kMaxTestValues) {
+    throw UsageError("--tokens, --heads: expected tokens x heads x head_dim at most 2^24 values per test, got " +
+                     std::to_string(std::min(a.tokens, all_tokens)) + " x " + std::to_string(a.heads) + " x " +
+                     std::to_string(spec.head_dim) + " (fewer --tokens per test)");
+  }
   const bool sidecar = values > kInlineValues;
   const fs::path sidecar_path = fs::path(json_path).replace_extension(".safetensors");
   for (const fs::path& target : sidecar ? std::vector<fs::path>{json_path, sidecar_path} : std::vector<fs::path>{json_path}) {
@@ -161,7 +178,14 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
                                                                                  : std::vector<std::int64_t>{t.tokens, components}});
       layout.push_back({tensor(suite, t.id, "expected"), dtype, {t.tokens, t.heads, t.head_dim}});
     }
-    write_atomically_streamed(sidecar_path.string(), {a.positions}, [&](const ChunkWriter& write) {
+    // The sidecar's SHA-256, of the bytes as they are written, goes into the JSON: readers check
+    // the pair by it (golden/README.md "Sidecar").
+    golden::Sha256 sha;
+    write_atomically_streamed(sidecar_path.string(), {a.positions}, [&](const ChunkWriter& unhashed) {
+      const ChunkWriter write = [&](std::string_view chunk) {
+        sha.update(chunk);
+        unhashed(chunk);
+      };
       write(tensorio::safetensors_header(layout, {{"spec", to_string(spec)}, {"suite", suite}}));
       // Test k's bytes go out on their own thread while test k + 1 is computed into the other
       // buffers (copying gigabytes into the page cache was a fifth of the time, on one core).
@@ -181,6 +205,7 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       }
       if (writing.valid()) writing.get();
     }, !a.force);  // without --force: created, never replacing a file that appeared meanwhile
+    file.sidecar_sha256 = sha.finish();
   }
   file.groups.push_back(std::move(group));
   const std::string text = golden::write_golden(file);

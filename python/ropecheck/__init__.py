@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from . import _checks as _c
 from . import _ropecheck as _rc
 from . import _tensors as _t
 from ._ropecheck import Case, Group, Result, Spec, __version__  # noqa: F401
@@ -53,36 +54,33 @@ def _spec(spec):
     return spec if isinstance(spec, Spec) else Spec(spec)
 
 
-def _optional_int(value, name):
-    if value is None:
-        return None
-    if isinstance(value, (bool, float)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: expected an integer, got {value!r}")
-    return int(value)
+_MODELS = "exact, f32-angle or f32-recipe"
 
 
 def _arguments(model="exact", tolerance=None, max_position=None, skip_flags=None, require_horizon=None,
                strict_zeros=False, worst=10, threads=0):
     """The CLI's judging options (gate/judge_args.h); the C++ side checks them with the CLI's messages."""
     args = _rc.JudgeArguments()
-    if not isinstance(model, str):
-        raise ValueError(f"--model: expected exact, f32-angle or f32-recipe, got {model!r}")
-    args.model = model
+    args.model = _c.text(model, "--model", _MODELS)
     if tolerance is not None:
         # The one --tolerance grammar (judge/tolerance.h parse_tolerance): "e=3", "ulp=4,theta_ulps=12",
         # or a dict of the same keys; parsed in C++.
         if isinstance(tolerance, dict):
             tolerance = ",".join(f"{key}={value}" for key, value in tolerance.items())
-        if not isinstance(tolerance, str):
-            raise ValueError(f"--tolerance: expected text such as 'e=3' or a dict {{'e': 3}}, got {tolerance!r}")
-        args.tolerance = tolerance
-    args.max_position = _optional_int(max_position, "--max-position")
-    args.require_horizon = _optional_int(require_horizon, "--require-horizon")
+        args.tolerance = _c.text(tolerance, "--tolerance", "text such as 'e=3' or a dict {'e': 3}")
+    # The ranges are the CLI's (gate/judge_args.cpp judge_options_of); the int64 and int bounds are
+    # what the C++ fields hold, checked here so that pybind11 never refuses them itself.
+    args.max_position = _c.optional_integer(max_position, "--max-position", 0, _c.INT64_MAX)
+    args.require_horizon = _c.optional_integer(require_horizon, "--require-horizon", 0, _c.INT64_MAX)
     if skip_flags:
-        args.skip_flags = skip_flags if isinstance(skip_flags, str) else ",".join(skip_flags)
+        if not isinstance(skip_flags, str):
+            if not isinstance(skip_flags, (list, tuple, set, frozenset)):
+                raise ValueError(f"--skip-flags: expected a list of golden flags or comma-separated text, got {_c.short(skip_flags)}")
+            skip_flags = ",".join(_c.text(flag, "--skip-flags") for flag in skip_flags)
+        args.skip_flags = _c.text(skip_flags, "--skip-flags", "a list of golden flags or comma-separated text")
     args.strict_zeros = bool(strict_zeros)
-    args.worst = _optional_int(worst, "--worst")
-    args.threads = _optional_int(threads, "--threads")
+    args.worst = _c.integer(worst, "--worst", 1, 1000)
+    args.threads = _c.integer(threads, "--threads", 0, 4096)
     return args
 
 
@@ -93,6 +91,8 @@ def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", 
     the CLI does). model: "exact" or "f32-recipe" (the float32 recipe with θ correctly rounded).
     Returns x's shape in the spec's dtype (see the module docstring for bf16)."""
     spec = _spec(spec)
+    model = _c.text(model, "--model", "exact or f32-recipe")
+    precision_bits = _c.integer(precision_bits, "--precision", 64, 16384)  # python/apply.cpp's range
     array = _t.as_numpy(x, "x", spec.input_dtype)
     token_shape, heads = _t.head_shape(array, spec)
     where = _t.positions_of(positions, token_shape, spec, array.shape)
@@ -121,7 +121,7 @@ def check(output, x, positions, spec, model="exact", *, tolerance=None, max_posi
     if outputs.shape != inputs.shape:
         raise ValueError(f"output: expected the shape of x {list(inputs.shape)}, got {list(outputs.shape)}")
     where = _t.positions_of(positions, token_shape, spec, inputs.shape)
-    result = _rc.check(spec, heads, where, _t.doubles(inputs), _t.doubles(outputs), args, label)
+    result = _rc.check(spec, heads, where, _t.doubles(inputs), _t.doubles(outputs), args, _c.text(label, "label"))
     for group in result.groups:
         if group.inputs_rounded:
             # The note of the CLI's report (also in result.notes): x was judged as the spec's dtype.
@@ -169,7 +169,22 @@ def gate(fn, suites=None, *, spec=None, select=None, model="exact", as_torch=Fal
         keep = select
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
     _check_callable(fn, 2 if spec is not None else 3)
-    return _rc.gate(_wrap(fn, as_torch, spec is None), name or _name_of(fn), str(suites or GOLDEN_DIR), keep, args)
+    return _rc.gate(_wrap(fn, as_torch, spec is None), _label(name, fn), _suites(suites), keep, args)
+
+
+def _label(name, fn):
+    return _name_of(fn) if name is None else _c.text(name, "name")
+
+
+def _suites(suites):
+    """A golden file or folder (str or os.PathLike), default GOLDEN_DIR."""
+    import os
+
+    if suites is None:
+        return GOLDEN_DIR
+    if not isinstance(suites, (str, os.PathLike)):
+        raise ValueError(f"suites: expected the path of a golden file or folder, got {_c.short(suites)}")
+    return _c.text(os.fspath(suites), "suites", "a path")
 
 
 def _check_callable(fn, arguments):
@@ -193,10 +208,12 @@ def judge_callable(fn, spec, model="exact", *, suites=None, max_position=None, s
     spec = _spec(spec)
     _check_callable(fn, 2)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
-    wrapped, label = _wrap(fn, as_torch, False), name or _name_of(fn)
-    golden = _rc.gate(wrapped, label, str(suites or GOLDEN_DIR), spec.__eq__, args)
+    wrapped, label = _wrap(fn, as_torch, False), _label(name, fn)
+    samples = _c.integer(samples, "--samples", 1, _c.INT64_MAX)  # the C++ sweep checks its own cap
+    seed = _c.integer(seed, "--seed", 0, _c.UINT64_MAX)
+    golden = _rc.gate(wrapped, label, _suites(suites), spec.__eq__, args)
     top = MAX_POSITION if max_position is None else args.max_position
-    sweep = _rc.sweep(wrapped, label, spec, top, _optional_int(samples, "--samples"), _optional_int(seed, "--seed"), args)
+    sweep = _rc.sweep(wrapped, label, spec, top, samples, seed, args)
     return _rc.merge([golden, sweep])
 
 

@@ -25,6 +25,19 @@ def is_tensor(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def host_tensor(tensor, what):
+    """A torch tensor detached and copied to the host. A tensor without data (device "meta") or one
+    NumPy cannot take (sparse, quantized) is refused with one line naming `what` (torch raises
+    NotImplementedError or RuntimeError with a message of many lines)."""
+    if tensor.device.type == "meta":
+        raise ValueError(f"{what}: expected a tensor with data (CPU or CUDA), got a tensor on device 'meta' "
+                         f"of shape {list(tensor.shape)}")
+    if tensor.layout != _torch().strided or tensor.is_quantized:
+        raise ValueError(f"{what}: expected a dense tensor, got layout {tensor.layout}"
+                         f"{' (quantized)' if tensor.is_quantized else ''}")
+    return tensor.detach().cpu()
+
+
 def as_numpy(x, what, dtype=None):
     """x as a NumPy array, values exact: a torch tensor leaves the graph and the device; bf16 is
     widened to float32 (exact). A uint16 array is read as bf16 bit patterns when `dtype` (a spec's
@@ -32,7 +45,7 @@ def as_numpy(x, what, dtype=None):
     view) and as float16 bits when it is f16."""
     torch = _torch()
     if torch is not None and isinstance(x, torch.Tensor):
-        x = x.detach().cpu()
+        x = host_tensor(x, what)
         if x.dtype == torch.bfloat16:
             x = x.float()
         x = x.numpy()
@@ -99,11 +112,17 @@ def positions_of(positions, token_shape, spec, x_shape=None):
 def as_positions(positions):
     torch = _torch()
     if torch is not None and isinstance(positions, torch.Tensor):
-        positions = positions.detach().cpu().numpy()
+        positions = host_tensor(positions, "positions").numpy()
     array = np.asarray(positions)
     if array.dtype.kind not in "iu":
         raise ValueError(f"positions: expected integers, got an array of {array.dtype}")
-    return array
+    # Positions travel as int64: a uint64 above 2^63 - 1 would wrap to a negative position (2^64 - 1
+    # to -1), so it is refused, as the CLI refuses it in a positions file (gate/positions.h).
+    if array.dtype.kind == "u" and array.dtype.itemsize >= 8 and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"positions: expected integers of at most 2^63 - 1 (int64), got {int(array.max())}")
+    # int64 now (exact after the check): components of mixed uint64 and int64 would stack as float64,
+    # rounding positions above 2^53.
+    return array.astype(np.int64, copy=False)
 
 
 def doubles(x):

@@ -9,6 +9,7 @@ float16; bf16 as a torch.bfloat16 tensor or uint16 bit patterns) are not convert
 """
 import numpy as np
 
+from . import _checks as _c
 from . import _ropecheck as _rc
 from . import _tensors as _t
 
@@ -20,7 +21,7 @@ def names():
 
 def resolve(impl="auto"):
     """The kernel `impl` runs as here ("auto" -> "avx512", ...); None when unavailable."""
-    return _rc.kernel_resolve(impl)
+    return _rc.kernel_resolve(_c.text(impl, "--impl", "a kernel name"))
 
 
 def _storage(x, spec):
@@ -31,7 +32,7 @@ def _storage(x, spec):
         import torch
 
         if spec.dtype == "bf16" and x.dtype == torch.bfloat16:
-            return x.detach().cpu().contiguous().view(torch.int16).numpy().view(np.uint16), x.shape
+            return _t.host_tensor(x, "x").contiguous().view(torch.int16).numpy().view(np.uint16), x.shape
     array = _t.as_numpy(x, "x", spec.dtype) if not (isinstance(x, np.ndarray) and x.dtype == storage) else x
     if array.dtype == storage:
         return np.ascontiguousarray(array), array.shape
@@ -47,6 +48,8 @@ def apply(x, positions, spec, *, impl="auto", threads=0, as_torch=False, bf16="f
     from . import _spec
 
     spec = _spec(spec)
+    impl = _c.text(impl, "--impl", "a kernel name (auto, scalar, avx2, avx512, cuda)")
+    threads = _c.integer(threads, "threads", 0, 4096)  # 0: all cores; the bound of the CLI's --threads
     if bf16 not in ("float32", "uint16"):
         raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")
     array, shape = _storage(x, spec)

@@ -83,7 +83,11 @@ TEST_F(CustomSuite, SidecarSuiteIsWrittenAndEveryReaderTakesIt) {
   ASSERT_EQ(g.code, 0) << g.out << g.err;
   ASSERT_TRUE(fs::exists(sidecar));
   const auto j = nlohmann::json::parse(slurp(json));
-  EXPECT_EQ(j["sidecar"], (nlohmann::json{{"file", "my-suite.safetensors"}, {"format", "safetensors"}}));
+  // The pair's hash is the sidecar's SHA-256 as coreutils' sha256sum computes it (golden/README.md "Sidecar").
+  const Ran digest = run("sha256sum " + sidecar, dir);
+  ASSERT_EQ(digest.code, 0) << digest.err;
+  EXPECT_EQ(j["sidecar"], (nlohmann::json{{"file", "my-suite.safetensors"}, {"format", "safetensors"},
+                                          {"sha256", "sha256:" + digest.out.substr(0, 64)}}));
   EXPECT_EQ(j["suite"], "my-suite");
   EXPECT_EQ(j["number_of_tests"], kTests);
   const auto& tests = j["groups"][0]["tests"];

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "golden/golden.h"
+#include "golden/sha256.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::golden {
@@ -245,6 +246,56 @@ TEST(Reader, ReportsAnUnreadableFile) {
   } catch (const GoldenError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("/nonexistent/ropecheck/x.json: expected a readable file, got ", 0), 0u);
   }
+}
+
+// SHA-256 of FIPS 180-4's example messages (their digests as published with the standard: NIST
+// "Secure Hashing" examples, SHA256.pdf), whole and fed in uneven pieces.
+TEST(Sha256, FipsExampleDigests) {
+  const std::pair<std::string, std::string> examples[] = {
+      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+      {std::string(1000000, 'a'), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+  };
+  for (const auto& [message, digest] : examples) {
+    Sha256 whole;
+    whole.update(message);
+    EXPECT_EQ(whole.finish(), "sha256:" + digest) << message.size() << " bytes";
+    Sha256 pieces;
+    for (std::size_t at = 0, step = 1; at < message.size(); at += step, step = step * 3 % 97 + 1) {
+      pieces.update(std::string_view(message).substr(at, step));
+    }
+    EXPECT_EQ(pieces.finish(), "sha256:" + digest) << message.size() << " bytes in pieces";
+  }
+}
+
+// A JSON and its sidecar are one pair by the sidecar's hash (golden/README.md "Sidecar"): the pair
+// whose hash was recorded by an independent SHA-256 (Python's hashlib) loads; the same JSON naming
+// a hash of other bytes is refused, one line naming both files.
+TEST(Sidecar, ThePairIsCheckedByTheSidecarsHash) {
+  const std::string dir = std::string(ROPECHECK_GOLDEN_TEST_DATA) + "/";
+  GoldenFile paired = read_golden_file(dir + "sidecar_paired.json");
+  ASSERT_FALSE(paired.sidecar_sha256.empty());
+  RopeTest& test = paired.groups.at(0).rope_tests.at(0);
+  load_arrays(paired, paired.groups[0].spec, test);
+  EXPECT_EQ(test.input, (std::vector<double>{1, 0, 0, 1}));
+  EXPECT_NE(write_golden(paired).find(paired.sidecar_sha256), std::string::npos);  // written back
+
+  GoldenFile other = read_golden_file(dir + "sidecar_other_hash.json");
+  RopeTest& other_test = other.groups.at(0).rope_tests.at(0);
+  try {
+    load_arrays(other, other.groups[0].spec, other_test);
+    ADD_FAILURE() << "a sidecar of another hash was read";
+  } catch (const GoldenError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("sidecar_other_hash.json: sidecar.sha256: expected "), std::string::npos) << message;
+    EXPECT_NE(message.find("sidecar_other.safetensors"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // A hash that is not one is refused where it is read.
+  std::string text = write_golden(paired);
+  text.replace(text.find(paired.sidecar_sha256), paired.sidecar_sha256.size(), "sha256:abc");
+  EXPECT_THROW(parse_golden(text, "short.json"), GoldenError);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // deliberately wrong implementation within a few trials and prints a replay command that reproduces
 // the same worst case; it reports special-value and pass-through violations as their own classes;
 // it is deterministic; shards partition the trials and their merged reports equal the unsharded one.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -508,6 +509,27 @@ TEST(FuzzCommand, ShardReportsMergeOnTheCommandLine) {
   EXPECT_EQ(merged.at("worst"), whole.at("worst"));
   EXPECT_EQ(merged.at("cases"), whole.at("cases"));
   fs::remove_all(dir);
+}
+
+// One trial's size is capped (fuzz/README.md "Budgets": at most 2^18 values, one token of head_dim
+// each): at head_dim 65536 a trial is 4 start cases (2^18 / 65536 = 4), where it was
+// 16 + 24·8 = 208 cases, about 45 s, and `--seconds` was overrun by a whole trial.
+TEST(Fuzz, OneTrialAtTheLargestHeadDimIsCapped) {
+  const FuzzReport report = run_fuzz(*make_implementation("reference"),
+                                     options_for("layout=half,head_dim=65536,base=10000,dtype=f32", 1));
+  EXPECT_EQ(report.trials_run, 1);
+  EXPECT_EQ(report.cases * 65536, std::int64_t{1} << 18);
+}
+
+// `--seconds 2` at head_dim 65536 ends within a generous multiple of its budget: the budget plus
+// one capped trial (2^18 values) and the start-up. It ran 42-52 s for `--seconds 5`. A bound on
+// behaviour, not a speed target: 30 s is far above the capped trial on a loaded machine.
+TEST(FuzzCommand, SecondsBudgetHoldsAtTheLargestHeadDim) {
+  const auto start = std::chrono::steady_clock::now();
+  const Captured run = shell(binary() + " fuzz --impl reference --spec layout=half,head_dim=65536,base=10000,dtype=f32 --seconds 2");
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(run.status, 0) << run.out;
+  EXPECT_LT(elapsed, 30.0) << run.out;
 }
 
 }  // namespace

@@ -371,6 +371,48 @@ TEST(HostileInputs, ZipBombsAreRefusedInBoundedMemory) {
   }
 }
 
+// ---- inputs too big to take, refused from their first bytes ------------------------------------
+
+// Sparse files of 4 GiB (no disk used): `apply --input` of a 4 GiB .npy was read whole and ended in
+// exit 3; `check` read a candidate or input of no format it streams (garbage) whole before looking
+// at it. Each is refused from its header or first bytes, in the memory of a small run.
+TEST(HostileInputs, FourGibInputsAreRefusedFromTheirFirstBytes) {
+  TempDir dir;
+  const std::uint64_t count = std::uint64_t{1} << 29;  // 4 GiB of f8 values
+  spit(dir / "big.npy", npy_f8_header(count));
+  fs::resize_file(dir / "big.npy", fs::file_size(dir / "big.npy") + count * 8);
+  spit(dir / "garbage.bin", "this is no tensor file");
+  fs::resize_file(dir / "garbage.bin", std::uint64_t{1} << 32);
+  std::string small = npy_f8_header(8);
+  for (int i = 0; i < 8; ++i) small += le(0x3ff0000000000000ULL, 8);  // 1.0
+  spit(dir / "small.npy", small);
+  // The baseline: the same command on small files (a forked child's peak RSS starts at ours).
+  std::vector<std::string> good = {"check", "--spec", "head_dim=4,base=10000,dtype=f64", "--positions", "0,1"};
+  for (const std::string& a : std::vector<std::string>{"--input", dir / "small.npy", "--candidate", dir / "small.npy"}) good.push_back(a);
+  const Outcome baseline = ropecheck(good, dir);
+  ASSERT_TRUE(baseline.code == 0 || baseline.code == 1) << describe(baseline);
+  const struct {
+    std::vector<std::string> args;
+    const char* error;
+  } cases[] = {
+      {{"apply", "--spec", "head_dim=4,base=10000,dtype=f64", "--positions", "0", "--input", dir / "big.npy"},
+       "big.npy: shape: expected at most 2^26 values (apply --input), got 536870912"},
+      {{"check", "--golden", kGolden, "--candidate", dir / "garbage.bin"}, "garbage.bin: format: expected a .npz, .npy, safetensors or JSON"},
+      {{"check", "--spec", "head_dim=4,base=10000,dtype=f64", "--positions", "0,1", "--input", dir / "small.npy", "--candidate",
+        dir / "garbage.bin"},
+       "garbage.bin: format: expected a .npz, .npy, safetensors or JSON"},
+      {{"check", "--spec", "head_dim=4,base=10000,dtype=f64", "--positions", "0,1", "--input", dir / "garbage.bin", "--candidate",
+        dir / "small.npy"},
+       "garbage.bin: format: expected a .npz, .npy, safetensors or JSON"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args[0] + " " + c.args.back());
+    const Outcome o = ropecheck(c.args, dir);
+    expect_one_line_error(o, c.error);
+    EXPECT_LT(o.max_rss_kb, baseline.max_rss_kb + 64 * 1024) << describe(o) << "\nbaseline: " << describe(baseline);
+  }
+}
+
 // ---- parsing in linear time -------------------------------------------------------------------
 
 // safetensors headers of 20k/40k/80k tensors took 1.3/8.6/28 s (nlohmann's callback parser scans
