@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "gate_test_support.h"
+#include "rope_recipe.h"
 
 extern char** environ;
 
@@ -38,6 +39,7 @@ struct Outcome {
   int code = -1;
   bool killed_by_test = false;  // ran past its time limit
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system
   long max_rss_kb = 0;
   std::string out, err;
 };
@@ -82,6 +84,8 @@ Outcome ropecheck(const std::vector<std::string>& args, const TempDir& dir, doub
   o.exited = WIFEXITED(status);
   o.code = o.exited ? WEXITSTATUS(status) : -1;
   o.max_rss_kb = usage.ru_maxrss;
+  o.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
   o.out = slurp(out_path);
   o.err = slurp(err_path);
   return o;
@@ -90,7 +94,7 @@ Outcome ropecheck(const std::vector<std::string>& args, const TempDir& dir, doub
 std::string describe(const Outcome& o) {
   std::ostringstream s;
   s << (o.killed_by_test ? "killed after its time limit" : o.exited ? "exit " + std::to_string(o.code) : "died by a signal")
-    << " after " << o.seconds << " s, peak RSS " << o.max_rss_kb << " KB\nstdout: " << o.out.substr(0, 2000)
+    << " after " << o.seconds << " s (" << o.cpu_seconds << " s of CPU), peak RSS " << o.max_rss_kb << " KB\nstdout: " << o.out.substr(0, 2000)
     << "\nstderr: " << o.err.substr(0, 2000);
   return s.str();
 }
@@ -438,6 +442,55 @@ TEST(HostileInputs, LargeHeadersAreParsedInLinearTime) {
     EXPECT_EQ(o.code, 1) << describe(o);  // read, then judged: test tiny/1 has no usable output
     EXPECT_LT(o.seconds, 10) << describe(o);
   }
+}
+
+// A golden suite of many small tests kept in a sidecar (golden/README.md "Sidecar") read and wrote
+// its sidecar in time quadratic in its tests: the safetensors header was built in an ordered JSON
+// object that searched its keys on every insert (tensorio/writers.cpp safetensors_header), and
+// every reader opened the sidecar and parsed its whole header once per test (golden/sidecar.h
+// SidecarLoader opens it once per file). 4096 one-token tests took 175-327 s per command then, and
+// 8 times as many would take 64 times as long (hours). Linear, each command here takes a few
+// seconds of CPU (one pair per position keeps the exact reference's multiprecision work, the bulk
+// of verify, run and check, small). The limits tell linear from quadratic, they are no speed
+// target: 60 s of CPU per command, and a kill after 180 s of wall time on a loaded machine.
+TEST(HostileInputs, SidecarSuitesOfManyTestsAreLinear) {
+  TempDir dir;
+  // 32768 tests of one token, 32 heads of head_dim 2: 2^21 values, above the sidecar threshold 2^20.
+  constexpr std::int64_t kTests = 32768, kHeads = 32, kHeadDim = 2;
+  constexpr double kCpuLimitSeconds = 60, kWallLimitSeconds = 180;
+  const std::string suite = dir / "many.json", sidecar = dir / "many.safetensors", candidate = dir / "candidate.safetensors";
+  auto expect_linear = [&](const std::vector<std::string>& args) {
+    SCOPED_TRACE(args.front() + " " + args[1]);
+    const Outcome o = ropecheck(args, dir, kWallLimitSeconds);
+    EXPECT_FALSE(o.killed_by_test) << describe(o);
+    EXPECT_EQ(o.code, 0) << describe(o);
+    EXPECT_LT(o.cpu_seconds, kCpuLimitSeconds) << describe(o);
+  };
+  expect_linear({"golden", "generate", "--spec", "layout=half,head_dim=2,base=10000,dtype=f32", "--positions",
+                 "0:" + std::to_string(kTests), "--tokens", "1", "--heads", std::to_string(kHeads), "--out", suite});
+  ASSERT_TRUE(fs::exists(sidecar)) << "expected a sidecar beside " << suite;
+  const TensorMap arrays = parse_safetensors(slurp(sidecar), sidecar);
+  // Every test's input, positions and expected values, and the suite and spec as metadata.
+  ASSERT_EQ(arrays.size(), static_cast<std::size_t>(3 * kTests + 2));
+  expect_linear({"golden", "lint", suite});
+  expect_linear({"golden", "verify", suite});
+  expect_linear({"run", "--impl", "reference", "--golden", suite, "--json", dir / "run.json"});
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "run.json"))["groups"][0]["tests"], kTests);
+
+  // check: a candidate of an independent recipe (tests/gate/rope_recipe.h) for every test.
+  testing_recipe::Recipe recipe;
+  recipe.head_dim = recipe.rotary_dim = kHeadDim;
+  std::vector<OutTensor> outputs;
+  for (std::int64_t id = 1; id <= kTests; ++id) {
+    const std::string name = "many/" + std::to_string(id) + "/";
+    const Tensor& input = arrays.at(name + "input");
+    const Tensor& positions = arrays.at(name + "positions");
+    const std::vector<std::int64_t> p(positions.values.begin(), positions.values.end());
+    outputs.push_back({name + "output", "F32", input.shape, testing_recipe::rotate(recipe, p, kHeads, input.values), {}});
+  }
+  spit(candidate, encode_safetensors(outputs));
+  expect_linear({"check", "--golden", suite, "--candidate", candidate, "--json", dir / "check.json"});
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "check.json"))["groups"][0]["tests"], kTests);
 }
 
 // ---- plugins ------------------------------------------------------------------------------------
