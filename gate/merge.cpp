@@ -178,7 +178,9 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     if (!is_sweep_report(r)) throw InputError(file + ": schema: expected a ropecheck sweep --json report (ropecheck-report/1, command sweep)");
     check_sweep_report(file, r);
   }
-  const auto& [first_file, first] = reports.front();
+  // Not a structured binding: the lambda below captures the name (clang before 16 cannot).
+  const std::string& first_file = reports.front().first;
+  const ojson& first = reports.front().second;
   const ojson& scope = first.at("sweep");
   const ojson& first_group = first.at("groups").at(0);
   const std::int64_t count_of_shards = scope.at("shard").at("count").get<std::int64_t>();

@@ -831,8 +831,9 @@ void long_term_decay(const Implementation& impl, Tally& tally) {
   }
   const Ball g = ctx.attention();
   const Ball magnitude{abs(score.mid), score.rad};
+  // m and n captured by copy: structured bindings are captured by reference only from clang 16 on.
   ctx.expect_at_most(magnitude, g * g * Ball{bound.lhs, abs(bound.lhs) * slack}, abs(g.mid * g.mid) * scale,
-                     [&] { return "|<F_m q, F_n k>| <= g^2 |sum h_i e^{i r theta_i}|, m=" + show(m) + ", n=" + show(n); });
+                     [&, m = m, n = n] { return "|<F_m q, F_n k>| <= g^2 |sum h_i e^{i r theta_i}|, m=" + show(m) + ", n=" + show(n); });
 
   const Real at_zero = reference::decay_average(spec, 0, ctx.bits());
   const Real expected_at_zero = Real(pairs + 1) / 2;
