@@ -246,11 +246,11 @@ inline void split16_tables(int pairs, float* cos32, float* sin32) {
   }
 }
 
-// One head of 16-bit data in binary32 (PlanView::rotate_binary32): Ops32::lanes pairs at a time,
-// then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane); pass-through dims
-// copied. c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
+// The rotary pairs of one head of 16-bit data in binary32 (PlanView::rotate_binary32): Ops32::lanes
+// pairs at a time, then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane).
+// c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
 template <class T, LayoutCode kLayout, bool kStream>
-inline void rotate_head_binary32(const PlanView& plan, const T* in, T* out, const float* cos32, const float* sin32) {
+inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, const float* cos32, const float* sin32) {
   using V = typename Ops32::V;
   using SV = typename ScalarOps32::V;
   const int pairs = plan.pairs;
@@ -294,20 +294,45 @@ inline void rotate_head_binary32(const PlanView& plan, const T* in, T* out, cons
       ScalarOps32::store_pairs(out + 2 * j, a, b);
     }
   }
-  if (out != in && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
-    std::memcpy(out + plan.rotary_dim, in + plan.rotary_dim,
-                static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(T));
-  }
 }
 
+// Every head of one tensor at one token, binary32 rotation. The pass-through dims are copied in a
+// second loop, so that the rotation loop calls no function (a call would make the compiler reload
+// the vector constants for every head). With prefetch_next, the next token's input is prefetched
+// head by head, one token ahead of its use (while the next table is computed, memory then has
+// reads in flight).
 template <class T, LayoutCode kLayout, bool kStream>
-void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, const float* cos32,
-                           const float* sin32) {
+void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, bool prefetch_next,
+                           const float* cos32, const float* sin32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  for (std::int64_t h = 0; h < tensor.heads; ++h) {
-    rotate_head_binary32<T, kLayout, kStream>(plan, in + h * tensor.input_head_stride,
-                                              out + h * tensor.output_head_stride, cos32, sin32);
+  const std::int64_t head_bytes = static_cast<std::int64_t>(plan.head_dim) * static_cast<std::int64_t>(sizeof(T));
+  const auto prefetch = [&](const T* head_in) {
+    if (!prefetch_next) return;
+    const char* next = reinterpret_cast<const char*>(head_in + tensor.input_token_stride);
+    for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
+  };
+  bool rotated = false;
+  if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
+    if (plan.pairs % 16 == 0) {  // whole blocks only (rotary_dim a multiple of 32): one tight loop
+      for (std::int64_t h = 0; h < tensor.heads; ++h) {
+        const T* head_in = in + h * tensor.input_head_stride;
+        prefetch(head_in);
+        rotate_blocks16<Ops32, kStream>(head_in, out + h * tensor.output_head_stride, plan.pairs, cos32, sin32);
+      }
+      rotated = true;
+    }
+  }
+  for (std::int64_t h = 0; h < tensor.heads && !rotated; ++h) {
+    const T* head_in = in + h * tensor.input_head_stride;
+    prefetch(head_in);
+    rotate_pairs_binary32<T, kLayout, kStream>(plan, head_in, out + h * tensor.output_head_stride, cos32, sin32);
+  }
+  if (in != out && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
+    for (std::int64_t h = 0; h < tensor.heads; ++h) {
+      std::memcpy(out + h * tensor.output_head_stride + plan.rotary_dim, in + h * tensor.input_head_stride + plan.rotary_dim,
+                  static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(T));
+    }
   }
 }
 
@@ -320,8 +345,11 @@ void process_binary32(const CallView& call, std::int64_t token_begin, std::int64
     if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
       split16_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
     }
-    rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, work.cos32, work.sin32);
-    if (call.k.heads > 0) rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.k, t, work.cos32, work.sin32);
+    const bool prefetch_next = t + 1 < token_end;
+    rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, prefetch_next, work.cos32, work.sin32);
+    if (call.k.heads > 0) {
+      rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.k, t, prefetch_next, work.cos32, work.sin32);
+    }
   }
 }
 

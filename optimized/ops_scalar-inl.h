@@ -93,7 +93,7 @@ struct ScalarOps {
   }
 };
 
-// Binary32 lanes (one): the rotation of 16-bit data on the fly (kernel-inl.h rotate_head_binary32;
+// Binary32 lanes (one): the rotation of 16-bit data on the fly (kernel-inl.h rotate_pairs_binary32;
 // error_bounds.h "16-bit data"). Loads convert binary16/bfloat16 exactly to binary32; stores round
 // binary32 to binary16/bfloat16 to nearest even (convert-inl.h, bit-exact with the SIMD
 // conversions); fmadd/fmsub are fused (one rounding). Every SIMD Ops32 struct gives the same IEEE
