@@ -7,7 +7,9 @@
 // -ffp-contract=off), so every ISA produces the same bits.
 //
 // Per token, cos/sin are computed once per pair in binary64 and shared by every head of q and k
-// (optimized/README.md "Angles"; the per-lane math is angle-inl.h, shared with the CUDA kernel);
+// (optimized/README.md "Angles"; the per-lane math is angle-inl.h, shared with the CUDA kernel;
+// for 16-bit data on consecutive positions the table may instead be the previous one rotated by
+// one position, only where that gives the same bits: next_table_by_rotation);
 // then each head is rotated pair by pair:
 //     a = RN_T(fmsub(x, c, RN(y·s)))        = RN_T(x·c − y·s)
 //     b = RN_T(fmadd(x, s, RN(y·c)))        = RN_T(x·s + y·c)
@@ -336,12 +338,97 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
   }
 }
 
-// 16-bit data on the fly with PlanView::rotate_binary32: per token, the binary32 table, then every
-// head of q and k.
+// The binary32 table of a token computed directly (steps 1–3 in binary64 into work.cos_j / sin_j,
+// then each entry rounded to binary32: the bits token_cos_sin<true> stores), which the next tokens'
+// tables by angle addition start from.
+inline void angle_table(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
+  token_cos_sin<false>(plan, position_row, work);
+  int j = 0;
+  for (; j + Ops::lanes <= plan.pairs; j += Ops::lanes) {
+    Ops::store(work.cos32 + j, Ops::load(work.cos_j + j));
+    Ops::store(work.sin32 + j, Ops::load(work.sin_j + j));
+  }
+  for (; j < plan.pairs; ++j) {
+    ScalarOps::store(work.cos32 + j, work.cos_j[j]);
+    ScalarOps::store(work.sin32 + j, work.sin_j[j]);
+  }
+  RotationMemo& memo = *work.rotation;
+  memo.valid = plan.components == 1;
+  memo.position = position_row[0];
+  memo.age = 0;
+}
+
+// Tokens after one whose binary64 table work.cos_j / sin_j holds, (c, s) ≈ A·(cos, sin)(p·θ_j),
+// that are computed by angle addition at most this many times in a row before a direct table.
+constexpr int kRotationRun = 32;
+
+// The binary32 table of position p + 1 from the binary64 table of p by one rotation per pair,
+//     c' = RN(c·C − RN(s·S)),  s' = RN(s·C + RN(c·S)),   (C, S) = (cos θ_j, ±sin θ_j) of position 1,
+// kept only if it rounds to the bits of the direct table: error_bounds.h "TABLE BY ANGLE ADDITION"
+// bounds |c' − c64| ≤ 2^-44·max(1, |A|) after up to kRotationRun − 1 rotations (c64 the direct
+// binary64 entry), so when c' − E and c' + E (E ≥ that bound plus the rounding of the two sums)
+// round to the same binary32 bits, so does every value between them, c64 included: then
+// RN32(c') = RN32(c64), the direct table's bits. Otherwise (an entry within E of a binary32
+// rounding boundary) the function returns false and the caller computes the table directly.
+// Ops::lanes pairs at a time; work.cos_j / sin_j advance as it goes (the caller recomputes them on
+// false).
+template <class M>
+inline bool rotate_table_lanes(const Workspace& work, int j, typename M::V tolerance) {
+  using V = typename M::V;
+  const V c = M::load(work.cos_j + j);
+  const V s = M::load(work.sin_j + j);
+  const V step_c = M::load(work.step_cos + j);
+  const V step_s = M::load(work.step_sin + j);
+  const V c_next = M::fmsub(c, step_c, M::mul(s, step_s));
+  const V s_next = M::fmadd(s, step_c, M::mul(c, step_s));
+  if (!M::same_binary32(M::sub(c_next, tolerance), M::add(c_next, tolerance)) ||
+      !M::same_binary32(M::sub(s_next, tolerance), M::add(s_next, tolerance))) {
+    return false;
+  }
+  M::store(work.cos_j + j, c_next);
+  M::store(work.sin_j + j, s_next);
+  M::store(work.cos32 + j, c_next);
+  M::store(work.sin32 + j, s_next);
+  return true;
+}
+
+inline bool next_table_by_rotation(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
+  RotationMemo& memo = *work.rotation;
+  const std::int64_t position = position_row[0];
+  if (!memo.valid || plan.components != 1 || memo.position == INT64_MAX || memo.position + 1 != position ||
+      memo.age + 1 >= kRotationRun) {
+    return false;
+  }
+  if (!memo.steps_ready) {  // the rotation by one position: the direct fast path at p = 1 with A = 1
+    PlanView unit = plan;
+    unit.attention = 1.0;
+    unit.attention_is_one = true;
+    for (int j = 0; j < plan.pairs; ++j) pair_cos_sin(unit, 1, j, work.step_cos[j], work.step_sin[j]);
+    memo.steps_ready = true;
+  }
+  // E = (2^-44 + 2^-51)·max(1, |A|): the bound, plus the rounding of c' ± E in binary64 (≤ 2^-52·|c' ± E|)
+  const double scale = plan.attention_is_one ? 1.0 : (plan.attention < 0 ? -plan.attention : plan.attention);
+  const double tolerance = (0x1p-44 + 0x1p-51) * (scale > 1.0 ? scale : 1.0);
+  int j = 0;
+  for (; j + Ops::lanes <= plan.pairs; j += Ops::lanes) {
+    if (!rotate_table_lanes<Ops>(work, j, Ops::set(tolerance))) return false;
+  }
+  for (; j < plan.pairs; ++j) {
+    if (!rotate_table_lanes<ScalarOps>(work, j, tolerance)) return false;
+  }
+  memo.position = position;
+  ++memo.age;
+  return true;
+}
+
+// 16-bit data on the fly with PlanView::rotate_binary32: per token, the binary32 table (by angle
+// addition from the previous token's where that gives the direct table's bits, else directly),
+// then every head of q and k.
 template <class T, LayoutCode kLayout, bool kStream>
 void process_binary32(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
   for (std::int64_t t = token_begin; t < token_end; ++t) {
-    token_cos_sin<true>(call.plan, call.positions + t * call.plan.components, work);
+    const std::int64_t* position_row = call.positions + t * call.plan.components;
+    if (!next_table_by_rotation(call.plan, position_row, work)) angle_table(call.plan, position_row, work);
     if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
       split16_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
     }

@@ -106,6 +106,11 @@ struct Avx2Ops {
   static V as_double(U bits) { return _mm256_castsi256_pd(bits); }
   static U as_bits(V v) { return _mm256_castpd_si256(v); }
   static V select(U mask, V if_set, V if_clear) { return _mm256_blendv_pd(if_clear, if_set, _mm256_castsi256_pd(mask)); }
+  // as ScalarOps::same_binary32, every lane (bits compared as integers: +0 and −0 differ)
+  static bool same_binary32(V a, V b) {
+    const __m128i equal = _mm_cmpeq_epi32(_mm_castps_si128(_mm256_cvtpd_ps(a)), _mm_castps_si128(_mm256_cvtpd_ps(b)));
+    return _mm_movemask_epi8(equal) == 0xFFFF;
+  }
 
   // (x0 y0 x1 y1)(x2 y2 x3 y3) -> x = (x0 x1 x2 x3), y = (y0 y1 y2 y3)
   template <class T>

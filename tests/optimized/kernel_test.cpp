@@ -205,8 +205,10 @@ INSTANTIATE_TEST_SUITE_P(All, KernelCase,
                            return std::get<0>(info.param) + "_" + cases()[std::get<1>(info.param)].name();
                          });
 
-// Step 1 by addition (kernel-inl.h token_phases): consecutive positions in one call reuse the
-// previous token's phase plus the step; a call per token always multiplies it out. Both must give
+// Step 1 by addition (kernel-inl.h token_phases) and, for 16-bit data, the table by angle addition
+// (kernel-inl.h next_table_by_rotation): consecutive positions in one call reuse the previous
+// token's phase plus the step, or its table rotated by one position; a call per token always
+// computes both directly. Both must give
 // the same output bits: runs across −1 → 0, the 2^31 boundary, the ends of int64 (where
 // position + 1 would overflow) and runs broken and restarted (where the shortcut must not be
 // taken), on the fast angle path (f32, bf16) and the precise one (f64, which does not take it).
@@ -219,17 +221,23 @@ TEST_P(ConsecutivePositions, OneCallGivesTheBitsOfOneCallPerToken) {
   if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-  const std::vector<std::vector<std::int64_t>> runs = {
+  std::vector<std::vector<std::int64_t>> runs = {
       {-4, -3, -2, -1, 0, 1, 2, 3},
       {2147483644, 2147483645, 2147483646, 2147483647, 2147483648, 2147483649},
       {kMax - 3, kMax - 2, kMax - 1, kMax, kMin, kMin + 1, kMin + 2},
       {5, 6, 7, 5, 6, 100, 101, 102},  // runs broken and restarted
   };
+  // a prefill longer than kernel-inl.h kRotationRun: 16-bit tables by angle addition, restarted
+  runs.emplace_back();
+  for (std::int64_t p = 123400; p < 123500; ++p) runs.back().push_back(p);
 
   for (const char* text : {"layout=half,head_dim=64,base=500000,dtype=f32",
                            "layout=interleaved,head_dim=40,rotary_dim=36,base=10000,scaling=yarn,factor=8,"
                            "original_max_position=4096,dtype=bf16",
-                           "layout=half,head_dim=32,base=10000,dtype=f64"}) {
+                           "layout=half,head_dim=32,base=10000,dtype=f64",
+                           "layout=half,head_dim=128,base=500000,scaling=yarn,factor=8,original_max_position=4096,"
+                           "attention_factor=0.9,dtype=bf16",
+                           "layout=half,head_dim=128,base=500000,direction=inverse,dtype=f16"}) {
     const Spec spec = parse_spec(text);
     const CSpec c_spec(spec);
     const std::size_t element = ropecheck_dtype_size(static_cast<std::int32_t>(spec.dtype));
