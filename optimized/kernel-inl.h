@@ -358,8 +358,8 @@ inline void angle_table(const PlanView& plan, const std::int64_t* position_row, 
   memo.age = 0;
 }
 
-// Tokens after one whose binary64 table work.cos_j / sin_j holds, (c, s) ≈ A·(cos, sin)(p·θ_j),
-// that are computed by angle addition at most this many times in a row before a direct table.
+// At most kRotationRun − 1 tables in a row by angle addition, then a direct one: the bound of
+// next_table_by_rotation grows with the number of rotations since the last direct table.
 constexpr int kRotationRun = 32;
 
 // The binary32 table of position p + 1 from the binary64 table of p by one rotation per pair,
@@ -406,7 +406,8 @@ inline bool next_table_by_rotation(const PlanView& plan, const std::int64_t* pos
     for (int j = 0; j < plan.pairs; ++j) pair_cos_sin(unit, 1, j, work.step_cos[j], work.step_sin[j]);
     memo.steps_ready = true;
   }
-  // E = (2^-44 + 2^-51)·max(1, |A|): the bound, plus the rounding of c' ± E in binary64 (≤ 2^-52·|c' ± E|)
+  // E = (2^-44 + 2^-51)·max(1, |A|): the bound, plus the rounding of c' ± E in binary64
+  // (≤ 2^-53·|c' ± E| < 2^-51·max(1, |A|))
   const double scale = plan.attention_is_one ? 1.0 : (plan.attention < 0 ? -plan.attention : plan.attention);
   const double tolerance = (0x1p-44 + 0x1p-51) * (scale > 1.0 ? scale : 1.0);
   int j = 0;
