@@ -100,15 +100,19 @@
 //  2ε·|z̃||w̃|(1 + ε), so |r| ≤ 2√2·ε·|z̃||w̃|(1 + ε); hence
 //     |z̃_{k+1} − z_{k+1}| ≤ |z̃_k − z_k|·|w̃| + |A|·|w̃ − w| + |r| ≤ |z̃_k − z_k|(1 + 6.02ε) + 8.85ε·|A|(1 + 2^-40),
 //  and after at most kRotationRun − 1 = 31 rotations (then a direct table again)
-//     |c' − A cos φ|, |s' − A sin φ| ≤ |z̃ − z| ≤ (7.43 + 31·8.85)ε·|A|·(1 + 2^-40) ≤ 281.9ε·|A|.
-//  The direct binary64 entry c64 is within |A|(δ + ε(1 + δ)) ≤ 5.26ε·|A| of A cos φ, so
-//  |c' − c64| ≤ 287.2ε·|A| < 2^-44·M (= 512ε·M). RN(c' ± E) moves c' ± E by at most 2^-53·|c' ± E|
+//     |c' − A cos φ|, |s' − A sin φ| ≤ |z̃ − z| ≤ (7.43 + 31·8.86)ε·|A| ≤ 282.1ε·|A|.
+//  The direct binary64 entry c64 is within |A|(δ + ε(1 + δ)) ≤ 5.2501ε·|A| of A cos φ, so
+//  |c' − c64| ≤ 287.4ε·|A| < 2^-44·M (= 512ε·M). RN(c' ± E) moves c' ± E by at most 2^-53·|c' ± E|
 //  < 2^-51·M, so [c' − 2^-44·M, c' + 2^-44·M] ∋ c64 lies between the two computed bounds, and
 //  RN32 is monotonic: equal bits at both ends give RN32(c64) = RN32(c'). (Binary64's subnormal
-//  terms, ≤ 2^-1074 per rounding, are far inside the margin since M ≥ 1.) This derivation is
-//  written here, not machine-checked (the isometry |z·w| = |z||w| it uses is outside what
-//  proofs/formal/gappa can state); tests/optimized/angle_test.cpp TableByRotation checks the
-//  tables bit for bit and the binary64 entries against 2^-44·M (worst measured: 70.5ε).
+//  terms, ≤ 2^-1074 per rounding, are far inside the margin since M ≥ 1.) MACHINE-CHECKED in Coq
+//  (proofs/formal/coq/AngleAddition.v: rotation_step — the error vector is rotated with the state,
+//  |u·w| = |u|·|w|, so it does not grow by √2 per step —, rounding_term, direct_state_error,
+//  step_error, rotation_run: ≤ (7.43 + 8.86k)ε·a for k ≤ 31, table_by_rotation_gap:
+//  |c' − c64| ≤ 2^-44·max(1, a)), from the rounding facts and δ as premises, as for the kernels;
+//  the monotonicity of RN32 and the exactness of the phase identity are read from the code.
+//  tests/optimized/angle_test.cpp TableByRotation checks the tables bit for bit and the binary64
+//  entries against 2^-44·M (worst measured: 70.5ε).
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //

@@ -189,7 +189,7 @@ TEST(TableByRotation, GivesTheBitsOfTheDirectTable) {
             << text << ": sin, position " << start + length - 1 << " after a run of " << length;
         ++compared_tokens;
         // the binary64 entries themselves: within the bound the rounding test relies on
-        // (error_bounds.h TABLE BY ANGLE ADDITION: 2^-44·max(1, |A|), 287·ε·|A| in the derivation)
+        // (error_bounds.h TABLE BY ANGLE ADDITION: 2^-44·max(1, |A|); Coq AngleAddition.v: 287.4·ε·|A|)
         const double scale = std::max(1.0, std::fabs(call.plan.attention));
         for (int j = 0; j < pairs; ++j) {
           const double gap = std::max(std::fabs(run.cos_j[j] - alone.cos_j[j]), std::fabs(run.sin_j[j] - alone.sin_j[j]));
