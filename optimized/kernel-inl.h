@@ -7,7 +7,9 @@
 // -ffp-contract=off), so every ISA produces the same bits.
 //
 // Per token, cos/sin are computed once per pair in binary64 and shared by every head of q and k
-// (optimized/README.md "Angles"; the per-lane math is angle-inl.h, shared with the CUDA kernel);
+// (optimized/README.md "Angles"; the per-lane math is angle-inl.h, shared with the CUDA kernel;
+// for 16-bit data on consecutive positions the table may instead be the previous one rotated by
+// one position, only where that gives the same bits: next_table_by_rotation);
 // then each head is rotated pair by pair:
 //     a = RN_T(fmsub(x, c, RN(y·s)))        = RN_T(x·c − y·s)
 //     b = RN_T(fmadd(x, s, RN(y·c)))        = RN_T(x·s + y·c)
@@ -246,11 +248,11 @@ inline void split16_tables(int pairs, float* cos32, float* sin32) {
   }
 }
 
-// One head of 16-bit data in binary32 (PlanView::rotate_binary32): Ops32::lanes pairs at a time,
-// then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane); pass-through dims
-// copied. c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
+// The rotary pairs of one head of 16-bit data in binary32 (PlanView::rotate_binary32): Ops32::lanes
+// pairs at a time, then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane).
+// c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
 template <class T, LayoutCode kLayout, bool kStream>
-inline void rotate_head_binary32(const PlanView& plan, const T* in, T* out, const float* cos32, const float* sin32) {
+inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, const float* cos32, const float* sin32) {
   using V = typename Ops32::V;
   using SV = typename ScalarOps32::V;
   const int pairs = plan.pairs;
@@ -294,34 +296,148 @@ inline void rotate_head_binary32(const PlanView& plan, const T* in, T* out, cons
       ScalarOps32::store_pairs(out + 2 * j, a, b);
     }
   }
-  if (out != in && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
-    std::memcpy(out + plan.rotary_dim, in + plan.rotary_dim,
-                static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(T));
-  }
 }
 
+// Every head of one tensor at one token, binary32 rotation. The pass-through dims are copied in a
+// second loop, so that the rotation loop calls no function (a call would make the compiler reload
+// the vector constants for every head). With prefetch_next, the next token's input is prefetched
+// head by head, one token ahead of its use (while the next table is computed, memory then has
+// reads in flight).
 template <class T, LayoutCode kLayout, bool kStream>
-void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, const float* cos32,
-                           const float* sin32) {
+void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, bool prefetch_next,
+                           const float* cos32, const float* sin32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  for (std::int64_t h = 0; h < tensor.heads; ++h) {
-    rotate_head_binary32<T, kLayout, kStream>(plan, in + h * tensor.input_head_stride,
-                                              out + h * tensor.output_head_stride, cos32, sin32);
+  const std::int64_t head_bytes = static_cast<std::int64_t>(plan.head_dim) * static_cast<std::int64_t>(sizeof(T));
+  const auto prefetch = [&](const T* head_in) {
+    if (!prefetch_next) return;
+    const char* next = reinterpret_cast<const char*>(head_in + tensor.input_token_stride);
+    for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
+  };
+  bool rotated = false;
+  if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
+    if (plan.pairs % 16 == 0) {  // whole blocks only (rotary_dim a multiple of 32): one tight loop
+      for (std::int64_t h = 0; h < tensor.heads; ++h) {
+        const T* head_in = in + h * tensor.input_head_stride;
+        prefetch(head_in);
+        rotate_blocks16<Ops32, kStream>(head_in, out + h * tensor.output_head_stride, plan.pairs, cos32, sin32);
+      }
+      rotated = true;
+    }
+  }
+  for (std::int64_t h = 0; h < tensor.heads && !rotated; ++h) {
+    const T* head_in = in + h * tensor.input_head_stride;
+    prefetch(head_in);
+    rotate_pairs_binary32<T, kLayout, kStream>(plan, head_in, out + h * tensor.output_head_stride, cos32, sin32);
+  }
+  if (in != out && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
+    for (std::int64_t h = 0; h < tensor.heads; ++h) {
+      std::memcpy(out + h * tensor.output_head_stride + plan.rotary_dim, in + h * tensor.input_head_stride + plan.rotary_dim,
+                  static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(T));
+    }
   }
 }
 
-// 16-bit data on the fly with PlanView::rotate_binary32: per token, the binary32 table, then every
-// head of q and k.
+// The binary32 table of a token computed directly (steps 1–3 in binary64 into work.cos_j / sin_j,
+// then each entry rounded to binary32: the bits token_cos_sin<true> stores), which the next tokens'
+// tables by angle addition start from.
+inline void angle_table(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
+  token_cos_sin<false>(plan, position_row, work);
+  int j = 0;
+  for (; j + Ops::lanes <= plan.pairs; j += Ops::lanes) {
+    Ops::store(work.cos32 + j, Ops::load(work.cos_j + j));
+    Ops::store(work.sin32 + j, Ops::load(work.sin_j + j));
+  }
+  for (; j < plan.pairs; ++j) {
+    ScalarOps::store(work.cos32 + j, work.cos_j[j]);
+    ScalarOps::store(work.sin32 + j, work.sin_j[j]);
+  }
+  RotationMemo& memo = *work.rotation;
+  memo.valid = plan.components == 1;
+  memo.position = position_row[0];
+  memo.age = 0;
+}
+
+// At most kRotationRun − 1 tables in a row by angle addition, then a direct one: the bound of
+// next_table_by_rotation grows with the number of rotations since the last direct table.
+constexpr int kRotationRun = 32;
+
+// The binary32 table of position p + 1 from the binary64 table of p by one rotation per pair,
+//     c' = RN(c·C − RN(s·S)),  s' = RN(s·C + RN(c·S)),   (C, S) = (cos θ_j, ±sin θ_j) of position 1,
+// kept only if it rounds to the bits of the direct table: error_bounds.h "TABLE BY ANGLE ADDITION"
+// bounds |c' − c64| ≤ 2^-44·max(1, |A|) after up to kRotationRun − 1 rotations (c64 the direct
+// binary64 entry), so when c' − E and c' + E (E ≥ that bound plus the rounding of the two sums)
+// round to the same binary32 bits, so does every value between them, c64 included: then
+// RN32(c') = RN32(c64), the direct table's bits. Otherwise (an entry within E of a binary32
+// rounding boundary) the function returns false and the caller computes the table directly.
+// Ops::lanes pairs at a time; work.cos_j / sin_j advance as it goes (the caller recomputes them on
+// false).
+template <class M>
+inline bool rotate_table_lanes(const Workspace& work, int j, typename M::V tolerance) {
+  using V = typename M::V;
+  const V c = M::load(work.cos_j + j);
+  const V s = M::load(work.sin_j + j);
+  const V step_c = M::load(work.step_cos + j);
+  const V step_s = M::load(work.step_sin + j);
+  const V c_next = M::fmsub(c, step_c, M::mul(s, step_s));
+  const V s_next = M::fmadd(s, step_c, M::mul(c, step_s));
+  if (!M::same_binary32(M::sub(c_next, tolerance), M::add(c_next, tolerance)) ||
+      !M::same_binary32(M::sub(s_next, tolerance), M::add(s_next, tolerance))) {
+    return false;
+  }
+  M::store(work.cos_j + j, c_next);
+  M::store(work.sin_j + j, s_next);
+  M::store(work.cos32 + j, c_next);
+  M::store(work.sin32 + j, s_next);
+  return true;
+}
+
+inline bool next_table_by_rotation(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
+  RotationMemo& memo = *work.rotation;
+  const std::int64_t position = position_row[0];
+  if (!memo.valid || plan.components != 1 || memo.position == INT64_MAX || memo.position + 1 != position ||
+      memo.age + 1 >= kRotationRun) {
+    return false;
+  }
+  if (!memo.steps_ready) {  // the rotation by one position: the direct fast path at p = 1 with A = 1
+    PlanView unit = plan;
+    unit.attention = 1.0;
+    unit.attention_is_one = true;
+    for (int j = 0; j < plan.pairs; ++j) pair_cos_sin(unit, 1, j, work.step_cos[j], work.step_sin[j]);
+    memo.steps_ready = true;
+  }
+  // E = (2^-44 + 2^-51)·max(1, |A|): the bound, plus the rounding of c' ± E in binary64
+  // (≤ 2^-53·|c' ± E| < 2^-51·max(1, |A|))
+  const double scale = plan.attention_is_one ? 1.0 : (plan.attention < 0 ? -plan.attention : plan.attention);
+  const double tolerance = (0x1p-44 + 0x1p-51) * (scale > 1.0 ? scale : 1.0);
+  int j = 0;
+  for (; j + Ops::lanes <= plan.pairs; j += Ops::lanes) {
+    if (!rotate_table_lanes<Ops>(work, j, Ops::set(tolerance))) return false;
+  }
+  for (; j < plan.pairs; ++j) {
+    if (!rotate_table_lanes<ScalarOps>(work, j, tolerance)) return false;
+  }
+  memo.position = position;
+  ++memo.age;
+  return true;
+}
+
+// 16-bit data on the fly with PlanView::rotate_binary32: per token, the binary32 table (by angle
+// addition from the previous token's where that gives the direct table's bits, else directly),
+// then every head of q and k.
 template <class T, LayoutCode kLayout, bool kStream>
 void process_binary32(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
   for (std::int64_t t = token_begin; t < token_end; ++t) {
-    token_cos_sin<true>(call.plan, call.positions + t * call.plan.components, work);
+    const std::int64_t* position_row = call.positions + t * call.plan.components;
+    if (!next_table_by_rotation(call.plan, position_row, work)) angle_table(call.plan, position_row, work);
     if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
       split16_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
     }
-    rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, work.cos32, work.sin32);
-    if (call.k.heads > 0) rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.k, t, work.cos32, work.sin32);
+    const bool prefetch_next = t + 1 < token_end;
+    rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, prefetch_next, work.cos32, work.sin32);
+    if (call.k.heads > 0) {
+      rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.k, t, prefetch_next, work.cos32, work.sin32);
+    }
   }
 }
 

@@ -83,6 +83,15 @@ struct PhaseMemo {
   bool valid = false;
 };
 
+// Which token the binary64 table in Workspace::cos_j / sin_j belongs to, for the binary32 path's
+// table by angle addition (kernel-inl.h next_table_by_rotation).
+struct RotationMemo {
+  std::int64_t position = 0;
+  int age = 0;               // tokens since the table was computed directly (angle_table)
+  bool valid = false;
+  bool steps_ready = false;  // Workspace::step_cos / step_sin hold the rotation by one position
+};
+
 // Per-thread scratch of a CPU kernel: arrays of `pairs` entries (dispatch.cpp owns the storage).
 struct Workspace {
   double* r_hi = nullptr;  // precise path: reduced angle, high and low parts
@@ -94,6 +103,9 @@ struct Workspace {
   double* sin_j = nullptr;
   float* cos32 = nullptr;  // the same table rounded to binary32 (PlanView::rotate_binary32)
   float* sin32 = nullptr;
+  double* step_cos = nullptr;  // cos θ_j and sin θ_j (sin negated when inverse): one position's rotation
+  double* step_sin = nullptr;
+  RotationMemo* rotation = nullptr;
 };
 
 }  // namespace ropecheck::kernels

@@ -70,6 +70,11 @@ struct Avx512Ops {
   }
   static V as_double(U bits) { return _mm512_castsi512_pd(bits); }
   static U as_bits(V v) { return _mm512_castpd_si512(v); }
+  // as ScalarOps::same_binary32, every lane (bits compared as integers: +0 and −0 differ)
+  static bool same_binary32(V a, V b) {
+    const __m256i equal = _mm256_cmpeq_epi32(_mm256_castps_si256(_mm512_cvtpd_ps(a)), _mm256_castps_si256(_mm512_cvtpd_ps(b)));
+    return _mm256_movemask_epi8(equal) == -1;
+  }
   static V select(U mask, V if_set, V if_clear) {
     const __mmask8 set = _mm512_test_epi64_mask(mask, _mm512_set1_epi64(static_cast<long long>(1ull << 63)));
     return _mm512_mask_blend_pd(set, if_clear, if_set);

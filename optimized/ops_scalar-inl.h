@@ -77,6 +77,16 @@ struct ScalarOps {
     return bits;
 #endif
   }
+  // Whether a and b round to the same binary32 bits (kernel-inl.h next_table_by_rotation; host only).
+  static bool same_binary32(V a, V b) {
+    const float fa = static_cast<float>(a);
+    const float fb = static_cast<float>(b);
+    std::uint32_t bits_a;
+    std::uint32_t bits_b;
+    std::memcpy(&bits_a, &fa, sizeof bits_a);
+    std::memcpy(&bits_b, &fb, sizeof bits_b);
+    return bits_a == bits_b;
+  }
   // if_set where bit 63 of mask is set, else if_clear (as vblendvpd).
   ROPECHECK_HD static V select(U mask, V if_set, V if_clear) { return (mask >> 63) != 0 ? if_set : if_clear; }
 
@@ -93,7 +103,7 @@ struct ScalarOps {
   }
 };
 
-// Binary32 lanes (one): the rotation of 16-bit data on the fly (kernel-inl.h rotate_head_binary32;
+// Binary32 lanes (one): the rotation of 16-bit data on the fly (kernel-inl.h rotate_pairs_binary32;
 // error_bounds.h "16-bit data"). Loads convert binary16/bfloat16 exactly to binary32; stores round
 // binary32 to binary16/bfloat16 to nearest even (convert-inl.h, bit-exact with the SIMD
 // conversions); fmadd/fmsub are fused (one rounding). Every SIMD Ops32 struct gives the same IEEE

@@ -11,11 +11,11 @@
 
 namespace ropecheck::kernels {
 
-// Arrays of `pairs` entries for every Workspace field, and the phase memo (initially invalid).
+// Arrays of `pairs` entries for every Workspace field, and the memos (initially invalid).
 class WorkspaceStorage {
  public:
   explicit WorkspaceStorage(int pairs)
-      : doubles_(4 * static_cast<std::size_t>(pairs) + 8),
+      : doubles_(6 * static_cast<std::size_t>(pairs) + 8),
         floats_(2 * static_cast<std::size_t>(pairs) + 16),
         words_(2 * static_cast<std::size_t>(pairs) + 8) {
     const std::size_t n = static_cast<std::size_t>(pairs);
@@ -23,11 +23,14 @@ class WorkspaceStorage {
     view_.r_lo = doubles_.data() + n;
     view_.cos_j = doubles_.data() + 2 * n;
     view_.sin_j = doubles_.data() + 3 * n;
+    view_.step_cos = doubles_.data() + 4 * n;
+    view_.step_sin = doubles_.data() + 5 * n;
     view_.cos32 = floats_.data();
     view_.sin32 = floats_.data() + n;
     view_.words = words_.data();
     view_.phase_low = words_.data() + n;
     view_.memo = &memo_;
+    view_.rotation = &rotation_;
   }
   WorkspaceStorage(const WorkspaceStorage&) = delete;
   WorkspaceStorage& operator=(const WorkspaceStorage&) = delete;
@@ -38,6 +41,7 @@ class WorkspaceStorage {
   std::vector<float> floats_;
   std::vector<std::uint64_t> words_;
   PhaseMemo memo_;
+  RotationMemo rotation_;
   Workspace view_;
 };
 

@@ -6,7 +6,9 @@
 // cos/sin through an f32 output; this test does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <cstdint>
@@ -136,6 +138,73 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) {
       return std::string(std::get<1>(info.param) ? "precise_" : "fast_") + "case" + std::to_string(info.index / 2);
     });
+
+// The binary32 table of 16-bit data by angle addition (kernel-inl.h next_table_by_rotation) must
+// be the direct table's bits: a call over a run of consecutive positions leaves the last token's
+// table in the workspace, which must equal, bit for bit, the table of a call for that token alone
+// (always direct). Runs of every length 1 … 70 (past the restart after kRotationRun = 32 tokens)
+// from starts near 0, across −1 → 0, near 2^31 and near 2^40, for f16 and bf16, A = 1, A < 1, A > 1
+// (f16), the inverse direction, both layouts (the half layout's bfloat16 table is stored split into
+// 16-pair blocks the same way by both calls). The scalar kernel (every ISA runs the same per-lane
+// operations: kernel_test BitForBitEqualToScalar). The test also checks that the runs did use the
+// rotation (the workspace's RotationMemo age), so that it tests what it names.
+TEST(TableByRotation, GivesTheBitsOfTheDirectTable) {
+  const CpuKernel kernel = scalar_isa::kernel();
+  int rotated_tokens = 0;
+  int compared_tokens = 0;
+  double worst = 0;
+  for (const char* text : {"layout=half,head_dim=128,base=500000,dtype=bf16",
+                           "layout=interleaved,head_dim=64,base=10000,direction=inverse,dtype=f16",
+                           "layout=half,head_dim=128,base=500000,scaling=yarn,factor=8,original_max_position=4096,"
+                           "attention_factor=0.7,dtype=bf16",
+                           "layout=half,head_dim=80,rotary_dim=72,base=1000000,scaling=yarn,factor=32,"
+                           "original_max_position=4096,dtype=f16",
+                           "layout=interleaved,head_dim=64,base=10000,scaling=yarn,factor=4,original_max_position=2048,"
+                           "attention_factor=300,dtype=f16"}) {
+    const Spec spec = parse_spec(text);
+    const Plan plan(spec);
+    CallView call;
+    call.plan = plan.view();
+    ASSERT_TRUE(call.plan.rotate_binary32) << text;
+    const int pairs = call.plan.pairs;
+    constexpr std::int64_t kLongest = 70;
+    std::vector<std::uint16_t> data(static_cast<std::size_t>(kLongest * spec.head_dim), 0);
+    call.q = TensorView{1, data.data(), spec.head_dim, spec.head_dim, data.data(), spec.head_dim, spec.head_dim};
+    for (const std::int64_t start : {std::int64_t{0}, std::int64_t{-35}, std::int64_t{2147483600},
+                                     (std::int64_t{1} << 40) - 100}) {
+      std::vector<std::int64_t> positions(static_cast<std::size_t>(kLongest));
+      for (std::int64_t t = 0; t < kLongest; ++t) positions[static_cast<std::size_t>(t)] = start + t;
+      call.positions = positions.data();
+      for (std::int64_t length = 1; length <= kLongest; ++length) {
+        const WorkspaceStorage run_storage(pairs);
+        kernel.process_tokens(call, 0, length, run_storage.view());
+        rotated_tokens += run_storage.view().rotation->age > 0 ? 1 : 0;
+        const WorkspaceStorage alone_storage(pairs);
+        kernel.process_tokens(call, length - 1, length, alone_storage.view());
+        const Workspace& run = run_storage.view();
+        const Workspace& alone = alone_storage.view();
+        ASSERT_EQ(std::memcmp(run.cos32, alone.cos32, sizeof(float) * static_cast<std::size_t>(pairs)), 0)
+            << text << ": cos, position " << start + length - 1 << " after a run of " << length;
+        ASSERT_EQ(std::memcmp(run.sin32, alone.sin32, sizeof(float) * static_cast<std::size_t>(pairs)), 0)
+            << text << ": sin, position " << start + length - 1 << " after a run of " << length;
+        ++compared_tokens;
+        // the binary64 entries themselves: within the bound the rounding test relies on
+        // (error_bounds.h TABLE BY ANGLE ADDITION: 2^-44·max(1, |A|); Coq AngleAddition.v: 287.4·ε·|A|)
+        const double scale = std::max(1.0, std::fabs(call.plan.attention));
+        for (int j = 0; j < pairs; ++j) {
+          const double gap = std::max(std::fabs(run.cos_j[j] - alone.cos_j[j]), std::fabs(run.sin_j[j] - alone.sin_j[j]));
+          worst = std::max(worst, gap / scale);
+          ASSERT_LE(gap, 0x1p-44 * scale) << text << ": position " << start + length - 1 << " pair " << j;
+        }
+      }
+    }
+  }
+  // most runs longer than one token end on a table by rotation (a direct one only every 32 tokens
+  // and where an entry lies within 2^-44 of a binary32 rounding boundary)
+  EXPECT_GT(rotated_tokens, compared_tokens / 2) << rotated_tokens << " of " << compared_tokens;
+  std::printf("table by rotation: %d of %d runs ended on it; worst |binary64 entry − direct| = %.3g ε·max(1, |A|) "
+              "(bound 2^-44 = %.0f ε)\n", rotated_tokens, compared_tokens, worst / 0x1p-53, 0x1p-44 / 0x1p-53);
+}
 
 }  // namespace
 }  // namespace ropecheck::kernels::testing

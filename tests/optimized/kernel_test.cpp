@@ -205,8 +205,10 @@ INSTANTIATE_TEST_SUITE_P(All, KernelCase,
                            return std::get<0>(info.param) + "_" + cases()[std::get<1>(info.param)].name();
                          });
 
-// Step 1 by addition (kernel-inl.h token_phases): consecutive positions in one call reuse the
-// previous token's phase plus the step; a call per token always multiplies it out. Both must give
+// Step 1 by addition (kernel-inl.h token_phases) and, for 16-bit data, the table by angle addition
+// (kernel-inl.h next_table_by_rotation): consecutive positions in one call reuse the previous
+// token's phase plus the step, or its table rotated by one position; a call per token always
+// computes both directly. Both must give
 // the same output bits: runs across −1 → 0, the 2^31 boundary, the ends of int64 (where
 // position + 1 would overflow) and runs broken and restarted (where the shortcut must not be
 // taken), on the fast angle path (f32, bf16) and the precise one (f64, which does not take it).
@@ -219,17 +221,23 @@ TEST_P(ConsecutivePositions, OneCallGivesTheBitsOfOneCallPerToken) {
   if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
-  const std::vector<std::vector<std::int64_t>> runs = {
+  std::vector<std::vector<std::int64_t>> runs = {
       {-4, -3, -2, -1, 0, 1, 2, 3},
       {2147483644, 2147483645, 2147483646, 2147483647, 2147483648, 2147483649},
       {kMax - 3, kMax - 2, kMax - 1, kMax, kMin, kMin + 1, kMin + 2},
       {5, 6, 7, 5, 6, 100, 101, 102},  // runs broken and restarted
   };
+  // a prefill longer than kernel-inl.h kRotationRun: 16-bit tables by angle addition, restarted
+  runs.emplace_back();
+  for (std::int64_t p = 123400; p < 123500; ++p) runs.back().push_back(p);
 
   for (const char* text : {"layout=half,head_dim=64,base=500000,dtype=f32",
                            "layout=interleaved,head_dim=40,rotary_dim=36,base=10000,scaling=yarn,factor=8,"
                            "original_max_position=4096,dtype=bf16",
-                           "layout=half,head_dim=32,base=10000,dtype=f64"}) {
+                           "layout=half,head_dim=32,base=10000,dtype=f64",
+                           "layout=half,head_dim=128,base=500000,scaling=yarn,factor=8,original_max_position=4096,"
+                           "attention_factor=0.9,dtype=bf16",
+                           "layout=half,head_dim=128,base=500000,direction=inverse,dtype=f16"}) {
     const Spec spec = parse_spec(text);
     const CSpec c_spec(spec);
     const std::size_t element = ropecheck_dtype_size(static_cast<std::int32_t>(spec.dtype));
@@ -328,6 +336,73 @@ TEST_P(StreamingStores, SameBitsAsPlainStores) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, StreamingStores, ::testing::Values("avx2", "avx512"));
+
+// The SIMD kernels round binary32 to bfloat16 with integer code (ops_avx2-inl.h bf16_pair_words:
+// the carry out of the dropped half computed in 16-bit lanes), the scalar kernel with
+// convert-inl.h float_to_bf16. At position 0 the rotation is a = RN32(x·c), b = RN32(y·c) with
+// c = RN32(A) (cos 0 = 1, sin 0 = 0), so every bfloat16 input (all 65536 bit patterns: zeros,
+// subnormals, the largest values, ±Inf, NaNs) goes through one rounding of a known binary32 value;
+// the attention factors are chosen so that those values include exact ties with an even and with an
+// odd last kept bit (c = 1 − 2^-9: x = 1 gives 1.1111111|1 × 2^-1; c = 2^-1 + 2^-9: 1.0000000|1 × 2^-1),
+// which the test checks before comparing every output bit for bit with the scalar kernel, in both
+// layouts (half: 16-pair blocks; interleaved: 8-pair words).
+class Bfloat16Rounding : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Bfloat16Rounding, EveryInputAgreesWithTheScalarKernel) {
+  const std::string implementation = GetParam();
+  if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
+  constexpr int kHeadDim = 64;
+  constexpr std::int64_t kTokens = 65536 / kHeadDim;
+  std::vector<std::uint16_t> input(65536);
+  for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::uint16_t>(i);
+  const std::vector<std::int64_t> positions(kTokens, 0);
+  int even_ties = 0;
+  int odd_ties = 0;
+  for (const char* attention : {"0.998046875", "0.501953125", "0.7071067811865476"}) {
+    const float c = static_cast<float>(std::strtod(attention, nullptr));  // RN32(A): exact for the first two
+    for (const std::uint16_t x : input) {
+      const std::uint32_t x_bits = static_cast<std::uint32_t>(x) << 16;
+      float x_value;
+      std::memcpy(&x_value, &x_bits, sizeof x_value);
+      const float product = x_value * c;  // RN32(x·c), the value the kernels round to bfloat16
+      std::uint32_t bits;
+      std::memcpy(&bits, &product, sizeof bits);
+      if (std::isfinite(product) && (bits & 0xFFFFu) == 0x8000u) ++((bits >> 16) & 1u ? odd_ties : even_ties);
+    }
+    for (const char* layout : {"half", "interleaved"}) {
+      const Spec spec = parse_spec(std::string("layout=") + layout + ",head_dim=64,base=10000,scaling=yarn,factor=8," +
+                                   "original_max_position=4096,attention_factor=" + attention + ",dtype=bf16");
+      const CSpec c_spec(spec);
+      auto run = [&](const std::string& which) {
+        std::vector<std::uint16_t> out(input.size(), 0);
+        ropecheck_call call{};
+        call.spec = c_spec.get();
+        call.tokens = kTokens;
+        call.positions = positions.data();
+        call.q = ropecheck_tensor{1, input.data(), kHeadDim, kHeadDim, out.data(), kHeadDim, kHeadDim};
+        call.threads = 1;
+        EXPECT_EQ(ropecheck_kernel_apply(which.c_str(), &call), ROPECHECK_OK) << which;
+        return out;
+      };
+      const auto got = run(implementation);
+      const auto expected = run("scalar");
+      // A NaN result's sign and payload are those of the NaN operand each ISA's fused operation
+      // propagates (x86's vfmsub keeps a NaN addend's sign; the scalar fmaf(x, c, −p) flips it), so
+      // NaNs are compared as NaNs (abi_test SpecialValuesIn16BitDataFollowIeeeArithmetic), every
+      // other output bit for bit.
+      const auto is_nan = [](std::uint16_t bits) { return (bits & 0x7F80u) == 0x7F80u && (bits & 0x7Fu) != 0; };
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (is_nan(got[i]) && is_nan(expected[i])) continue;
+        ASSERT_EQ(got[i], expected[i]) << implementation << " " << layout << " A = " << attention << " element " << i
+                                       << " (input bits 0x" << std::hex << input[i] << ")";
+      }
+    }
+  }
+  EXPECT_GT(even_ties, 0) << "no binary32 value exactly halfway with an even last kept bit";
+  EXPECT_GT(odd_ties, 0) << "no binary32 value exactly halfway with an odd last kept bit";
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Bfloat16Rounding, ::testing::Values("avx2", "avx512"));
 
 }  // namespace
 }  // namespace ropecheck::kernels::testing

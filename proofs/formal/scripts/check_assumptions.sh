@@ -24,6 +24,8 @@ theorems=(
   ErrorBound.f16_cache_bound ErrorBound.bf16_cache_bound
   ErrorBound.binary32_entry ErrorBound.binary32_rotation_bound
   ErrorBound.f16_binary32_kernel_bound ErrorBound.bf16_binary32_kernel_bound
+  AngleAddition.rotation_step AngleAddition.rounding_term AngleAddition.rotation_run
+  AngleAddition.table_by_rotation_gap AngleAddition.direct_state_error AngleAddition.step_error
   CosSinTaylor.pi_enclosure CosSinTaylor.sin_taylor_error CosSinTaylor.cos_taylor_error
   CosSinTaylor.sin_lipschitz CosSinTaylor.cos_lipschitz CosSinTaylor.sin_second_order
   CosSinTaylor.cos_second_order CosSinTaylor.quadrant_placement
@@ -42,7 +44,7 @@ allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_no
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound GateTolerance."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition GateTolerance."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
     echo "Print Assumptions RopeCheck.$t."
