@@ -10,10 +10,10 @@
 
 #include "gate/positions.h"
 #include "gate/progress.h"
-#include "judge/direct.h"
-#include "judge/adapters.h"
+#include "runner/direct.h"
+#include "runner/adapters.h"
 #include "judge/errors.h"
-#include "judge/registry.h"
+#include "runner/registry.h"
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
 #include "tensorio/readers.h"

@@ -11,7 +11,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "judge/abi_call.h"
+#include "runner/abi_call.h"
 #include "judge/errors.h"
 #include "judge/tolerance.h"
 #include "optimized/c_spec.h"

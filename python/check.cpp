@@ -1,4 +1,4 @@
-// check(): the user's own tensors judged by judge/direct.h (the route of `ropecheck check --spec
+// check(): the user's own tensors judged by runner/direct.h (the route of `ropecheck check --spec
 // ... --candidate ...`), one group, in the gate's report.
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "gate/judge_args.h"
 #include "gate/positions.h"
 #include "gate/report.h"
-#include "judge/direct.h"
+#include "runner/direct.h"
 #include "judge/errors.h"
 
 namespace ropecheck::python {

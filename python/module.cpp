@@ -11,7 +11,7 @@
 #include "golden/golden.h"
 #include "hfconfig/hfconfig.h"
 #include "judge/errors.h"
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 #include "spec/schedule.h"
 #include "tensorio/readers.h"
 

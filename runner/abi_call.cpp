@@ -1,4 +1,4 @@
-#include "judge/abi_call.h"
+#include "runner/abi_call.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

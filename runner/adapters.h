@@ -1,6 +1,6 @@
-// The adapters of the implementation interface (judge/implementation.h) other than the reference
-// (judge/reference_implementation.h): a project kernel called in process, a project kernel or a
-// plugin served by a child process, a C++ function, and a candidate file. judge/registry.h makes
+// The adapters of the implementation interface (runner/implementation.h) other than the reference
+// (runner/reference_implementation.h): a project kernel called in process, a project kernel or a
+// plugin served by a child process, a C++ function, and a candidate file. runner/registry.h makes
 // them from the command line.
 #pragma once
 
@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "judge/implementation.h"
-#include "judge/isolation.h"
+#include "runner/implementation.h"
+#include "runner/isolation.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::judge {
@@ -23,7 +23,7 @@ namespace ropecheck::judge {
 Tolerance project_kernel_bound(const Spec& spec);
 
 // A project kernel (scalar, avx2, avx512, cuda, auto) called in this process through the C ABI
-// with guard bytes (judge/abi_call.h). Claims its proven bound under the exact model.
+// with guard bytes (runner/abi_call.h). Claims its proven bound under the exact model.
 class KernelImplementation final : public Implementation {
  public:
   // `kernel` as the ABI names it; `threads` as ropecheck_call.threads (0: all cores).
@@ -43,7 +43,7 @@ class KernelImplementation final : public Implementation {
 };
 
 // A plugin (a shared library exporting include/ropecheck/kernel.h), or a project kernel, served by a
-// child process (judge/isolation.h): a crash, a hang or a write outside the output buffer is that
+// child process (runner/isolation.h): a crash, a hang or a write outside the output buffer is that
 // call's failure. Calls are serialised (one child).
 class IsolatedImplementation final : public Implementation {
  public:
@@ -68,7 +68,7 @@ class IsolatedImplementation final : public Implementation {
   mutable IsolatedKernel kernel_;
 };
 
-// A C++ function: the GoogleTest matcher (judge/gtest.h) and the Python module call through it.
+// A C++ function: the GoogleTest matcher (runner/gtest.h) and the Python module call through it.
 using RopeFunction = std::function<std::vector<double>(const Spec&, Shape, std::span<const std::int64_t>,
                                                        std::span<const double>)>;
 class FunctionImplementation final : public Implementation {

@@ -1,4 +1,4 @@
-#include "judge/sweep.h"
+#include "runner/sweep.h"
 
 #include <algorithm>
 #include <future>
@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "judge/diagnosis.h"
+#include "runner/failing_call.h"
 #include "judge/errors.h"
 #include "judge/parallel.h"
 #include "reference/rounding.h"
@@ -120,7 +121,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   // its first failing position. Calls are made in order, one at a time (an implementation may keep
   // state between calls: it always sees the same sequence); with several threads the next call runs
   // while this one is judged on every thread (the call is one thread's work, often in a child
-  // process: judge/isolation.h). Either way the tests are judged and recorded in call order.
+  // process: runner/isolation.h). Either way the tests are judged and recorded in call order.
   struct CalledTest {
     std::int64_t call = 0;
     golden::RopeTest test;

@@ -18,9 +18,9 @@
 #include <span>
 #include <string>
 
-#include "judge/golden_run.h"
+#include "runner/golden_run.h"
 #include "judge/group.h"
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::judge {

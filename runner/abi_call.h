@@ -1,6 +1,6 @@
 // One call of a kernel through the C ABI (include/ropecheck/kernel.h), written once for the
 // in-process adapter of the project's kernels and for the child process that serves a plugin
-// (judge/isolation.cpp): the doubles are encoded into a buffer of the spec's dtype, the output
+// (runner/isolation.cpp): the doubles are encoded into a buffer of the spec's dtype, the output
 // buffer is pre-filled with NaN bit patterns (an element the kernel never writes cannot pass) and
 // guarded, the kernel runs, and the output is decoded back.
 //
@@ -11,7 +11,7 @@
 //   pages — the output ends where kGuardPages protected pages (PROT_NONE, mprotect) begin, and
 //           kGuardPages more lie before it, behind at least 64 guard bytes: any write up to
 //           kGuardPages pages (64 KiB with 4 KiB pages) past either end faults at once, and the
-//           fault handler of the plugin's child process (judge/isolation.cpp) reports it as a guard
+//           fault handler of the plugin's child process (runner/isolation.cpp) reports it as a guard
 //           violation. Writes further away, into other memory, cannot be told from the plugin's own.
 #pragma once
 

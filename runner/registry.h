@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "judge/implementation.h"
-#include "judge/isolation.h"
+#include "runner/implementation.h"
+#include "runner/isolation.h"
 
 namespace ropecheck::judge {
 
@@ -24,7 +24,7 @@ struct Selection {
 struct RegistryOptions {
   Claims claims;
   double timeout_seconds = 10;  // per plugin call
-  std::int64_t memory_limit_mib = kDefaultMemoryLimitMiB;  // a plugin's child process (judge/isolation.h); 0: none
+  std::int64_t memory_limit_mib = kDefaultMemoryLimitMiB;  // a plugin's child process (runner/isolation.h); 0: none
   int precision_bits = 256;     // of the reference variants
   int kernel_threads = 1;       // ropecheck_call.threads of in-process kernels (0: all cores)
   bool isolate_kernels = false; // run the project's kernels in a child process too

@@ -1,14 +1,14 @@
 // The public judge_golden_file (include/ropecheck/judge.h): the user's function as a
-// FunctionImplementation through the one golden loop (judge/golden_run.h), its options read by the
+// FunctionImplementation through the one golden loop (runner/golden_run.h), its options read by the
 // judge's own parsers (judge/tolerance.h), and the verdict copied into the public result types.
 #include <ropecheck/judge.h>
 
 #include <stdexcept>
 #include <utility>
 
-#include "judge/adapters.h"
+#include "runner/adapters.h"
 #include "judge/errors.h"
-#include "judge/golden_run.h"
+#include "runner/golden_run.h"
 #include "judge/verdict.h"
 #include "spec/public_spec.h"
 

@@ -1,4 +1,4 @@
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 
 #include <algorithm>
 

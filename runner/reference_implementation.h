@@ -1,9 +1,9 @@
-// The reference as an implementation under test (judge/implementation.h), and the error bounds of
+// The reference as an implementation under test (runner/implementation.h), and the error bounds of
 // its three exact forms. The bounds are derived here, at the claim, from the error bounds that
 // reference/rope.cpp states for its computation.
 #pragma once
 
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 #include "reference/rope.h"
 
 namespace ropecheck::judge {
@@ -32,7 +32,7 @@ ErrorClaim exact_form_claim(const Spec& spec, int precision_bits, reference::For
 // |attention factor| of the spec, rounded up (1 for schemes without one).
 double attention_magnitude(const Spec& spec);
 
-// The reference under test. Three variants (judge/registry.cpp names them):
+// The reference under test. Three variants (runner/registry.cpp names them):
 // - `reference-exact` (Output::exact, Model::exact): rotate_exact in matrix form at `precision_bits`;
 //   claim as above; discrepancies reported in bits of agreement. Its run() gives the correctly
 //   rounded outputs.

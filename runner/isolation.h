@@ -3,7 +3,7 @@
 // crash, an abort, a hang (per-call timeout, then SIGKILL) or an ABI version mismatch becomes that
 // call's failure and the next call starts a fresh child. The gate itself never runs plugin code.
 //
-// What the child may do is bounded (judge/README.md "Isolation"):
+// What the child may do is bounded (runner/README.md "Isolation"):
 // - its own process group: whatever it forks is killed with it (SIGKILL to the group) whenever the
 //   child stops, healthy or not, and when the gate is ended by SIGINT, SIGTERM or SIGHUP; a child
 //   that outlives a killed gate ends itself by an alarm at twice the timeout. (A descendant that
@@ -12,7 +12,7 @@
 // - its time: `timeout_seconds` per call; after kCircuitBreakerTimeouts consecutive timeouts the
 //   implementation is taken to hang and no further call is made (each answers `timeout` at once;
 //   circuit_open() says so), so a plugin that always hangs costs a few timeouts, not one per call;
-// - its output buffer: OutputGuard::pages (judge/abi_call.h), a write into the protected pages on
+// - its output buffer: OutputGuard::pages (runner/abi_call.h), a write into the protected pages on
 //   either side of the output ends the child and is reported as `guard`, as are changed guard bytes.
 #pragma once
 
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 #include "reference/rope.h"
 #include "spec/spec.h"
 

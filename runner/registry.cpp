@@ -1,4 +1,4 @@
-#include "judge/registry.h"
+#include "runner/registry.h"
 
 #include <sys/stat.h>
 
@@ -7,9 +7,9 @@
 
 #include <ropecheck/kernel.h>
 
-#include "judge/adapters.h"
+#include "runner/adapters.h"
 #include "judge/errors.h"
-#include "judge/reference_implementation.h"
+#include "runner/reference_implementation.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::judge {

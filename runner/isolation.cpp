@@ -1,4 +1,4 @@
-#include "judge/isolation.h"
+#include "runner/isolation.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 
 #include <ropecheck/kernel.h>
 
-#include "judge/abi_call.h"
+#include "runner/abi_call.h"
 
 namespace ropecheck::judge {
 namespace {
@@ -179,7 +179,7 @@ using ApplyFn = std::int32_t (*)(const char*, const ropecheck_call*);
 constexpr std::uint32_t kHelloOk = 0, kHelloLoadFailed = 1;
 using AvailableFn = std::int32_t (*)(const char*);
 
-// A fault in the protected pages beside the output (judge/abi_call.h) is a guard violation: the
+// A fault in the protected pages beside the output (runner/abi_call.h) is a guard violation: the
 // child ends with kGuardPageExit. Any other fault: the handler was reset on entry (SA_RESETHAND),
 // so returning faults again and the default action names the signal.
 void on_fault(int, siginfo_t* info, void*) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "judge/group.h"
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 
 namespace ropecheck::judge {
 

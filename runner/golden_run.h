@@ -1,6 +1,6 @@
 // The golden loop every judging command shares: `check` (a candidate file), `run` (a kernel or a
 // plugin), the GoogleTest matcher and Python (a function) all call judge_golden with an
-// implementation (judge/implementation.h), so that what is skipped, judged, counted and decided
+// implementation (runner/implementation.h), so that what is skipped, judged, counted and decided
 // is written once.
 #pragma once
 
@@ -11,7 +11,7 @@
 
 #include "golden/golden.h"
 #include "judge/group.h"
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 
 namespace ropecheck::judge {
 
@@ -29,7 +29,7 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder);
 std::string tensor_name(const std::string& suite, std::int64_t test_id, const char* what);
 
 // What every judging command takes besides the implementation's model and tolerance (those are its
-// Claims: judge/implementation.h).
+// Claims: runner/implementation.h).
 struct JudgeOptions {
   GroupOptions group;                   // worst cases, signed zeros, max position, required horizon, attention bounds
   std::vector<std::string> skip_flags;  // golden tests carrying any of these flags are not judged

@@ -2,7 +2,7 @@
 // project kernel in process, a kernel or plugin in a child process, the reference under each
 // rounding model, a candidate file, a function (the GoogleTest matcher, Python). Every command
 // (check, run, sweep, props, fuzz) and the identity catalog (proofs/) see implementations only
-// through it; judge/registry.h makes them from `--impl` / `--plugin` / `--candidate`.
+// through it; runner/registry.h makes them from `--impl` / `--plugin` / `--candidate`.
 //
 // It also answers what the implementation is held to, in one place: tolerance(spec) — an explicit
 // `--tolerance`, else the implementation's own proven bound (the project's kernels:
@@ -135,7 +135,7 @@ class Implementation {
   }
   virtual int exact_precision_bits() const { return 0; }
   // Why no further call is made (a child process's circuit breaker after consecutive timeouts,
-  // judge/isolation.h), or nothing: a search stops there instead of collecting instant failures.
+  // runner/isolation.h), or nothing: a search stops there instead of collecting instant failures.
   virtual std::optional<std::string> stopped_reason() const { return std::nullopt; }
   // A candidate file's attention tensors for a golden attention test; nullopt when this
   // implementation computes RoPE only (kernels, plugins: the ABI applies RoPE).

@@ -1,4 +1,4 @@
-#include "judge/reference_implementation.h"
+#include "runner/reference_implementation.h"
 
 #include <cmath>
 #include <stdexcept>

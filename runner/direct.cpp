@@ -1,4 +1,4 @@
-#include "judge/direct.h"
+#include "runner/direct.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@ namespace {
 constexpr std::int64_t kTestId = 1;  // the tensor's one test
 
 // The candidate's tolerance, decided the way Implementation::tolerance decides it for a candidate
-// file (judge/implementation.h: an explicit --tolerance, else the model's default).
+// file (runner/implementation.h: an explicit --tolerance, else the model's default).
 class GivenOutputs final : public Implementation {
  public:
   explicit GivenOutputs(Claims claims) : Implementation(std::move(claims)) {}

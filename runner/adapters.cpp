@@ -1,13 +1,13 @@
-#include "judge/adapters.h"
+#include "runner/adapters.h"
 
 #include <cstring>
 #include <stdexcept>
 
 #include <ropecheck/kernel.h>
 
-#include "judge/abi_call.h"
+#include "runner/abi_call.h"
 #include "judge/errors.h"
-#include "judge/golden_run.h"
+#include "runner/golden_run.h"
 #include "optimized/error_bounds.h"
 #include "spec/schedule.h"
 

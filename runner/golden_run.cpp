@@ -1,4 +1,4 @@
-#include "judge/golden_run.h"
+#include "runner/golden_run.h"
 
 #include "golden/sidecar.h"
 
@@ -12,6 +12,7 @@
 #include <set>
 
 #include "judge/diagnosis.h"
+#include "runner/failing_call.h"
 #include "judge/errors.h"
 #include "judge/parallel.h"
 
