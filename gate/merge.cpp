@@ -9,7 +9,7 @@
 #include <optional>
 #include <set>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

@@ -469,45 +469,52 @@ std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.e
 
 tensorio::TensorFile open_sidecar(const GoldenFile& file) {
   const std::string path = sidecar_path_of(file);
+  // A sidecar that cannot be read is named by the field that points to it (only the reading: the
+  // hash mismatch below is an error of its own field).
+  const auto unreadable = [&](const InputError& e) {
+    return GoldenError("sidecar.file: expected the safetensors file it names (" + file.sidecar + "), got " + e.what());
+  };
+  std::optional<tensorio::TensorFile> sidecar;
   try {
-    tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
-    // The pair is checked by content: a sidecar regenerated, replaced or copied from another suite
-    // may have every tensor of the right name and shape and still hold other values.
-    if (!file.sidecar_sha256.empty()) {
-      const std::string actual = sha256_of_file(path);
-      if (actual != file.sidecar_sha256) {
-        throw GoldenError("sidecar.sha256: expected " + path + " to hash to " + file.sidecar_sha256 + " (the sidecar this file was written with), got " +
-                          actual);
-      }
-    }
-    return sidecar;
-  } catch (const tensorio::ReaderError& e) {
-    throw GoldenError("sidecar.file: expected the safetensors file it names (" + file.sidecar + "), got " + e.what());
+    sidecar.emplace(tensorio::TensorFile::open(path));
+  } catch (const InputError& e) {
+    throw unreadable(e);
   }
+  // The pair is checked by content: a sidecar regenerated, replaced or copied from another suite
+  // may have every tensor of the right name and shape and still hold other values.
+  if (!file.sidecar_sha256.empty()) {
+    std::string actual;
+    try {
+      actual = sha256_of_file(path);
+    } catch (const InputError& e) {
+      throw unreadable(e);
+    }
+    if (actual != file.sidecar_sha256) {
+      throw GoldenError("sidecar.sha256: expected " + path + " to hash to " + file.sidecar_sha256 + " (the sidecar this file was written with), got " +
+                        actual);
+    }
+  }
+  return std::move(*sidecar);
 }
 
 void SidecarLoader::load(const Spec& spec, RopeTest& test) {
   if (!test.sidecar) return;
   const std::string path = sidecar_path_of(file_);
-  try {
-    if (!sidecar_) {
-      try {
-        sidecar_.emplace(open_sidecar(file_));
-      } catch (const GoldenError& e) {
-        throw GoldenError((file_.path.empty() ? "suite " + file_.suite : file_.path) + ": " + e.what());
-      }
+  if (!sidecar_) {
+    try {
+      sidecar_.emplace(open_sidecar(file_));
+    } catch (const GoldenError& e) {
+      throw GoldenError((file_.path.empty() ? "suite " + file_.suite : file_.path) + ": " + e.what());
     }
-    // sidecar_entry holds the tensor to the dtype's own storage, so every value decoded is one of
-    // the dtype (no rounding test per value).
-    auto read = [&](const std::string& name, Dtype dtype) {
-      const tensorio::TensorFile::Entry& e = sidecar_entry(*sidecar_, path, test, name, dtype);
-      return sidecar_->read(e, 0, e.count);
-    };
-    test.input = read(test.sidecar->input, input_dtype_of(spec));
-    test.expected = read(test.sidecar->expected, spec.dtype);
-  } catch (const tensorio::ReaderError& e) {
-    throw GoldenError(e.what());
   }
+  // sidecar_entry holds the tensor to the dtype's own storage, so every value decoded is one of
+  // the dtype (no rounding test per value).
+  auto read = [&](const std::string& name, Dtype dtype) {
+    const tensorio::TensorFile::Entry& e = sidecar_entry(*sidecar_, path, test, name, dtype);
+    return sidecar_->read(e, 0, e.count);
+  };
+  test.input = read(test.sidecar->input, input_dtype_of(spec));
+  test.expected = read(test.sidecar->expected, spec.dtype);
 }
 
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) { SidecarLoader(file).load(spec, test); }

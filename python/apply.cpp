@@ -12,7 +12,7 @@
 
 #include "bindings.h"
 #include "runner/abi_call.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "judge/tolerance.h"
 #include "optimized/c_spec.h"
 #include "reference/rope.h"

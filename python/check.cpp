@@ -10,7 +10,7 @@
 #include "gate/positions.h"
 #include "gate/report.h"
 #include "runner/direct.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::python {
 namespace {

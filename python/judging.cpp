@@ -17,7 +17,7 @@
 #include "gate/judge_args.h"
 #include "gate/report.h"
 #include "runner/adapters.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "runner/golden_run.h"
 #include "judge/inference.h"
 #include "runner/sweep.h"

@@ -6,7 +6,7 @@
 #include <ropecheck/kernel.h>
 
 #include "runner/abi_call.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "runner/golden_run.h"
 #include "optimized/error_bounds.h"
 #include "spec/schedule.h"
@@ -154,11 +154,7 @@ CandidateFile::CandidateFile(std::string path, tensorio::TensorFile file, const 
           t.dtype = e->dtype;
           t.shape = e->shape;
           t.text = e->text;
-          try {
-            if (e->dtype != "U") t.values = file_->read(*e, 0, e->count);
-          } catch (const tensorio::ReaderError& error) {
-            throw InputError(error.what());
-          }
+          if (e->dtype != "U") t.values = file_->read(*e, 0, e->count);
           tensors_[name] = std::move(t);
         }
       }

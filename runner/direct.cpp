@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "judge/diagnosis.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::judge {

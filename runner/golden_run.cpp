@@ -13,7 +13,7 @@
 
 #include "judge/diagnosis.h"
 #include "runner/failing_call.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "judge/parallel.h"
 
 namespace ropecheck::judge {
@@ -52,11 +52,7 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder) {
   }
   std::vector<LoadedGolden> out;
   for (const std::string& path : paths) {
-    try {
-      out.push_back({path, golden::read_golden_file(path)});
-    } catch (const golden::GoldenError& e) {
-      throw InputError(e.what());
-    }
+    out.push_back({path, golden::read_golden_file(path)});
     // Candidates are keyed by suite and test id, so an id must name one test (golden lint reports
     // the same; reading refuses, so that a check never silently judges two tests as one).
     std::map<std::int64_t, std::string> seen;
@@ -215,11 +211,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           // computed chunk by chunk on every thread, so that the loop holds one test (golden/golden.h
           // load_arrays, GroupComparer::add_evaluated).
           golden::RopeTest loaded = test;
-          try {
-            sidecar.load(group.spec, loaded);
-          } catch (const golden::GoldenError& e) {
-            throw InputError(e.what());
-          }
+          sidecar.load(group.spec, loaded);
           const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
           ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
           if (result.status != ApplyResult::Status::ok) {

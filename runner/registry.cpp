@@ -8,7 +8,7 @@
 #include <ropecheck/kernel.h>
 
 #include "runner/adapters.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "runner/reference_implementation.h"
 #include "tensorio/readers.h"
 

@@ -10,7 +10,7 @@
 
 #include "judge/diagnosis.h"
 #include "runner/failing_call.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "judge/parallel.h"
 #include "reference/rounding.h"
 #include "spec/random.h"

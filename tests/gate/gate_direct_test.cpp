@@ -11,7 +11,7 @@
 
 #include "gate_test_support.h"
 #include "runner/direct.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "rope_recipe.h"
 
 namespace ropecheck::gate {
