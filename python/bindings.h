@@ -2,6 +2,7 @@
 //   module.cpp  — the module, the error translation, Spec;
 //   apply.cpp   — the correctly rounded reference (`apply`) and the project's kernels;
 //   judging.cpp — gate, the sweep, and their results (gate/report.h's Report);
+//   callable.cpp — a Python callable as the judged implementation, in process or forked per call;
 //   check.cpp   — check of the user's own tensors (runner/direct.h).
 // Every function here is a thin layer over the C++ libraries; the package around it
 // (python/ropecheck/*.py) only turns NumPy arrays and torch tensors into contiguous buffers.

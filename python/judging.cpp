@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "callable.h"
 #include "gate/check.h"
 #include "gate/judge_args.h"
 #include "gate/report.h"
@@ -91,15 +92,6 @@ std::pair<std::string, std::string> explained(const Report& r) {
   return first;
 }
 
-// A KeyboardInterrupt or SystemExit raised inside the user's function: not that call's failure but
-// the end of the gate, raised again in Python once the judge has unwound (no std::exception: the
-// adapters record those as the call's failure).
-struct PythonStop {
-  bool keyboard_interrupt = false;
-  std::string message;                 // KeyboardInterrupt's
-  std::optional<long> exit_code;       // SystemExit's integer code; else `message` is its code
-};
-
 // Runs `judge` with the GIL released; a PythonStop from the user's function is raised again.
 template <class Judge>
 void judge_without_gil(Judge&& judge) {
@@ -107,50 +99,8 @@ void judge_without_gil(Judge&& judge) {
     py::gil_scoped_release unlocked;
     judge();
   } catch (const PythonStop& stop) {
-    if (stop.keyboard_interrupt) {
-      PyErr_SetString(PyExc_KeyboardInterrupt, stop.message.c_str());
-    } else if (stop.exit_code) {
-      PyErr_SetObject(PyExc_SystemExit, py::int_(*stop.exit_code).ptr());
-    } else {
-      PyErr_SetObject(PyExc_SystemExit, py::str(stop.message).ptr());
-    }
-    throw py::error_already_set();
+    stop.raise_again();
   }
-}
-
-// A Python callable `fn(spec, x, positions) -> array` (the package wraps the user's function: its
-// tensor library, dtype and signature) as the C++ function the judge calls. Called with the GIL
-// released around the judge; a Python exception is that call's failure (`kernel_error`, with its
-// message), as FunctionImplementation reports any exception.
-judge::RopeFunction rope_function(py::function fn) {
-  return [fn = std::move(fn)](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                              std::span<const double> input) -> std::vector<double> {
-    py::gil_scoped_acquire locked;
-    try {
-      py::array_t<double> x({shape.tokens, shape.heads, shape.head_dim});
-      std::memcpy(x.mutable_data(), input.data(), input.size_bytes());
-      const auto components = static_cast<py::ssize_t>(position_components(spec));
-      py::array_t<std::int64_t> where({static_cast<py::ssize_t>(shape.tokens), components});
-      std::memcpy(where.mutable_data(), positions.data(), positions.size_bytes());
-      const Doubles out = Doubles::ensure(fn(spec, x, where));
-      if (!out) throw std::runtime_error("expected an array of numbers as output");
-      if (out.size() != static_cast<py::ssize_t>(input.size())) {
-        throw std::runtime_error("expected " + std::to_string(input.size()) + " output values (tokens*heads*head_dim), got " +
-                                 std::to_string(out.size()));
-      }
-      return std::vector<double>(out.data(), out.data() + out.size());
-    } catch (py::error_already_set& e) {
-      if (e.matches(PyExc_KeyboardInterrupt)) throw PythonStop{true, judge::first_line(e.what()), std::nullopt};
-      if (e.matches(PyExc_SystemExit)) {
-        const py::object code = e.value().attr("code");
-        if (py::isinstance<py::int_>(code)) throw PythonStop{false, "", code.cast<long>()};
-        throw PythonStop{false, code.is_none() ? std::string() : py::str(code).cast<std::string>(), std::nullopt};
-      }
-      // Converted while the GIL is held: the Python error object must not outlive it. The first line
-      // ("IndexError: ...") without the traceback pybind11 appends: reports show it on one line.
-      throw std::runtime_error(judge::first_line(e.what()));
-    }
-  };
 }
 
 // The RoPE suites at `path` (a callable computes RoPE, not attention), with only the groups `keep`
@@ -174,10 +124,11 @@ std::vector<judge::LoadedGolden> load_suites(const std::string& path, const py::
   return kept;
 }
 
-// gate(): `fn` over the golden suites, as `ropecheck run` runs a kernel.
+// gate(): `fn` over the golden suites, as `ropecheck run` runs a kernel; `limits`: in process, or a
+// forked child per call (callable.h).
 Report gate_function(py::function fn, const std::string& name, const std::string& suites_path, const py::object& keep,
-                     const JudgeArguments& args) {
-  const judge::FunctionImplementation implementation(name, rope_function(std::move(fn)), gate::claims_of(args));
+                     const JudgeArguments& args, const CallableLimits& limits) {
+  const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
   gate::judge_options_of(args);  // every option checked before the work
   const std::vector<judge::LoadedGolden> suites = load_suites(suites_path, keep);
   Report report;
@@ -189,6 +140,8 @@ Report gate_function(py::function fn, const std::string& name, const std::string
   } else {
     judge_without_gil([&] { report = gate::judge_into_report(suites, implementation, args, "run"); });
   }
+  // The note `ropecheck run` gives a plugin that tripped the circuit breaker (gate/check.cpp).
+  if (const std::optional<std::string> reason = implementation.stopped_reason()) report.notes.push_back("stopped: " + *reason);
   report.candidate = name;
   report.decide();
   return report;
@@ -196,8 +149,8 @@ Report gate_function(py::function fn, const std::string& name, const std::string
 
 // `ropecheck sweep` of `fn` for one spec: sampled positions up to max_position.
 Report sweep_function(py::function fn, const std::string& name, const Spec& spec, std::int64_t max_position,
-                      std::int64_t samples, std::uint64_t seed, const JudgeArguments& args) {
-  const judge::FunctionImplementation implementation(name, rope_function(std::move(fn)), gate::claims_of(args));
+                      std::int64_t samples, std::uint64_t seed, const JudgeArguments& args, const CallableLimits& limits) {
+  const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
   const judge::JudgeOptions options = gate::judge_options_of(args);
   judge::SweepOptions sweep;
   sweep.max_position = max_position;
@@ -210,6 +163,7 @@ Report sweep_function(py::function fn, const std::string& name, const Spec& spec
   report.candidate = name;
   report.model = implementation.claims().model;
   judge_without_gil([&] { report.groups.push_back(judge::sweep(implementation, spec, sweep, options.group)); });
+  if (const std::optional<std::string> reason = implementation.stopped_reason()) report.notes.push_back("stopped: " + *reason);
   report.scope = gate::scope_of(args, 0, 0);
   report.worst_listed = args.worst;
   report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1, args.worst};
@@ -384,9 +338,14 @@ void bind_judging(py::module_& m) {
       .def_readwrite("strict_zeros", &JudgeArguments::strict_zeros)
       .def_readwrite("worst", &JudgeArguments::worst)
       .def_readwrite("allow_missing", &JudgeArguments::allow_missing);
-  m.def("gate", &gate_function, py::arg("fn"), py::arg("name"), py::arg("suites"), py::arg("keep"), py::arg("args"));
+  py::class_<CallableLimits>(m, "CallableLimits", "How a callable is run: in process, or a forked child per call (isolate) with timeout_seconds.")
+      .def(py::init<>())
+      .def_readwrite("isolate", &CallableLimits::isolate)
+      .def_readwrite("timeout_seconds", &CallableLimits::timeout_seconds);
+  m.def("gate", &gate_function, py::arg("fn"), py::arg("name"), py::arg("suites"), py::arg("keep"), py::arg("args"),
+        py::arg("limits"));
   m.def("sweep", &sweep_function, py::arg("fn"), py::arg("name"), py::arg("spec"), py::arg("max_position"),
-        py::arg("samples"), py::arg("seed"), py::arg("args"));
+        py::arg("samples"), py::arg("seed"), py::arg("args"), py::arg("limits"));
   m.def("merge", &merge_reports);
   bind_check(m);
 }

@@ -822,15 +822,32 @@ void apply_chunked(const ApplyPlan& plan, Shape shape, std::span<const std::int6
   (void)checked_elements(plan.spec(), shape, positions);
   const std::int64_t per_token = shape.heads * shape.head_dim;
   const std::int64_t components = position_components(plan.spec());
-  const std::int64_t chunk_tokens = std::max<std::int64_t>(1, kApplyChunkValues / std::max<std::int64_t>(per_token, 1));
-  std::vector<double> buffer(static_cast<std::size_t>(std::min(chunk_tokens, shape.tokens) * per_token));
-  for (std::int64_t first = 0; first < shape.tokens; first += chunk_tokens) {
-    const std::int64_t tokens = std::min(chunk_tokens, shape.tokens - first);
-    const std::span<double> values(buffer.data(), static_cast<std::size_t>(tokens * per_token));
-    load(first * per_token, values);
-    plan.apply_into({tokens, shape.heads, shape.head_dim}, positions.subspan(first * components, tokens * components),
-                    values, values);
-    store(first * per_token, values);
+  if (per_token <= kApplyChunkValues) {
+    const std::int64_t chunk_tokens = std::max<std::int64_t>(1, kApplyChunkValues / std::max<std::int64_t>(per_token, 1));
+    std::vector<double> buffer(static_cast<std::size_t>(std::min(chunk_tokens, shape.tokens) * per_token));
+    for (std::int64_t first = 0; first < shape.tokens; first += chunk_tokens) {
+      const std::int64_t tokens = std::min(chunk_tokens, shape.tokens - first);
+      const std::span<double> values(buffer.data(), static_cast<std::size_t>(tokens * per_token));
+      load(first * per_token, values);
+      plan.apply_into({tokens, shape.heads, shape.head_dim}, positions.subspan(first * components, tokens * components),
+                      values, values);
+      store(first * per_token, values);
+    }
+    return;
+  }
+  // A token above the chunk (a 4 GiB .npy given one position is one token of 2^27 heads): its heads
+  // in chunks, each rotated at the token's position, so the buffer stays one chunk whatever the shape.
+  const std::int64_t chunk_heads = std::max<std::int64_t>(1, kApplyChunkValues / std::max<std::int64_t>(shape.head_dim, 1));
+  std::vector<double> buffer(static_cast<std::size_t>(std::min(chunk_heads, shape.heads) * shape.head_dim));
+  for (std::int64_t token = 0; token < shape.tokens; ++token) {
+    for (std::int64_t head = 0; head < shape.heads; head += chunk_heads) {
+      const std::int64_t heads = std::min(chunk_heads, shape.heads - head);
+      const std::span<double> values(buffer.data(), static_cast<std::size_t>(heads * shape.head_dim));
+      const std::int64_t first = token * per_token + head * shape.head_dim;
+      load(first, values);
+      plan.apply_into({1, heads, shape.head_dim}, positions.subspan(token * components, components), values, values);
+      store(first, values);
+    }
   }
 }
 

@@ -102,8 +102,9 @@ class ApplyPlan {
 };
 
 // apply of a tensor without a tensor-sized buffer of doubles (the CLI from a .npy file, the Python
-// module from a float32 array): tokens in chunks of at most kApplyChunkValues values (one token when
-// a token holds more), each `load`ed into a buffer reused chunk after chunk (values [first, first +
+// module from a float32 array): tokens in chunks of at most kApplyChunkValues values (a token that
+// holds more: its heads in chunks of at most kApplyChunkValues values, one head when a head holds
+// more), each `load`ed into a buffer reused chunk after chunk (values [first, first +
 // size) of the row-major [tokens, heads, head_dim] tensor, as doubles: the caller rounds them to the
 // input dtype), rotated in place by `plan`, and passed to `store` (the outputs of the same values).
 // Throws std::invalid_argument for sizes as apply; what load and store throw propagates.

@@ -200,6 +200,12 @@ void add_apply_command(CLI::App& root, int& status) {
     if (!args->out.empty()) check_report_paths({args->out}, inputs);
     const std::vector<std::int64_t> positions = parse_positions_option(args->positions, components);
     const InputValues input(args->input);
+    // Printed outputs (hex lines, one JSON document) are for inputs of a readable size; a tensor of
+    // any size is streamed into --out (reference::apply_chunked holds one chunk).
+    if (args->out.empty() && input.size() > kMaxInputValues) {
+      throw InputError(args->input + ": shape: expected at most 2^26 values (apply --input), got " + std::to_string(input.size()) +
+                       " (write them with --out F.npy)");
+    }
     const std::int64_t tokens = static_cast<std::int64_t>(positions.size()) / components;
     const auto values = static_cast<std::int64_t>(input.size());
     const std::int64_t per_token = values / std::max<std::int64_t>(tokens, 1);

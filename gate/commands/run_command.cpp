@@ -1,5 +1,8 @@
 // `ropecheck run`: the command line of gate/check.h run_run.
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <system_error>
 
 #include "gate/check.h"
 #include "gate/commands/command.h"
@@ -8,18 +11,39 @@
 #ifndef ROPECHECK_GOLDEN_DIR
 #define ROPECHECK_GOLDEN_DIR "golden/suites"
 #endif
+#ifndef ROPECHECK_INSTALL_GOLDEN_DIR
+#define ROPECHECK_INSTALL_GOLDEN_DIR "share/ropecheck/golden"
+#endif
 
 namespace ropecheck::gate {
+namespace {
+
+// The suites `run` judges by default: an installed command's own (PREFIX/bin/ropecheck beside
+// PREFIX/share/ropecheck/golden, cmake/install.cmake), else the repository's golden/suites that
+// the build tree's command was built from.
+std::string default_golden_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path executable = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = executable.parent_path().parent_path() / ROPECHECK_INSTALL_GOLDEN_DIR;
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  return ROPECHECK_GOLDEN_DIR;
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("run", "Run a project kernel or a plugin over the golden suites (and the identities) and judge it");
   auto args = std::make_shared<RunArguments>();
-  args->golden = ROPECHECK_GOLDEN_DIR;
+  args->golden = default_golden_dir();
   cmd->add_option("--impl", args->implementation,
                   "scalar | avx2 | avx512 | cuda | auto | reference | reference-exact | reference-f32-recipe "
                   "(runner/registry.h); with --plugin: the name passed to the plugin (default auto)");
   cmd->add_option("--plugin", args->plugin, "Shared library exporting the C ABI of include/ropecheck/kernel.h");
-  cmd->add_option("--golden", args->golden, "Golden suite file or folder (default: the repository's golden/suites)");
+  cmd->add_option("--golden", args->golden, "Golden suite file or folder (default: the installed suites, PREFIX/share/ropecheck/golden, or "
+                  "the repository's golden/suites for a command in the build tree)");
   add_judge_options(cmd, args->judge);
   add_report_options(cmd, args->reports);
   cmd->add_flag("--props", args->props, "Also run the identity catalog (proofs/) against the implementation");

@@ -21,7 +21,10 @@ dtype, torch.bfloat16 included. Inputs of any float dtype are accepted; a uint16
 bf16 (or f16) bit patterns when the spec's dtype is bf16 (f16).
 
 Errors: bad arguments raise ValueError with the command line's one-line message; failures of the
-gate raise AssertionError (assert_rope_close only); nothing crashes the interpreter.
+gate raise AssertionError (assert_rope_close only); nothing the module does crashes the
+interpreter. A callable runs in this process unless isolate=True or timeout= is given: then each
+call runs in a forked child, and its crash or hang is that test's failure (python/README.md
+"Isolation of a callable").
 """
 import inspect
 import os
@@ -150,15 +153,41 @@ def _wrap(fn, as_torch, with_spec):
     return call
 
 
+def _limits(isolate, timeout):
+    """How a callable is run (python/README.md "Isolation of a callable"): in this process, or in a
+    child forked per call, with `timeout` seconds per call. A timeout implies isolation: a call
+    running in this process cannot be stopped safely."""
+    if isolate is not None and not isinstance(isolate, (bool, np.bool_)):
+        raise ValueError(f"isolate: expected True or False, got {_c.short(isolate)}")
+    limits = _rc.CallableLimits()
+    if timeout is not None:
+        # The range of the CLI's --timeout (gate/commands/judge_options.cpp add_child_options).
+        limits.timeout_seconds = _c.number(timeout, "timeout", 0.01, 86400, " of seconds")
+        if isolate is not None and not isolate:
+            raise ValueError("timeout: needs the call isolated (a call in this process cannot be stopped safely); "
+                             "leave isolate unset or give isolate=True")
+    limits.isolate = bool(isolate) or timeout is not None
+    if limits.isolate and not hasattr(os, "fork"):
+        raise ValueError("isolate: expected a system with fork() (POSIX): each call runs in a forked child")
+    return limits
+
+
 def gate(fn, suites=None, *, spec=None, select=None, model="exact", as_torch=False, name=None, tolerance=None,
-         max_position=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10, threads=0):
-    """Runs fn over the golden suites and judges it, as `ropecheck run` runs a kernel (in process).
+         max_position=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10, threads=0,
+         isolate=None, timeout=None):
+    """Runs fn over the golden suites and judges it, as `ropecheck run` runs a kernel.
 
     suites: a golden file or folder (default GOLDEN_DIR, the project's suites). With spec=, only the
     groups of that spec, and fn(x, positions); otherwise fn(x, positions, spec) over every group
     (or those `select(spec)` accepts). x: [tokens, heads, head_dim] in the spec's dtype (NumPy, or
     torch with as_torch=True); an exception from fn fails that test. Returns a Result whose
-    `groups` are the per-group verdicts."""
+    `groups` are the per-group verdicts.
+
+    isolate=True: each call runs in a child forked from this process (fn need not be picklable), so
+    that a crash (segfault, abort, os._exit) fails that test alone with one line saying how the child
+    ended. timeout=S: at most S seconds per call (0.01 to 86400), then the child is killed and the test
+    fails as `timeout`; it implies isolate=True (isolate=False with a timeout is a ValueError).
+    KeyboardInterrupt and SystemExit raised by fn stop the gate and are raised again, in either mode."""
     keep = None
     if spec is not None:
         spec = _spec(spec)
@@ -168,8 +197,9 @@ def gate(fn, suites=None, *, spec=None, select=None, model="exact", as_torch=Fal
             raise ValueError("select: expected a function Spec -> bool")
         keep = select
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
+    limits = _limits(isolate, timeout)
     _check_callable(fn, 2 if spec is not None else 3)
-    return _rc.gate(_wrap(fn, as_torch, spec is None), _label(name, fn), _suites(suites), keep, args)
+    return _rc.gate(_wrap(fn, as_torch, spec is None), _label(name, fn), _suites(suites), keep, args, limits)
 
 
 def _label(name, fn):
@@ -201,19 +231,21 @@ def _check_callable(fn, arguments):
 
 def judge_callable(fn, spec, model="exact", *, suites=None, max_position=None, samples=256, seed=1, as_torch=False,
                    name=None, tolerance=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10,
-                   threads=0):
+                   threads=0, isolate=None, timeout=None):
     """fn(x, positions) judged on the inputs ropecheck draws: the golden groups of `spec` in `suites`
     (if any) and a sweep of `samples` positions up to max_position (default 2^31 - 1: every small
-    position, 2^k - 1, 2^k, 2^k + 1, and random ones), as `ropecheck sweep`. One Result."""
+    position, 2^k - 1, 2^k, 2^k + 1, and random ones), as `ropecheck sweep`. One Result.
+    isolate= and timeout= as gate()'s: each call in a forked child, at most `timeout` seconds."""
     spec = _spec(spec)
     _check_callable(fn, 2)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
+    limits = _limits(isolate, timeout)
     wrapped, label = _wrap(fn, as_torch, False), _label(name, fn)
     samples = _c.integer(samples, "--samples", 1, _c.INT64_MAX)  # the C++ sweep checks its own cap
     seed = _c.integer(seed, "--seed", 0, _c.UINT64_MAX)
-    golden = _rc.gate(wrapped, label, _suites(suites), spec.__eq__, args)
+    golden = _rc.gate(wrapped, label, _suites(suites), spec.__eq__, args, limits)
     top = MAX_POSITION if max_position is None else args.max_position
-    sweep = _rc.sweep(wrapped, label, spec, top, samples, seed, args)
+    sweep = _rc.sweep(wrapped, label, spec, top, samples, seed, args, limits)
     return _rc.merge([golden, sweep])
 
 

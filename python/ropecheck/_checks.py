@@ -33,6 +33,17 @@ def optional_integer(value, name, low, high):
     return None if value is None else integer(value, name, low, high)
 
 
+def number(value, name, low, high, unit=""):
+    """value as a float in [low, high] (NaN refused); ValueError naming the option otherwise (a bool,
+    a str, None)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: expected a number{unit} from {low:g} to {high:g}, got {short(value)}")
+    value = float(value)
+    if not low <= value <= high:
+        raise ValueError(f"{name}: expected a number{unit} from {low:g} to {high:g}, got {value!r}")
+    return value
+
+
 def text(value, name, expected="text"):
     """value as a str that has a UTF-8 form (no lone surrogate); ValueError naming the option otherwise."""
     if not isinstance(value, str):

@@ -262,7 +262,7 @@ TEST_F(AttentionFixture, WorkingPrecisionCandidatePasses) {
   for (const bool online : {false, true}) {
     Recipe recipe{rope_by_scalar_kernel};
     recipe.online = online;
-    const Ran r = check(recipe, true, true, "--junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
+    const Ran r = check(recipe, true, true, "--verbose --junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
     EXPECT_EQ(r.code, 0) << (online ? "online" : "two-pass") << "\n" << r.out << r.err;
     const auto j = report();
     spit(dir / (online ? "report-online.json" : "report-two-pass.json"), j.dump(1));  // for ROPECHECK_KEEP_TEST_FILES
@@ -277,7 +277,7 @@ TEST_F(AttentionFixture, WorkingPrecisionCandidatePasses) {
       EXPECT_LE(a["worst_score_e"].get<double>(), a["score_tolerance"].get<double>());
       EXPECT_LE(a["worst_output_margin"].get<double>(), 1.0);
     }
-    // The table has one row per attention group and no "not judged" note.
+    // The table (--verbose) has one row per attention group and no "not judged" note.
     EXPECT_NE(r.out.find("attention group"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("not judged"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("attention#5"), std::string::npos) << r.out;

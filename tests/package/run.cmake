@@ -31,3 +31,19 @@ message(STATUS "${out}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "consumer failed")
 endif()
+
+# The installed command judges the installed suites by default (gate/commands/run_command.cpp
+# default_golden_dir), not the source tree it was built from.
+if(EXISTS ${WORK_DIR}/prefix/bin/ropecheck)
+  execute_process(COMMAND ${WORK_DIR}/prefix/bin/ropecheck run --impl scalar --json ${WORK_DIR}/installed-run.json
+                  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "installed ropecheck run --impl scalar: exit ${rc}: ${err}")
+  endif()
+  file(READ ${WORK_DIR}/installed-run.json report)
+  string(JSON first GET "${report}" golden 0)
+  string(FIND "${first}" "${WORK_DIR}/prefix/share/ropecheck/golden/" at)
+  if(NOT at EQUAL 0)
+    message(FATAL_ERROR "installed ropecheck run judged ${first}: expected a suite under ${WORK_DIR}/prefix/share/ropecheck/golden/")
+  endif()
+endif()

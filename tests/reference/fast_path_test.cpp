@@ -240,8 +240,8 @@ TEST(FastPath, MatchesMpfrPathOnRandomSpecs) {
 // ApplyPlan::apply_into and apply_chunked (what the CLI and the Python module call) against the MPFR
 // path's apply, bit for bit: one plan for several calls, into a buffer holding a NaN pattern (every
 // value must be written, pass-through dims included), in place (out = input), and a token chunk at a
-// time through apply_chunked (chunks of one token here: 2^15 values per chunk with head_dim up to
-// 68 and ≤ 3 heads hold every random case in one chunk, so the chunked case uses 4096 heads).
+// time through apply_chunked (2^15 values per chunk: head_dim up to 68 and ≤ 3 heads hold every
+// random case in one chunk, so the chunked case uses 4096 heads, a token of 2^16 values in two).
 TEST(ApplyPlan, IntoBuffersInPlaceAndByChunksMatchTheMpfrPath) {
   SplitMix64 rng(0xa991);
   const double garbage = reference::decode_bits(0x7ff4dead0000beefULL, Dtype::f64);  // a NaN no output has
@@ -265,7 +265,7 @@ TEST(ApplyPlan, IntoBuffersInPlaceAndByChunksMatchTheMpfrPath) {
       ASSERT_EQ(first_difference(out, expected), -1) << "apply_into, trial " << trial;
     }
   }
-  // Chunks: 3 tokens of 4096 heads × head_dim 16 (65536 values a token: one token per chunk),
+  // Chunks: 3 tokens of 4096 heads × head_dim 16 (65536 values a token: two chunks of 2048 heads),
   // random inputs with special values, positions of every kind.
   const Spec spec = parse_spec("layout=interleaved,head_dim=16,rotary_dim=12,base=10000,dtype=bf16");
   const reference::Shape shape{3, 4096, 16};
@@ -279,12 +279,12 @@ TEST(ApplyPlan, IntoBuffersInPlaceAndByChunksMatchTheMpfrPath) {
   reference::apply_chunked(
       plan, shape, positions,
       [&](std::int64_t first, std::span<double> values) {
-        ASSERT_LE(static_cast<std::int64_t>(values.size()), std::max<std::int64_t>(reference::kApplyChunkValues, 4096 * 16));
+        ASSERT_LE(static_cast<std::int64_t>(values.size()), reference::kApplyChunkValues);
         std::copy_n(input.begin() + first, values.size(), values.begin());
         firsts.push_back(first);
       },
       [&](std::int64_t first, std::span<const double> values) { std::copy(values.begin(), values.end(), got.begin() + first); });
-  EXPECT_EQ(firsts, (std::vector<std::int64_t>{0, 65536, 131072}));
+  EXPECT_EQ(firsts, (std::vector<std::int64_t>{0, 32768, 65536, 98304, 131072, 163840}));
   EXPECT_EQ(first_difference(got, expected), -1);
   // Sizes are checked as apply checks them.
   EXPECT_THROW(plan.apply_into({2, 1, 16}, std::vector<std::int64_t>{1}, std::vector<double>(32), got), std::invalid_argument);

@@ -17,10 +17,12 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
 #include "gate_test_support.h"
+#include "rope_recipe.h"
 
 extern char** environ;
 
@@ -38,9 +40,34 @@ struct Outcome {
   int code = -1;
   bool killed_by_test = false;  // ran past its time limit
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system
   long max_rss_kb = 0;
   std::string out, err;
 };
+
+// Waits for child `pid`, started at `start`, killing it after `limit_s` seconds; its exit, time, CPU
+// time and peak RSS into `o`.
+void wait_for(pid_t pid, std::chrono::steady_clock::time_point start, double limit_s, Outcome& o) {
+  int status = 0;
+  rusage usage{};
+  for (;;) {
+    const pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
+    if (r == pid) break;
+    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(limit_s)) {
+      ::kill(pid, SIGKILL);
+      ::wait4(pid, &status, 0, &usage);
+      o.killed_by_test = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  o.exited = WIFEXITED(status);
+  o.code = o.exited ? WEXITSTATUS(status) : -1;
+  o.max_rss_kb = usage.ru_maxrss;
+  o.cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
 
 // Runs ropecheck with `args` (no shell: names may hold any byte), stdout and stderr into files of
 // `dir`; killed after `limit_s` seconds, so a hang fails the test instead of stalling it. fork, not
@@ -65,32 +92,36 @@ Outcome ropecheck(const std::vector<std::string>& args, const TempDir& dir, doub
     ::execve(kBin.c_str(), argv.data(), environ);
     ::_exit(127);
   }
-  int status = 0;
-  rusage usage{};
-  for (;;) {
-    const pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
-    if (r == pid) break;
-    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(limit_s)) {
-      ::kill(pid, SIGKILL);
-      ::wait4(pid, &status, 0, &usage);
-      o.killed_by_test = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  o.exited = WIFEXITED(status);
-  o.code = o.exited ? WEXITSTATUS(status) : -1;
-  o.max_rss_kb = usage.ru_maxrss;
+  wait_for(pid, start, limit_s, o);
   o.out = slurp(out_path);
   o.err = slurp(err_path);
+  return o;
+}
+
+// Runs `body` in a forked child of this test (exit 0 when it returns, 1 when it throws), killed
+// after `limit_s` seconds and measured as ropecheck() measures a command: a library call that might
+// take hours fails the test instead of stalling it.
+Outcome in_child(const std::function<void()>& body, double limit_s) {
+  Outcome o;
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) return o;
+  if (pid == 0) {
+    try {
+      body();
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  wait_for(pid, start, limit_s, o);
   return o;
 }
 
 std::string describe(const Outcome& o) {
   std::ostringstream s;
   s << (o.killed_by_test ? "killed after its time limit" : o.exited ? "exit " + std::to_string(o.code) : "died by a signal")
-    << " after " << o.seconds << " s, peak RSS " << o.max_rss_kb << " KB\nstdout: " << o.out.substr(0, 2000)
+    << " after " << o.seconds << " s (" << o.cpu_seconds << " s of CPU), peak RSS " << o.max_rss_kb << " KB\nstdout: " << o.out.substr(0, 2000)
     << "\nstderr: " << o.err.substr(0, 2000);
   return s.str();
 }
@@ -438,6 +469,78 @@ TEST(HostileInputs, LargeHeadersAreParsedInLinearTime) {
     EXPECT_EQ(o.code, 1) << describe(o);  // read, then judged: test tiny/1 has no usable output
     EXPECT_LT(o.seconds, 10) << describe(o);
   }
+}
+
+// A golden suite of many small tests kept in a sidecar (golden/README.md "Sidecar") read and wrote
+// its sidecar in time quadratic in its tests: every reader opened the sidecar and parsed its whole
+// header once per test (golden/sidecar.h SidecarLoader opens it once per file), and the header was
+// built in an ordered JSON object that searched its keys on every insert (tensorio/writers.cpp
+// safetensors_header). 4096 one-token tests took 175-327 s per command then; 8 times as many take
+// 64 times as long (hours). Linear, each command here takes a few seconds of CPU (one pair per
+// position keeps the exact reference's multiprecision work, the bulk of verify, run and check,
+// small). The limits tell linear from quadratic and are no speed target: 60 s of CPU per command,
+// and a kill after 180 s of wall time on a loaded machine.
+constexpr double kLinearCpuSeconds = 60, kLinearWallSeconds = 180;
+
+bool expect_linear(const Outcome& o, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_FALSE(o.killed_by_test) << describe(o);
+  EXPECT_EQ(o.code, 0) << describe(o);
+  EXPECT_LT(o.cpu_seconds, kLinearCpuSeconds) << describe(o);
+  return !o.killed_by_test && o.code == 0;
+}
+
+TEST(HostileInputs, SidecarSuitesOfManyTestsAreLinear) {
+  TempDir dir;
+  // 32768 tests of one token, 32 heads of head_dim 2: 2^21 values, above the sidecar threshold 2^20.
+  constexpr std::int64_t kTests = 32768, kHeads = 32, kHeadDim = 2;
+  const std::string suite = dir / "many.json", sidecar = dir / "many.safetensors", candidate = dir / "candidate.safetensors";
+  auto command = [&](const std::vector<std::string>& args) {
+    return expect_linear(ropecheck(args, dir, kLinearWallSeconds), args.front() + " " + args[1]);
+  };
+  ASSERT_TRUE(command({"golden", "generate", "--spec", "layout=half,head_dim=2,base=10000,dtype=f32", "--positions",
+                       "0:" + std::to_string(kTests), "--tokens", "1", "--heads", std::to_string(kHeads), "--out", suite}));
+  ASSERT_TRUE(fs::exists(sidecar)) << "expected a sidecar beside " << suite;
+  const TensorMap arrays = parse_safetensors(slurp(sidecar), sidecar);
+  // Every test's input, positions and expected values, and the suite and spec as metadata.
+  ASSERT_EQ(arrays.size(), static_cast<std::size_t>(3 * kTests + 2));
+  command({"golden", "lint", suite});
+  command({"golden", "verify", suite});
+  if (command({"run", "--impl", "reference", "--golden", suite, "--json", dir / "run.json"})) {
+    EXPECT_EQ(nlohmann::json::parse(slurp(dir / "run.json"))["groups"][0]["tests"], kTests);
+  }
+
+  // check: a candidate of an independent recipe (tests/gate/rope_recipe.h) for every test.
+  testing_recipe::Recipe recipe;
+  recipe.head_dim = recipe.rotary_dim = kHeadDim;
+  std::vector<OutTensor> outputs;
+  for (std::int64_t id = 1; id <= kTests; ++id) {
+    const std::string name = "many/" + std::to_string(id) + "/";
+    const Tensor& input = arrays.at(name + "input");
+    const Tensor& positions = arrays.at(name + "positions");
+    const std::vector<std::int64_t> p(positions.values.begin(), positions.values.end());
+    outputs.push_back({name + "output", "F32", input.shape, testing_recipe::rotate(recipe, p, kHeads, input.values), {}});
+  }
+  spit(candidate, encode_safetensors(outputs));
+  if (command({"check", "--golden", suite, "--candidate", candidate, "--json", dir / "check.json"})) {
+    EXPECT_EQ(nlohmann::json::parse(slurp(dir / "check.json"))["groups"][0]["tests"], kTests);
+  }
+}
+
+// The header of a sidecar of 2^20 tensors (a suite of 349 525 tests): quadratic, the key searches
+// alone were 2^39 string comparisons; 32768 tests above are too few to tell them from the linear
+// work (7 times the CPU of the linear writer there), 2^20 tensors take about a second.
+TEST(HostileInputs, SafetensorsHeaderOfManyTensorsIsLinear) {
+  const Outcome o = in_child(
+      [] {
+        std::vector<TensorLayout> layouts;
+        for (std::int64_t i = 0; i < (std::int64_t{1} << 20); ++i) {
+          layouts.push_back({"many/" + std::to_string(i / 3 + 1) + "/" + std::to_string(i % 3), "F32", {1, 32, 2}});
+        }
+        if (safetensors_header(layouts, {{"suite", "many"}}).size() < layouts.size() * 60) throw std::logic_error("short header");
+      },
+      kLinearWallSeconds);
+  expect_linear(o, "safetensors_header of 2^20 tensors");
 }
 
 // ---- plugins ------------------------------------------------------------------------------------

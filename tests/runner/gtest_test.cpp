@@ -92,7 +92,7 @@ TEST(PublicSpec, ParsesPrintsAndRefuses) {
 }
 
 TEST(PublicReference, TheIssueExample) {
-  // cos(1) and sin(1) correctly rounded to binary64 (the command line's test cli_apply_issue_example).
+  // cos(1) and sin(1) correctly rounded to binary64 (the command line's test cli_apply_worked_example).
   const std::vector<std::int64_t> positions = {1};
   const std::vector<double> input = {1.0, 0.0};
   const std::vector<double> out = ropecheck::apply_exact(

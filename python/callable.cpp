@@ -1,0 +1,442 @@
+// A Python callable as the judge's implementation (callable.h): in process, or one forked child
+// per call whose crash or hang is that call's failure.
+#include "callable.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "judge/inference.h"  // first_line
+#include "runner/isolation.h"  // kCircuitBreakerTimeouts
+
+namespace ropecheck::python {
+
+using judge::ApplyResult;
+using reference::Shape;
+using Clock = std::chrono::steady_clock;
+
+PythonStop PythonStop::fetch() {
+  PythonStop stop;
+  PyErr_Fetch(&stop.type, &stop.value, &stop.trace);
+  PyErr_NormalizeException(&stop.type, &stop.value, &stop.trace);
+  return stop;
+}
+
+void PythonStop::raise_again() const {
+  PyErr_Restore(type, value, trace);  // takes over the references
+  throw py::error_already_set();
+}
+
+namespace {
+
+// One call of `fn` with the GIL held: its outputs, tokens·heads·head_dim values as doubles; a
+// PythonStop for KeyboardInterrupt and SystemExit; std::runtime_error with the first line of any
+// other exception ("IndexError: ...", without the traceback pybind11 appends: reports show it on
+// one line) or of a wrong output.
+std::vector<double> call_python(const py::function& fn, const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                                std::span<const double> input) {
+  try {
+    py::array_t<double> x({shape.tokens, shape.heads, shape.head_dim});
+    std::memcpy(x.mutable_data(), input.data(), input.size_bytes());
+    const auto components = static_cast<py::ssize_t>(position_components(spec));
+    py::array_t<std::int64_t> where({static_cast<py::ssize_t>(shape.tokens), components});
+    std::memcpy(where.mutable_data(), positions.data(), positions.size_bytes());
+    const Doubles out = Doubles::ensure(fn(spec, x, where));
+    if (!out) throw std::runtime_error("expected an array of numbers as output");
+    if (out.size() != static_cast<py::ssize_t>(input.size())) {
+      throw std::runtime_error("expected " + std::to_string(input.size()) + " output values (tokens*heads*head_dim), got " +
+                               std::to_string(out.size()));
+    }
+    return std::vector<double>(out.data(), out.data() + out.size());
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
+      e.restore();
+      throw PythonStop::fetch();
+    }
+    // Converted while the GIL is held: the Python error object must not outlive it.
+    throw std::runtime_error(judge::first_line(e.what()));
+  }
+}
+
+// ---- the forked call ---------------------------------------------------------------------------
+
+// What the child sends back: a header, then `size` doubles (values) or bytes (the texts); for
+// exit_code, `size` is the code. Native byte order: the same program on both ends of the pipe.
+enum class ReplyKind : std::uint32_t {
+  values,              // the outputs
+  error,               // another exception (or a wrong output): its one-line text
+  keyboard_interrupt,  // KeyboardInterrupt: str() of it
+  exit_code,           // SystemExit with an integer code
+  exit_text,           // SystemExit with another code: str() of it
+  exit_none,           // SystemExit with code None
+};
+struct ReplyHeader {
+  std::uint32_t kind = 0;
+  std::uint32_t unused = 0;
+  std::uint64_t size = 0;
+};
+// A text longer than this is not a reply of this file's child (its texts are one line).
+constexpr std::uint64_t kMaxReplyText = 1 << 20;
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Python's own buffers of sys.stdout and sys.stderr, and C's: written out before the fork (the
+// child would write the parent's unwritten output again) and before the child ends (_exit drops
+// them). Errors are ignored: output is not the call's result.
+void flush_output() {
+  for (const char* name : {"stdout", "stderr"}) {
+    PyObject* stream = PySys_GetObject(name);  // borrowed
+    if (stream == nullptr || stream == Py_None) continue;
+    PyObject* result = PyObject_CallMethod(stream, "flush", nullptr);
+    if (result == nullptr) PyErr_Clear();
+    Py_XDECREF(result);
+  }
+  std::fflush(nullptr);
+}
+
+std::string text_of(PyObject* value) {
+  if (value == nullptr) return {};
+  PyObject* text = PyObject_Str(value);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return "?";
+  }
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text, &size);
+  std::string out = data ? std::string(data, static_cast<std::size_t>(size)) : std::string("?");
+  if (data == nullptr) PyErr_Clear();
+  Py_DECREF(text);
+  return out;
+}
+
+// The child's side: set up as runner/isolation.cpp sets up a plugin's child, the call made, its
+// reply written, the child ended. Never returns.
+[[noreturn]] void serve_in_child(int out, pid_t parent, const py::function& fn, const Spec& spec, Shape shape,
+                                 std::span<const std::int64_t> positions, std::span<const double> input) {
+  // Its own process group, so that ending the group ends whatever the callable started too.
+  ::setpgid(0, 0);
+  // Killed when the gate's thread that forked it ends, whatever ends it (a SIGKILL included): no
+  // child outlives its gate (runner/isolation.h uses an alarm at twice the timeout instead; here a
+  // call may have no timeout).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);
+  // A fault must end the child with its signal, so that the report names it: Python's faulthandler
+  // (pytest enables it) would print a traceback and end it otherwise.
+  for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(signal_number, SIG_DFL);
+  std::string reply;
+  auto put = [&](ReplyKind kind, std::uint64_t size, const void* data, std::size_t bytes) {
+    const ReplyHeader header{static_cast<std::uint32_t>(kind), 0, size};
+    reply.append(reinterpret_cast<const char*>(&header), sizeof header);
+    reply.append(static_cast<const char*>(data), bytes);
+  };
+  auto put_text = [&](ReplyKind kind, const std::string& text) {
+    const std::string cut = text.substr(0, kMaxReplyText);
+    put(kind, cut.size(), cut.data(), cut.size());
+  };
+  try {
+    const std::vector<double> values = call_python(fn, spec, shape, positions, input);
+    put(ReplyKind::values, values.size(), values.data(), values.size() * sizeof(double));
+  } catch (const PythonStop& stop) {
+    if (PyErr_GivenExceptionMatches(stop.type, PyExc_KeyboardInterrupt)) {
+      put_text(ReplyKind::keyboard_interrupt, text_of(stop.value));
+    } else {
+      PyObject* code = stop.value ? PyObject_GetAttrString(stop.value, "code") : nullptr;
+      int overflow = 0;
+      const long long number = code && PyLong_Check(code) ? PyLong_AsLongLongAndOverflow(code, &overflow) : 0;
+      if (code == nullptr || code == Py_None) {
+        PyErr_Clear();
+        put(ReplyKind::exit_none, 0, nullptr, 0);
+      } else if (PyLong_Check(code) && overflow == 0 && !PyErr_Occurred()) {
+        put(ReplyKind::exit_code, static_cast<std::uint64_t>(number), nullptr, 0);
+      } else {
+        PyErr_Clear();
+        put_text(ReplyKind::exit_text, text_of(code));
+      }
+      Py_XDECREF(code);
+    }
+  } catch (const std::exception& e) {
+    put_text(ReplyKind::error, e.what());
+  } catch (...) {
+    put_text(ReplyKind::error, "unknown C++ exception");
+  }
+  flush_output();
+  write_all(out, reply.data(), reply.size());
+  ::_exit(0);
+}
+
+std::string signal_text(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* desc = sigdescr_np(sig);
+  return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig)) + " (" + (desc ? desc : "signal") + ")";
+}
+
+bool has_ended(pid_t pid) {
+  siginfo_t info{};
+  const int r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  return (r == 0 && info.si_pid == pid) || (r != 0 && errno != EINTR);
+}
+
+// Ends the child's whole process group (the child and whatever it forked) and reaps the child: it
+// is waited for without reaping until then, so its group's id cannot have been taken.
+int end_group(pid_t child) {
+  ::kill(-child, SIGKILL);
+  ::kill(child, SIGKILL);  // should it have left its group
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// A signal's exception pending in Python (Ctrl-C: KeyboardInterrupt), looked for with the GIL
+// taken while a child runs. Only the main thread runs Python's signal handlers; elsewhere never.
+bool signal_raised(std::optional<PythonStop>& stop) {
+  py::gil_scoped_acquire locked;
+  if (PyErr_CheckSignals() == 0) return false;
+  stop = PythonStop::fetch();
+  return true;
+}
+
+// How often a waiting parent looks for Ctrl-C.
+constexpr auto kSignalPoll = std::chrono::milliseconds(50);
+
+// The parent's reading of one reply.
+struct Reply {
+  enum class State { reading, complete, broken, timed_out } state = State::reading;
+  ReplyHeader header;
+  std::vector<double> values;
+  std::string text;
+};
+
+}  // namespace
+
+CallableImplementation::CallableImplementation(std::string name, py::function fn, CallableLimits limits, judge::Claims claims)
+    : Implementation(std::move(claims)), name_(std::move(name)), fn_(std::move(fn)), limits_(limits) {}
+
+ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                                        std::span<const double> input) const {
+  if (limits_.isolate) return run_forked(spec, shape, positions, input);
+  py::gil_scoped_acquire locked;
+  try {
+    ApplyResult result;
+    result.output = call_python(fn_, spec, shape, positions, input);
+    return result;
+  } catch (const std::exception& e) {  // as FunctionImplementation::run (runner/adapters.cpp)
+    return {ApplyResult::Status::kernel_error, std::string("threw: ") + e.what(), {}};
+  }
+}
+
+std::optional<std::string> CallableImplementation::stopped_reason() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (consecutive_timeouts_ < judge::kCircuitBreakerTimeouts) return std::nullopt;
+  // The words of runner/adapters.cpp IsolatedImplementation::stopped_reason.
+  return std::to_string(judge::kCircuitBreakerTimeouts) + " consecutive calls timed out: the implementation is taken to hang "
+         "and no further call is made (circuit breaker)";
+}
+
+ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                                               std::span<const double> input) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (consecutive_timeouts_ >= judge::kCircuitBreakerTimeouts) {
+    return {ApplyResult::Status::timeout,
+            "not called: the previous " + std::to_string(judge::kCircuitBreakerTimeouts) +
+                " calls timed out (circuit breaker: the implementation is taken to hang)",
+            {}};
+  }
+  const std::string during = " while running the call";
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return {ApplyResult::Status::crash, std::string("could not start a child process (pipe: ") + std::strerror(errno) + ")", {}};
+  }
+  const auto start = Clock::now();
+  std::optional<Clock::time_point> deadline;
+  if (limits_.timeout_seconds) {
+    deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*limits_.timeout_seconds));
+  }
+  pid_t child = -1;
+  int fork_error = 0;
+  {
+    py::gil_scoped_acquire locked;
+    flush_output();
+    const pid_t parent = ::getpid();
+    PyOS_BeforeFork();
+    child = ::fork();
+    if (child == 0) {
+      PyOS_AfterFork_Child();
+      ::close(pipe_fds[0]);
+      serve_in_child(pipe_fds[1], parent, fn_, spec, shape, positions, input);
+    }
+    fork_error = errno;
+    PyOS_AfterFork_Parent();
+  }
+  ::close(pipe_fds[1]);
+  const int from_child = pipe_fds[0];
+  if (child < 0) {
+    ::close(from_child);
+    return {ApplyResult::Status::crash, std::string("could not start a child process (fork: ") + std::strerror(fork_error) + ")", {}};
+  }
+  ::setpgid(child, child);  // as the child does itself, whichever runs first
+
+  // Read the reply until it is whole, the pipe ends (the child died, or ended and something it
+  // started holds the pipe) or the deadline passes; Ctrl-C looked for every kSignalPoll.
+  Reply reply;
+  std::optional<PythonStop> stop;
+  std::size_t header_read = 0, payload_read = 0, payload_bytes = 0;
+  char* payload = nullptr;
+  auto header_done = [&]() -> bool {  // sizes checked before anything is allocated
+    const ReplyHeader& h = reply.header;
+    switch (static_cast<ReplyKind>(h.kind)) {
+      case ReplyKind::values:
+        if (h.size != input.size()) return false;
+        reply.values.resize(h.size);
+        payload = reinterpret_cast<char*>(reply.values.data());
+        payload_bytes = h.size * sizeof(double);
+        return true;
+      case ReplyKind::error:
+      case ReplyKind::keyboard_interrupt:
+      case ReplyKind::exit_text:
+        if (h.size > kMaxReplyText) return false;
+        reply.text.resize(h.size);
+        payload = reply.text.data();
+        payload_bytes = h.size;
+        return true;
+      case ReplyKind::exit_code:
+      case ReplyKind::exit_none:
+        payload_bytes = 0;
+        return true;
+    }
+    return false;
+  };
+  auto last_signal_check = start;
+  while (reply.state == Reply::State::reading) {
+    auto wait = kSignalPoll;
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()) + std::chrono::milliseconds(1);
+      wait = std::clamp(left, std::chrono::milliseconds(0), kSignalPoll);
+    }
+    pollfd p{from_child, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
+    if (ready > 0) {
+      char* target = header_read < sizeof reply.header ? reinterpret_cast<char*>(&reply.header) + header_read : payload + payload_read;
+      const std::size_t want = header_read < sizeof reply.header ? sizeof reply.header - header_read : payload_bytes - payload_read;
+      const ssize_t n = ::read(from_child, target, want);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {
+        reply.state = Reply::State::broken;
+        break;
+      }
+      if (header_read < sizeof reply.header) {
+        header_read += static_cast<std::size_t>(n);
+        if (header_read == sizeof reply.header && !header_done()) {
+          reply.state = Reply::State::broken;
+          reply.text = "sent a reply that is not a reply of ropecheck's child";
+          break;
+        }
+      } else {
+        payload_read += static_cast<std::size_t>(n);
+      }
+      if (header_read == sizeof reply.header && payload_read == payload_bytes) reply.state = Reply::State::complete;
+    } else if (ready == 0 && has_ended(child)) {
+      reply.state = Reply::State::broken;  // ended, and whatever it started holds the pipe
+    }
+    if (reply.state != Reply::State::reading) break;
+    if (deadline && Clock::now() >= *deadline) {
+      reply.state = Reply::State::timed_out;
+      break;
+    }
+    if (Clock::now() - last_signal_check >= kSignalPoll) {
+      last_signal_check = Clock::now();
+      if (signal_raised(stop)) break;
+    }
+  }
+  ::close(from_child);
+
+  if (stop) {
+    end_group(child);
+    throw *stop;
+  }
+  if (reply.state == Reply::State::timed_out) {
+    end_group(child);
+    ++consecutive_timeouts_;
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%g", *limits_.timeout_seconds);
+    return {ApplyResult::Status::timeout, std::string("no answer within ") + seconds + " s" + during + " (killed)", {}};
+  }
+  consecutive_timeouts_ = 0;
+  if (reply.state == Reply::State::broken) {
+    // The child died (or closed the pipe): given until the deadline to end, then its group is
+    // ended; how it ended is the message, in the words of runner/isolation.cpp child_failure.
+    bool ended = has_ended(child);
+    while (!ended && !(deadline && Clock::now() >= *deadline)) {
+      if (signal_raised(stop)) {
+        end_group(child);
+        throw *stop;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ended = has_ended(child);
+    }
+    const int status = end_group(child);
+    std::string message;
+    if (!reply.text.empty()) {
+      message = reply.text + during;
+    } else if (!ended) {
+      message = "closed its pipe and did not exit within the timeout" + during + " (killed)";
+    } else if (WIFSIGNALED(status)) {
+      message = "killed by " + signal_text(WTERMSIG(status)) + during;
+    } else {
+      message = "exited with status " + std::to_string(WEXITSTATUS(status)) + during;
+    }
+    return {ApplyResult::Status::crash, message, {}};
+  }
+  end_group(child);  // whatever it started ends with the call
+  switch (static_cast<ReplyKind>(reply.header.kind)) {
+    case ReplyKind::values:
+      return {ApplyResult::Status::ok, "", std::move(reply.values)};
+    case ReplyKind::error:  // the words of the call in process
+      return {ApplyResult::Status::kernel_error, "threw: " + reply.text, {}};
+    default:
+      break;
+  }
+  // The callable raised KeyboardInterrupt or SystemExit in the child: raised here as it was.
+  py::gil_scoped_acquire locked;
+  switch (static_cast<ReplyKind>(reply.header.kind)) {
+    case ReplyKind::keyboard_interrupt:
+      if (reply.text.empty()) {
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+      } else {
+        PyErr_SetObject(PyExc_KeyboardInterrupt, py::str(reply.text).ptr());
+      }
+      break;
+    case ReplyKind::exit_code:
+      PyErr_SetObject(PyExc_SystemExit, py::int_(static_cast<long long>(reply.header.size)).ptr());
+      break;
+    case ReplyKind::exit_text:
+      PyErr_SetObject(PyExc_SystemExit, py::str(reply.text).ptr());
+      break;
+    default:
+      PyErr_SetNone(PyExc_SystemExit);
+      break;
+  }
+  throw PythonStop::fetch();
+}
+
+}  // namespace ropecheck::python
