@@ -105,3 +105,84 @@ function(ropecheck_library)
   add_library(ropecheck::${alias} ALIAS ${ARG_NAME})
   ropecheck_target_defaults(${ARG_NAME})
 endfunction()
+
+# ---- Layering of every target: executables, modules, fuzz targets, benches, tests ----------------
+# ropecheck_library checks each library as it is declared; the top-level CMakeLists.txt calls
+# ropecheck_check_all_targets() once every folder is added, and it applies check 1 to every other
+# target as well. A target's folder is the folder its library was declared for, else the first
+# component of its SOURCE_DIR below the project root (tests/gate/ → tests); the project libraries it
+# links directly (LINK_LIBRARIES, INTERFACE_LINK_LIBRARIES for an interface target) must come from
+# that folder or from one its README's `May use:` line names. An interface target that is not a
+# project library (ropecheck::ropecheck, include/) stands for the project libraries it links.
+
+# The project libraries the names of a link line stand for: a project library itself (an alias
+# resolved), those an interface target of the project links, nothing for anything else (system
+# libraries, imported targets, generator expressions, which are not evaluated at configure time).
+function(ropecheck_project_libraries_in out)
+  set(result)
+  foreach(item ${ARGN})
+    if(NOT TARGET ${item})
+      continue()
+    endif()
+    get_target_property(aliased ${item} ALIASED_TARGET)
+    if(aliased)
+      set(item ${aliased})
+    endif()
+    get_property(folder GLOBAL PROPERTY ROPECHECK_FOLDER_OF_${item})
+    get_target_property(type ${item} TYPE)
+    get_target_property(imported ${item} IMPORTED)
+    if(folder)
+      list(APPEND result ${item})
+    elseif(type STREQUAL "INTERFACE_LIBRARY" AND NOT imported)
+      get_target_property(links ${item} INTERFACE_LINK_LIBRARIES)
+      if(links)
+        ropecheck_project_libraries_in(libs ${links})
+        list(APPEND result ${libs})
+      endif()
+    endif()
+  endforeach()
+  set(${out} ${result} PARENT_SCOPE)
+endfunction()
+
+# Every target declared in `dir` and the folders below it.
+function(ropecheck_targets_below dir out)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub ${subdirs})
+    ropecheck_targets_below(${sub} below)
+    list(APPEND targets ${below})
+  endforeach()
+  set(${out} ${targets} PARENT_SCOPE)
+endfunction()
+
+function(ropecheck_check_all_targets)
+  ropecheck_targets_below(${PROJECT_SOURCE_DIR} targets)
+  foreach(target ${targets})
+    get_target_property(type ${target} TYPE)
+    if(NOT type MATCHES "^(EXECUTABLE|STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY|INTERFACE_LIBRARY)$")
+      continue()  # custom targets (proofs/formal/) link nothing
+    endif()
+    get_property(folder GLOBAL PROPERTY ROPECHECK_FOLDER_OF_${target})
+    if(NOT folder)
+      get_target_property(source_dir ${target} SOURCE_DIR)
+      file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${source_dir})
+      if(relative STREQUAL "" OR relative MATCHES "^\\.\\.")
+        continue()  # the top-level folder, or outside the project
+      endif()
+      string(REGEX REPLACE "/.*$" "" folder "${relative}")
+    endif()
+    if(type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(links ${target} INTERFACE_LINK_LIBRARIES)
+    else()
+      get_target_property(links ${target} LINK_LIBRARIES)
+    endif()
+    set(uses)
+    if(links)
+      ropecheck_project_libraries_in(uses ${links})
+    endif()
+    if(uses)
+      list(REMOVE_DUPLICATES uses)
+      ropecheck_check_uses(${target} ${folder} ${uses})
+    endif()
+  endforeach()
+endfunction()

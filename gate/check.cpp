@@ -10,10 +10,10 @@
 
 #include "gate/positions.h"
 #include "gate/progress.h"
-#include "judge/direct.h"
-#include "judge/adapters.h"
-#include "judge/errors.h"
-#include "judge/registry.h"
+#include "runner/direct.h"
+#include "runner/adapters.h"
+#include "spec/errors.h"
+#include "runner/registry.h"
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
 #include "tensorio/readers.h"
@@ -45,12 +45,7 @@ std::uint64_t file_size(const std::string& path) {
 class TensorSource {
  public:
   TensorSource(const std::string& path, const std::string& preferred) : path_(path) {
-    tensorio::Format format = tensorio::Format::unknown;
-    try {
-      format = tensorio::sniff_file_format(path);
-    } catch (const tensorio::ReaderError& e) {
-      throw InputError(e.what());
-    }
+    const tensorio::Format format = tensorio::sniff_file_format(path);
     if (format == tensorio::Format::npy || format == tensorio::Format::safetensors) {
       std::optional<std::string> first_error;
       for (const std::string& name : {std::string(), preferred}) {
@@ -63,37 +58,29 @@ class TensorSource {
       }
       throw InputError(*first_error);
     }
-    try {
-      tensorio::TensorMap map = tensorio::parse_candidate(tensorio::read_candidate_bytes(path), path);
-      // In the JSON form a key without '/' is metadata (tensorio/readers.h); "input" / "output"
-      // holding an array is the tensor here, read by the same reader under a tensor's name.
-      if (auto it = map.find(preferred); it != map.end() && it->second.dtype == "U" && it->second.text.rfind('[', 0) == 0) {
-        tensorio::TensorMap one = tensorio::parse_candidate_json("{\"direct/" + preferred + "\": " + it->second.text + "}", path);
-        it->second = std::move(one.begin()->second);
-      }
-      std::vector<std::string> names;
-      for (auto& [name, t] : map) {
-        if (t.dtype != "U") names.push_back(name);
-      }
-      std::string chosen;
-      if (map.count(preferred) && map[preferred].dtype != "U") chosen = preferred;
-      else if (names.size() == 1) chosen = names[0];
-      else throw InputError(path + ": tensors: expected one tensor (or one named " + preferred + "), got " + std::to_string(names.size()));
-      values_ = std::move(map[chosen].values);
-      shape_ = std::move(map[chosen].shape);
-    } catch (const tensorio::ReaderError& e) {
-      throw InputError(e.what());
+    tensorio::TensorMap map = tensorio::parse_candidate(tensorio::read_candidate_bytes(path), path);
+    // In the JSON form a key without '/' is metadata (tensorio/readers.h); "input" / "output"
+    // holding an array is the tensor here, read by the same reader under a tensor's name.
+    if (auto it = map.find(preferred); it != map.end() && it->second.dtype == "U" && it->second.text.rfind('[', 0) == 0) {
+      tensorio::TensorMap one = tensorio::parse_candidate_json("{\"direct/" + preferred + "\": " + it->second.text + "}", path);
+      it->second = std::move(one.begin()->second);
     }
+    std::vector<std::string> names;
+    for (auto& [name, t] : map) {
+      if (t.dtype != "U") names.push_back(name);
+    }
+    std::string chosen;
+    if (map.count(preferred) && map[preferred].dtype != "U") chosen = preferred;
+    else if (names.size() == 1) chosen = names[0];
+    else throw InputError(path + ": tensors: expected one tensor (or one named " + preferred + "), got " + std::to_string(names.size()));
+    values_ = std::move(map[chosen].values);
+    shape_ = std::move(map[chosen].shape);
   }
   std::uint64_t elements() const { return file_ ? file_->elements() : values_.size(); }
   const std::vector<std::int64_t>& shape() const { return file_ ? file_->shape() : shape_; }
   std::vector<double> read(std::uint64_t first, std::uint64_t count) const {
     if (!file_) return {values_.begin() + static_cast<std::ptrdiff_t>(first), values_.begin() + static_cast<std::ptrdiff_t>(first + count)};
-    try {
-      return file_->read(first, count);
-    } catch (const tensorio::ReaderError& e) {
-      throw InputError(e.what());
-    }
+    return file_->read(first, count);
   }
 
  private:
@@ -187,15 +174,11 @@ int run_check(const CheckArguments& args) {
   // A big .npy or safetensors candidate is read one test at a time (memory of one test, as the
   // sidecar suites it answers); the others whole.
   std::unique_ptr<judge::CandidateFile> candidate;
-  try {
-    if (file_size(args.candidate) > kReadWholeBytes && streamable(args.candidate)) {
-      candidate = std::make_unique<judge::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
-    } else {
-      candidate = std::make_unique<judge::CandidateFile>(
-          args.candidate, tensorio::parse_candidate(tensorio::read_candidate_bytes(args.candidate), args.candidate), files, claims);
-    }
-  } catch (const tensorio::ReaderError& e) {
-    throw InputError(e.what());
+  if (file_size(args.candidate) > kReadWholeBytes && streamable(args.candidate)) {
+    candidate = std::make_unique<judge::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
+  } else {
+    candidate = std::make_unique<judge::CandidateFile>(
+        args.candidate, tensorio::parse_candidate(tensorio::read_candidate_bytes(args.candidate), args.candidate), files, claims);
   }
   Report report = judge_into_report(suites, *candidate, args.judge, "check");
   report.candidate = args.candidate;

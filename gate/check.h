@@ -1,6 +1,6 @@
 // `ropecheck check` and `ropecheck run` as functions (the command line in gate/commands/ only fills
 // the arguments): both judge an implementation over the golden suites through the one golden loop
-// (judge/golden_run.h) — `check` a candidate file's outputs, `run` a project kernel or a plugin —
+// (runner/golden_run.h) — `check` a candidate file's outputs, `run` a project kernel or a plugin —
 // print the verdict table, write the reports, and return the exit status (0 pass, 1 fail). Bad
 // arguments or input throw UsageError / InputError (exit 2).
 #pragma once
@@ -12,14 +12,14 @@
 
 #include "gate/judge_args.h"
 #include "gate/report.h"
-#include "judge/golden_run.h"
-#include "judge/implementation.h"
-#include "judge/isolation.h"
+#include "runner/golden_run.h"
+#include "runner/implementation.h"
+#include "runner/isolation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::gate {
 
-// The golden loop (judge/golden_run.h) with a progress bar on a terminal, and the report every
+// The golden loop (runner/golden_run.h) with a progress bar on a terminal, and the report every
 // route over the golden suites prints: `check`, `run`, and Python's gate() and assert_rope_close.
 // The --skip-flags are checked against the suites first (judge::check_skip_flags).
 Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const judge::Implementation& implementation,
@@ -33,7 +33,7 @@ struct ReportPaths {
 struct CheckArguments {
   std::string golden;     // a suite file or a folder of them
   std::string candidate;  // .npz, .npy, safetensors or JSON
-  // A direct check of the user's own tensors (no golden file; judge/direct.h): the spec, the
+  // A direct check of the user's own tensors (no golden file; runner/direct.h): the spec, the
   // positions (gate/positions.h), the input file and the heads per token (0: from the sizes).
   // .npy and single-tensor safetensors files stream in chunks; other formats are read whole.
   std::optional<Spec> spec;  // from --spec or --hf-config (gate/commands/spec_options.h)

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::gate {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gate/report.h"
-#include "judge/golden_run.h"
-#include "judge/implementation.h"
+#include "runner/golden_run.h"
+#include "runner/implementation.h"
 
 namespace ropecheck::gate {
 

@@ -75,10 +75,7 @@ int main(int argc, char** argv) {
   } catch (const ropecheck::UsageError& e) {
     print_error(e.what());
     return 2;
-  } catch (const ropecheck::InputError& e) {
-    print_error(e.what());
-    return 2;
-  } catch (const ropecheck::SpecError& e) {
+  } catch (const ropecheck::InputError& e) {  // every reader's (spec/errors.h)
     print_error(e.what());
     return 2;
   } catch (const std::invalid_argument& e) {

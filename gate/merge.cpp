@@ -9,7 +9,7 @@
 #include <optional>
 #include <set>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -299,7 +299,7 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
   std::sort(failed.begin(), failed.end());
   std::stable_sort(skipped.begin(), skipped.end(),
                    [](const ojson& l, const ojson& r) { return l.at("id").get<std::int64_t>() < r.at("id").get<std::int64_t>(); });
-  // The diagnosis is fitted on the same sample in every shard that needs one (judge/sweep.h), with
+  // The diagnosis is fitted on the same sample in every shard that needs one (runner/sweep.h), with
   // the verdict it was given: a shard of the merged verdict's gives it; a failed call's explanation
   // is the one at the lowest position.
   const ojson* diagnosis = nullptr;

@@ -1,6 +1,6 @@
 // `ropecheck report merge` of `sweep --shard K/N` reports (the fuzz search's reports merge in
 // fuzz/search/report.cpp): the unsharded sweep's report, byte for byte. A shard makes whole calls
-// of the unsharded sweep, each the same test with the same id (judge/sweep.h), so counts add up,
+// of the unsharded sweep, each the same test with the same id (runner/sweep.h), so counts add up,
 // worst values are maxima, the horizon and verdict follow from the points, the worst cases are
 // ranked again as judge/group.cpp ranks them, and the diagnosis (fitted on one sample in every
 // shard) is taken from a shard of the merged verdict.

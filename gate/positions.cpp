@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "spec/json_keys.h"
 #include "spec/spec.h"
 #include "tensorio/readers.h"
@@ -72,79 +72,75 @@ bool starts_with_npy_magic(const std::string& path) {
 }
 
 std::vector<std::int64_t> read_positions_file(const std::string& path, int components) {
-  try {
-    if (starts_with_npy_magic(path)) {
-      // The header first (dtype, shape, count), the values only once they are known to fit: a 1 GiB
-      // file of positions is refused from its header, not after reading and converting it.
-      const tensorio::TensorFile file = [&] {
-        try {
-          return tensorio::TensorFile::open(path);
-        } catch (const tensorio::ReaderError& e) {
-          // A dtype the reader takes for other tensors (floats, strings) is not a position: say
-          // which ones are ('<i2' was told that float and string dtypes are acceptable).
-          const std::string what = e.what();
-          const auto got = what.find(", got ");
-          if (what.find(": descr: ") != std::string::npos && got != std::string::npos) {
-            throw InputError(path + ": descr: expected integers ('<i4' or '<i8')" + what.substr(got));
-          }
-          throw;
+  if (starts_with_npy_magic(path)) {
+    // The header first (dtype, shape, count), the values only once they are known to fit: a 1 GiB
+    // file of positions is refused from its header, not after reading and converting it.
+    const tensorio::TensorFile file = [&] {
+      try {
+        return tensorio::TensorFile::open(path);
+      } catch (const tensorio::ReaderError& e) {
+        // A dtype the reader takes for other tensors (floats, strings) is not a position: say
+        // which ones are ('<i2' was told that float and string dtypes are acceptable).
+        const std::string what = e.what();
+        const auto got = what.find(", got ");
+        if (what.find(": descr: ") != std::string::npos && got != std::string::npos) {
+          throw InputError(path + ": descr: expected integers ('<i4' or '<i8')" + what.substr(got));
         }
-      }();
-      if (file.dtype() != "I64" && file.dtype() != "I32") {
-        throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
+        throw;
       }
-      if (file.elements() / static_cast<std::uint64_t>(components) > static_cast<std::uint64_t>(kMaxPositions)) {
-        throw InputError(path + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
-      }
-      // The reader widens to double, exact up to 2^53: a larger position is refused, not rounded.
-      std::vector<std::int64_t> values;
-      values.reserve(file.elements());
-      for (double v : file.read(0, file.elements())) {
-        if (!(std::fabs(v) <= 0x1p53)) throw InputError(path + ": position: expected integers of magnitude <= 2^53 in a .npy file, got " + std::to_string(v));
-        values.push_back(static_cast<std::int64_t>(v));
-      }
-      return integers_of(std::move(values), file.shape(), components, path);
+    }();
+    if (file.dtype() != "I64" && file.dtype() != "I32") {
+      throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
     }
-    const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
-    JsonNotes notes;
-    nlohmann::json j;
-    try {
-      j = parse_json_checked<nlohmann::json>(bytes, notes);
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(path + ": expected a JSON array of integer positions, or a .npy file of integers");
+    if (file.elements() / static_cast<std::uint64_t>(components) > static_cast<std::uint64_t>(kMaxPositions)) {
+      throw InputError(path + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
     }
-    if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
-    // The parse keeps one value of a repeated key (an array under it grows by the second one's
-    // items): refused, as every reader of user JSON does (spec/json_keys.h).
-    if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
-    if (j.is_object() && j.contains("positions")) j = nlohmann::json(j["positions"]);
-    if (!j.is_array()) throw InputError(path + ": positions: expected a JSON array of integers");
+    // The reader widens to double, exact up to 2^53: a larger position is refused, not rounded.
     std::vector<std::int64_t> values;
-    std::vector<std::int64_t> shape{static_cast<std::int64_t>(j.size())};
-    // A JSON integer exactly as written (never through double); one above 2^63 - 1 is refused, not
-    // wrapped to a negative position.
-    const auto integer = [&](const nlohmann::json& v) {
-      if (!v.is_number_integer()) throw InputError(path + ": positions: expected integers");
-      if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
-        throw InputError(path + ": position: expected integers of magnitude <= 2^62, got " + v.dump());
-      }
-      return v.get<std::int64_t>();
-    };
-    for (const auto& item : j) {
-      if (item.is_array()) {
-        if (shape.size() == 1) shape.push_back(static_cast<std::int64_t>(item.size()));
-        if (static_cast<std::int64_t>(item.size()) != shape[1]) throw InputError(path + ": positions: expected rows of equal length");
-        for (const auto& v : item) values.push_back(integer(v));
-      } else if (item.is_number_integer() && shape.size() == 1) {
-        values.push_back(integer(item));
-      } else {
-        throw InputError(path + ": positions: expected integers, or rows of " + std::to_string(components) + " integers");
-      }
+    values.reserve(file.elements());
+    for (double v : file.read(0, file.elements())) {
+      if (!(std::fabs(v) <= 0x1p53)) throw InputError(path + ": position: expected integers of magnitude <= 2^53 in a .npy file, got " + std::to_string(v));
+      values.push_back(static_cast<std::int64_t>(v));
     }
-    return integers_of(std::move(values), shape, components, path);
-  } catch (const tensorio::ReaderError& e) {
-    throw InputError(e.what());
+    return integers_of(std::move(values), file.shape(), components, path);
   }
+  const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
+  JsonNotes notes;
+  nlohmann::json j;
+  try {
+    j = parse_json_checked<nlohmann::json>(bytes, notes);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(path + ": expected a JSON array of integer positions, or a .npy file of integers");
+  }
+  if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+  // The parse keeps one value of a repeated key (an array under it grows by the second one's
+  // items): refused, as every reader of user JSON does (spec/json_keys.h).
+  if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
+  if (j.is_object() && j.contains("positions")) j = nlohmann::json(j["positions"]);
+  if (!j.is_array()) throw InputError(path + ": positions: expected a JSON array of integers");
+  std::vector<std::int64_t> values;
+  std::vector<std::int64_t> shape{static_cast<std::int64_t>(j.size())};
+  // A JSON integer exactly as written (never through double); one above 2^63 - 1 is refused, not
+  // wrapped to a negative position.
+  const auto integer = [&](const nlohmann::json& v) {
+    if (!v.is_number_integer()) throw InputError(path + ": positions: expected integers");
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      throw InputError(path + ": position: expected integers of magnitude <= 2^62, got " + v.dump());
+    }
+    return v.get<std::int64_t>();
+  };
+  for (const auto& item : j) {
+    if (item.is_array()) {
+      if (shape.size() == 1) shape.push_back(static_cast<std::int64_t>(item.size()));
+      if (static_cast<std::int64_t>(item.size()) != shape[1]) throw InputError(path + ": positions: expected rows of equal length");
+      for (const auto& v : item) values.push_back(integer(v));
+    } else if (item.is_number_integer() && shape.size() == 1) {
+      values.push_back(integer(item));
+    } else {
+      throw InputError(path + ": positions: expected integers, or rows of " + std::to_string(components) + " integers");
+    }
+  }
+  return integers_of(std::move(values), shape, components, path);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

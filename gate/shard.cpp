@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

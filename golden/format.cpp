@@ -32,119 +32,6 @@ namespace ropecheck::golden {
 std::string_view name(Kind kind) { return kind == Kind::rope ? "rope" : "attention"; }
 
 // ---------------------------------------------------------------------------------------------
-// Hex floats.
-
-std::string format_hex(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
-  std::string out = std::signbit(value) ? "-" : "";
-  if (value == 0) return out + "0x0p+0";
-  int exponent = 0;
-  // |value| = m·2^exponent with 1 ≤ m < 2; m·2^52 is an exact integer below 2^53 (for subnormal
-  // doubles too, since frexp normalises them).
-  const double m = std::frexp(std::fabs(value), &exponent) * 2;
-  exponent -= 1;
-  auto bits = static_cast<std::uint64_t>(std::ldexp(m, 52));
-  std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
-  out += "0x1";
-  if (fraction != 0) {
-    out += '.';
-    static constexpr char digits[] = "0123456789abcdef";
-    int count = 13;
-    while ((fraction & 0xf) == 0) {
-      fraction >>= 4;
-      --count;
-    }
-    for (int i = count - 1; i >= 0; --i) out += digits[(fraction >> (4 * i)) & 0xf];
-  }
-  out += 'p';
-  out += exponent < 0 ? '-' : '+';
-  out += std::to_string(exponent < 0 ? -exponent : exponent);
-  return out;
-}
-
-std::optional<double> parse_hex(std::string_view text) {
-  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
-  if (text == "inf") return std::numeric_limits<double>::infinity();
-  if (text == "-inf") return -std::numeric_limits<double>::infinity();
-  std::size_t i = 0;
-  const bool negative = !text.empty() && text[0] == '-';
-  if (negative) ++i;
-  if (text.substr(i, 2) != "0x") return std::nullopt;
-  i += 2;
-  auto hex_value = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
-  // Significand digits: leading zeros skipped, at most 15 significant hex digits kept (60 bits;
-  // an exact double needs 53), trailing zeros of the fraction only shift the exponent.
-  std::uint64_t mantissa = 0;
-  int significant_digits = 0;
-  long long shift = 0;  // value = mantissa · 2^(shift + exponent)
-  int integer_digits = 0;
-  int fraction_digits = 0;
-  bool seen_point = false;
-  int pending_zeros = 0;  // zeros after the last nonzero digit, not yet folded into the mantissa
-  for (; i < text.size() && text[i] != 'p'; ++i) {
-    if (text[i] == '.') {
-      if (seen_point) return std::nullopt;
-      seen_point = true;
-      continue;
-    }
-    const int d = hex_value(text[i]);
-    if (d < 0) return std::nullopt;
-    (seen_point ? fraction_digits : integer_digits) += 1;
-    if (seen_point) shift -= 4;
-    if (d == 0) {
-      if (significant_digits > 0) ++pending_zeros;
-      continue;
-    }
-    if (significant_digits + pending_zeros + 1 > 15) return std::nullopt;  // not an exact double
-    for (; pending_zeros > 0; --pending_zeros) {
-      mantissa <<= 4;
-      ++significant_digits;
-    }
-    mantissa = (mantissa << 4) | static_cast<std::uint64_t>(d);
-    ++significant_digits;
-  }
-  shift += 4LL * pending_zeros;
-  if (integer_digits == 0 || (seen_point && fraction_digits == 0)) return std::nullopt;
-  if (i >= text.size() || text[i] != 'p') return std::nullopt;
-  ++i;
-  bool exponent_negative = false;
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
-    exponent_negative = text[i] == '-';
-    ++i;
-  }
-  if (i >= text.size()) return std::nullopt;
-  long long exponent = 0;
-  for (; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return std::nullopt;
-    exponent = exponent * 10 + (text[i] - '0');
-    if (exponent > 100000) return std::nullopt;
-  }
-  if (exponent_negative) exponent = -exponent;
-  if (mantissa == 0) return negative ? -0.0 : 0.0;
-  if (mantissa >= (std::uint64_t{1} << 53)) {
-    // More than 53 significant bits can still be exact when the low bits are zero.
-    while ((mantissa & 1) == 0) {
-      mantissa >>= 1;
-      ++shift;
-    }
-    if (mantissa >= (std::uint64_t{1} << 53)) return std::nullopt;
-  }
-  const long long total = shift + exponent;
-  if (total > 2000 || total < -2200) return std::nullopt;
-  const double value = std::ldexp(static_cast<double>(mantissa), static_cast<int>(total));
-  // Exactness: no overflow, and no bits lost to gradual underflow.
-  if (std::isinf(value) || value == 0) return std::nullopt;
-  if (static_cast<std::uint64_t>(std::ldexp(value, static_cast<int>(-total))) != mantissa) return std::nullopt;
-  return negative ? -value : value;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Reader.
 
 namespace {
@@ -266,7 +153,7 @@ class Reader {
     out.reserve(static_cast<std::size_t>(count));
     for (std::size_t i = 0; i < j.size(); ++i) {
       if (!j[i].is_string()) fail(index(path, i), "a hex-float string", describe(j[i]));
-      const auto v = parse_hex(j[i].get_ref<const std::string&>());
+      const auto v = reference::parse_hex(j[i].get_ref<const std::string&>());
       if (!v) fail(index(path, i), "a hex-float string (e.g. \"0x1.8p-1\", \"-0x0p+0\", \"nan\", \"inf\")", describe(j[i]));
       if (!reference::representable(*v, dtype)) {
         fail(index(path, i), "a value of " + std::string(ropecheck::name(dtype)), describe(j[i]) + " (not representable)");
@@ -582,45 +469,52 @@ std::string sidecar_path_of(const GoldenFile& file) { return file.sidecar_path.e
 
 tensorio::TensorFile open_sidecar(const GoldenFile& file) {
   const std::string path = sidecar_path_of(file);
+  // A sidecar that cannot be read is named by the field that points to it (only the reading: the
+  // hash mismatch below is an error of its own field).
+  const auto unreadable = [&](const InputError& e) {
+    return GoldenError("sidecar.file: expected the safetensors file it names (" + file.sidecar + "), got " + e.what());
+  };
+  std::optional<tensorio::TensorFile> sidecar;
   try {
-    tensorio::TensorFile sidecar = tensorio::TensorFile::open(path);
-    // The pair is checked by content: a sidecar regenerated, replaced or copied from another suite
-    // may have every tensor of the right name and shape and still hold other values.
-    if (!file.sidecar_sha256.empty()) {
-      const std::string actual = sha256_of_file(path);
-      if (actual != file.sidecar_sha256) {
-        throw GoldenError("sidecar.sha256: expected " + path + " to hash to " + file.sidecar_sha256 + " (the sidecar this file was written with), got " +
-                          actual);
-      }
-    }
-    return sidecar;
-  } catch (const tensorio::ReaderError& e) {
-    throw GoldenError("sidecar.file: expected the safetensors file it names (" + file.sidecar + "), got " + e.what());
+    sidecar.emplace(tensorio::TensorFile::open(path));
+  } catch (const InputError& e) {
+    throw unreadable(e);
   }
+  // The pair is checked by content: a sidecar regenerated, replaced or copied from another suite
+  // may have every tensor of the right name and shape and still hold other values.
+  if (!file.sidecar_sha256.empty()) {
+    std::string actual;
+    try {
+      actual = sha256_of_file(path);
+    } catch (const InputError& e) {
+      throw unreadable(e);
+    }
+    if (actual != file.sidecar_sha256) {
+      throw GoldenError("sidecar.sha256: expected " + path + " to hash to " + file.sidecar_sha256 + " (the sidecar this file was written with), got " +
+                        actual);
+    }
+  }
+  return std::move(*sidecar);
 }
 
 void SidecarLoader::load(const Spec& spec, RopeTest& test) {
   if (!test.sidecar) return;
   const std::string path = sidecar_path_of(file_);
-  try {
-    if (!sidecar_) {
-      try {
-        sidecar_.emplace(open_sidecar(file_));
-      } catch (const GoldenError& e) {
-        throw GoldenError((file_.path.empty() ? "suite " + file_.suite : file_.path) + ": " + e.what());
-      }
+  if (!sidecar_) {
+    try {
+      sidecar_.emplace(open_sidecar(file_));
+    } catch (const GoldenError& e) {
+      throw GoldenError((file_.path.empty() ? "suite " + file_.suite : file_.path) + ": " + e.what());
     }
-    // sidecar_entry holds the tensor to the dtype's own storage, so every value decoded is one of
-    // the dtype (no rounding test per value).
-    auto read = [&](const std::string& name, Dtype dtype) {
-      const tensorio::TensorFile::Entry& e = sidecar_entry(*sidecar_, path, test, name, dtype);
-      return sidecar_->read(e, 0, e.count);
-    };
-    test.input = read(test.sidecar->input, input_dtype_of(spec));
-    test.expected = read(test.sidecar->expected, spec.dtype);
-  } catch (const tensorio::ReaderError& e) {
-    throw GoldenError(e.what());
   }
+  // sidecar_entry holds the tensor to the dtype's own storage, so every value decoded is one of
+  // the dtype (no rounding test per value).
+  auto read = [&](const std::string& name, Dtype dtype) {
+    const tensorio::TensorFile::Entry& e = sidecar_entry(*sidecar_, path, test, name, dtype);
+    return sidecar_->read(e, 0, e.count);
+  };
+  test.input = read(test.sidecar->input, input_dtype_of(spec));
+  test.expected = read(test.sidecar->expected, spec.dtype);
 }
 
 void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test) { SidecarLoader(file).load(spec, test); }
@@ -637,7 +531,7 @@ void hex_array(std::string& out, const std::vector<double>& values) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (i) out += ", ";
     out += '"';
-    out += format_hex(values[i]);
+    out += reference::to_hex(values[i]);
     out += '"';
   }
   out += ']';

@@ -104,10 +104,8 @@ struct GoldenFile {
 
 // The one exception type of the reader: "FILE: PATH: expected WHAT, got WHAT", e.g.
 // "suite.json: groups[2].tests[5].expected[3]: expected a hex-float string, got 12".
-class GoldenError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// The project's one input error (spec/errors.h), named for where it comes from.
+using GoldenError = InputError;
 
 // Parses and checks a golden file's text against schema ropecheck-golden/1: every field's type,
 // every length against the declared shape (overflow-safe, before any value array is allocated),
@@ -127,11 +125,7 @@ void load_arrays(const GoldenFile& file, const Spec& spec, RopeTest& test);
 // no timestamps. write_golden(parse_golden(t)) == t for every file this writer produced.
 std::string write_golden(const GoldenFile& file);
 
-// C99 hex-float text of a double, independent of the C library: "0x1.8p-1", "-0x0p+0", "nan",
-// "inf", "-inf"; always normalised (subnormal doubles too, e.g. "0x1p-1074").
-std::string format_hex(double value);
-// Parses exactly that grammar (any hex digits, normalised or not); nothing on failure.
-std::optional<double> parse_hex(std::string_view text);
+// Hex floats (every value in a file's JSON): reference/rounding.h to_hex and parse_hex.
 
 // Suite generation. Every suite's content is a pure function of its definition (generator.cpp)
 // and the reference: no clock, no locale, no platform-dependent library call.

@@ -8,6 +8,7 @@
 #include "golden/internal.h"
 #include "reference/attention.h"
 #include "reference/rope.h"
+#include "reference/rounding.h"
 
 namespace ropecheck::golden {
 namespace {
@@ -33,8 +34,8 @@ class Checker {
     }
     for (std::size_t i = 0; i < in_file.size(); ++i) {
       if (!same_value(in_file[i], computed[i])) {
-        fail(id, field + "[" + std::to_string(i) + "]: the file has " + format_hex(in_file[i]) +
-                     ", the reference gives " + format_hex(computed[i]));
+        fail(id, field + "[" + std::to_string(i) + "]: the file has " + reference::to_hex(in_file[i]) +
+                     ", the reference gives " + reference::to_hex(computed[i]));
         return false;
       }
     }

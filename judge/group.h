@@ -110,7 +110,7 @@ struct GroupDiagnosis {
   std::vector<Frequency> frequencies;
 };
 
-// What the judging options add to the pair rule (judge/golden_run.h JudgeOptions holds them).
+// What the judging options add to the pair rule (runner/golden_run.h JudgeOptions holds them).
 struct GroupOptions {
   int worst_cases = 10;               // cases kept per list (accuracy, edge)
   bool strict_zeros = false;          // judge/pair_rule.h
@@ -140,7 +140,7 @@ struct GroupResult {
   std::int64_t passthrough_checked = 0, passthrough_failed = 0;
   std::int64_t whole_tests_failed = 0;   // crash, missing output, wrong size, ...
   std::int64_t beyond_required_failed = 0;  // ordinary pairs out of tolerance above --require-horizon
-  // Direct checks (judge/direct.h): input values that were not values of the spec's input dtype,
+  // Direct checks (runner/direct.h): input values that were not values of the spec's input dtype,
   // rounded to it before judging (the values a kernel of that dtype receives).
   std::int64_t inputs_rounded = 0;
   // Accuracy figures, over ordinary pairs: never infinite.
@@ -221,7 +221,7 @@ class GroupTally {
 
 // The values a RoPE test is judged against: the exact outputs (long double) and the correctly
 // rounded ones (IEEE policy). Independent of the candidate, so callers may compute them for many
-// tests in parallel (judge/golden_run.cpp).
+// tests in parallel (runner/golden_run.cpp).
 struct Expected {
   std::vector<long double> exact;
   std::vector<double> rounded;

@@ -30,7 +30,6 @@
 
 #include "golden/golden.h"
 #include "judge/group.h"
-#include "judge/implementation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::judge {
@@ -65,14 +64,6 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
 std::string raised_summary(const std::string& message, std::int64_t first_position);
 // The message's first line without a Python traceback ("\n\nAt:" and what follows).
 std::string first_line(const std::string& message);
-
-// Where a failed call starts to fail: the test's tokens ordered by position, the shortest failing
-// prefix found by bisection (a cache indexed past its end fails on every prefix that reaches it).
-// Returns the position of the prefix's last token and that call's result (`failed` when the first
-// token alone fails). A few extra calls, on the failing test only, and only for an error the call
-// returned (kernel_error); a crash or a time-out is placed at the test's lowest position.
-std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec,
-                                                        const golden::RopeTest& test, ApplyResult failed);
 
 // Calls of the implementation that gave no output (an exception, a crash, an error status): the
 // one at the lowest position is the group's explanation ("raised IndexError at position 4096"),

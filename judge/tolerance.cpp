@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "judge/tolerance.h"
 #include "spec/schedule.h"
 

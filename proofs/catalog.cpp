@@ -17,7 +17,7 @@
 
 #include "proofs/ball.h"
 #include "proofs/generators.h"
-#include "judge/reference_implementation.h"
+#include "runner/reference_implementation.h"
 #include "reference/attention.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
@@ -524,7 +524,7 @@ void relative_dot(const Implementation& impl, Tally& tally) {
 // output is compared with each of the reference's three independent forms at precision P_f (the
 // implementation's own precision when it is the reference, so its forms are checked against each
 // other; 128 bits otherwise). Each form's ball is its bound from exact_form_claim
-// (judge/reference_implementation.h); the complex form's bound grows with |m|, not |φ|.
+// (runner/reference_implementation.h); the complex form's bound grows with |m|, not |φ|.
 void forms_agree(const Implementation& impl, Tally& tally) {
   Context ctx(impl, tally, *gen::spec({.max_pairs = 32}));
   const Spec& spec = ctx.spec();

@@ -1,5 +1,5 @@
 // The identity catalog (docs/design.md "Identities"): each identity of RoPE written once, as a
-// RapidCheck property generic over the implementation under test (judge/implementation.h).
+// RapidCheck property generic over the implementation under test (runner/implementation.h).
 //
 // Every property generates its case with the generators of proofs/generators.h, asks the
 // implementation for outputs, turns each output into a ball around the exact value using the error
@@ -13,11 +13,11 @@
 #include <string>
 #include <string_view>
 
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 
 namespace ropecheck::proofs {
 
-// The implementation under test and what it claims (judge/implementation.h).
+// The implementation under test and what it claims (runner/implementation.h).
 using judge::ErrorClaim;
 using judge::Implementation;
 using judge::Real;

@@ -11,8 +11,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
-#include "judge/abi_call.h"
-#include "judge/errors.h"
+#include "runner/abi_call.h"
+#include "spec/errors.h"
 #include "judge/tolerance.h"
 #include "optimized/c_spec.h"
 #include "reference/rope.h"

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "judge/inference.h"  // first_line
-#include "judge/isolation.h"  // kCircuitBreakerTimeouts
+#include "runner/isolation.h"  // kCircuitBreakerTimeouts
 
 namespace ropecheck::python {
 
@@ -129,14 +129,14 @@ std::string text_of(PyObject* value) {
   return out;
 }
 
-// The child's side: set up as judge/isolation.cpp sets up a plugin's child, the call made, its
+// The child's side: set up as runner/isolation.cpp sets up a plugin's child, the call made, its
 // reply written, the child ended. Never returns.
 [[noreturn]] void serve_in_child(int out, pid_t parent, const py::function& fn, const Spec& spec, Shape shape,
                                  std::span<const std::int64_t> positions, std::span<const double> input) {
   // Its own process group, so that ending the group ends whatever the callable started too.
   ::setpgid(0, 0);
   // Killed when the gate's thread that forked it ends, whatever ends it (a SIGKILL included): no
-  // child outlives its gate (judge/isolation.h uses an alarm at twice the timeout instead; here a
+  // child outlives its gate (runner/isolation.h uses an alarm at twice the timeout instead; here a
   // call may have no timeout).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);
@@ -240,7 +240,7 @@ ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span
     ApplyResult result;
     result.output = call_python(fn_, spec, shape, positions, input);
     return result;
-  } catch (const std::exception& e) {  // as FunctionImplementation::run (judge/adapters.cpp)
+  } catch (const std::exception& e) {  // as FunctionImplementation::run (runner/adapters.cpp)
     return {ApplyResult::Status::kernel_error, std::string("threw: ") + e.what(), {}};
   }
 }
@@ -248,7 +248,7 @@ ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span
 std::optional<std::string> CallableImplementation::stopped_reason() const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (consecutive_timeouts_ < judge::kCircuitBreakerTimeouts) return std::nullopt;
-  // The words of judge/adapters.cpp IsolatedImplementation::stopped_reason.
+  // The words of runner/adapters.cpp IsolatedImplementation::stopped_reason.
   return std::to_string(judge::kCircuitBreakerTimeouts) + " consecutive calls timed out: the implementation is taken to hang "
          "and no further call is made (circuit breaker)";
 }
@@ -384,7 +384,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
   consecutive_timeouts_ = 0;
   if (reply.state == Reply::State::broken) {
     // The child died (or closed the pipe): given until the deadline to end, then its group is
-    // ended; how it ended is the message, in the words of judge/isolation.cpp child_failure.
+    // ended; how it ended is the message, in the words of runner/isolation.cpp child_failure.
     bool ended = has_ended(child);
     while (!ended && !(deadline && Clock::now() >= *deadline)) {
       if (signal_raised(stop)) {

@@ -1,12 +1,12 @@
-// A Python callable as the implementation the judge calls (judge/implementation.h), in this
+// A Python callable as the implementation the judge calls (runner/implementation.h), in this
 // process or one forked child process per call (python/README.md "Isolation of a callable").
 //
 // In process, an exception from the callable is that call's `kernel_error` ("threw: TYPE: message"),
-// as judge/adapters.h FunctionImplementation reports any exception. Isolated, the call runs in a
+// as runner/adapters.h FunctionImplementation reports any exception. Isolated, the call runs in a
 // child forked from this process (the callable need not be picklable: the child has it already),
 // which sends the outputs, or the same exception text, back through a pipe; a child that dies
 // (a segfault, os._exit, abort) is that call's `crash` and one past the timeout its `timeout`,
-// with the one-line messages judge/isolation.h gives a plugin's child. A KeyboardInterrupt or
+// with the one-line messages runner/isolation.h gives a plugin's child. A KeyboardInterrupt or
 // SystemExit raised by the callable, in either mode, is no call's failure: it ends the judge and
 // is raised again in Python (PythonStop).
 #pragma once
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bindings.h"
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 
 namespace ropecheck::python {
 

@@ -1,4 +1,4 @@
-// check(): the user's own tensors judged by judge/direct.h (the route of `ropecheck check --spec
+// check(): the user's own tensors judged by runner/direct.h (the route of `ropecheck check --spec
 // ... --candidate ...`), one group, in the gate's report.
 #include <string>
 #include <vector>
@@ -9,8 +9,8 @@
 #include "gate/judge_args.h"
 #include "gate/positions.h"
 #include "gate/report.h"
-#include "judge/direct.h"
-#include "judge/errors.h"
+#include "runner/direct.h"
+#include "spec/errors.h"
 
 namespace ropecheck::python {
 namespace {

@@ -1,7 +1,7 @@
-// Judging from Python: gate() over the golden suites (judge/golden_run.h, as `ropecheck run`), a
-// sweep of a callable over positions (judge/sweep.h, as `ropecheck sweep`), and the results — the
+// Judging from Python: gate() over the golden suites (runner/golden_run.h, as `ropecheck run`), a
+// sweep of a callable over positions (runner/sweep.h, as `ropecheck sweep`), and the results — the
 // gate's Report (gate/report.h) with its groups and cases, and the same JSON, JUnit and HTML
-// reports as the command line. check() of the user's own tensors is check.cpp (judge/direct.h).
+// reports as the command line. check() of the user's own tensors is check.cpp (runner/direct.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -17,11 +17,11 @@
 #include "gate/check.h"
 #include "gate/judge_args.h"
 #include "gate/report.h"
-#include "judge/adapters.h"
-#include "judge/errors.h"
-#include "judge/golden_run.h"
+#include "runner/adapters.h"
+#include "spec/errors.h"
+#include "runner/golden_run.h"
 #include "judge/inference.h"
-#include "judge/sweep.h"
+#include "runner/sweep.h"
 
 namespace ropecheck::python {
 namespace {

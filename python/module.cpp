@@ -10,8 +10,8 @@
 #include "bindings.h"
 #include "golden/golden.h"
 #include "hfconfig/hfconfig.h"
-#include "judge/errors.h"
-#include "judge/implementation.h"
+#include "spec/errors.h"
+#include "runner/implementation.h"
 #include "spec/schedule.h"
 #include "tensorio/readers.h"
 
@@ -194,13 +194,7 @@ PYBIND11_MODULE(_ropecheck, m) {
       if (p) std::rethrow_exception(p);
     } catch (const UsageError& e) {
       set_error(PyExc_ValueError, e.what());
-    } catch (const InputError& e) {
-      set_error(PyExc_ValueError, e.what());
-    } catch (const SpecError& e) {
-      set_error(PyExc_ValueError, e.what());
-    } catch (const golden::GoldenError& e) {
-      set_error(PyExc_ValueError, e.what());
-    } catch (const tensorio::ReaderError& e) {
+    } catch (const InputError& e) {  // every reader's (spec/errors.h)
       set_error(PyExc_ValueError, e.what());
     } catch (const judge::ImplementationFailure& e) {
       set_error(PyExc_RuntimeError, e.what());

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 namespace ropecheck::reference {
@@ -109,9 +110,111 @@ double ulp(double value, Dtype dtype) {
 std::string to_hex(double value) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%a", value);
-  return buffer;
+  std::string out = std::signbit(value) ? "-" : "";
+  if (value == 0) return out + "0x0p+0";
+  int exponent = 0;
+  // |value| = m·2^exponent with 1 ≤ m < 2; m·2^52 is an exact integer below 2^53 (for subnormal
+  // doubles too, since frexp normalises them).
+  const double m = std::frexp(std::fabs(value), &exponent) * 2;
+  exponent -= 1;
+  auto bits = static_cast<std::uint64_t>(std::ldexp(m, 52));
+  std::uint64_t fraction = bits & ((std::uint64_t{1} << 52) - 1);
+  out += "0x1";
+  if (fraction != 0) {
+    out += '.';
+    static constexpr char digits[] = "0123456789abcdef";
+    int count = 13;
+    while ((fraction & 0xf) == 0) {
+      fraction >>= 4;
+      --count;
+    }
+    for (int i = count - 1; i >= 0; --i) out += digits[(fraction >> (4 * i)) & 0xf];
+  }
+  out += 'p';
+  out += exponent < 0 ? '-' : '+';
+  out += std::to_string(exponent < 0 ? -exponent : exponent);
+  return out;
+}
+
+std::optional<double> parse_hex(std::string_view text) {
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  std::size_t i = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (negative) ++i;
+  if (text.substr(i, 2) != "0x") return std::nullopt;
+  i += 2;
+  auto hex_value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  // Significand digits: leading zeros skipped, at most 15 significant hex digits kept (60 bits;
+  // an exact double needs 53), trailing zeros of the fraction only shift the exponent.
+  std::uint64_t mantissa = 0;
+  int significant_digits = 0;
+  long long shift = 0;  // value = mantissa · 2^(shift + exponent)
+  int integer_digits = 0;
+  int fraction_digits = 0;
+  bool seen_point = false;
+  int pending_zeros = 0;  // zeros after the last nonzero digit, not yet folded into the mantissa
+  for (; i < text.size() && text[i] != 'p'; ++i) {
+    if (text[i] == '.') {
+      if (seen_point) return std::nullopt;
+      seen_point = true;
+      continue;
+    }
+    const int d = hex_value(text[i]);
+    if (d < 0) return std::nullopt;
+    (seen_point ? fraction_digits : integer_digits) += 1;
+    if (seen_point) shift -= 4;
+    if (d == 0) {
+      if (significant_digits > 0) ++pending_zeros;
+      continue;
+    }
+    if (significant_digits + pending_zeros + 1 > 15) return std::nullopt;  // not an exact double
+    for (; pending_zeros > 0; --pending_zeros) {
+      mantissa <<= 4;
+      ++significant_digits;
+    }
+    mantissa = (mantissa << 4) | static_cast<std::uint64_t>(d);
+    ++significant_digits;
+  }
+  shift += 4LL * pending_zeros;
+  if (integer_digits == 0 || (seen_point && fraction_digits == 0)) return std::nullopt;
+  if (i >= text.size() || text[i] != 'p') return std::nullopt;
+  ++i;
+  bool exponent_negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+    exponent_negative = text[i] == '-';
+    ++i;
+  }
+  if (i >= text.size()) return std::nullopt;
+  long long exponent = 0;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    exponent = exponent * 10 + (text[i] - '0');
+    if (exponent > 100000) return std::nullopt;
+  }
+  if (exponent_negative) exponent = -exponent;
+  if (mantissa == 0) return negative ? -0.0 : 0.0;
+  if (mantissa >= (std::uint64_t{1} << 53)) {
+    // More than 53 significant bits can still be exact when the low bits are zero.
+    while ((mantissa & 1) == 0) {
+      mantissa >>= 1;
+      ++shift;
+    }
+    if (mantissa >= (std::uint64_t{1} << 53)) return std::nullopt;
+  }
+  const long long total = shift + exponent;
+  if (total > 2000 || total < -2200) return std::nullopt;
+  const double value = std::ldexp(static_cast<double>(mantissa), static_cast<int>(total));
+  // Exactness: no overflow, and no bits lost to gradual underflow.
+  if (std::isinf(value) || value == 0) return std::nullopt;
+  if (static_cast<std::uint64_t>(std::ldexp(value, static_cast<int>(-total))) != mantissa) return std::nullopt;
+  return negative ? -value : value;
 }
 
 double parse_float(const std::string& text) {

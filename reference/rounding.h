@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "reference/double_double.h"
 #include "spec/spec.h"
@@ -213,8 +214,19 @@ bool representable(double value, Dtype dtype);
 // The ULP of a value of `dtype` (the quantum 2^q of the method above; for ±Inf, the ULP of the max).
 double ulp(double value, Dtype dtype);
 
-// C99 hex-float text of a double ("0x1.8p-1", "-0x0p+0", "inf", "-inf", "nan"), and back.
+// The project's one hex-float codec: golden files (golden/README.md), reports, `ropecheck apply
+// --format hex`, fuzz cases and the identity catalog's messages all write and read doubles so.
+//
+// C99 hex-float text of a double, independent of the C library: "0x1.8p-1", "-0x0p+0", "nan",
+// "inf", "-inf"; always normalised (subnormal doubles too, e.g. "0x1p-1074", where glibc's %a
+// writes "0x0.0000000000001p-1022"). Equal to glibc's %a on every normal double.
 std::string to_hex(double value);
+// Parses exactly that grammar, strictly (the golden format's): lower-case "0x", at least one digit
+// before a '.', at least one after it, a 'p' exponent, any hex digits (normalised or not, glibc's
+// subnormal form included), the value exact in a double; "nan", "inf", "-inf". Nothing on failure.
+std::optional<double> parse_hex(std::string_view text);
+// The command line's and the JSON candidate form's numbers, leniently (strtod): hex floats in any
+// form C accepts, decimals, "nan"/"NaN"/"-nan", "inf"/"+inf"/"Infinity", "-inf"/"-Infinity".
 // Throws std::invalid_argument naming the text when it is not a hex or decimal float.
 double parse_float(const std::string& text);
 

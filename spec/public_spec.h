@@ -1,5 +1,5 @@
 // The bridge between the public RopeSpec (include/ropecheck/spec.h) and the library's Spec, for the
-// library's facades (spec/public_spec.cpp, reference/public_reference.cpp, judge/public_judge.cpp).
+// library's facades (spec/public_spec.cpp, reference/public_reference.cpp, runner/public_judge.cpp).
 // Not installed: users see only include/ropecheck/.
 #pragma once
 

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/errors.h"
+
 namespace ropecheck {
 
 enum class Layout { interleaved, half };
@@ -76,11 +78,9 @@ struct Spec {
   friend bool operator==(const Spec&, const Spec&) = default;
 };
 
-// Thrown for an invalid spec; the message names the field and what was expected.
-class SpecError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Thrown for an invalid spec; the message names the field and what was expected. The project's one
+// input error (spec/errors.h), named for where it comes from.
+using SpecError = InputError;
 
 // Parses "key=value,key=value,...". rotary_dim defaults to head_dim. Lists (mrope sections,
 // longrope factors) are '/'-separated. Throws SpecError.

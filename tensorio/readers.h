@@ -18,12 +18,12 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/errors.h"
+
 namespace ropecheck::tensorio {
 
-class ReaderError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// The project's one input error (spec/errors.h), named for where it comes from.
+using ReaderError = InputError;
 
 // One tensor, values widened exactly to double (f16, bf16, f32 and integers below 2^53 are exact).
 struct Tensor {

@@ -6,7 +6,7 @@
 // rule (judge/pair_rule.h judge_pair, as check and run judge) against the exact rotation
 // (reference::rotate_exact at 128 bits: error ≤ 2^(14−128)·|φ|·ρ, far below u·ρ for |φ| < 2^40)
 // and the reference's special-value policy (reference/README.md "Special values"). The
-// implementation under fuzz is any judge::Implementation (judge/registry.h names them).
+// implementation under fuzz is any judge::Implementation (runner/registry.h names them).
 //
 // The search is a list of trials; trial t draws 16 edge cases (fuzz/search/generators.h) and then
 // hill-climbs 24 rounds of 8 mutations each (position, input bits, pair index) toward larger e
@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "judge/implementation.h"
+#include "runner/implementation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::fuzz {
@@ -104,7 +104,7 @@ struct FuzzReport {
   std::int64_t cases = 0;
   bool stopped_by_time = false;
   // Why the search stopped early besides --seconds (the implementation's circuit breaker after
-  // consecutive timeouts, judge/isolation.h): "" when it did not.
+  // consecutive timeouts, runner/isolation.h): "" when it did not.
   std::string stopped_reason;
   std::vector<std::string> specs;
   std::vector<std::string> tolerance_sources;  // per spec
@@ -114,7 +114,7 @@ struct FuzzReport {
   std::int64_t violation_counts[kViolationClasses] = {};       // cases seen per Violation value
 };
 
-// The tolerance of each spec is the implementation's (judge/implementation.h tolerance()).
+// The tolerance of each spec is the implementation's (runner/implementation.h tolerance()).
 FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& options);
 
 // Shrinks a violating case toward a minimal one of the same class (background to zeros, smaller

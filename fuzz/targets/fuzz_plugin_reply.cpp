@@ -1,4 +1,4 @@
-// libFuzzer target: the gate's handling of a plugin's results (judge/isolation.h read_reply), the
+// libFuzzer target: the gate's handling of a plugin's results (runner/isolation.h read_reply), the
 // bytes a child process sends back after running a candidate. The bytes are fed through a pipe, as
 // the child's would be. Contract checked: never a crash, never more outputs than the call's element
 // count (checked before allocating), and an "ok" result always carries exactly that count.
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "judge/isolation.h"
+#include "runner/isolation.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   constexpr std::size_t kExpected = 64;

@@ -58,41 +58,37 @@ constexpr std::uint64_t kMaxInputValues = std::uint64_t{1} << 26;
 constexpr std::uint64_t kMaxInputFileBytes = std::uint64_t{1} << 30;
 
 std::vector<double> read_input_file(const std::string& path) {
-  try {
-    if (path.size() >= 4 && path.substr(path.size() - 4) == ".npy") {
-      std::optional<tensorio::TensorFile> file;
-      try {
-        if (tensorio::sniff_file_format(path) == tensorio::Format::npy) file.emplace(tensorio::TensorFile::open(path));
-      } catch (const tensorio::ReaderError&) {
-        // not a .npy file its header reader takes: the whole-file reader below names what is wrong
-      }
-      if (file) {
-        if (file->elements() > kMaxInputValues) {
-          throw InputError(path + ": shape: expected at most 2^26 values (apply --input), got " + std::to_string(file->elements()));
-        }
-        return file->read(0, file->elements());
-      }
-      return tensorio::parse_npy_tensor(tensorio::read_file_bytes(path, kMaxInputFileBytes), path).values;
-    }
-    const std::string bytes = tensorio::read_file_bytes(path, kMaxInputFileBytes);
-    JsonNotes notes;
-    nlohmann::json j;
+  if (path.size() >= 4 && path.substr(path.size() - 4) == ".npy") {
+    std::optional<tensorio::TensorFile> file;
     try {
-      j = parse_json_checked<nlohmann::json>(bytes, notes);
-    } catch (const nlohmann::json::exception&) {
-      throw InputError(path + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
+      if (tensorio::sniff_file_format(path) == tensorio::Format::npy) file.emplace(tensorio::TensorFile::open(path));
+    } catch (const tensorio::ReaderError&) {
+      // not a .npy file its header reader takes: the whole-file reader below names what is wrong
     }
-    if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
-    // A repeated key would merge its arrays (spec/json_keys.h keeps one value): refused, as every
-    // reader of user JSON does.
-    if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
-    if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
-    std::vector<double> values;
-    flatten_json(j, path, values);
-    return values;
-  } catch (const tensorio::ReaderError& e) {
-    throw InputError(e.what());
+    if (file) {
+      if (file->elements() > kMaxInputValues) {
+        throw InputError(path + ": shape: expected at most 2^26 values (apply --input), got " + std::to_string(file->elements()));
+      }
+      return file->read(0, file->elements());
+    }
+    return tensorio::parse_npy_tensor(tensorio::read_file_bytes(path, kMaxInputFileBytes), path).values;
   }
+  const std::string bytes = tensorio::read_file_bytes(path, kMaxInputFileBytes);
+  JsonNotes notes;
+  nlohmann::json j;
+  try {
+    j = parse_json_checked<nlohmann::json>(bytes, notes);
+  } catch (const nlohmann::json::exception&) {
+    throw InputError(path + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
+  }
+  if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
+  // A repeated key would merge its arrays (spec/json_keys.h keeps one value): refused, as every
+  // reader of user JSON does.
+  if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
+  if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
+  std::vector<double> values;
+  flatten_json(j, path, values);
+  return values;
 }
 
 // `--input` names a file (gate/positions.h names_a_file), or is the values themselves.
@@ -146,11 +142,7 @@ class InputValues {
       std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
       return;
     }
-    try {
-      file_->read_into(first, out, bytes);
-    } catch (const tensorio::ReaderError& e) {
-      throw InputError(e.what());
-    }
+    file_->read_into(first, out, bytes);
   }
 
  private:

@@ -19,8 +19,8 @@
 #include "gate/judge_args.h"
 #include "gate/report.h"
 #include "gate/shard.h"
-#include "judge/adapters.h"
-#include "judge/registry.h"
+#include "runner/adapters.h"
+#include "runner/registry.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::gate {

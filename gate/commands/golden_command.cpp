@@ -141,11 +141,7 @@ void add_golden_verify(CLI::App& golden, int& status) {
     int failed_files = 0;
     for (const std::string& path : expand_paths(*paths)) {
       golden::VerifyResult result;
-      try {
-        result = golden::verify(golden::read_golden_file(path), path);  // a sidecar is read during verify
-      } catch (const golden::GoldenError& e) {
-        throw InputError(e.what());
-      }
+      result = golden::verify(golden::read_golden_file(path), path);  // a sidecar is read during verify
       if (result.failing_tests == 0) {
         std::printf("%s: ok (%lld tests, %lld values)\n", path.c_str(), static_cast<long long>(result.tests_checked),
                     static_cast<long long>(result.values_checked));

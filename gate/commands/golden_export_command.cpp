@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "gate/commands/command.h"
-#include "judge/golden_run.h"
+#include "runner/golden_run.h"
 #include "gate/report.h"
 #include "tensorio/writers.h"
 

@@ -25,7 +25,7 @@ void add_report_options(CLI::App* cmd, ReportPaths& paths, bool verbose_flag = t
 CLI::Validator number_in(double min, double max);
 
 // --timeout and --memory-limit of the commands that run an implementation in a child process
-// (judge/isolation.h), with the defaults of judge/registry.h.
+// (runner/isolation.h), with the defaults of runner/registry.h.
 void add_child_options(CLI::App* cmd, double& timeout_seconds, std::int64_t& memory_limit_mib);
 
 }  // namespace ropecheck::gate

@@ -1,5 +1,5 @@
 // `ropecheck props`: runs the identity catalog (proofs/catalog.h) against one implementation from
-// the registry (judge/registry.h) and prints one row per identity; on a failure, the shrunk
+// the registry (runner/registry.h) and prints one row per identity; on a failure, the shrunk
 // counterexample as hex floats and the command that replays it.
 #include <cmath>
 #include <cstdint>
@@ -12,8 +12,8 @@
 
 #include "gate/commands/command.h"
 #include "gate/commands/judge_options.h"
-#include "judge/adapters.h"
-#include "judge/registry.h"
+#include "runner/adapters.h"
+#include "runner/registry.h"
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
 
@@ -140,7 +140,7 @@ void add_props_command(CLI::App& root, int& status) {
   auto args = std::make_shared<PropsArguments>();
   CLI::App* cmd = root.add_subcommand("props", "Check RoPE's identities (proofs/ catalog) against an implementation");
   cmd->add_option("--impl", args->implementation,
-                  "Implementation under test (judge/registry.h; default: reference-exact, or auto with --plugin)");
+                  "Implementation under test (runner/registry.h; default: reference-exact, or auto with --plugin)");
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
   cmd->add_option("--precision", args->precision_bits, "Working precision of the reference in bits (64 to 1024)")->capture_default_str();

@@ -20,11 +20,7 @@ namespace {
 // (spec/json_keys.h: bounded nesting, linear time, each key once).
 nlohmann::ordered_json read_report(const std::string& path) {
   std::string text;
-  try {
-    text = tensorio::read_file_bytes(path, std::uint64_t{1} << 30);
-  } catch (const tensorio::ReaderError& e) {
-    throw InputError(e.what());
-  }
+  text = tensorio::read_file_bytes(path, std::uint64_t{1} << 30);
   JsonNotes notes;
   nlohmann::ordered_json j;
   try {

@@ -40,7 +40,7 @@ void add_run_command(CLI::App& root, int& status) {
   args->golden = default_golden_dir();
   cmd->add_option("--impl", args->implementation,
                   "scalar | avx2 | avx512 | cuda | auto | reference | reference-exact | reference-f32-recipe "
-                  "(judge/registry.h); with --plugin: the name passed to the plugin (default auto)");
+                  "(runner/registry.h); with --plugin: the name passed to the plugin (default auto)");
   cmd->add_option("--plugin", args->plugin, "Shared library exporting the C ABI of include/ropecheck/kernel.h");
   cmd->add_option("--golden", args->golden, "Golden suite file or folder (default: the installed suites, PREFIX/share/ropecheck/golden, or "
                   "the repository's golden/suites for a command in the build tree)");

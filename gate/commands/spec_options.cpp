@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "hfconfig/hfconfig.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

@@ -1,4 +1,4 @@
-// `ropecheck sweep`: how accurate is an implementation across positions? judge/sweep.h samples
+// `ropecheck sweep`: how accurate is an implementation across positions? runner/sweep.h samples
 // positions up to --max-position (every small one, 2^k − 1, 2^k, 2^k + 1, random ones), runs the
 // implementation (a project kernel, the reference, or --plugin) and judges every pair by the one
 // group rule; prints the worst e, where it occurred, the accuracy horizon and the result, and writes
@@ -15,8 +15,8 @@
 #include "gate/commands/judge_options.h"
 #include "gate/report.h"
 #include "gate/shard.h"
-#include "judge/registry.h"
-#include "judge/sweep.h"
+#include "runner/registry.h"
+#include "runner/sweep.h"
 #include "optimized/error_bounds.h"
 
 namespace ropecheck::gate {
@@ -119,7 +119,7 @@ void add_sweep_command(CLI::App& root, int& status) {
   auto args = std::make_shared<SweepArguments>();
   CLI::App* cmd = root.add_subcommand("sweep", "Measure an implementation's worst error e across sampled positions and its accuracy horizon");
   cmd->add_option("--impl", args->implementation,
-                  "Implementation (judge/registry.h): a project kernel (scalar, avx2, avx512, cuda, auto), a reference "
+                  "Implementation (runner/registry.h): a project kernel (scalar, avx2, avx512, cuda, auto), a reference "
                   "variant, or with --plugin the name passed to the plugin")
       ->capture_default_str();
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");

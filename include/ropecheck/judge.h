@@ -1,7 +1,7 @@
 // ropecheck's public C++ API (include/README.md): a RoPE function judged over golden suites by the
 // gate's own rule — the same golden loop, pair rule and default tolerances as `ropecheck check` and
 // `ropecheck run` (judge/README.md). <ropecheck/gtest.h> turns the verdict into a GoogleTest
-// assertion. Implemented in the library target ropecheck::ropecheck (judge/public_judge.cpp).
+// assertion. Implemented in the library target ropecheck::ropecheck (runner/public_judge.cpp).
 #pragma once
 
 #include <ropecheck/spec.h>

@@ -4,7 +4,7 @@
     ggml_cli_test.py unavailable --ropecheck BIN --plugin LIB --golden SUITE
         without ROPECHECK_GGML_DIR the plugin says the implementation does not run here
         (ropecheck_kernel_available): one line naming it and the plugin's reason, exit 2, as for a
-        project kernel this machine cannot run (judge/registry.h); no crash, no report
+        project kernel this machine cannot run (runner/registry.h); no crash, no report
     ggml_cli_test.py report --ropecheck BIN --plugin LIB --golden SUITE --ggml-dir DIR
         with the libraries (ROPECHECK_GGML_DIR, else DIR; exit 77 = skipped when absent), for
         ggml-best (and ggml-x64 where its library is in DIR): a JSON report naming the variant, every

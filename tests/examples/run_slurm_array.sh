@@ -13,7 +13,7 @@ set -uo pipefail
 ropecheck=$1
 source_dir=$2
 # What the cluster sweeps: a passing kernel close to its bound (so the report has a diagnosis), 64
-# calls (judge/sweep.h), 4 shards of 16 calls.
+# calls (runner/sweep.h), 4 shards of 16 calls.
 sweep_args="--impl scalar --spec layout=half,head_dim=64,base=500000,dtype=bf16 --samples 4096"
 start=$(date +%s)
 

@@ -184,7 +184,7 @@ TEST(Sweep, HorizonNoneWhenPositionZeroAlreadyFails) {
   EXPECT_EQ(field(r.out, "result"), "fail");
 }
 
-// --shard K/N makes every Nth call of the sweep (judge/sweep.h); `report merge` of the shards'
+// --shard K/N makes every Nth call of the sweep (runner/sweep.h); `report merge` of the shards'
 // reports is the unsharded sweep's report, byte for byte (gate/merge.h): counts, points, worst e,
 // horizon, the worst cases ranked again and the diagnosis, whatever order the shards come in.
 TEST(Sweep, ShardsMergeToTheUnshardedReportByteForByte) {
@@ -235,7 +235,7 @@ TEST(Sweep, ShardsMergeToTheUnshardedReportByteForByte) {
 // names it, as the unsharded one does, with its test id and the diagnosis's explanation.
 TEST(Sweep, ShardsOfACrashingPluginMergeToTheUnshardedReport) {
   TempDir dir;
-  // 460 samples: calls of 7 positions (judge/sweep.h sweep_calls), so the second call starts at 7.
+  // 460 samples: calls of 7 positions (runner/sweep.h sweep_calls), so the second call starts at 7.
   const std::string command = kBin + " sweep --plugin " + plugin("segv") +
                               " --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 460 --threads 1";
   ASSERT_EQ(run(command + " --json " + (dir / "whole.json"), dir).code, 1);
@@ -337,7 +337,7 @@ TEST(Sweep, ShardAutoReadsTheSchedulersEnvironment) {
 // More shards than calls would leave shards with nothing to judge: refused, naming the most.
 TEST(Sweep, MoreShardsThanCallsAreRefused) {
   TempDir dir;
-  // 256 samples: 64 calls of 4 positions (judge/sweep.h kSweepMinCalls)
+  // 256 samples: 64 calls of 4 positions (runner/sweep.h kSweepMinCalls)
   expect_usage_error(run(kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 256 --shard 3/65", dir),
                      {"--shard 3/65", "at most 64 shards"}, "65 shards");
 }

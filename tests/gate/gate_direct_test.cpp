@@ -1,4 +1,4 @@
-// The direct check of the user's own tensors: judge/direct.h TensorJudge in the
+// The direct check of the user's own tensors: runner/direct.h TensorJudge in the
 // process and `ropecheck check --spec ... --positions ... --input ... --candidate ...` end to end.
 // Candidates come from tests/gate/rope_recipe.h (long double, from docs/rope.md's formula), never from
 // the code under test; the mistakes are planted in them on purpose and must be caught and named.
@@ -10,8 +10,8 @@
 #include <numeric>
 
 #include "gate_test_support.h"
-#include "judge/direct.h"
-#include "judge/errors.h"
+#include "runner/direct.h"
+#include "spec/errors.h"
 #include "rope_recipe.h"
 
 namespace ropecheck::gate {

@@ -8,7 +8,7 @@
 
 #include "gate/positions.h"
 #include "gate_test_support.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

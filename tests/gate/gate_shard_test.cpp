@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gate/shard.h"
-#include "judge/errors.h"
+#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

@@ -56,14 +56,14 @@ std::string mutated(const std::string& text, const std::function<void(Json&)>& c
 }
 
 TEST(HexFloat, FormatsLikeC99AndParsesBack) {
-  EXPECT_EQ(format_hex(0.75), "0x1.8p-1");
-  EXPECT_EQ(format_hex(-0.0), "-0x0p+0");
-  EXPECT_EQ(format_hex(0.0), "0x0p+0");
-  EXPECT_EQ(format_hex(1.0), "0x1p+0");
-  EXPECT_EQ(format_hex(std::ldexp(1.0, -1074)), "0x1p-1074");  // normalised, unlike glibc's %a
-  EXPECT_EQ(format_hex(65504.0), "0x1.ffcp+15");
-  EXPECT_EQ(format_hex(std::nan("")), "nan");
-  EXPECT_EQ(format_hex(-INFINITY), "-inf");
+  EXPECT_EQ(reference::to_hex(0.75), "0x1.8p-1");
+  EXPECT_EQ(reference::to_hex(-0.0), "-0x0p+0");
+  EXPECT_EQ(reference::to_hex(0.0), "0x0p+0");
+  EXPECT_EQ(reference::to_hex(1.0), "0x1p+0");
+  EXPECT_EQ(reference::to_hex(std::ldexp(1.0, -1074)), "0x1p-1074");  // normalised, unlike glibc's %a
+  EXPECT_EQ(reference::to_hex(65504.0), "0x1.ffcp+15");
+  EXPECT_EQ(reference::to_hex(std::nan("")), "nan");
+  EXPECT_EQ(reference::to_hex(-INFINITY), "-inf");
   // Random bit patterns: parse(format(x)) == x bit for bit, and glibc's %a agrees on normal values
   // (an independent implementation of the same C99 grammar).
   std::mt19937_64 bits(12345);
@@ -72,8 +72,8 @@ TEST(HexFloat, FormatsLikeC99AndParsesBack) {
     double x;
     std::memcpy(&x, &b, sizeof x);
     if (std::isnan(x)) continue;
-    const std::string text = format_hex(x);
-    const std::optional<double> back = parse_hex(text);
+    const std::string text = reference::to_hex(x);
+    const std::optional<double> back = reference::parse_hex(text);
     ASSERT_TRUE(back.has_value()) << text;
     EXPECT_EQ(std::memcmp(&x, &*back, sizeof x), 0) << text;
     if (std::isnormal(x)) {
@@ -89,12 +89,12 @@ TEST(HexFloat, RejectsWhatIsNotAnExactHexFloat) {
   for (const char* bad : {"", "1.5", "0x", "0x1p", "0x1.p+0", "0x.8p+0", "0x1.8", "0xg", "-nan", "NaN", "Infinity",
                           "+0x1p+0", " 0x1p+0", "0x1p+0 ", "0x1.8p-1x", "0x1.fffffffffffff8p+0", "0x1p+1024",
                           "0x1p-1075", "0x1.8p-1074", "0x1p+99999999"}) {
-    EXPECT_FALSE(parse_hex(bad).has_value()) << bad;
+    EXPECT_FALSE(reference::parse_hex(bad).has_value()) << bad;
   }
-  EXPECT_EQ(parse_hex("0x0.0000000000001p-1022"), std::ldexp(1.0, -1074));  // glibc's subnormal form
-  EXPECT_EQ(parse_hex("0X1P+0"), std::nullopt);  // the format writes lower case only
-  EXPECT_EQ(parse_hex("0x10p-4"), 1.0);
-  EXPECT_EQ(parse_hex("0x1.000p+0"), 1.0);
+  EXPECT_EQ(reference::parse_hex("0x0.0000000000001p-1022"), std::ldexp(1.0, -1074));  // glibc's subnormal form
+  EXPECT_EQ(reference::parse_hex("0X1P+0"), std::nullopt);  // the format writes lower case only
+  EXPECT_EQ(reference::parse_hex("0x10p-4"), 1.0);
+  EXPECT_EQ(reference::parse_hex("0x1.000p+0"), 1.0);
 }
 
 TEST(Reader, RoundTripsEveryCheckedInFileByteForByte) {
@@ -168,7 +168,7 @@ TEST(Reader, InputDtypeChecksInputsAndRoundTrips) {
   EXPECT_NE(error_of(f16_spec).find("groups[0].tests[0].input"), std::string::npos) << error_of(f16_spec);
   const std::string f16_inputs = mutated(f16_spec, [](Json& j) {
     for (auto& v : j["groups"][0]["tests"][0]["input"]) {
-      v = format_hex(static_cast<double>(reference::round_to_format(*parse_hex(v.get<std::string>()), Dtype::f16)));
+      v = reference::to_hex(static_cast<double>(reference::round_to_format(*reference::parse_hex(v.get<std::string>()), Dtype::f16)));
     }
   });
   ASSERT_EQ(error_of(f16_inputs), "");

@@ -43,7 +43,7 @@ TEST(Verify, AFlippedBitInOneExpectedValueIsNamed) {
   EXPECT_EQ(result.failing_tests, 1);
   ASSERT_EQ(result.failures.size(), 1u);
   EXPECT_EQ(result.failures[0], "half-f32-base10000.json: test " + std::to_string(t.id) + ": expected[5]: the file has " +
-                                    format_hex(t.expected[5]) + ", the reference gives " + format_hex(original));
+                                    reference::to_hex(t.expected[5]) + ", the reference gives " + reference::to_hex(original));
 }
 
 TEST(Verify, ADifferenceInTheRecipeOrExactFieldsOrAttentionIsNamed) {

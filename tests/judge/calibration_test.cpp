@@ -1,6 +1,6 @@
 // Calibration of the verdict models and of the diagnosis (issue "A verdict real float32
 // implementations can pass"): test candidates written from the formulas — not copied from any
-// library — run over the checked-in golden suites through the one golden loop (judge/golden_run.h).
+// library — run over the checked-in golden suites through the one golden loop (runner/golden_run.h).
 //   - the torch-style float32 recipe (HF transformers' LLaMA rotary embedding, from its formulas:
 //     inv_freq = 1.0 / base ** (arange(0, d, 2).float() / d), freqs = t.float() * inv_freq,
 //     cos/sin of freqs in float32 then cast to the data dtype, q·cos + rotate_half(q)·sin in the
@@ -18,8 +18,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "judge/golden_run.h"
-#include "judge/implementation.h"
+#include "runner/golden_run.h"
+#include "runner/implementation.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
 

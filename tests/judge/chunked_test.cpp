@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "judge/adapters.h"
+#include "runner/adapters.h"
 #include "judge/group.h"
-#include "judge/sweep.h"
+#include "runner/sweep.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/random.h"

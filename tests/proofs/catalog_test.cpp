@@ -11,7 +11,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "proofs/catalog.h"
-#include "judge/reference_implementation.h"
+#include "runner/reference_implementation.h"
 #include "proofs/runner.h"
 
 namespace ropecheck::proofs {
@@ -54,7 +54,7 @@ TEST(ReferenceCatalog, EveryDesignIdentityIsInTheCatalogOnce) {
   for (const char* name : names) EXPECT_NE(find_identity(name), nullptr) << name;
 }
 
-// At P bits the reference's claim is ≈ 2^-(P−14)·(1 + |φ|) (judge/reference_implementation.h), with
+// At P bits the reference's claim is ≈ 2^-(P−14)·(1 + |φ|) (runner/reference_implementation.h), with
 // |φ| ≤ 2^31 for generated positions. Every identity must hold at both precisions, and the measured
 // agreement must follow the precision: at P bits the worst agreement must exceed P − 14 − 31 − 10
 // bits (the claim, with 2^10 for the terms an identity composes), and the 256-bit run must agree by

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "judge/reference_implementation.h"
+#include "runner/reference_implementation.h"
 #include "proofs/catalog.h"
 
 namespace ropecheck::proofs::testing {

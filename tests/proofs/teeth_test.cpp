@@ -5,7 +5,7 @@
 
 #include "faulty_implementations.h"
 #include "proofs/catalog.h"
-#include "judge/reference_implementation.h"
+#include "runner/reference_implementation.h"
 #include "proofs/runner.h"
 
 namespace ropecheck::proofs {

@@ -1,6 +1,6 @@
 """A callable run in a forked child per call (gate(..., isolate=True) and timeout=; python/README.md
 "Isolation of a callable"): a crash, an exit or a hang fails that call alone, with the one-line
-reason `ropecheck run --plugin` gives (judge/README.md "Isolation"), and the gate goes on to its
+reason `ropecheck run --plugin` gives (runner/README.md "Isolation"), and the gate goes on to its
 verdict; a careful callable gets the same Result isolated as in process; KeyboardInterrupt and
 SystemExit stop the gate in both modes. One golden group of 11 tests keeps each gate quick."""
 import ctypes

@@ -328,5 +328,20 @@ TEST(HexFloat, RoundTripsAndSpellsSpecials) {
   }
 }
 
+// One codec, two grammars: parse_hex reads golden files strictly, parse_float the command line's
+// numbers leniently (strtod); both read glibc's subnormal form and the normalised one to_hex writes.
+TEST(HexFloat, StrictGoldenGrammarAndLenientCommandLineGrammar) {
+  for (const char* text : {"1.5", "0X1.8P+0", "0x1.8", "NaN", "Infinity", "+inf"}) {
+    EXPECT_FALSE(reference::parse_hex(text).has_value()) << text;
+    EXPECT_NO_THROW((void)reference::parse_float(text)) << text;
+  }
+  EXPECT_EQ(reference::parse_float("0x1.8"), 1.5);
+  EXPECT_EQ(reference::to_hex(std::ldexp(1.0, -1074)), "0x1p-1074");
+  EXPECT_EQ(reference::parse_hex("0x0.0000000000001p-1022"), std::ldexp(1.0, -1074));
+  EXPECT_EQ(reference::parse_float("0x0.0000000000001p-1022"), std::ldexp(1.0, -1074));
+  EXPECT_EQ(reference::parse_hex("0x1p-1074"), std::ldexp(1.0, -1074));
+  EXPECT_EQ(reference::parse_float("0x1p-1074"), std::ldexp(1.0, -1074));
+}
+
 }  // namespace
 }  // namespace ropecheck

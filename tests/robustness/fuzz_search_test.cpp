@@ -26,7 +26,7 @@
 
 #include "fuzz/search/generators.h"
 #include "fuzz/search/search.h"
-#include "judge/registry.h"
+#include "runner/registry.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/spec.h"

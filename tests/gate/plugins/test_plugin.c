@@ -12,9 +12,9 @@
  *     +Inf; x = 0.5: the first pass-through dim (rotary_dim) changed by +1;
  *   7 "fork": correct, but every call forks a process that lingers (pause() forever) and appends its
  *     pid to the file $ROPECHECK_TEST_PID_FILE: the gate must end it with the child's process group;
- *   8 "hang_always": every call hangs (the circuit breaker of judge/isolation.h);
+ *   8 "hang_always": every call hangs (the circuit breaker of runner/isolation.h);
  *   9 "far_write": on position 7, 64 bytes written 256 bytes past the end of the output (beyond
- *     64 guard bytes: only the protected pages of judge/abi_call.h catch it);
+ *     64 guard bytes: only the protected pages of runner/abi_call.h catch it);
  *   10 "hog": on position 7, maps 64 GiB of address space (MAP_NORESERVE: no memory is used) and
  *     returns ROPECHECK_ERROR_INTERNAL when that is refused (--memory-limit), else computes;
  *   11 "bad_name": correct, but its resolved name is not UTF-8 ("tiny\xff"). */

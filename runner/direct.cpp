@@ -1,0 +1,147 @@
+#include "runner/direct.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "judge/diagnosis.h"
+#include "spec/errors.h"
+#include "reference/rounding.h"
+
+namespace ropecheck::judge {
+namespace {
+
+constexpr std::int64_t kTestId = 1;  // the tensor's one test
+
+// The candidate's tolerance, decided the way Implementation::tolerance decides it for a candidate
+// file (runner/implementation.h: an explicit --tolerance, else the model's default).
+class GivenOutputs final : public Implementation {
+ public:
+  explicit GivenOutputs(Claims claims) : Implementation(std::move(claims)) {}
+  std::string name() const override { return "tensors"; }
+  std::string selector() const override { return "--candidate"; }
+  ApplyResult run(const Spec&, Shape, std::span<const std::int64_t>, std::span<const double>) const override {
+    return {ApplyResult::Status::unsupported, "outputs are given, not computed", {}};
+  }
+};
+
+}  // namespace
+
+struct TensorJudge::State {
+  golden::Group group;  // the spec, as the comparer reads it (no tests: they stream through add)
+  std::int64_t heads = 0;
+  Claims claims;
+  JudgeOptions options;
+  std::string label;
+  std::optional<GroupComparer> comparer;
+  // The tensor is one test (kTestId), whatever the chunks it streams in: what every chunk found,
+  // combined in the order added, recorded by finish. Chunks are how it is read, not what is judged.
+  std::optional<GroupComparer::JudgedTest> judged;
+  std::int64_t tokens_seen = 0;
+  std::int64_t inputs_rounded = 0;
+  DiagnosisSampler sampler;
+};
+
+TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label)
+    : state_(std::make_unique<State>()) {
+  if (heads < 1) throw UsageError("--heads: expected an integer >= 1, got " + std::to_string(heads));
+  if (options.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(options.threads));
+  validate(spec);
+  State& s = *state_;
+  s.group.spec = spec;
+  s.heads = heads;
+  s.claims = std::move(claims);
+  s.options = std::move(options);
+  s.label = std::move(label);
+  const GivenOutputs given(s.claims);
+  s.comparer.emplace(s.label, 0, s.group, s.claims.model, given.tolerance(spec), s.options.group);
+}
+
+TensorJudge::~TensorJudge() = default;
+
+void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output) {
+  State& s = *state_;
+  const Spec& spec = s.group.spec;
+  const auto components = static_cast<std::size_t>(position_components(spec));
+  const auto token_size = static_cast<std::size_t>(s.heads) * static_cast<std::size_t>(spec.head_dim);
+  if (positions.size() % components != 0) {
+    throw InputError("positions: expected " + std::to_string(components) + " components per token, got " +
+                     std::to_string(positions.size()) + " values");
+  }
+  const std::size_t tokens = positions.size() / components;
+  if (input.size() != tokens * token_size) {
+    throw InputError("input: expected " + std::to_string(tokens) + " tokens x " + std::to_string(s.heads) + " heads x " +
+                     std::to_string(spec.head_dim) + " = " + std::to_string(tokens * token_size) + " values, got " +
+                     std::to_string(input.size()));
+  }
+  if (output.size() != input.size()) {
+    throw InputError("candidate: expected " + std::to_string(input.size()) + " values (as many as the input), got " +
+                     std::to_string(output.size()));
+  }
+  if (tokens == 0) return;
+  golden::RopeTest test;
+  test.id = kTestId;
+  const std::int64_t first_token = s.tokens_seen;
+  s.tokens_seen += static_cast<std::int64_t>(tokens);
+  test.tokens = static_cast<std::int64_t>(tokens);
+  test.heads = s.heads;
+  test.head_dim = spec.head_dim;
+  test.positions.assign(positions.begin(), positions.end());
+  test.input.assign(input.begin(), input.end());
+  // The spec's inputs are values of its input dtype (spec/README.md "Dtypes"): a float32 tensor
+  // given for a bf16 spec is what the kernel rotated only once rounded to bf16, as torch's
+  // .to(torch.bfloat16) and `ropecheck apply` round it (to nearest, ties to even). Judged unrounded,
+  // every pass-through dim would differ from the candidate's and every pair's exact value would
+  // be off by up to the input's rounding. Counted, for the report's note.
+  const Dtype input_dtype = input_dtype_of(spec);
+  for (double& v : test.input) {
+    if (std::isfinite(v) && !reference::representable(v, input_dtype)) {
+      v = reference::round_to_format(v, input_dtype);
+      ++s.inputs_rounded;
+    }
+  }
+  // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
+  GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(test, output, s.options.threads);
+  chunk.part.offset_tokens(first_token);
+  if (s.judged) s.judged->combine(std::move(chunk));
+  else s.judged.emplace(std::move(chunk));
+  s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token);
+}
+
+GroupResult TensorJudge::finish() {
+  State& s = *state_;
+  if (s.judged) {
+    s.comparer->add_judged_parts(kTestId, std::move(*s.judged));
+    s.judged.reset();
+  }
+  GroupResult g = s.comparer->finish();
+  g.inputs_rounded = s.inputs_rounded;
+  // A case names its token over the whole tensor (add offset it); there is no test id to name.
+  for (Case& c : g.worst) c.test_id = 0;
+  if (const std::vector<DiagnosedTest> samples = s.sampler.diagnosed(); needs_diagnosis(g) && !samples.empty()) {
+    g.diagnosis = diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads);
+  }
+  return g;
+}
+
+GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                          std::span<const double> input, std::span<const double> output, const Claims& claims,
+                          const JudgeOptions& options, const std::string& label) {
+  TensorJudge judge(spec, heads, claims, options, label);
+  const auto components = static_cast<std::size_t>(position_components(spec));
+  const std::size_t token_size = static_cast<std::size_t>(std::max<std::int64_t>(heads, 1)) * static_cast<std::size_t>(spec.head_dim);
+  if (positions.size() % components != 0 || input.size() != positions.size() / components * token_size) {
+    judge.add(positions, input, output);  // throws the size message
+  }
+  const std::size_t tokens = positions.size() / components;
+  const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(TensorJudge::kChunkElements) / token_size);
+  for (std::size_t t = 0; t < tokens; t += chunk) {
+    const std::size_t n = std::min(chunk, tokens - t);
+    judge.add(positions.subspan(t * components, n * components), input.subspan(t * token_size, n * token_size),
+              output.size() == input.size() ? output.subspan(t * token_size, n * token_size) : output);
+  }
+  return judge.finish();
+}
+
+}  // namespace ropecheck::judge

@@ -1,0 +1,63 @@
+// Judging the user's own tensors, no golden file: `ropecheck check --spec ...
+// --positions ... --input ... --candidate ...` and Python's `ropecheck.check` both feed a
+// TensorJudge, so the pair rule, the horizon, the worst cases and the diagnosis are the golden
+// loop's (judge/group.h), written once.
+//
+// Tensors arrive in chunks of whole tokens, so a check of 2048 tokens at each of 64 position
+// ranges (537 M elements) runs in the memory of one chunk: each chunk's expected values come from
+// reference::evaluate, computed chunk by chunk on `JudgeOptions::threads` threads
+// (GroupComparer::judge_evaluated), then the chunk is judged and dropped. Chunks are how a tensor
+// is read, not what is judged: the tensor is one test in every report (GroupComparer::
+// add_judged_parts), its cases naming tokens over the whole tensor. Only the diagnosis keeps
+// data: a strided sample of the worst chunk, the first when none is worse (judge/diagnosis.h
+// DiagnosisSampler, kDiagnosisSampleValues values).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "runner/golden_run.h"
+#include "judge/group.h"
+#include "runner/implementation.h"
+#include "spec/spec.h"
+
+namespace ropecheck::judge {
+
+class TensorJudge {
+ public:
+  // `label`: the group's name in reports (the candidate file, or "tensors"). `heads` and the
+  // spec's head_dim fix a token's size. Throws UsageError for heads < 1.
+  TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label);
+  ~TensorJudge();
+  TensorJudge(const TensorJudge&) = delete;
+  TensorJudge& operator=(const TensorJudge&) = delete;
+
+  // One chunk of whole tokens: positions row-major [tokens, position_components(spec)], input and
+  // output row-major [tokens, heads, head_dim] (values of the spec's dtypes as doubles). Throws
+  // InputError when the sizes disagree with each other. Tokens above JudgeOptions' max_position
+  // are not judged. Chunks may come in any order; cases name the token's index over all chunks.
+  void add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output);
+
+  // The verdict over every chunk added: one group (GroupResult::suite = label) of one test (none
+  // when no token was added), whose cases have no test id (Case::test_id 0).
+  GroupResult finish();
+
+  // Values per chunk when the caller holds the whole tensors (judge_tensors) or streams a file
+  // (gate's check --spec): 2^22 values keep a chunk's input, output, exact and rounded values at
+  // 160 MB while leaving each thread a few hundred thousand values to evaluate.
+  static constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// One call over whole tensors already in memory (Python's check): TensorJudge with one chunk per
+// `chunk_tokens` tokens.
+GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                          std::span<const double> input, std::span<const double> output, const Claims& claims,
+                          const JudgeOptions& options, const std::string& label = "tensors");
+
+}  // namespace ropecheck::judge

@@ -1,0 +1,269 @@
+#include "runner/golden_run.h"
+
+#include "golden/sidecar.h"
+
+#include <memory>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <memory>
+#include <set>
+
+#include "judge/diagnosis.h"
+#include "runner/failing_call.h"
+#include "spec/errors.h"
+#include "judge/parallel.h"
+
+namespace ropecheck::judge {
+namespace {
+
+// The first of `flags` that `test_flags` carries, or nullptr.
+const std::string* skipped_flag(const std::vector<std::string>& test_flags, const std::vector<std::string>& flags) {
+  for (const std::string& f : flags) {
+    if (std::find(test_flags.begin(), test_flags.end(), f) != test_flags.end()) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string tensor_name(const std::string& suite, std::int64_t test_id, const char* what) {
+  return suite + "/" + std::to_string(test_id) + "/" + what;
+}
+
+std::vector<LoadedGolden> load_golden(const std::string& file_or_folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> paths;
+  if (fs::is_directory(file_or_folder, ec)) {
+    for (const auto& entry : fs::directory_iterator(file_or_folder, ec)) {
+      std::error_code kind;  // a symbolic-link loop or an unreadable entry is no suite (not an exception)
+      if (entry.is_regular_file(kind) && entry.path().extension() == ".json") paths.push_back(entry.path().string());
+    }
+    if (ec) throw UsageError("--golden: expected a readable folder, got " + file_or_folder + " (" + ec.message() + ")");
+    std::sort(paths.begin(), paths.end());
+    if (paths.empty()) throw UsageError("--golden: expected *.json suite files in folder " + file_or_folder + ", found none");
+  } else if (fs::is_regular_file(file_or_folder, ec)) {
+    paths.push_back(file_or_folder);
+  } else {
+    throw UsageError("--golden: expected an existing golden file or folder, got '" + file_or_folder + "'");
+  }
+  std::vector<LoadedGolden> out;
+  for (const std::string& path : paths) {
+    out.push_back({path, golden::read_golden_file(path)});
+    // Candidates are keyed by suite and test id, so an id must name one test (golden lint reports
+    // the same; reading refuses, so that a check never silently judges two tests as one).
+    std::map<std::int64_t, std::string> seen;
+    const golden::GoldenFile& file = out.back().file;
+    for (std::size_t g = 0; g < file.groups.size(); ++g) {
+      auto check = [&](std::int64_t id, std::size_t t) {
+        const std::string where = "groups[" + std::to_string(g) + "].tests[" + std::to_string(t) + "].id";
+        const auto [it, fresh] = seen.emplace(id, where);
+        if (!fresh) {
+          throw InputError(path + ": " + where + ": expected a unique test id, got " + std::to_string(id) + " (also at " +
+                           it->second + ")");
+        }
+      };
+      for (std::size_t t = 0; t < file.groups[g].rope_tests.size(); ++t) check(file.groups[g].rope_tests[t].id, t);
+      for (std::size_t t = 0; t < file.groups[g].attention_tests.size(); ++t) check(file.groups[g].attention_tests[t].id, t);
+    }
+  }
+  return out;
+}
+
+void check_skip_flags(const std::vector<std::string>& flags, const std::vector<LoadedGolden>& suites) {
+  std::set<std::string> known;
+  for (const LoadedGolden& s : suites) {
+    for (const auto& note : s.file.notes) known.insert(note.first);
+    for (const golden::Group& g : s.file.groups) {
+      for (const golden::RopeTest& t : g.rope_tests) known.insert(t.flags.begin(), t.flags.end());
+      for (const golden::AttentionTest& t : g.attention_tests) known.insert(t.flags.begin(), t.flags.end());
+    }
+  }
+  for (const std::string& f : flags) {
+    if (known.count(f)) continue;
+    std::string names;
+    for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+    throw UsageError("--skip-flags: expected flags the suites use (" + names + "), got '" + f + "'");
+  }
+}
+
+Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation,
+                       const JudgeOptions& options, const ProgressFn& progress) {
+  Judgement out;
+  const Model model = implementation.claims().model;
+  std::int64_t total = 0, done = 0;
+  for (const LoadedGolden& g : suites) total += g.file.number_of_tests;
+  auto tick = [&](const std::string& label) {
+    ++done;
+    if (progress) progress(done, total, label);
+  };
+  const std::optional<std::int64_t>& max_position = options.group.max_position;
+
+  for (const LoadedGolden& loaded : suites) {
+    const golden::GoldenFile& file = loaded.file;
+    if (file.kind == golden::Kind::attention) {
+      const golden::AttentionTest* first = nullptr;
+      for (const golden::Group& g : file.groups) {
+        if (!g.attention_tests.empty() && !first) first = &g.attention_tests.front();
+      }
+      if (first && !implementation.attention(file.suite, *first)) {
+        out.notes.push_back("suite " + file.suite + " (attention tests) is not run: the kernel ABI applies RoPE only");
+        done += file.number_of_tests;
+        continue;
+      }
+      for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
+        AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], options.group);
+        std::int64_t by_flags = 0;
+        for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
+          tick(file.suite);
+          if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+            comparer.skip(test, "flag " + *flag + " (--skip-flags)");
+            ++by_flags;
+            continue;
+          }
+          if (model != Model::exact) {
+            comparer.skip(test, "attention tests carry expectations for the exact model only: judged under --model exact only");
+            continue;
+          }
+          const std::optional<AttentionAnswer> answer = implementation.attention(file.suite, test);
+          const std::string scores = tensor_name(file.suite, test.id, "scores");
+          const std::string outputs = tensor_name(file.suite, test.id, "outputs");
+          if (!answer || (!answer->scores && !answer->outputs)) {
+            const std::string why = "no tensor " + scores + " nor " + outputs + " in " + implementation.name();
+            if (options.allow_missing) {
+              comparer.skip(test, why);
+            } else {
+              comparer.fail(test, "missing", why);
+            }
+            continue;
+          }
+          std::vector<std::string> missing;
+          if (!options.allow_missing) {
+            if (!answer->scores) missing.push_back("no tensor " + scores + " in " + implementation.name());
+            if (!answer->outputs) missing.push_back("no tensor " + outputs + " in " + implementation.name());
+          }
+          comparer.add(test, answer->scores, answer->outputs, missing);
+        }
+        GroupResult result = comparer.finish();
+        result.skipped_by_flags = by_flags;
+        out.skipped_by_flags += by_flags;
+        out.groups.push_back(std::move(result));
+      }
+      continue;
+    }
+
+    golden::SidecarLoader sidecar(file);  // the sidecar's header read once for all its tests
+    for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
+      const golden::Group& group = file.groups[gi];
+      GroupComparer comparer(file.suite, static_cast<int>(gi), group, model, implementation.tolerance(group.spec),
+                             options.group);
+      struct Pending {
+        const golden::RopeTest* test;
+        ApplyResult result;
+        Expected expected;
+      };
+      std::vector<Pending> pending;
+      // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
+      DiagnosisSampler sidecar_sampler;
+      FailedCalls failed_calls;
+      // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
+      const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
+        if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
+          const auto [first, call] = first_failing_call(implementation, group.spec, test, result);
+          failed_calls.offer(first, std::string(kind_name(call.status)), call.message);
+        }
+        switch (result.status) {
+          case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
+          case ApplyResult::Status::missing:
+            if (options.allow_missing) {
+              c.skip(test, result.message);
+            } else {
+              c.fail(test, "missing", result.message);
+            }
+            break;
+          default:
+            c.fail(test, std::string(kind_name(result.status)),
+                   result.message + " (suite " + file.suite + ", test " + std::to_string(test.id) + ")");
+        }
+      };
+      std::int64_t by_flags = 0, by_position = 0;
+      for (const golden::RopeTest& test : group.rope_tests) {
+        tick(file.suite);
+        if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+          comparer.skip(test, "flag " + *flag + " (--skip-flags)");
+          ++by_flags;
+          continue;
+        }
+        if (max_position) {
+          bool any = false;
+          for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = token_position(test, group.spec, t) <= *max_position;
+          if (!any) {
+            comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
+            ++by_position;
+            continue;
+          }
+        }
+        if (test.sidecar) {
+          // A sidecar test (a big suite): loaded, run, judged and dropped on its own, its exact values
+          // computed chunk by chunk on every thread, so that the loop holds one test (golden/golden.h
+          // load_arrays, GroupComparer::add_evaluated).
+          golden::RopeTest loaded = test;
+          sidecar.load(group.spec, loaded);
+          const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
+          ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
+          if (result.status != ApplyResult::Status::ok) {
+            record_failure(comparer, loaded, result);
+            continue;
+          }
+          // The exact models judge against the file's correctly rounded values (loaded.expected).
+          comparer.add_evaluated(loaded, result.output, options.threads);
+          if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
+            sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
+          }
+          continue;
+        }
+        pending.push_back({&test,
+                           implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
+                           {}});
+      }
+      // The exact values do not depend on the candidate: computed for every test at once, in parallel.
+      parallel_for(pending.size(), options.threads, [&](std::size_t i) {
+        if (pending[i].result.status == ApplyResult::Status::ok) {
+          pending[i].expected = expected_values(group.spec, *pending[i].test, model, options.precision_bits);
+        }
+      });
+      for (Pending& p : pending) {
+        if (p.result.status == ApplyResult::Status::ok) {
+          comparer.add(*p.test, p.result.output, p.expected);
+        } else {
+          record_failure(comparer, *p.test, p.result);
+        }
+      }
+      GroupResult result = comparer.finish();
+      if (needs_diagnosis(result)) {
+        std::vector<DiagnosedTest> judged;
+        // The worst sidecar test alone (golden tests are separate calls: a mistake in some of them
+        // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
+        if (const DiagnosisSample* sample = sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
+        for (const Pending& p : pending) {
+          if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
+            judged.push_back({.test = p.test, .output = p.result.output});
+          }
+        }
+        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", options.threads);
+      }
+      failed_calls.explain(result);
+      result.skipped_by_flags = by_flags;
+      result.skipped_by_position += by_position;
+      out.skipped_by_flags += by_flags;
+      out.skipped_by_position += result.skipped_by_position;
+      out.groups.push_back(std::move(result));
+    }
+  }
+  return out;
+}
+
+}  // namespace ropecheck::judge

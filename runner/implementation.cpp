@@ -1,0 +1,74 @@
+#include "runner/implementation.h"
+
+#include <algorithm>
+
+#include "spec/schedule.h"
+
+namespace ropecheck::judge {
+
+std::string_view kind_name(ApplyResult::Status status) {
+  switch (status) {
+    case ApplyResult::Status::ok: return "ok";
+    case ApplyResult::Status::unsupported: return "unsupported";
+    case ApplyResult::Status::kernel_error: return "status";
+    case ApplyResult::Status::crash: return "crash";
+    case ApplyResult::Status::timeout: return "timeout";
+    case ApplyResult::Status::abi: return "abi";
+    case ApplyResult::Status::load: return "load";
+    case ApplyResult::Status::guard: return "guard";
+    case ApplyResult::Status::missing: return "missing";
+    case ApplyResult::Status::shape: return "shape";
+    case ApplyResult::Status::unavailable: return "unavailable";
+  }
+  return "?";
+}
+
+ErrorClaim ErrorClaim::from_tolerance(const Tolerance& tolerance, const Spec& spec) {
+  const reference::Format format = reference::format_of(spec.dtype);
+  const double u = std::ldexp(1.0, -format.precision);
+  const double scale = std::max(1.0, std::fabs(attention_factor<double>(spec)));
+  ErrorClaim claim;
+  claim.relative = tolerance.value * u * scale;
+  claim.per_angle = tolerance.per_radian * u * scale;
+  claim.absolute = std::ldexp(1.0, format.emin - format.precision + 1);
+  return claim;
+}
+
+std::vector<double> Implementation::apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                                          std::span<const double> input) const {
+  ApplyResult r = run(spec, shape, positions, input);
+  if (r.status != ApplyResult::Status::ok) throw ImplementationFailure(std::string(kind_name(r.status)) + ": " + r.message);
+  return std::move(r.output);
+}
+
+bool Implementation::supports(const Spec& spec) const {
+  const std::string key = to_string(spec);
+  {
+    std::lock_guard<std::mutex> lock(supported_mutex_);
+    const auto it = supported_.find(key);
+    if (it != supported_.end()) return it->second;
+  }
+  const std::vector<double> input(static_cast<std::size_t>(spec.head_dim), 0.5);
+  const std::vector<std::int64_t> positions(static_cast<std::size_t>(position_components(spec)), 1);
+  const bool ok = run(spec, Shape{1, 1, spec.head_dim}, positions, input).status != ApplyResult::Status::unsupported;
+  std::lock_guard<std::mutex> lock(supported_mutex_);
+  supported_[key] = ok;
+  return ok;
+}
+
+Tolerance Implementation::tolerance(const Spec& spec) const {
+  if (claims_.tolerance) return *claims_.tolerance;
+  if (std::optional<Tolerance> proven = proven_bound(spec, claims_.model)) return *proven;
+  return default_tolerance(claims_.model, spec, claims_.theta_ulps);
+}
+
+ErrorClaim Implementation::claim(const Spec& spec) const {
+  // An element-ULP tolerance says nothing about the pair's normwise error: the claim then comes
+  // from the implementation's own bound or the model's default.
+  if (claims_.tolerance && claims_.tolerance->kind == Tolerance::Kind::e) return ErrorClaim::from_tolerance(*claims_.tolerance, spec);
+  if (std::optional<ErrorClaim> own = own_claim(spec)) return *own;
+  std::optional<Tolerance> bound = proven_bound(spec, claims_.model);
+  return ErrorClaim::from_tolerance(bound ? *bound : default_tolerance(claims_.model, spec, claims_.theta_ulps), spec);
+}
+
+}  // namespace ropecheck::judge

@@ -1,0 +1,94 @@
+// The public judge_golden_file (include/ropecheck/judge.h): the user's function as a
+// FunctionImplementation through the one golden loop (runner/golden_run.h), its options read by the
+// judge's own parsers (judge/tolerance.h), and the verdict copied into the public result types.
+#include <ropecheck/judge.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "runner/adapters.h"
+#include "spec/errors.h"
+#include "runner/golden_run.h"
+#include "judge/verdict.h"
+#include "spec/public_spec.h"
+
+namespace ropecheck {
+
+namespace {
+
+using detail::SpecAccess;
+
+judge::Claims claims_of(const GoldenOptions& options) {
+  judge::Claims claims;
+  claims.model = judge::parse_model(options.model);
+  if (!options.tolerance.empty()) {
+    const judge::ToleranceOverrides overrides = judge::parse_tolerance(options.tolerance);
+    claims.tolerance = overrides.rope;
+    if (overrides.theta_ulps) claims.theta_ulps = *overrides.theta_ulps;
+  }
+  return claims;
+}
+
+judge::JudgeOptions judge_options_of(const GoldenOptions& options) {
+  if (options.max_position && *options.max_position < 0) {
+    throw UsageError("max_position: expected an integer >= 0, got " + std::to_string(*options.max_position));
+  }
+  if (options.threads < 0 || options.threads > 4096) {
+    throw UsageError("threads: expected an integer from 0 (all cores) to 4096, got " + std::to_string(options.threads));
+  }
+  judge::JudgeOptions o;
+  o.group.strict_zeros = options.strict_zeros;
+  o.group.max_position = options.max_position;
+  o.skip_flags = options.skip_flags;
+  o.threads = options.threads;
+  return o;
+}
+
+GoldenGroup public_group(const judge::GroupResult& g) {
+  GoldenGroup out;
+  out.suite = g.suite;
+  out.index = g.index;
+  out.spec = g.spec;
+  out.verdict = g.verdict;
+  out.tolerance_kind = g.tolerance.kind == judge::Tolerance::Kind::ulp ? "ulp" : "e";
+  out.tolerance = g.tolerance.value;
+  out.tolerance_per_radian = g.tolerance.per_radian;
+  out.worst_e = g.worst_e;
+  out.horizon = g.horizon;
+  for (const judge::Case& c : g.worst) out.worst.push_back({c.test_id, c.kind, c.position, c.message});
+  return out;
+}
+
+}  // namespace
+
+GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const RopeFunction& rope,
+                                const GoldenOptions& options) {
+  try {
+    const judge::Claims claims = claims_of(options);
+    const judge::JudgeOptions judge_options = judge_options_of(options);
+    const std::vector<judge::LoadedGolden> suites = judge::load_golden(golden_file_or_folder);
+    judge::check_skip_flags(judge_options.skip_flags, suites);
+    const judge::FunctionImplementation implementation(
+        "MatchesGolden function",
+        [&rope](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                std::span<const double> input) {
+          return rope(SpecAccess::make(spec), TensorShape{shape.tokens, shape.heads, shape.head_dim}, positions, input);
+        },
+        claims);
+    const judge::Judgement judgement = judge::judge_golden(suites, implementation, judge_options);
+    GoldenVerdict verdict;
+    for (const judge::GroupResult& g : judgement.groups) verdict.groups.push_back(public_group(g));
+    // The run's verdict is the gate's (judge/verdict.h): every group skipped is not a pass.
+    const judge::RunVerdict run = judge::run_verdict(judgement.groups);
+    verdict.passed = run.pass;
+    verdict.notes = judgement.notes;
+    if (run.judged_nothing) verdict.notes.push_back("nothing was judged: every test was skipped");
+    return verdict;
+  } catch (const UsageError& e) {
+    throw std::invalid_argument(e.what());
+  } catch (const InputError& e) {  // every reader's (spec/errors.h)
+    throw std::invalid_argument(e.what());
+  }
+}
+
+}  // namespace ropecheck

@@ -1,0 +1,77 @@
+#include "runner/reference_implementation.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "spec/schedule.h"
+
+namespace ropecheck::judge {
+
+double attention_magnitude(const Spec& spec) {
+  // long double carries ≥ 64 bits; the factor 1 + 2^-40 covers its rounding in the schedule.
+  return static_cast<double>(std::fabs(attention_factor<long double>(spec))) * (1 + 0x1p-40);
+}
+
+ErrorClaim exact_form_claim(const Spec& spec, int precision_bits, reference::Form form) {
+  const double g = attention_magnitude(spec);
+  ErrorClaim claim;
+  claim.relative = g * std::ldexp(1.0, 4 - precision_bits);
+  claim.per_angle = g * std::ldexp(1.0, 14 - precision_bits);
+  if (form == reference::Form::complex) claim.per_position = g * std::ldexp(1.0, 3 - precision_bits);
+  return claim;
+}
+
+ReferenceImplementation::ReferenceImplementation(int precision_bits, reference::Model model, Output output, Claims claims)
+    : Implementation(std::move(claims)), precision_bits_(precision_bits), model_(model), output_(output) {
+  if (precision_bits < 64) throw std::invalid_argument("precision: expected >= 64 bits, got " + std::to_string(precision_bits));
+  if (output == Output::exact && model != reference::Model::exact) {
+    throw std::invalid_argument("model: the f32 recipe has no exact outputs (it is judged rounded to its dtype)");
+  }
+}
+
+std::string ReferenceImplementation::name() const {
+  if (output_ == Output::exact) return "reference-exact";
+  return model_ == reference::Model::exact ? "reference" : "reference-f32-recipe";
+}
+
+bool ReferenceImplementation::supports(const Spec&) const { return true; }
+
+ApplyResult ReferenceImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                                         std::span<const double> input) const {
+  ApplyResult result;
+  try {
+    result.output = reference::apply(spec, shape, positions, input, reference::Options{precision_bits_, model_});
+  } catch (const std::exception& e) {
+    result.status = ApplyResult::Status::kernel_error;
+    result.message = e.what();
+  }
+  return result;
+}
+
+std::optional<Tolerance> ReferenceImplementation::proven_bound(const Spec&, Model model) const {
+  // Correctly rounded: half an ulp of A is at most u·|A| ≤ u·ρ·|g|, so e ≤ 1 (judge/pair_rule.h).
+  if (output_ == Output::exact || !judges_exact_values(model) || model_ != reference::Model::exact) return std::nullopt;
+  return Tolerance{Tolerance::Kind::e, 1.0, 0.0, "correct rounding: half an ulp of A is at most u*|A| <= u*rho*g"};
+}
+
+std::optional<std::vector<Real>> ReferenceImplementation::apply_exact(const Spec& spec, Shape shape,
+                                                                      std::span<const std::int64_t> positions,
+                                                                      std::span<const double> input) const {
+  if (output_ != Output::exact) return std::nullopt;
+  return reference::rotate_exact(spec, shape, positions, input, precision_bits_, reference::Form::matrix);
+}
+
+std::optional<ErrorClaim> ReferenceImplementation::own_claim(const Spec& spec) const {
+  if (output_ == Output::exact) return exact_form_claim(spec, precision_bits_, reference::Form::matrix);
+  const double g = attention_magnitude(spec);
+  ErrorClaim claim;  // one correct rounding: u·g·ρ, one subnormal quantum
+  claim.relative = g * std::ldexp(1.0, -significand_bits(spec.dtype));
+  claim.absolute = std::ldexp(1.0, reference::format_of(spec.dtype).emin - significand_bits(spec.dtype) + 1);
+  if (model_ == reference::Model::f32_recipe) {
+    const double u32 = 0x1p-24;
+    claim.per_angle = g * 3 * u32 / (1 - 3 * u32) * (1 + 0x1p-40);  // γ₃, see the header
+  }
+  return claim;
+}
+
+}  // namespace ropecheck::judge

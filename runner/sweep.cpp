@@ -1,0 +1,194 @@
+#include "runner/sweep.h"
+
+#include <algorithm>
+#include <future>
+#include <tuple>
+#include <map>
+#include <set>
+#include <utility>
+#include <unordered_set>
+
+#include "judge/diagnosis.h"
+#include "runner/failing_call.h"
+#include "spec/errors.h"
+#include "judge/parallel.h"
+#include "reference/rounding.h"
+#include "spec/random.h"
+#include "spec/schedule.h"
+
+namespace ropecheck::judge {
+
+std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed) {
+  std::vector<std::int64_t> p;
+  for (std::int64_t i = 0; i <= std::min<std::int64_t>(63, max_position); ++i) p.push_back(i);
+  for (int k = 6; k < 63 && (std::int64_t{1} << k) - 1 <= max_position; ++k) {
+    for (std::int64_t d : {-1, 0, 1}) {
+      const std::int64_t v = (std::int64_t{1} << k) + d;
+      if (v <= max_position) p.push_back(v);
+    }
+  }
+  p.push_back(max_position);
+  std::sort(p.begin(), p.end());
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  const std::int64_t wanted = std::max<std::int64_t>(samples, 1);
+  if (max_position < wanted) {  // the whole range (not max + 1 <= wanted: it overflows at INT64_MAX)
+    p.clear();
+    for (std::int64_t i = 0; i <= max_position; ++i) p.push_back(i);
+    return p;
+  }
+  // Distinct random ones, drawn one at a time until there are `samples`.
+  SplitMix64 rng(seed);
+  std::unordered_set<std::int64_t> seen(p.begin(), p.end());
+  while (static_cast<std::int64_t>(p.size()) < wanted) {
+    const std::int64_t v = rng.range(0, max_position);
+    if (seen.insert(v).second) p.push_back(v);
+  }
+  std::sort(p.begin(), p.end());
+  return p;
+}
+
+namespace {
+
+// The test of the sweep's call `c`: its positions, one head of random inputs in [−2, 2) per position
+// (values of the dtype, from (seed, position) alone), id c + 1.
+golden::RopeTest call_test(const Spec& spec, const std::vector<std::int64_t>& positions, const SweepCalls& calls, std::int64_t c,
+                           std::uint64_t seed) {
+  const auto begin = static_cast<std::size_t>(c * calls.per_call);
+  const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(calls.per_call));
+  const int components = position_components(spec);
+  const std::int64_t d = spec.head_dim;
+  golden::RopeTest test;
+  test.id = c + 1;
+  test.tokens = static_cast<std::int64_t>(end - begin);
+  test.heads = 1;
+  test.head_dim = d;
+  // every component of a multi-axis position tuple takes the sampled position
+  for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
+  for (std::size_t t = begin; t < end; ++t) {
+    SplitMix64 rng(seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
+    for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
+  }
+  return test;
+}
+
+SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions& o) {
+  SweepCalls calls;
+  calls.positions = positions;
+  const std::int64_t by_values = kMaxSweepCallElements / std::max<std::int64_t>(spec.head_dim, 1);
+  const std::int64_t by_count = positions / kSweepMinCalls;  // ceil(positions / by_count) >= kSweepMinCalls
+  calls.per_call = std::max<std::int64_t>(1, std::min({o.chunk_tokens, by_values, by_count}));
+  calls.calls = (positions + calls.per_call - 1) / calls.per_call;
+  return calls;
+}
+
+}  // namespace
+
+SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) {
+  return calls_of(static_cast<std::int64_t>(sample_positions(o.max_position, o.samples, o.seed).size()), spec, o);
+}
+
+GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
+                  const GroupOptions& group_options) {
+  if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
+  if (o.samples < 1 || o.samples > kMaxSweepSamples) {
+    throw UsageError("--samples: expected an integer >= 1 and <= " + std::to_string(kMaxSweepSamples) + ", got " +
+                     std::to_string(o.samples));
+  }
+  if (o.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(o.threads));
+  const std::string shard = std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count);
+  if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count) {
+    throw UsageError("--shard: expected K/N with 0 <= K < N, got " + shard);
+  }
+  validate(spec);
+  const std::vector<std::int64_t> positions = sample_positions(o.max_position, o.samples, o.seed);
+  const SweepCalls calls = calls_of(static_cast<std::int64_t>(positions.size()), spec, o);
+  if (o.shard_count > calls.calls) {
+    throw UsageError("--shard " + shard + ": expected at most " + std::to_string(calls.calls) + " shards: this sweep makes " +
+                     std::to_string(calls.calls) + " calls of up to " + std::to_string(calls.per_call) + " of its " +
+                     std::to_string(calls.positions) + " sampled positions, and a shard makes whole calls (fewer shards, or more --samples)");
+  }
+
+  golden::Group group;
+  group.spec = spec;
+  GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
+  // The calls judged here among the first up to kDiagnosisSampleValues values (the diagnosis's
+  // sample, judge/diagnosis.h), by call; the first call that gave no output, bisected to its first
+  // position.
+  std::map<std::int64_t, std::pair<golden::RopeTest, std::vector<double>>> kept;
+  std::set<std::int64_t> no_output;  // this shard's calls that gave none (not made again)
+  FailedCalls failed_calls;
+  // One call of this shard: its test and what the implementation gave, a failed call bisected to
+  // its first failing position. Calls are made in order, one at a time (an implementation may keep
+  // state between calls: it always sees the same sequence); with several threads the next call runs
+  // while this one is judged on every thread (the call is one thread's work, often in a child
+  // process: runner/isolation.h). Either way the tests are judged and recorded in call order.
+  struct CalledTest {
+    std::int64_t call = 0;
+    golden::RopeTest test;
+    ApplyResult result;
+    std::int64_t first_failing_position = 0;
+    ApplyResult first_failing_call;
+  };
+  auto call_implementation = [&](std::int64_t c) {
+    CalledTest called;
+    called.call = c;
+    called.test = call_test(spec, positions, calls, c, o.seed);
+    called.result = implementation.run(spec, Shape{called.test.tokens, 1, spec.head_dim}, called.test.positions, called.test.input);
+    if (called.result.status != ApplyResult::Status::ok && called.result.status != ApplyResult::Status::unsupported) {
+      std::tie(called.first_failing_position, called.first_failing_call) =
+          first_failing_call(implementation, spec, called.test, called.result);
+    }
+    return called;
+  };
+  const std::launch launch = resolve_threads(o.threads) > 1 ? std::launch::async : std::launch::deferred;
+  std::future<CalledTest> next;
+  if (o.shard_index < calls.calls) next = std::async(launch, call_implementation, std::int64_t{o.shard_index});
+  for (std::int64_t c = o.shard_index; c < calls.calls; c += o.shard_count) {
+    CalledTest called = next.get();
+    if (c + o.shard_count < calls.calls) next = std::async(launch, call_implementation, c + o.shard_count);
+    golden::RopeTest& test = called.test;
+    const ApplyResult& result = called.result;
+    if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) no_output.insert(c);
+    if (result.status != ApplyResult::Status::ok) {
+      if (result.status == ApplyResult::Status::unsupported) {
+        comparer.skip(test, result.message);
+      } else {
+        failed_calls.offer(called.first_failing_position, std::string(kind_name(called.first_failing_call.status)),
+                           called.first_failing_call.message);
+        comparer.fail(test, std::string(kind_name(result.status)), result.message);
+      }
+      continue;
+    }
+    // The correctly rounded and the exact values (reference::evaluate), chunk by chunk on every thread.
+    comparer.add_evaluated(test, result.output, o.threads);
+    // Only calls that start below kDiagnosisSampleValues values can be in the sample (a call past
+    // it is made again in the rare case that earlier calls gave no output): bounded memory.
+    if (c * calls.per_call * spec.head_dim < kDiagnosisSampleValues && !no_output.count(c)) {
+      kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
+    }
+  }
+  GroupResult g = comparer.finish();
+  if (needs_diagnosis(g)) {
+    // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values
+    // are kept, each kept when it gave an output of the test's size; another shard's calls made again.
+    std::vector<DiagnosedTest> judged;
+    std::int64_t sample_values = 0;
+    for (std::int64_t c = 0; c < calls.calls && sample_values < kDiagnosisSampleValues; ++c) {
+      if (no_output.count(c)) continue;
+      auto it = kept.find(c);
+      if (it == kept.end()) {
+        golden::RopeTest test = call_test(spec, positions, calls, c, o.seed);
+        const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, spec.head_dim}, test.positions, test.input);
+        if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) continue;
+        it = kept.emplace(c, std::make_pair(std::move(test), result.output)).first;
+      }
+      sample_values += static_cast<std::int64_t>(it->second.second.size());
+      judged.push_back({.test = &it->second.first, .output = it->second.second});
+    }
+    if (!judged.empty()) g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads);
+  }
+  failed_calls.explain(g);
+  return g;
+}
+
+}  // namespace ropecheck::judge

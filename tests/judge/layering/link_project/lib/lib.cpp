@@ -1,0 +1,1 @@
+int fixture_lib_value() { return 1; }
