@@ -10,8 +10,11 @@
 // The error-free product needs a fused multiply-add. Built for baseline x86-64 (no -mfma), std::fma
 // is a libm call in every two_product; hot functions are therefore compiled twice, with and without
 // the FMA instruction set, and the loader picks one (GCC/Clang target_clones, glibc ifunc). Both
-// give the same bits: std::fma is correctly rounded either way.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__FMA__) && !defined(__SANITIZE_ADDRESS__)
+// give the same bits: std::fma is correctly rounded either way. Not under a sanitizer: the loader
+// runs an instrumented ifunc resolver before the sanitizer's runtime is set up (ThreadSanitizer
+// builds crashed at start-up).
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__FMA__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define ROPECHECK_FMA_CLONES __attribute__((target_clones("fma", "default")))
 #else
 #define ROPECHECK_FMA_CLONES
