@@ -105,17 +105,8 @@ std::vector<std::int64_t> read_positions_file(const std::string& path, int compo
     return integers_of(std::move(values), file.shape(), components, path);
   }
   const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
-  JsonNotes notes;
-  nlohmann::json j;
-  try {
-    j = parse_json_checked<nlohmann::json>(bytes, notes);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(path + ": expected a JSON array of integer positions, or a .npy file of integers");
-  }
-  if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
-  // The parse keeps one value of a repeated key (an array under it grows by the second one's
-  // items): refused, as every reader of user JSON does (spec/json_keys.h).
-  if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
+  nlohmann::json j = parse_json_file_checked<nlohmann::json>(
+      bytes, path, "expected a JSON array of integer positions, or a .npy file of integers");
   if (j.is_object() && j.contains("positions")) j = nlohmann::json(j["positions"]);
   if (!j.is_array()) throw InputError(path + ": positions: expected a JSON array of integers");
   std::vector<std::int64_t> values;

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "spec/errors.h"
+
 namespace ropecheck {
 
 // Deeper nesting is refused before parsing: no reader needs more (a candidate tensor has at most 32
@@ -154,6 +156,23 @@ Json parse_json_checked(std::string_view text, JsonNotes& notes, int max_depth =
   detail::CheckedDomBuilder<Json> builder(root, notes);
   Json::sax_parse(text.begin(), text.end(), &builder);
   return root;
+}
+
+// A user's JSON file through parse_json_checked, refused in one line naming `file`: `not_json`
+// when the text is not JSON, the nesting when too deep, a key given twice (the parse would keep
+// one value of it: a `{"positions": [1], "positions": [2]}` read as [1, 2]).
+template <class Json>
+Json parse_json_file_checked(std::string_view text, const std::string& file, const std::string& not_json) {
+  JsonNotes notes;
+  Json j;
+  try {
+    j = parse_json_checked<Json>(text, notes);
+  } catch (const typename Json::exception&) {
+    throw InputError(file + ": " + not_json);
+  }
+  if (notes.too_deep()) throw InputError(file + ": " + notes.too_deep_message());
+  if (!notes.duplicate.empty()) throw InputError(file + ": " + notes.duplicate + ": expected each key once, got it twice");
+  return j;
 }
 
 }  // namespace ropecheck

@@ -74,17 +74,8 @@ std::vector<double> read_input_file(const std::string& path) {
     return tensorio::parse_npy_tensor(tensorio::read_file_bytes(path, kMaxInputFileBytes), path).values;
   }
   const std::string bytes = tensorio::read_file_bytes(path, kMaxInputFileBytes);
-  JsonNotes notes;
-  nlohmann::json j;
-  try {
-    j = parse_json_checked<nlohmann::json>(bytes, notes);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(path + ": expected a JSON array of numbers or hex-float strings, or a .npy file");
-  }
-  if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
-  // A repeated key would merge its arrays (spec/json_keys.h keeps one value): refused, as every
-  // reader of user JSON does.
-  if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
+  nlohmann::json j = parse_json_file_checked<nlohmann::json>(
+      bytes, path, "expected a JSON array of numbers or hex-float strings, or a .npy file");
   if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
   std::vector<double> values;
   flatten_json(j, path, values);

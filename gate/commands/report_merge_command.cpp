@@ -19,18 +19,9 @@ namespace {
 // A report as one bounded read (a regular file only, no FIFO) and the one checked JSON parse
 // (spec/json_keys.h: bounded nesting, linear time, each key once).
 nlohmann::ordered_json read_report(const std::string& path) {
-  std::string text;
-  text = tensorio::read_file_bytes(path, std::uint64_t{1} << 30);
-  JsonNotes notes;
-  nlohmann::ordered_json j;
-  try {
-    j = parse_json_checked<nlohmann::ordered_json>(text, notes);
-  } catch (const nlohmann::json::exception&) {
-    throw InputError(path + ": expected a JSON report written by ropecheck fuzz or sweep, got text that is not JSON");
-  }
-  if (notes.too_deep()) throw InputError(path + ": " + notes.too_deep_message());
-  if (!notes.duplicate.empty()) throw InputError(path + ": " + notes.duplicate + ": expected each key once, got it twice");
-  return j;
+  return parse_json_file_checked<nlohmann::ordered_json>(
+      tensorio::read_file_bytes(path, std::uint64_t{1} << 30), path,
+      "expected a JSON report written by ropecheck fuzz or sweep, got text that is not JSON");
 }
 
 }  // namespace
