@@ -20,14 +20,7 @@ std::vector<std::string> split_list(const std::string& text) {
 }
 
 judge::Claims claims_of(const JudgeArguments& args) {
-  judge::Claims claims;
-  claims.model = judge::parse_model(args.model);
-  if (!args.tolerance.empty()) {
-    const judge::ToleranceOverrides overrides = judge::parse_tolerance(args.tolerance);
-    claims.tolerance = overrides.rope;
-    if (overrides.theta_ulps) claims.theta_ulps = *overrides.theta_ulps;
-  }
-  return claims;
+  return judge::Claims::parse(args.model, args.tolerance);
 }
 
 judge::JudgeOptions judge_options_of(const JudgeArguments& args) {

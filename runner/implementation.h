@@ -81,6 +81,10 @@ struct Claims {
   Model model = Model::exact;
   std::optional<Tolerance> tolerance;
   double theta_ulps = kDefaultThetaUlps;  // the f32-angle model's k (--tolerance theta_ulps=K)
+
+  // From the words of `--model` and `--tolerance` (judge/tolerance.h parse_model, parse_tolerance;
+  // an empty tolerance keeps the model's defaults): the command line and the public API alike.
+  static Claims parse(std::string_view model, std::string_view tolerance);
 };
 
 // A candidate's answer for one golden attention test (judge/attention.cpp): scores

@@ -19,14 +19,7 @@ namespace {
 using detail::SpecAccess;
 
 judge::Claims claims_of(const GoldenOptions& options) {
-  judge::Claims claims;
-  claims.model = judge::parse_model(options.model);
-  if (!options.tolerance.empty()) {
-    const judge::ToleranceOverrides overrides = judge::parse_tolerance(options.tolerance);
-    claims.tolerance = overrides.rope;
-    if (overrides.theta_ulps) claims.theta_ulps = *overrides.theta_ulps;
-  }
-  return claims;
+  return judge::Claims::parse(options.model, options.tolerance);
 }
 
 judge::JudgeOptions judge_options_of(const GoldenOptions& options) {
