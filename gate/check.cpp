@@ -1,8 +1,10 @@
 #include "gate/check.h"
 
 #include <fstream>
+#include <future>
 #include <string_view>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -78,9 +80,13 @@ class TensorSource {
   }
   std::uint64_t elements() const { return file_ ? file_->elements() : values_.size(); }
   const std::vector<std::int64_t>& shape() const { return file_ ? file_->shape() : shape_; }
-  std::vector<double> read(std::uint64_t first, std::uint64_t count) const {
-    if (!file_) return {values_.begin() + static_cast<std::ptrdiff_t>(first), values_.begin() + static_cast<std::ptrdiff_t>(first + count)};
-    return file_->read(first, count);
+  // Values [first, first + out.size()) into `out`, through `bytes` (buffers the caller reuses).
+  void read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const {
+    if (!file_) {
+      std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(first), out.size(), out.begin());
+      return;
+    }
+    file_->read_into(first, out, bytes);
   }
 
  private:
@@ -130,11 +136,29 @@ int run_direct_check(const CheckArguments& args) {
   judge::TensorJudge judge(spec, static_cast<std::int64_t>(heads), claims, options, args.candidate);
   const std::uint64_t chunk = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(judge::TensorJudge::kChunkElements) / token_size);
   Progress progress(static_cast<std::int64_t>(tokens));
+  // The next chunk is read (and decoded to doubles) while this one is judged: reading is one
+  // thread's work, judging every thread's, and one after the other the reading was a check's serial
+  // part. One chunk ahead: memory is two chunks' arrays. The input is handed to the judge, not copied.
+  struct Chunk {
+    std::vector<double> input, output;
+  };
+  const auto read_chunk = [&](std::uint64_t t) {
+    const std::uint64_t n = std::min(chunk, tokens - t);
+    Chunk c;
+    c.input.resize(n * token_size);
+    c.output.resize(n * token_size);
+    std::string bytes;
+    input.read_into(t * token_size, c.input, bytes);
+    output.read_into(t * token_size, c.output, bytes);
+    return c;
+  };
+  std::future<Chunk> next = std::async(std::launch::async, read_chunk, std::uint64_t{0});
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);
-    const std::vector<double> in = input.read(t * token_size, n * token_size);
-    const std::vector<double> out = output.read(t * token_size, n * token_size);
-    judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)), in, out);
+    Chunk current = next.get();
+    if (t + chunk < tokens) next = std::async(std::launch::async, read_chunk, t + chunk);
+    judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
+              std::move(current.input), current.output);
     progress.update(static_cast<std::int64_t>(t + n), "tokens");
   }
   Report report;

@@ -111,8 +111,11 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows.size()), threads);
   std::vector<Decomposition> parts(ranges.size());
   parallel_for(ranges.size(), threads, [&](std::size_t w) {
-    Decomposition& part = parts[w];
+    // Accumulated in this thread's own object, stored once at the end: parts[w] and parts[w + 1]
+    // share a cache line, and a maximum written per pair there made the threads' caches fight.
+    Decomposition part;
     part.samples.resize(static_cast<std::size_t>(pairs));
+    for (std::vector<AngleSample>& v : part.samples) v.reserve(static_cast<std::size_t>(ranges[w].end - ranges[w].begin));
     for (std::int64_t r = ranges[w].begin; r < ranges[w].end; ++r) {
       const RowRef& ref = rows[static_cast<std::size_t>(r)];
       const golden::RopeTest& test = *ref.dt->test;
@@ -147,28 +150,34 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
         if (m != 0) part.samples[static_cast<std::size_t>(j)].push_back({m, delta});
       }
     }
+    parts[w] = std::move(part);
   });
   std::int64_t angle_position = 0;
-  std::vector<std::vector<AngleSample>> samples(static_cast<std::size_t>(pairs));
-  for (Decomposition& part : parts) {
+  for (const Decomposition& part : parts) {
     d.rotation_e = std::max(d.rotation_e, part.rotation_e);
     if (part.angle_error_rad > d.angle_error_rad) {  // the first row's on ties, as one pass
       d.angle_error_rad = part.angle_error_rad;
       angle_position = part.angle_position;
     }
     d.angle_error_ulps = std::max(d.angle_error_ulps, part.angle_error_ulps);
-    for (std::size_t j = 0; j < part.samples.size(); ++j) {
-      samples[j].insert(samples[j].end(), part.samples[j].begin(), part.samples[j].end());
-    }
   }
-  parts.clear();
 
-  // Per pair index: the fitted frequency error (the pair indices on every thread).
+  // Per pair index: the fitted frequency error, over the pair's samples of every part in row order
+  // (the pair indices on every thread, each joining its own samples).
   const long double noise = 4 * u;  // the angle the output's own rounding can account for
   std::vector<std::optional<PairFit>> fits(static_cast<std::size_t>(pairs));
   parallel_for(fits.size(), threads, [&](std::size_t j) {
-    if (!samples[j].empty()) fits[j] = fit_pair(std::move(samples[j]), theta[j], noise);
+    std::vector<AngleSample> samples;
+    std::size_t n = 0;
+    for (const Decomposition& part : parts) n += part.samples[j].size();
+    samples.reserve(n);
+    for (Decomposition& part : parts) {
+      samples.insert(samples.end(), part.samples[j].begin(), part.samples[j].end());
+      std::vector<AngleSample>().swap(part.samples[j]);
+    }
+    if (!samples.empty()) fits[j] = fit_pair(std::move(samples), theta[j], noise);
   });
+  parts.clear();
   std::vector<std::pair<int, long double>> frequency_ulps;  // (pair, |error| in ulps of θ'_j)
   for (std::size_t j = 0; j < fits.size(); ++j) {
     if (!fits[j] || !fits[j]->resolved) continue;

@@ -1,6 +1,7 @@
 #include "judge/group.h"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <limits>
 
@@ -202,6 +203,17 @@ Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model m
   return out;
 }
 
+namespace {
+
+// The reference's options for a model: the exact values, or the f32 recipe's rounded ones.
+reference::Options evaluation_options(Model model) {
+  reference::Options o;
+  o.model = judges_exact_values(model) ? reference::Model::exact : reference::Model::f32_recipe;
+  return o;
+}
+
+}  // namespace
+
 GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance,
                              GroupOptions options)
     : group_(group), model_(model), tally_(std::move(options)) {
@@ -222,6 +234,17 @@ GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& 
   if (rule_.tolerance.per_radian != 0) {
     for (int j = 0; j < group.spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(group.spec, j));
   }
+}
+
+const reference::ApplyPlan* GroupComparer::evaluation_plan() const {
+  std::call_once(evaluation_->built, [&] {
+    try {
+      evaluation_->plan.emplace(reference::ApplyPlan::for_evaluation(group_.spec, evaluation_options(model_)));
+    } catch (const std::invalid_argument&) {
+      // judge_evaluated reports it, as the free evaluate_into does
+    }
+  });
+  return evaluation_->plan ? &*evaluation_->plan : nullptr;
 }
 
 namespace {
@@ -440,26 +463,52 @@ GroupComparer::JudgedTest GroupComparer::judge_evaluated(const golden::RopeTest&
   const std::int64_t token_size = test.heads * test.head_dim;
   const std::int64_t chunk_tokens = std::max<std::int64_t>(1, kChunkValues / std::max<std::int64_t>(token_size, 1));
   const bool file_rounded = judges_exact_values(model_) && test.expected.size() == test.input.size();
-  reference::Options o;
-  o.model = judges_exact_values(model_) ? reference::Model::exact : reference::Model::f32_recipe;
+  const reference::Options o = evaluation_options(model_);
+  const reference::ApplyPlan* plan = evaluation_plan();
   // One tally per thread's tokens, merged in token order: the same figures and cases as one pass.
   const std::vector<TokenRange> ranges = token_ranges(test.tokens, threads);
   std::vector<detail::GroupTally> parts(ranges.size(), test_tally());
   std::vector<TokensJudged> judged(ranges.size());
-  parallel_for(ranges.size(), threads, [&](std::size_t w) {
-    std::vector<double> rounded;
-    std::vector<long double> exact;
+  // One workspace per thread, for every range it takes: allocated once, not zero-filled (every value
+  // is written by the evaluation before it is read). A fresh zeroed workspace per range was a
+  // page fault per 4 KiB on every range.
+  struct Workspace {
+    std::unique_ptr<double[]> rounded;
+    std::unique_ptr<long double[]> exact;
+    std::size_t capacity = 0;
+  };
+  std::vector<Workspace> workspaces(parallel_workers(ranges.size(), threads));
+  parallel_for_workers(ranges.size(), threads, [&](std::size_t w, std::size_t worker) {
+    // This range's tally and figures in objects of its own, stored once at the end: neighbouring
+    // slots of parts and judged share cache lines, and counters written per pair there made the
+    // threads' caches fight.
+    detail::GroupTally part = test_tally();
+    TokensJudged range_judged;
+    Workspace& workspace = workspaces[worker];
     for (std::int64_t t0 = ranges[w].begin; t0 < ranges[w].end; t0 += chunk_tokens) {
       const std::int64_t t1 = std::min(ranges[w].end, t0 + chunk_tokens);
       const auto first = static_cast<std::size_t>(t0 * token_size), n = static_cast<std::size_t>((t1 - t0) * token_size);
-      rounded.resize(n);
-      exact.resize(n);
-      reference::evaluate_into(spec, reference::Shape{t1 - t0, test.heads, test.head_dim},
-                               std::span(test.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
-                               std::span(test.input).subspan(first, n), rounded, exact, o);
+      if (workspace.capacity < n) {
+        const std::size_t capacity = std::min(static_cast<std::size_t>(chunk_tokens * token_size), static_cast<std::size_t>(test.tokens * token_size));
+        workspace.rounded.reset(new double[capacity]);
+        workspace.exact.reset(new long double[capacity]);
+        workspace.capacity = capacity;
+      }
+      const std::span<double> rounded(workspace.rounded.get(), n);
+      const std::span<long double> exact(workspace.exact.get(), n);
+      const reference::Shape shape{t1 - t0, test.heads, test.head_dim};
+      const auto positions = std::span(test.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components));
+      const auto input = std::span(test.input).subspan(first, n);
+      if (plan) {
+        plan->evaluate_into(shape, positions, input, rounded, exact);
+      } else {
+        reference::evaluate_into(spec, shape, positions, input, rounded, exact, o);
+      }
       const std::span<const double> rounded_values = file_rounded ? std::span<const double>(test.expected).subspan(first, n) : std::span<const double>(rounded);
-      judged[w].combine(judge_tokens(spec, rule_, theta_, test, output, {exact, rounded_values, first}, t0, t1, parts[w]));
+      range_judged.combine(judge_tokens(spec, rule_, theta_, test, output, {exact, rounded_values, first}, t0, t1, part));
     }
+    parts[w] = std::move(part);
+    judged[w] = range_judged;
   });
   TokensJudged all;
   for (std::size_t w = 0; w < parts.size(); ++w) {

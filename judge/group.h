@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -286,6 +288,16 @@ class GroupComparer {
   Model model_;
   PairRule rule_;
   std::vector<long double> theta_;  // θ'_j, for a tolerance that grows with the angle
+  // The reference's constants for this group's spec and model, built by the first judge_evaluated
+  // (an MPFR schedule costs 0.5–2 ms: once per call and thread it was a sweep's serial part; a group
+  // judged by add alone never needs them). Empty when the spec does not validate: evaluation then
+  // throws as reference::evaluate_into does.
+  struct EvaluationPlan {
+    std::once_flag built;
+    std::optional<reference::ApplyPlan> plan;
+  };
+  const reference::ApplyPlan* evaluation_plan() const;
+  std::unique_ptr<EvaluationPlan> evaluation_ = std::make_unique<EvaluationPlan>();
   detail::GroupTally tally_;
 };
 

@@ -87,8 +87,34 @@ class Scorer {
     tolerance_ = default_tolerance(Model::f32_angle, spec);
   }
 
-  // `excluded`: rows left out (the memory checks' findings), null for none.
-  Score score(const Variant& v, const std::set<RowKey>* excluded = nullptr) const {
+  // `excluded`: rows left out (the memory checks' findings), null for none. The rows in contiguous
+  // ranges on `threads` threads (one score at a time: the spec as given, the memory checks' rest),
+  // their counts summed: the same score on any number of threads.
+  Score score(const Variant& v, const std::set<RowKey>* excluded = nullptr, int threads = 1) const {
+    const std::vector<long double> fixed = v.per_position_seq ? std::vector<long double>{} : thetas(v, v.spec.scaling.seq_len);
+    const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows_.size()), threads);
+    std::vector<Counts> parts(ranges.size());
+    parallel_for(ranges.size(), threads, [&](std::size_t w) { parts[w] = count(v, fixed, excluded, ranges[w]); });
+    Counts all;
+    for (const Counts& part : parts) {
+      all.units += part.units, all.within += part.within, all.values += part.values, all.identical += part.identical;
+    }
+    Score sc;
+    sc.units = all.units;
+    sc.within = 1;  // nothing left to explain
+    if (all.units > 0) sc.within = static_cast<double>(all.within) / static_cast<double>(all.units);
+    if (all.values > 0) sc.identical = static_cast<double>(all.identical) / static_cast<double>(all.values);
+    return sc;
+  }
+
+ private:
+  struct Counts {
+    std::int64_t units = 0, within = 0, values = 0, identical = 0;
+  };
+
+  // The counts of rows_[range]: pairs (and passed-through dims) in all, within the f32-angle bound,
+  // and output values in all and bit-identical to the variant's correctly rounded ones.
+  Counts count(const Variant& v, const std::vector<long double>& fixed, const std::set<RowKey>* excluded, TokenRange range) const {
     const Spec& s = v.spec;
     const int pairs = s.rotary_dim / 2;
     const int head_dim = spec_.head_dim;
@@ -103,12 +129,12 @@ class Scorer {
     const long double sign = s.direction == Direction::inverse ? -1 : 1;
     const int components = position_components(spec_);
     std::map<std::int64_t, std::vector<long double>> tables;  // θ by seq_len (per_position_seq)
-    const std::vector<long double> fixed = v.per_position_seq ? std::vector<long double>{} : thetas(v, s.scaling.seq_len);
     std::int64_t units = 0, within = 0, values = 0, identical = 0;
     std::vector<double> c(static_cast<std::size_t>(pairs)), sn(static_cast<std::size_t>(pairs)), angle(static_cast<std::size_t>(pairs));
     const golden::RopeTest* last_test = nullptr;
     std::int64_t last_t = -1;
-    for (const Row& r : rows_) {
+    for (std::int64_t i = range.begin; i < range.end; ++i) {
+      const Row& r = rows_[static_cast<std::size_t>(i)];
       const golden::RopeTest& test = *r.test;
       if (excluded && excluded->count({r.test, r.t, r.h})) continue;
       if (&test != last_test || r.t != last_t) {  // the token's angles, shared by its heads
@@ -176,15 +202,9 @@ class Scorer {
         within += o[k] == x[k];
       }
     }
-    Score sc;
-    sc.units = units;
-    sc.within = 1;  // nothing left to explain
-    if (units > 0) sc.within = static_cast<double>(within) / static_cast<double>(units);
-    if (values > 0) sc.identical = static_cast<double>(identical) / static_cast<double>(values);
-    return sc;
+    return Counts{units, within, values, identical};
   }
 
- private:
   std::vector<long double> thetas(const Variant& v, std::int64_t seq_len) const {
     Spec s = v.spec;
     s.scaling.seq_len = seq_len;
@@ -241,7 +261,10 @@ std::optional<long double> fit_frequency(std::vector<Observation> obs) {
   }
   const long double slope = sxy / sxx;
   long double rss = 0;
-  for (std::size_t i = 0; i < obs.size(); ++i) rss += std::pow(unwrapped[i] - slope * obs[i].m, 2.0L);
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const long double r = unwrapped[i] - slope * obs[i].m;
+    rss += r * r;
+  }
   if (std::sqrt(rss / static_cast<long double>(obs.size())) > 0.05L) return std::nullopt;
   return slope;
 }
@@ -690,7 +713,7 @@ std::string token_ranges_text(const std::vector<std::int64_t>& tokens, std::int6
 // Rows (token × head) of the tests whose outputs are zeros, their inputs, or not a rotation of
 // their input (pair norms not kept, unevenly: a uniform ratio is a magnitude, not memory): one
 // finding per kind.
-std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::vector<DiagnosedTest>& tests) {
+std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::vector<DiagnosedTest>& tests, int threads) {
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
   struct RowRef {
@@ -727,12 +750,26 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
     }
     return true;
   };
-  std::map<std::string, MemoryFinding> found;
-  std::vector<double> in_norms, out_norms, other_norms;
+  // The tokens of every test in contiguous ranges, one per thread, each with its own findings,
+  // joined after: counts summed, rows and tokens as sets (the same findings on any number of threads).
+  struct TokenRef {
+    std::size_t test;
+    std::int64_t t;
+  };
+  std::vector<TokenRef> token_refs;
   for (std::size_t i = 0; i < tests.size(); ++i) {
-    const golden::RopeTest& test = *tests[i].test;
-    const std::span<const double> output = tests[i].output;
-    for (std::int64_t t = 0; t < test.tokens; ++t) {
+    for (std::int64_t t = 0; t < tests[i].test->tokens; ++t) token_refs.push_back({i, t});
+  }
+  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(token_refs.size()), threads);
+  std::vector<std::map<std::string, MemoryFinding>> parts(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+    std::map<std::string, MemoryFinding> found;
+    std::vector<double> in_norms, out_norms, other_norms;
+    for (std::int64_t r = ranges[w].begin; r < ranges[w].end; ++r) {
+      const std::size_t i = token_refs[static_cast<std::size_t>(r)].test;
+      const std::int64_t t = token_refs[static_cast<std::size_t>(r)].t;
+      const golden::RopeTest& test = *tests[i].test;
+      const std::span<const double> output = tests[i].output;
       // Whether the token's angles are all zero (position 0: a rotation by nothing is the input).
       bool moving = false;
       for (int j = 0; j < pairs && !moving; ++j) {
@@ -795,6 +832,18 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
         f.tokens.push_back(tests[i].user_token(t));
       }
     }
+    parts[w] = std::move(found);
+  });
+  std::map<std::string, MemoryFinding> found;
+  for (std::map<std::string, MemoryFinding>& part : parts) {
+    for (auto& [kind, p] : part) {
+      MemoryFinding& f = found[kind];
+      f.kind = kind;
+      f.faulty_rows += p.faulty_rows;
+      f.matched += p.matched;
+      f.rows_flagged.merge(p.rows_flagged);
+      f.tokens.insert(f.tokens.end(), p.tokens.begin(), p.tokens.end());
+    }
   }
   for (auto& [kind, f] : found) {
     f.rows = rows;
@@ -813,37 +862,61 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
 
 // ---- the fits from the candidate's own angles ----------------------------------------------------
 
-Fits fit(const Spec& spec, const std::vector<Row>& rows) {
+Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
   Fits f;
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
   const long double g = attention_factor<long double>(spec);
   std::vector<long double> theta(static_cast<std::size_t>(pairs));
   for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
-  std::vector<std::vector<Observation>> obs(static_cast<std::size_t>(pairs));
-  std::vector<long double> gains;
+  // The observations of contiguous ranges of rows, one range per thread, joined in row order: the
+  // same vectors as one pass over the rows.
+  struct RangeObservations {
+    std::vector<std::vector<Observation>> obs;
+    std::vector<long double> gains;
+  };
   const long double sign = spec.direction == Direction::inverse ? -1 : 1;
-  for (const Row& r : rows) {
-    const golden::RopeTest& test = *r.test;
-    const std::size_t row = static_cast<std::size_t>((r.t * test.heads + r.h) * spec.head_dim);
-    for (int j = 0; j < pairs; ++j) {
-      const reference::PairDims pd = reference::pair_dims(spec, j);
-      const long double x = test.input[row + static_cast<std::size_t>(pd.first)], y = test.input[row + static_cast<std::size_t>(pd.second)];
-      const long double a = r.output[row + static_cast<std::size_t>(pd.first)], b = r.output[row + static_cast<std::size_t>(pd.second)];
-      if (domain_of(static_cast<double>(x), static_cast<double>(y), spec.dtype, static_cast<double>(g)) != Domain::ordinary ||
-          !std::isfinite(a) || !std::isfinite(b) || (a == 0 && b == 0)) {
-        continue;
+  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows.size()), threads);
+  std::vector<RangeObservations> parts(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+    RangeObservations part;
+    part.obs.resize(static_cast<std::size_t>(pairs));
+    for (std::vector<Observation>& v : part.obs) v.reserve(static_cast<std::size_t>(ranges[w].end - ranges[w].begin));
+    part.gains.reserve(static_cast<std::size_t>((ranges[w].end - ranges[w].begin) * pairs));
+    for (std::int64_t i = ranges[w].begin; i < ranges[w].end; ++i) {
+      const Row& r = rows[static_cast<std::size_t>(i)];
+      const golden::RopeTest& test = *r.test;
+      const std::size_t row = static_cast<std::size_t>((r.t * test.heads + r.h) * spec.head_dim);
+      for (int j = 0; j < pairs; ++j) {
+        const reference::PairDims pd = reference::pair_dims(spec, j);
+        const long double x = test.input[row + static_cast<std::size_t>(pd.first)], y = test.input[row + static_cast<std::size_t>(pd.second)];
+        const long double a = r.output[row + static_cast<std::size_t>(pd.first)], b = r.output[row + static_cast<std::size_t>(pd.second)];
+        if (domain_of(static_cast<double>(x), static_cast<double>(y), spec.dtype, static_cast<double>(g)) != Domain::ordinary ||
+            !std::isfinite(a) || !std::isfinite(b) || (a == 0 && b == 0)) {
+          continue;
+        }
+        const long double m = static_cast<long double>(test.positions[static_cast<std::size_t>(r.t * components + position_component(spec, j))]);
+        const long double phi = std::atan2(x * b - y * a, x * a + y * b);
+        part.obs[static_cast<std::size_t>(j)].push_back({m, phi, wrap(phi - wrap(sign * m * theta[static_cast<std::size_t>(j)]))});
+        part.gains.push_back(std::hypot(a, b) / (std::hypot(x, y) * std::fabs(g)));
       }
-      const long double m = static_cast<long double>(test.positions[static_cast<std::size_t>(r.t * components + position_component(spec, j))]);
-      const long double phi = std::atan2(x * b - y * a, x * a + y * b);
-      obs[static_cast<std::size_t>(j)].push_back({m, phi, wrap(phi - wrap(sign * m * theta[static_cast<std::size_t>(j)]))});
-      gains.push_back(std::hypot(a, b) / (std::hypot(x, y) * std::fabs(g)));
     }
-  }
+    parts[w] = std::move(part);
+  });
+  std::vector<long double> gains;
+  for (const RangeObservations& part : parts) gains.insert(gains.end(), part.gains.begin(), part.gains.end());
   if (!gains.empty()) f.gain = median(gains);
-  // θ̂ per pair.
+  // θ̂ per pair (the pairs on every thread, each joining its own observations in row order).
+  std::vector<std::vector<Observation>> obs(static_cast<std::size_t>(pairs));
   f.theta_hat.resize(static_cast<std::size_t>(pairs));
-  for (int j = 0; j < pairs; ++j) f.theta_hat[static_cast<std::size_t>(j)] = fit_frequency(obs[static_cast<std::size_t>(j)]);
+  parallel_for(static_cast<std::size_t>(pairs), threads, [&](std::size_t j) {
+    for (RangeObservations& part : parts) {
+      obs[j].insert(obs[j].end(), part.obs[j].begin(), part.obs[j].end());
+      std::vector<Observation>().swap(part.obs[j]);
+    }
+    f.theta_hat[j] = fit_frequency(obs[j]);
+  });
+  parts.clear();
   // ln θ̂_j = −ln f − (2j/d)·ln b over the resolved pairs (for 2-D RoPE the schedule's own index).
   const bool two_d = spec.axes.kind == AxesKind::two_d;
   const long double d = two_d ? spec.rotary_dim / 2 : spec.rotary_dim;
@@ -942,7 +1015,7 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
       for (std::int64_t h = 0; h < std::min<std::int64_t>(2, dt.test->heads); ++h) rows.push_back({dt.test, dt.output, t, h});
     }
   }
-  const Fits fits = fit(spec, rows);
+  const Fits fits = fit(spec, rows, threads);
   for (int j = 0; j < spec.rotary_dim / 2; ++j) {
     const std::optional<long double>& t = fits.theta_hat[static_cast<std::size_t>(j)];
     const long double sign = spec.direction == Direction::inverse ? -1 : 1;
@@ -954,13 +1027,13 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
   const Scorer scorer(spec, rows);
   Variant as_given;
   as_given.spec = spec;
-  const Score given = scorer.score(as_given);
+  const Score given = scorer.score(as_given, nullptr, threads);
 
   // Memory faults: named when, with their rows left out, the spec explains what is left (at least
   // 90 %, and at most a fifth of what it leaves unexplained with them).
-  const std::map<std::string, MemoryFinding> memory = memory_faults(spec, tests);
+  const std::map<std::string, MemoryFinding> memory = memory_faults(spec, tests, threads);
   const auto explains_rest = [&](const MemoryFinding& m) {
-    const Score rest = scorer.score(as_given, &m.rows_flagged);
+    const Score rest = scorer.score(as_given, &m.rows_flagged, threads);
     // Foreign data must leave rows the spec explains (zeros or the inputs everywhere are said
     // whatever is left).
     if (m.kind == "memory_stride" && rest.units == 0) return false;

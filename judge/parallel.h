@@ -1,15 +1,21 @@
-// One way work is spread over threads in judge/: indices [0, n) split into `threads` contiguous
-// ranges (0: one per hardware thread), each range on its own std::thread. The first exception
-// thrown by any call is rethrown after every thread has joined.
+// How work is spread over threads in judge/ and runner/ (0 threads: one per hardware thread):
+// indices [0, n) handed out to the threads as they come free (parallel_for), over a test's tokens
+// cut into a few ranges per thread (token_ranges); or a pipeline of items whose middle step runs in
+// order (ordered_pipeline). The first exception thrown by any call is rethrown after every thread
+// has joined.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ropecheck::judge {
@@ -19,38 +25,157 @@ inline unsigned resolve_threads(int threads) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-inline void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body) {
+// The threads parallel_for uses for n indices: at least 1, at most n.
+inline std::size_t parallel_workers(std::size_t n, int threads) {
+  return std::max<std::size_t>(1, std::min<std::size_t>(resolve_threads(threads), n));
+}
+
+// body(i, worker) for every i in [0, n), each index once, on parallel_workers(n, threads) threads
+// (the calling thread one of them; worker in [0, parallel_workers) names the thread, for a
+// workspace of its own), indices handed out in order as threads come free: a thread slowed down by
+// another process takes fewer. Callers write body's result to slot i, so what they compute does
+// not depend on which thread ran which index. After an exception no further index is started.
+inline void parallel_for_workers(std::size_t n, int threads, const std::function<void(std::size_t, std::size_t)>& body) {
   const std::size_t workers = std::min<std::size_t>(resolve_threads(threads), n);
   if (workers <= 1) {
-    for (std::size_t i = 0; i < n; ++i) body(i);
+    for (std::size_t i = 0; i < n; ++i) body(i, 0);
     return;
   }
   std::exception_ptr error;
   std::mutex error_mutex;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto work = [&](std::size_t worker) {
+    try {
+      for (std::size_t i = next++; i < n && !failed; i = next++) body(i, worker);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  };
   std::vector<std::thread> pool;
-  for (std::size_t w = 0; w < workers; ++w) {
-    const std::size_t begin = n * w / workers, end = n * (w + 1) / workers;
-    pool.emplace_back([&, begin, end] {
-      try {
-        for (std::size_t i = begin; i < end; ++i) body(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    });
+  try {
+    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!error) error = std::current_exception();  // no thread to be had: the started ones stop
+    failed = true;
   }
+  work(0);
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }
 
-// Tokens [0, tokens) cut into contiguous ranges, one per thread (at least one range): how the
-// reference's work on a big test is spread (GroupComparer::add_evaluated, golden generate).
+// body(i) for every i in [0, n): parallel_for_workers without the worker.
+inline void parallel_for(std::size_t n, int threads, const std::function<void(std::size_t)>& body) {
+  parallel_for_workers(n, threads, [&](std::size_t i, std::size_t) { body(i); });
+}
+
+// Items [0, n) in three steps on `threads` threads (0: one per hardware thread; the calling thread
+// is one of them): prepare(i) on any thread, then in_order(i, item) one item at a time in index
+// order (a stateful callee sees the same sequence whatever the thread count), then finish(i, item)
+// on any thread; commit(i, item) one item at a time in index order, on whichever thread finished
+// the item it waited for. At most 2·threads items are between prepare and commit at once (bounded
+// memory). The first exception thrown by any step stops the pipeline and is rethrown after every
+// thread has joined. With one thread: the four steps item after item, no thread started.
+template <class Item, class Prepare, class InOrder, class Finish, class Commit>
+void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_order, Finish finish, Commit commit) {
+  const std::size_t workers = std::min<std::size_t>(resolve_threads(threads), n);
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < n; ++i) {
+      Item item = prepare(i);
+      in_order(i, item);
+      finish(i, item);
+      commit(i, std::move(item));
+    }
+    return;
+  }
+  const std::size_t window = 2 * workers;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t next_claim = 0, next_turn = 0, committed = 0;
+  bool committing = false;  // a thread is committing the finished items in order
+  std::vector<std::optional<Item>> slots(window);
+  std::exception_ptr error;
+  bool stop = false;
+  const auto fail = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!error) error = std::current_exception();
+    stop = true;
+    changed.notify_all();
+  };
+  const auto work = [&] {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return stop || next_claim >= n || next_claim < committed + window; });
+        if (stop || next_claim >= n) return;
+        i = next_claim++;
+      }
+      try {
+        Item item = prepare(i);
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          changed.wait(lock, [&] { return stop || next_turn == i; });
+          if (stop) return;
+        }
+        in_order(i, item);
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++next_turn;
+          changed.notify_all();
+        }
+        finish(i, item);
+        // Deposit; then, unless another thread is at it, commit every finished item in order (a
+        // deposit made while that thread checks is seen by it: both under the lock).
+        std::unique_lock<std::mutex> lock(mutex);
+        slots[i % window].emplace(std::move(item));
+        if (committing) continue;
+        committing = true;
+        while (!stop && slots[committed % window].has_value()) {
+          std::optional<Item> ready;
+          ready.swap(slots[committed % window]);
+          const std::size_t index = committed;
+          lock.unlock();
+          commit(index, std::move(*ready));
+          lock.lock();
+          ++committed;
+          changed.notify_all();
+        }
+        committing = false;
+      } catch (...) {
+        fail();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  try {
+    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+  } catch (...) {
+    fail();  // no thread to be had: the started ones stop, and the error is rethrown
+  }
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// Tokens [0, tokens) cut into contiguous ranges for `threads` threads (at least one range): one
+// range on one thread, else up to kRangesPerThread per thread, handed out by parallel_for as threads
+// come free (a whole-test cut per thread left one thread idle while a slowed one finished). How the
+// reference's and the diagnosis's work on a big test is spread (GroupComparer::add_evaluated,
+// diagnose, the spec inference, golden generate); each caller merges the ranges' results in token
+// order, so the cut changes nothing but the speed.
+inline constexpr std::int64_t kRangesPerThread = 4;
 struct TokenRange {
   std::int64_t begin = 0, end = 0;
 };
 inline std::vector<TokenRange> token_ranges(std::int64_t tokens, int threads) {
-  const auto n = static_cast<std::int64_t>(
-      std::max<std::size_t>(1, std::min<std::size_t>(resolve_threads(threads), static_cast<std::size_t>(std::max<std::int64_t>(tokens, 1)))));
+  const std::int64_t workers = resolve_threads(threads);
+  const std::int64_t wanted = workers == 1 ? 1 : workers * kRangesPerThread;
+  const std::int64_t n = std::max<std::int64_t>(1, std::min(wanted, tokens));
   std::vector<TokenRange> ranges;
   for (std::int64_t w = 0; w < n; ++w) ranges.push_back({tokens * w / n, tokens * (w + 1) / n});
   return ranges;

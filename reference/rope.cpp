@@ -895,26 +895,64 @@ Evaluation evaluate(const Spec& spec, Shape shape, std::span<const std::int64_t>
   return out;
 }
 
-void evaluate_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
-                   std::span<double> rounded, std::span<long double> exact, Options options) {
+namespace {
+
+// Pairs outside the fast domain take MPFR's cos/sin: at ≥ 256 bits their error stays below the
+// fast path's bound too (the rounded outputs do not depend on the precision: correct rounding is unique).
+Options evaluation_options(Options options) {
+  if (options.model != Model::f32_recipe && options.path == Path::fast) {
+    options.precision_bits = std::max(options.precision_bits, kFastPlanBits);
+  }
+  return options;
+}
+
+}  // namespace
+
+ApplyPlan ApplyPlan::for_evaluation(const Spec& spec, Options options) { return ApplyPlan(spec, evaluation_options(options)); }
+
+void ApplyPlan::evaluate_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                              std::span<double> rounded, std::span<long double> exact) const {
+  const Spec& spec = constants_->spec;
+  const Options& options = constants_->options;
   if (rounded.size() != input.size() || exact.size() != input.size()) {
     throw std::invalid_argument("rounded, exact: expected as many values as the input");
   }
-  if (options.model == Model::f32_recipe || options.path != Path::fast) {
+  if (options.model == Model::f32_recipe) {
+    // The recipe's correctly rounded result is both (the recipe has no other exact value).
+    apply_into(shape, positions, input, rounded);
+    for (std::size_t i = 0; i < rounded.size(); ++i) exact[i] = std::isfinite(rounded[i]) ? rounded[i] : 0.0L;
+    return;
+  }
+  if (options.path != Path::fast) {
     const Evaluation e = evaluate(spec, shape, positions, input, options);
     std::copy(e.rounded.begin(), e.rounded.end(), rounded.begin());
     std::copy(e.exact.begin(), e.exact.end(), exact.begin());
+    return;
+  }
+  if (options.precision_bits < kFastPlanBits) {
+    for_evaluation(spec, options).evaluate_into(shape, positions, input, rounded, exact);
     return;
   }
   // The double-double rotation's value: error ≤ (|x|+|y|)·error of the pair (≤ 2^-95.9·|A|·(|x|+|y|)),
   // then one rounding to long double (2^-64 relative); outside [2^-900, 2^900] the long double
   // rotation (rotate_long_double). Both ≤ 2^-61·|A|·ρ, ρ = √(x² + y²) (reference/README.md).
   check_shapes(spec, shape, positions, input);
+  rotate_rounded(*constants_, shape, positions, input, rounded, exact);
+}
+
+void evaluate_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                   std::span<double> rounded, std::span<long double> exact, Options options) {
   if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
-  // Pairs outside the fast domain take MPFR's cos/sin: at ≥ 256 bits their error stays below the
-  // bound above too (the rounded outputs do not depend on the precision: correct rounding is unique).
-  options.precision_bits = std::max(options.precision_bits, kFastPlanBits);
-  rotate_rounded(*make_constants(spec, options), shape, positions, input, rounded, exact);
+  if (options.model != Model::f32_recipe && options.path != Path::fast) {
+    const Evaluation e = evaluate(spec, shape, positions, input, options);
+    if (rounded.size() != input.size() || exact.size() != input.size()) {
+      throw std::invalid_argument("rounded, exact: expected as many values as the input");
+    }
+    std::copy(e.rounded.begin(), e.rounded.end(), rounded.begin());
+    std::copy(e.exact.begin(), e.exact.end(), exact.begin());
+    return;
+  }
+  ApplyPlan::for_evaluation(spec, options).evaluate_into(shape, positions, input, rounded, exact);
 }
 
 }  // namespace ropecheck::reference

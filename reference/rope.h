@@ -94,6 +94,17 @@ class ApplyPlan {
   // std::invalid_argument).
   void apply_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
                   std::span<double> out) const;
+  // evaluate's values (below) for `input` into `rounded` and `exact` (input.size() values each),
+  // with this plan's constants: a judge that evaluates call after call builds one plan (and its
+  // MPFR schedule) once, not once per call and thread. A plan of Path::fast below kFastPlanBits
+  // bits evaluates as the free evaluate_into does (pairs outside the fast domain at 256 bits):
+  // build it with for_evaluation to pay for that once too. Threads may share one plan.
+  void evaluate_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
+                     std::span<double> rounded, std::span<long double> exact) const;
+  // The plan whose evaluate_into needs no other constants: options as given, at least 256 bits for
+  // the exact model's fast path (its cold path's pairs; correct rounding is unique, so apply_into's
+  // outputs are those of ApplyPlan(spec, options)).
+  static ApplyPlan for_evaluation(const Spec& spec, Options options = {});
 
   struct Constants;  // opaque (rope.cpp): the spec, the options, the MPFR and the fast path's constants
 

@@ -61,7 +61,12 @@ TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, Ju
 TensorJudge::~TensorJudge() = default;
 
 void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output) {
-  State& s = *state_;
+  check_sizes(positions, input.size(), output.size());  // before the copy: a wrong size costs nothing
+  add(positions, std::vector<double>(input.begin(), input.end()), output);
+}
+
+std::size_t TensorJudge::check_sizes(std::span<const std::int64_t> positions, std::size_t input_size, std::size_t output_size) const {
+  const State& s = *state_;
   const Spec& spec = s.group.spec;
   const auto components = static_cast<std::size_t>(position_components(spec));
   const auto token_size = static_cast<std::size_t>(s.heads) * static_cast<std::size_t>(spec.head_dim);
@@ -70,15 +75,23 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
                      std::to_string(positions.size()) + " values");
   }
   const std::size_t tokens = positions.size() / components;
-  if (input.size() != tokens * token_size) {
+  if (input_size != tokens * token_size) {
     throw InputError("input: expected " + std::to_string(tokens) + " tokens x " + std::to_string(s.heads) + " heads x " +
                      std::to_string(spec.head_dim) + " = " + std::to_string(tokens * token_size) + " values, got " +
-                     std::to_string(input.size()));
+                     std::to_string(input_size));
   }
-  if (output.size() != input.size()) {
-    throw InputError("candidate: expected " + std::to_string(input.size()) + " values (as many as the input), got " +
-                     std::to_string(output.size()));
+  if (output_size != input_size) {
+    throw InputError("candidate: expected " + std::to_string(input_size) + " values (as many as the input), got " +
+                     std::to_string(output_size));
   }
+  return tokens;
+}
+
+void TensorJudge::add(std::span<const std::int64_t> positions, std::vector<double>&& input_values, std::span<const double> output) {
+  State& s = *state_;
+  const Spec& spec = s.group.spec;
+  const auto components = static_cast<std::size_t>(position_components(spec));
+  const std::size_t tokens = check_sizes(positions, input_values.size(), output.size());
   if (tokens == 0) return;
   golden::RopeTest test;
   test.id = kTestId;
@@ -88,7 +101,7 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
   test.heads = s.heads;
   test.head_dim = spec.head_dim;
   test.positions.assign(positions.begin(), positions.end());
-  test.input.assign(input.begin(), input.end());
+  test.input = std::move(input_values);
   // The spec's inputs are values of its input dtype (spec/README.md "Dtypes"): a float32 tensor
   // given for a bf16 spec is what the kernel rotated only once rounded to bf16, as torch's
   // .to(torch.bfloat16) and `ropecheck apply` round it (to nearest, ties to even). Judged unrounded,

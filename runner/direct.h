@@ -39,6 +39,9 @@ class TensorJudge {
   // InputError when the sizes disagree with each other. Tokens above JudgeOptions' max_position
   // are not judged. Chunks may come in any order; cases name the token's index over all chunks.
   void add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output);
+  // The same with the input handed over (a caller that read the chunk into a vector of its own):
+  // the judge keeps it as the test's input instead of copying it.
+  void add(std::span<const std::int64_t> positions, std::vector<double>&& input, std::span<const double> output);
 
   // The verdict over every chunk added: one group (GroupResult::suite = label) of one test (none
   // when no token was added), whose cases have no test id (Case::test_id 0).
@@ -50,6 +53,9 @@ class TensorJudge {
   static constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
 
  private:
+  // Throws InputError when the sizes disagree with each other; else the chunk's tokens.
+  std::size_t check_sizes(std::span<const std::int64_t> positions, std::size_t input_size, std::size_t output_size) const;
+
   struct State;
   std::unique_ptr<State> state_;
 };

@@ -36,11 +36,21 @@ std::string ReferenceImplementation::name() const {
 
 bool ReferenceImplementation::supports(const Spec&) const { return true; }
 
+std::shared_ptr<const reference::ApplyPlan> ReferenceImplementation::plan_for(const Spec& spec) const {
+  const std::lock_guard<std::mutex> lock(plan_mutex_);
+  if (!plan_ || plan_->spec() != spec) {
+    plan_ = std::make_shared<const reference::ApplyPlan>(spec, reference::Options{precision_bits_, model_});
+  }
+  return plan_;
+}
+
 ApplyResult ReferenceImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                          std::span<const double> input) const {
   ApplyResult result;
   try {
-    result.output = reference::apply(spec, shape, positions, input, reference::Options{precision_bits_, model_});
+    const std::shared_ptr<const reference::ApplyPlan> plan = plan_for(spec);
+    result.output.assign(input.begin(), input.end());
+    plan->apply_into(shape, positions, result.output, result.output);
   } catch (const std::exception& e) {
     result.status = ApplyResult::Status::kernel_error;
     result.message = e.what();

@@ -3,6 +3,9 @@
 // reference/rope.cpp states for its computation.
 #pragma once
 
+#include <memory>
+#include <mutex>
+
 #include "runner/implementation.h"
 #include "reference/rope.h"
 
@@ -66,9 +69,15 @@ class ReferenceImplementation final : public Implementation {
   std::optional<ErrorClaim> own_claim(const Spec& spec) const override;
 
  private:
+  // The plan of the last spec run (apply's MPFR schedule once per spec, not once per call: a sweep
+  // runs one spec call after call). Shared, so that a call holds its plan while another replaces it.
+  std::shared_ptr<const reference::ApplyPlan> plan_for(const Spec& spec) const;
+
   int precision_bits_;
   reference::Model model_;
   Output output_;
+  mutable std::mutex plan_mutex_;
+  mutable std::shared_ptr<const reference::ApplyPlan> plan_;
 };
 
 }  // namespace ropecheck::judge

@@ -1,7 +1,7 @@
 #include "runner/sweep.h"
 
 #include <algorithm>
-#include <future>
+#include <optional>
 #include <tuple>
 #include <map>
 #include <set>
@@ -117,35 +117,46 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   std::map<std::int64_t, std::pair<golden::RopeTest, std::vector<double>>> kept;
   std::set<std::int64_t> no_output;  // this shard's calls that gave none (not made again)
   FailedCalls failed_calls;
-  // One call of this shard: its test and what the implementation gave, a failed call bisected to
-  // its first failing position. Calls are made in order, one at a time (an implementation may keep
-  // state between calls: it always sees the same sequence); with several threads the next call runs
-  // while this one is judged on every thread (the call is one thread's work, often in a child
-  // process: runner/isolation.h). Either way the tests are judged and recorded in call order.
+  // One call of this shard: its test, what the implementation gave (a failed call bisected to its
+  // first failing position), and what judging it found. Calls are made in order, one at a time (an
+  // implementation may keep state between calls: it always sees the same sequence; the call is one
+  // thread's work, often in a child process: runner/isolation.h). The test before it and the
+  // judging after it (the reference's values, judge/group.h) run on every thread, several calls at
+  // once; the judged calls are recorded in call order (judge/parallel.h ordered_pipeline), so the
+  // report is the same bytes whatever the thread count.
   struct CalledTest {
     std::int64_t call = 0;
     golden::RopeTest test;
     ApplyResult result;
     std::int64_t first_failing_position = 0;
     ApplyResult first_failing_call;
+    std::optional<GroupComparer::JudgedTest> judged;
   };
-  auto call_implementation = [&](std::int64_t c) {
+  const std::int64_t shard_calls = (calls.calls - o.shard_index + o.shard_count - 1) / o.shard_count;
+  // A shard of fewer calls than threads judges each call's tokens on every thread instead.
+  const int judge_threads = static_cast<std::int64_t>(resolve_threads(o.threads)) > shard_calls ? o.threads : 1;
+  const auto call_of = [&](std::size_t k) { return o.shard_index + static_cast<std::int64_t>(k) * o.shard_count; };
+  const auto make_test = [&](std::size_t k) {
     CalledTest called;
-    called.call = c;
-    called.test = call_test(spec, positions, calls, c, o.seed);
+    called.call = call_of(k);
+    called.test = call_test(spec, positions, calls, called.call, o.seed);
+    return called;
+  };
+  const auto call_implementation = [&](std::size_t, CalledTest& called) {
     called.result = implementation.run(spec, Shape{called.test.tokens, 1, spec.head_dim}, called.test.positions, called.test.input);
     if (called.result.status != ApplyResult::Status::ok && called.result.status != ApplyResult::Status::unsupported) {
       std::tie(called.first_failing_position, called.first_failing_call) =
           first_failing_call(implementation, spec, called.test, called.result);
     }
-    return called;
   };
-  const std::launch launch = resolve_threads(o.threads) > 1 ? std::launch::async : std::launch::deferred;
-  std::future<CalledTest> next;
-  if (o.shard_index < calls.calls) next = std::async(launch, call_implementation, std::int64_t{o.shard_index});
-  for (std::int64_t c = o.shard_index; c < calls.calls; c += o.shard_count) {
-    CalledTest called = next.get();
-    if (c + o.shard_count < calls.calls) next = std::async(launch, call_implementation, c + o.shard_count);
+  const auto judge_call = [&](std::size_t, CalledTest& called) {
+    // The correctly rounded and the exact values (reference::evaluate) and the judgement.
+    if (called.result.status == ApplyResult::Status::ok) {
+      called.judged = comparer.judge_evaluated(called.test, called.result.output, judge_threads);
+    }
+  };
+  const auto record = [&](std::size_t, CalledTest&& called) {
+    const std::int64_t c = called.call;
     golden::RopeTest& test = called.test;
     const ApplyResult& result = called.result;
     if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) no_output.insert(c);
@@ -157,16 +168,17 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
                            called.first_failing_call.message);
         comparer.fail(test, std::string(kind_name(result.status)), result.message);
       }
-      continue;
+      return;
     }
-    // The correctly rounded and the exact values (reference::evaluate), chunk by chunk on every thread.
-    comparer.add_evaluated(test, result.output, o.threads);
+    comparer.add_judged(test, result.output, std::move(*called.judged));
     // Only calls that start below kDiagnosisSampleValues values can be in the sample (a call past
     // it is made again in the rare case that earlier calls gave no output): bounded memory.
     if (c * calls.per_call * spec.head_dim < kDiagnosisSampleValues && !no_output.count(c)) {
       kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
-  }
+  };
+  ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test,
+                               call_implementation, judge_call, record);
   GroupResult g = comparer.finish();
   if (needs_diagnosis(g)) {
     // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values

@@ -55,8 +55,9 @@ struct TestArrays {
 // ranges (judge/parallel.h); with `encode`, their sidecar bytes too. The inputs are values
 // [first, first + n) of the stream of (seed, id) alone, so any test (and any slice of one: the
 // generator skips to its index) can be regenerated on its own; same values for any thread count.
-void compute_test(const Spec& spec, const golden::RopeTest& t, std::uint64_t seed, int threads, bool encode,
+void compute_test(const reference::ApplyPlan& plan, const golden::RopeTest& t, std::uint64_t seed, int threads, bool encode,
                   TestArrays& arrays) {
+  const Spec& spec = plan.spec();
   const std::int64_t components = position_components(spec), token_size = t.heads * t.head_dim;
   const auto count = static_cast<std::size_t>(t.tokens * token_size);
   const std::string input_dtype = tensorio::storage_dtype(input_dtype_of(spec)), dtype = tensorio::storage_dtype(spec.dtype);
@@ -75,9 +76,9 @@ void compute_test(const Spec& spec, const golden::RopeTest& t, std::uint64_t see
     SplitMix64 rng(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(t.id)));
     rng.discard(first);
     for (double& x : input) x = reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec));
-    reference::apply_into(spec, reference::Shape{t1 - t0, t.heads, t.head_dim},
-                          std::span(t.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
-                          input, expected);
+    plan.apply_into(reference::Shape{t1 - t0, t.heads, t.head_dim},
+                    std::span(t.positions).subspan(static_cast<std::size_t>(t0 * components), static_cast<std::size_t>((t1 - t0) * components)),
+                    input, expected);
     if (encode) {
       tensorio::encode_values_to(input_dtype, input, arrays.input_bytes.data() + first * static_cast<std::size_t>(input_width));
       tensorio::encode_values_to(dtype, expected, arrays.expected_bytes.data() + first * static_cast<std::size_t>(width));
@@ -162,10 +163,12 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
   file.number_of_tests = static_cast<std::int64_t>(group.rope_tests.size());
   if (sidecar) file.sidecar = sidecar_path.filename().string();
 
+  // The reference's constants (an MPFR schedule) once for every test and thread.
+  const reference::ApplyPlan plan(spec);
   TestArrays arrays;
   if (!sidecar) {
     for (golden::RopeTest& t : group.rope_tests) {
-      compute_test(spec, t, a.seed, a.threads, false, arrays);
+      compute_test(plan, t, a.seed, a.threads, false, arrays);
       t.input = arrays.input;
       t.expected = arrays.expected;
     }
@@ -194,7 +197,7 @@ void generate_custom_suite(const CustomSuiteArgs& a) {
       for (std::size_t k = 0; k < group.rope_tests.size(); ++k) {
         const golden::RopeTest& t = group.rope_tests[k];
         TestArrays& current = k % 2 == 0 ? arrays : other;
-        compute_test(spec, t, a.seed, a.threads, true, current);
+        compute_test(plan, t, a.seed, a.threads, true, current);
         if (writing.valid()) writing.get();  // test k − 1 written: its buffers are free again
         std::string positions_bytes = tensorio::encode_values("I64", std::vector<double>(t.positions.begin(), t.positions.end()));
         writing = std::async(std::launch::async, [&write, &current, bytes = std::move(positions_bytes)] {

@@ -156,9 +156,12 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
     o.threads = threads;
     return sweep(f32_recipe, spec, o, GroupOptions{});
   };
-  std::vector<std::int64_t> calls_one, calls_two;
+  std::vector<std::int64_t> calls_one, calls_two, calls_three;
   const GroupResult one = sweep_with(1, calls_one);
   const GroupResult two = sweep_with(2, calls_two);
+  const GroupResult three = sweep_with(3, calls_three);
+  EXPECT_EQ(calls_one, calls_three);
+  EXPECT_EQ(summary(one), summary(three));
   EXPECT_EQ(one.verdict, "fail");
   SweepOptions o;
   o.samples = 3000;
@@ -172,6 +175,37 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
   EXPECT_EQ(one.diagnosis->explanation, two.diagnosis->explanation);
   EXPECT_EQ(one.diagnosis->frequency_error_ulps, two.diagnosis->frequency_error_ulps);
   EXPECT_EQ(one.diagnosis->angle_error_rad, two.diagnosis->angle_error_rad);
+}
+
+// The same when the explanation scores the spec's variants and the memory checks (on every thread
+// too): a base the spec does not say is named, with the same figures, whatever the thread count.
+TEST(Sweep, SeveralThreadsGiveOneThreadsExplanation) {
+  const Spec spec = parse_spec("layout=half,head_dim=32,base=500000,dtype=f32");
+  const Spec used = parse_spec("layout=half,head_dim=32,base=10000,dtype=f32");
+  const FunctionImplementation wrong_base(
+      "base 10000", [&](const Spec&, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
+        return reference::apply(used, shape, positions, input);
+      });
+  auto sweep_with = [&](int threads) {
+    SweepOptions o;
+    o.samples = 2000;
+    o.threads = threads;
+    return sweep(wrong_base, spec, o, GroupOptions{});
+  };
+  const GroupResult one = sweep_with(1);
+  ASSERT_TRUE(one.diagnosis.has_value());
+  EXPECT_EQ(one.verdict, "fail");
+  EXPECT_EQ(one.diagnosis->explanation_kind, "base") << one.diagnosis->explanation;
+  EXPECT_NE(one.diagnosis->explanation.find("10000"), std::string::npos) << one.diagnosis->explanation;
+  for (int threads : {2, 3}) {
+    const GroupResult other = sweep_with(threads);
+    EXPECT_EQ(summary(one), summary(other)) << threads;
+    ASSERT_TRUE(other.diagnosis.has_value());
+    EXPECT_EQ(one.diagnosis->lines, other.diagnosis->lines) << threads;
+    EXPECT_EQ(one.diagnosis->explanation, other.diagnosis->explanation) << threads;
+    EXPECT_EQ(one.diagnosis->mistake_within, other.diagnosis->mistake_within) << threads;
+    EXPECT_EQ(one.diagnosis->mistake_identical, other.diagnosis->mistake_identical) << threads;
+  }
 }
 
 }  // namespace

@@ -576,6 +576,10 @@ TEST_F(PluginFixture, ForkingPluginLeavesNoProcessBehind) {
   int lingering = 0, forked = 0;
   for (pid_t pid = 0; in >> pid;) {
     ++forked;
+    // SIGKILL ends a process asynchronously: one killed as the gate exits may still be on its way
+    // out (on a loaded machine, for milliseconds). A lingering one (pause() forever) is still
+    // there a second later.
+    for (int wait = 0; wait < 100 && !process_ended(pid); ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (!process_ended(pid)) {
       ++lingering;
       ::kill(pid, SIGKILL);  // the test's own cleanup: this process was forked for it

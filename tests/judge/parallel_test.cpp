@@ -1,0 +1,115 @@
+// judge/parallel.h's ordered_pipeline, as a sweep uses it: the middle step one item at a time in
+// index order, commits in index order, a bounded number of items in flight, the first exception
+// rethrown after every thread has stopped — on one thread and on several.
+#include "judge/parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace ropecheck::judge {
+namespace {
+
+struct Item {
+  std::size_t index = 0;
+  std::size_t square = 0;
+};
+
+// Uneven work, so that on several threads items finish out of order.
+void wait_a_little(std::size_t i) { std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 13 * 50)); }
+
+TEST(OrderedPipeline, MiddleStepAndCommitsInIndexOrderOnAnyNumberOfThreads) {
+  for (int threads : {1, 2, 3, 8}) {
+    constexpr std::size_t n = 200;
+    std::vector<std::size_t> called, committed;  // written only by the one-at-a-time steps
+    std::atomic<int> in_middle{0}, most_in_middle{0};
+    std::atomic<int> in_flight{0}, most_in_flight{0};
+    ordered_pipeline<Item>(
+        n, threads,
+        [&](std::size_t i) {
+          const int now = ++in_flight;
+          for (int seen = most_in_flight; now > seen && !most_in_flight.compare_exchange_weak(seen, now);) {
+          }
+          wait_a_little(i);
+          return Item{i, 0};
+        },
+        [&](std::size_t i, Item& item) {
+          const int now = ++in_middle;
+          for (int seen = most_in_middle; now > seen && !most_in_middle.compare_exchange_weak(seen, now);) {
+          }
+          EXPECT_EQ(item.index, i);
+          called.push_back(i);
+          --in_middle;
+        },
+        [&](std::size_t i, Item& item) {
+          wait_a_little(i + 5);
+          item.square = i * i;
+        },
+        [&](std::size_t i, Item&& item) {
+          EXPECT_EQ(item.index, i);
+          EXPECT_EQ(item.square, i * i);
+          committed.push_back(i);
+          --in_flight;
+        });
+    ASSERT_EQ(called.size(), n) << threads;
+    ASSERT_EQ(committed.size(), n) << threads;
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(called[i], i) << threads;
+      EXPECT_EQ(committed[i], i) << threads;
+    }
+    EXPECT_EQ(most_in_middle.load(), 1) << threads;
+    // At most 2·threads items between prepare and commit (one when there is one thread).
+    EXPECT_LE(most_in_flight.load(), threads == 1 ? 1 : 2 * threads) << threads;
+  }
+}
+
+TEST(OrderedPipeline, NoItemsNoCalls) {
+  int calls = 0;
+  ordered_pipeline<Item>(
+      0, 4, [&](std::size_t) { ++calls; return Item{}; }, [&](std::size_t, Item&) { ++calls; }, [&](std::size_t, Item&) { ++calls; },
+      [&](std::size_t, Item&&) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(OrderedPipeline, FirstExceptionRethrownAndNothingCommittedAfterIt) {
+  for (int threads : {1, 2, 4}) {
+    for (int failing_step = 0; failing_step < 4; ++failing_step) {
+      constexpr std::size_t n = 100, bad = 37;
+      std::vector<std::size_t> committed;
+      const auto maybe_throw = [&](int step, std::size_t i) {
+        if (step == failing_step && i == bad) throw std::runtime_error("item 37");
+      };
+      try {
+        ordered_pipeline<Item>(
+            n, threads,
+            [&](std::size_t i) {
+              maybe_throw(0, i);
+              return Item{i, 0};
+            },
+            [&](std::size_t i, Item&) { maybe_throw(1, i); },
+            [&](std::size_t i, Item&) {
+              wait_a_little(i);
+              maybe_throw(2, i);
+            },
+            [&](std::size_t i, Item&&) {
+              maybe_throw(3, i);
+              committed.push_back(i);
+            });
+        ADD_FAILURE() << "no exception, threads " << threads << ", step " << failing_step;
+      } catch (const std::runtime_error& e) {
+        EXPECT_STREQ(e.what(), "item 37");
+      }
+      // Commits stay in order and stop before the failing item.
+      ASSERT_LE(committed.size(), bad) << threads << " " << failing_step;
+      for (std::size_t i = 0; i < committed.size(); ++i) EXPECT_EQ(committed[i], i);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ropecheck::judge
