@@ -53,7 +53,10 @@ int run_sweep(const SweepArguments& a) {
   registry.claims = claims;
   registry.timeout_seconds = a.timeout;
   registry.memory_limit_mib = a.memory_limit_mib;
-  registry.kernel_threads = a.sweep.threads;
+  // One thread per kernel call: the calls run in the sweep's pipeline beside the judging of earlier
+  // ones (runner/sweep.cpp), which keeps every thread busy; a call split over threads of its own
+  // only competed with them (at 32768 samples, 512 positions a call, it took a second thread).
+  registry.kernel_threads = 1;
   const std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({a.implementation, a.plugin}, registry);
   judge::SweepOptions sweep = a.sweep;
   GroupResult g = judge::sweep(*implementation, spec, sweep, options.group);
