@@ -145,11 +145,16 @@ int run_direct_check(const CheckArguments& args) {
   const auto read_chunk = [&](std::uint64_t t) {
     const std::uint64_t n = std::min(chunk, tokens - t);
     Chunk c;
+    // The two files at once (the first chunk is read before anything can be judged).
+    std::future<void> other = std::async(std::launch::async, [&] {
+      c.output.resize(n * token_size);
+      std::string bytes;
+      output.read_into(t * token_size, c.output, bytes);
+    });
     c.input.resize(n * token_size);
-    c.output.resize(n * token_size);
     std::string bytes;
     input.read_into(t * token_size, c.input, bytes);
-    output.read_into(t * token_size, c.output, bytes);
+    other.get();
     return c;
   };
   std::future<Chunk> next = std::async(std::launch::async, read_chunk, std::uint64_t{0});
