@@ -48,8 +48,9 @@ class TensorJudge {
   GroupResult finish();
 
   // Values per chunk when the caller holds the whole tensors (judge_tensors) or streams a file
-  // (gate's check --spec): 2^22 values keep a chunk's input, output, exact and rounded values at
-  // 160 MB while leaving each thread a few hundred thousand values to evaluate.
+  // (gate's check --spec, which reads the next chunk while one is judged): 2^22 values keep a
+  // chunk's input and output at 64 MB of doubles (the exact and rounded values are a workspace of
+  // 2^18 values per thread) while leaving each thread a few hundred thousand values to evaluate.
   static constexpr std::int64_t kChunkElements = std::int64_t{1} << 22;
 
  private:
