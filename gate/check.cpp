@@ -197,7 +197,7 @@ int run_check(const CheckArguments& args) {
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.candidate});
   const judge::Claims claims = claims_of(args.judge);
   judge_options_of(args.judge);  // every option checked before the work
-  const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden);
+  const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden, args.judge.threads);
   std::vector<const golden::GoldenFile*> files;
   for (const judge::LoadedGolden& g : suites) files.push_back(&g.file);
   // A big .npy or safetensors candidate is read one test at a time (memory of one test, as the
@@ -227,7 +227,7 @@ int run_run(const RunArguments& args) {
   judge_options_of(args.judge);
   const std::unique_ptr<judge::Implementation> implementation =
       judge::make_implementation({args.implementation, args.plugin}, registry);
-  const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden);
+  const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden, args.judge.threads);
   Report report = judge_into_report(suites, *implementation, args.judge, "run");
   report.candidate = args.plugin.empty() ? args.implementation : args.plugin;
   if (const auto* isolated = dynamic_cast<const judge::IsolatedImplementation*>(implementation.get())) {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -73,12 +74,14 @@ inline void parallel_for(std::size_t n, int threads, const std::function<void(st
 }
 
 // Items [0, n) in three steps on `threads` threads (0: one per hardware thread; the calling thread
-// is one of them): prepare(i) on any thread, then in_order(i, item) one item at a time in index
-// order (a stateful callee sees the same sequence whatever the thread count), then finish(i, item)
-// on any thread; commit(i, item) one item at a time in index order, on whichever thread finished
-// the item it waited for. At most 2·threads items are between prepare and commit at once (bounded
-// memory). The first exception thrown by any step stops the pipeline and is rethrown after every
-// thread has joined. With one thread: the four steps item after item, no thread started.
+// is one of them): prepare(i) and then in_order(i, item) on the calling thread, item after item in
+// index order (a stateful callee sees the same sequence whatever the thread count, on the thread
+// it was called from: a Python callable sees Ctrl-C only on the main thread); finish(i, item) on
+// any thread, the calling thread too while it has no item to make; commit(i, item) one item at a
+// time in index order, on whichever thread finished the item it waited for. At most 2·threads
+// items are between prepare and commit at once (bounded memory). The first exception thrown by any
+// step stops the pipeline and is rethrown after every thread has joined. With one thread: the four
+// steps item after item, no thread started.
 template <class Item, class Prepare, class InOrder, class Finish, class Commit>
 void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_order, Finish finish, Commit commit) {
   const std::size_t workers = std::min<std::size_t>(resolve_threads(threads), n);
@@ -94,9 +97,10 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
   const std::size_t window = 2 * workers;
   std::mutex mutex;
   std::condition_variable changed;
-  std::size_t next_claim = 0, next_turn = 0, committed = 0;
+  std::deque<std::pair<std::size_t, Item>> made;  // through in_order, to be finished
+  std::vector<std::optional<Item>> slots(window);  // finished, to be committed
+  std::size_t next = 0, committed = 0;
   bool committing = false;  // a thread is committing the finished items in order
-  std::vector<std::optional<Item>> slots(window);
   std::exception_ptr error;
   bool stop = false;
   const auto fail = [&] {
@@ -105,47 +109,39 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
     stop = true;
     changed.notify_all();
   };
+  // With the lock held and an item made: finishes it, then, unless another thread is at it,
+  // commits every finished item in order (a deposit made while that thread checks is seen by it:
+  // both under the lock). Returns with the lock held.
+  const auto finish_one = [&](std::unique_lock<std::mutex>& lock) {
+    std::pair<std::size_t, Item> work = std::move(made.front());
+    made.pop_front();
+    lock.unlock();
+    finish(work.first, work.second);
+    lock.lock();
+    slots[work.first % window].emplace(std::move(work.second));
+    if (committing) return;
+    committing = true;
+    while (!stop && slots[committed % window].has_value()) {
+      std::optional<Item> ready;
+      ready.swap(slots[committed % window]);
+      const std::size_t index = committed;
+      lock.unlock();
+      commit(index, std::move(*ready));
+      lock.lock();
+      ++committed;
+      changed.notify_all();
+    }
+    committing = false;
+  };
   const auto work = [&] {
+    std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
-      std::size_t i = 0;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return stop || next_claim >= n || next_claim < committed + window; });
-        if (stop || next_claim >= n) return;
-        i = next_claim++;
-      }
+      changed.wait(lock, [&] { return stop || !made.empty() || committed == n; });
+      if (stop || made.empty()) return;
       try {
-        Item item = prepare(i);
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          changed.wait(lock, [&] { return stop || next_turn == i; });
-          if (stop) return;
-        }
-        in_order(i, item);
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          ++next_turn;
-          changed.notify_all();
-        }
-        finish(i, item);
-        // Deposit; then, unless another thread is at it, commit every finished item in order (a
-        // deposit made while that thread checks is seen by it: both under the lock).
-        std::unique_lock<std::mutex> lock(mutex);
-        slots[i % window].emplace(std::move(item));
-        if (committing) continue;
-        committing = true;
-        while (!stop && slots[committed % window].has_value()) {
-          std::optional<Item> ready;
-          ready.swap(slots[committed % window]);
-          const std::size_t index = committed;
-          lock.unlock();
-          commit(index, std::move(*ready));
-          lock.lock();
-          ++committed;
-          changed.notify_all();
-        }
-        committing = false;
+        finish_one(lock);
       } catch (...) {
+        if (lock.owns_lock()) lock.unlock();
         fail();
         return;
       }
@@ -157,7 +153,34 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
   } catch (...) {
     fail();  // no thread to be had: the started ones stop, and the error is rethrown
   }
-  work();
+  // The calling thread: the next item while the window allows, else a made item to finish.
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    while (!stop) {
+      try {
+        if (next < n && next < committed + window) {
+          const std::size_t i = next++;
+          lock.unlock();
+          Item item = prepare(i);
+          in_order(i, item);
+          lock.lock();
+          made.emplace_back(i, std::move(item));
+          changed.notify_all();
+        } else if (!made.empty()) {
+          finish_one(lock);
+        } else if (committed == n) {
+          break;
+        } else {
+          changed.wait(lock);
+        }
+      } catch (...) {
+        if (lock.owns_lock()) lock.unlock();
+        fail();
+        lock.lock();
+        break;
+      }
+    }
+  }
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }

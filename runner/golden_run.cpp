@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -33,7 +34,7 @@ std::string tensor_name(const std::string& suite, std::int64_t test_id, const ch
   return suite + "/" + std::to_string(test_id) + "/" + what;
 }
 
-std::vector<LoadedGolden> load_golden(const std::string& file_or_folder) {
+std::vector<LoadedGolden> load_golden(const std::string& file_or_folder, int threads) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> paths;
@@ -50,13 +51,26 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder) {
   } else {
     throw UsageError("--golden: expected an existing golden file or folder, got '" + file_or_folder + "'");
   }
-  std::vector<LoadedGolden> out;
-  for (const std::string& path : paths) {
-    out.push_back({path, golden::read_golden_file(path)});
+  // The files read and parsed on every thread (a folder of suites is many files of JSON); a file's
+  // error is the error of the first such file in path order, whatever the thread count.
+  std::vector<LoadedGolden> out(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
+  parallel_for(paths.size(), threads, [&](std::size_t i) {
+    try {
+      out[i] = {paths[i], golden::read_golden_file(paths[i])};
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  });
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string& path = paths[i];
     // Candidates are keyed by suite and test id, so an id must name one test (golden lint reports
     // the same; reading refuses, so that a check never silently judges two tests as one).
     std::map<std::int64_t, std::string> seen;
-    const golden::GoldenFile& file = out.back().file;
+    const golden::GoldenFile& file = out[i].file;
     for (std::size_t g = 0; g < file.groups.size(); ++g) {
       auto check = [&](std::int64_t id, std::size_t t) {
         const std::string where = "groups[" + std::to_string(g) + "].tests[" + std::to_string(t) + "].id";
@@ -156,45 +170,77 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
     }
 
     golden::SidecarLoader sidecar(file);  // the sidecar's header read once for all its tests
-    for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
-      const golden::Group& group = file.groups[gi];
-      GroupComparer comparer(file.suite, static_cast<int>(gi), group, model, implementation.tolerance(group.spec),
-                             options.group);
-      struct Pending {
-        const golden::RopeTest* test;
-        ApplyResult result;
-        Expected expected;
-      };
+    // One group of the file, in three steps (judge/parallel.h ordered_pipeline): its calls, on the
+    // calling thread in the order of the groups and tests (a failed call bisected right after the
+    // group's calls: the sequence a stateful implementation always saw); then its tests' exact
+    // values and judging, on any thread; then its result, in group order. A file's groups are
+    // small (a few tests each): one group's exact values on every thread left threads idle at each
+    // group's end; several groups at once do not. A file with a sidecar goes one group at a time
+    // (its tests are judged as they are loaded, each on every thread: GroupComparer::add_evaluated).
+    struct Pending {
+      const golden::RopeTest* test;
+      ApplyResult result;
+      Expected expected;
+      std::optional<std::pair<std::int64_t, ApplyResult>> first_failing;  // a failed call, bisected
+    };
+    struct GroupWork {
+      std::unique_ptr<GroupComparer> comparer;
       std::vector<Pending> pending;
       // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
       DiagnosisSampler sidecar_sampler;
       FailedCalls failed_calls;
-      // A call that gave no output: skipped (unsupported; missing under --allow-missing) or failed.
-      const auto record_failure = [&](GroupComparer& c, const golden::RopeTest& test, const ApplyResult& result) {
-        if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
-          const auto [first, call] = first_failing_call(implementation, group.spec, test, result);
-          failed_calls.offer(first, std::string(kind_name(call.status)), call.message);
-        }
-        switch (result.status) {
-          case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
-          case ApplyResult::Status::missing:
-            if (options.allow_missing) {
-              c.skip(test, result.message);
-            } else {
-              c.fail(test, "missing", result.message);
-            }
-            break;
-          default:
-            c.fail(test, std::string(kind_name(result.status)),
-                   result.message + " (suite " + file.suite + ", test " + std::to_string(test.id) + ")");
-        }
-      };
       std::int64_t by_flags = 0, by_position = 0;
+      GroupResult result;
+    };
+    const std::size_t groups = file.groups.size();
+    const int pipeline_threads = file.sidecar.empty() ? options.threads : 1;
+    const auto pipeline_workers = static_cast<std::int64_t>(parallel_workers(groups, pipeline_threads));
+    // Each group's own work on its share of the threads (all of them when one group at a time).
+    const int group_threads =
+        pipeline_workers <= 1 ? options.threads
+                              : static_cast<int>(std::max<std::int64_t>(1, static_cast<std::int64_t>(resolve_threads(options.threads)) / pipeline_workers));
+    // A call that gave no output: its bisection to the first failing position (not for a skip).
+    const auto bisect = [&](const golden::Group& group, const golden::RopeTest& test, const ApplyResult& result) {
+      std::optional<std::pair<std::int64_t, ApplyResult>> first;
+      if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
+        first = first_failing_call(implementation, group.spec, test, result);
+      }
+      return first;
+    };
+    // ...and what the group records of it: skipped (unsupported; missing under --allow-missing) or failed.
+    const auto record_failure = [&](GroupWork& work, const golden::RopeTest& test, const ApplyResult& result,
+                                    const std::optional<std::pair<std::int64_t, ApplyResult>>& first) {
+      GroupComparer& c = *work.comparer;
+      if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
+      switch (result.status) {
+        case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
+        case ApplyResult::Status::missing:
+          if (options.allow_missing) {
+            c.skip(test, result.message);
+          } else {
+            c.fail(test, "missing", result.message);
+          }
+          break;
+        default:
+          c.fail(test, std::string(kind_name(result.status)),
+                 result.message + " (suite " + file.suite + ", test " + std::to_string(test.id) + ")");
+      }
+    };
+    const auto start_group = [&](std::size_t gi) {
+      GroupWork work;
+      const golden::Group& group = file.groups[gi];
+      work.comparer = std::make_unique<GroupComparer>(file.suite, static_cast<int>(gi), group, model,
+                                                      implementation.tolerance(group.spec), options.group);
+      return work;
+    };
+    const auto call_group = [&](std::size_t gi, GroupWork& work) {
+      const golden::Group& group = file.groups[gi];
+      GroupComparer& comparer = *work.comparer;
       for (const golden::RopeTest& test : group.rope_tests) {
         tick(file.suite);
         if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
           comparer.skip(test, "flag " + *flag + " (--skip-flags)");
-          ++by_flags;
+          ++work.by_flags;
           continue;
         }
         if (max_position) {
@@ -202,7 +248,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = token_position(test, group.spec, t) <= *max_position;
           if (!any) {
             comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
-            ++by_position;
+            ++work.by_position;
             continue;
           }
         }
@@ -215,53 +261,67 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
           ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
           if (result.status != ApplyResult::Status::ok) {
-            record_failure(comparer, loaded, result);
+            record_failure(work, loaded, result, bisect(group, loaded, result));
             continue;
           }
           // The exact models judge against the file's correctly rounded values (loaded.expected).
-          comparer.add_evaluated(loaded, result.output, options.threads);
+          comparer.add_evaluated(loaded, result.output, group_threads);
           if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
-            sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
+            work.sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
           }
           continue;
         }
-        pending.push_back({&test,
-                           implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
-                           {}});
+        work.pending.push_back({&test,
+                                implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
+                                {}, std::nullopt});
       }
+      for (Pending& p : work.pending) {
+        if (p.result.status != ApplyResult::Status::ok) p.first_failing = bisect(group, *p.test, p.result);
+      }
+    };
+    const auto judge_group = [&](std::size_t gi, GroupWork& work) {
+      const golden::Group& group = file.groups[gi];
+      GroupComparer& comparer = *work.comparer;
       // The exact values do not depend on the candidate: computed for every test at once, in parallel.
-      parallel_for(pending.size(), options.threads, [&](std::size_t i) {
-        if (pending[i].result.status == ApplyResult::Status::ok) {
-          pending[i].expected = expected_values(group.spec, *pending[i].test, model, options.precision_bits);
+      parallel_for(work.pending.size(), group_threads, [&](std::size_t i) {
+        if (work.pending[i].result.status == ApplyResult::Status::ok) {
+          work.pending[i].expected = expected_values(group.spec, *work.pending[i].test, model, options.precision_bits);
         }
       });
-      for (Pending& p : pending) {
+      for (Pending& p : work.pending) {
         if (p.result.status == ApplyResult::Status::ok) {
           comparer.add(*p.test, p.result.output, p.expected);
         } else {
-          record_failure(comparer, *p.test, p.result);
+          record_failure(work, *p.test, p.result, p.first_failing);
         }
+        p.expected = {};
       }
       GroupResult result = comparer.finish();
       if (needs_diagnosis(result)) {
         std::vector<DiagnosedTest> judged;
         // The worst sidecar test alone (golden tests are separate calls: a mistake in some of them
         // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
-        if (const DiagnosisSample* sample = sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
-        for (const Pending& p : pending) {
+        if (const DiagnosisSample* sample = work.sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
+        for (const Pending& p : work.pending) {
           if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
             judged.push_back({.test = p.test, .output = p.result.output});
           }
         }
-        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", options.threads);
+        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", group_threads);
       }
-      failed_calls.explain(result);
-      result.skipped_by_flags = by_flags;
-      result.skipped_by_position += by_position;
-      out.skipped_by_flags += by_flags;
-      out.skipped_by_position += result.skipped_by_position;
-      out.groups.push_back(std::move(result));
-    }
+      work.failed_calls.explain(result);
+      result.skipped_by_flags = work.by_flags;
+      result.skipped_by_position += work.by_position;
+      work.result = std::move(result);
+      work.pending.clear();
+      work.comparer.reset();
+    };
+    const auto record_group = [&](std::size_t, GroupWork&& work) {
+      out.skipped_by_flags += work.by_flags;
+      out.skipped_by_position += work.result.skipped_by_position;
+      out.groups.push_back(std::move(work.result));
+    };
+    ordered_pipeline<GroupWork>(groups, pipeline_threads, start_group, call_group, judge_group, record_group);
   }
   return out;
 }

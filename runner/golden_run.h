@@ -20,10 +20,11 @@ struct LoadedGolden {
   golden::GoldenFile file;
 };
 
-// A file, or every *.json file of a folder (sorted by name). Throws InputError (one line, naming
-// the file and the field) for unreadable or invalid files or a test id given twice in one file,
-// UsageError when nothing is found.
-std::vector<LoadedGolden> load_golden(const std::string& file_or_folder);
+// A file, or every *.json file of a folder (sorted by name), read on `threads` threads (0: all
+// cores). Throws InputError (one line, naming the file and the field; the first such file by name)
+// for unreadable or invalid files or a test id given twice in one file, UsageError when nothing is
+// found.
+std::vector<LoadedGolden> load_golden(const std::string& file_or_folder, int threads = 0);
 
 // Tensor names of the file layout (gate/README.md "File layout"): SUITE/ID/input, SUITE/ID/output, ...
 std::string tensor_name(const std::string& suite, std::int64_t test_id, const char* what);

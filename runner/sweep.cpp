@@ -118,12 +118,12 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   std::set<std::int64_t> no_output;  // this shard's calls that gave none (not made again)
   FailedCalls failed_calls;
   // One call of this shard: its test, what the implementation gave (a failed call bisected to its
-  // first failing position), and what judging it found. Calls are made in order, one at a time (an
-  // implementation may keep state between calls: it always sees the same sequence; the call is one
-  // thread's work, often in a child process: runner/isolation.h). The test before it and the
-  // judging after it (the reference's values, judge/group.h) run on every thread, several calls at
-  // once; the judged calls are recorded in call order (judge/parallel.h ordered_pipeline), so the
-  // report is the same bytes whatever the thread count.
+  // first failing position), and what judging it found. The tests are drawn and the calls made on
+  // the calling thread, in order, one at a time (an implementation may keep state between calls: it
+  // always sees the same sequence; the call is one thread's work, often in a child process:
+  // runner/isolation.h). The judging after it (the reference's values, judge/group.h) runs on every
+  // thread, several calls at once; the judged calls are recorded in call order (judge/parallel.h
+  // ordered_pipeline), so the report is the same bytes whatever the thread count.
   struct CalledTest {
     std::int64_t call = 0;
     golden::RopeTest test;

@@ -1,6 +1,6 @@
-// judge/parallel.h's ordered_pipeline, as a sweep uses it: the middle step one item at a time in
-// index order, commits in index order, a bounded number of items in flight, the first exception
-// rethrown after every thread has stopped — on one thread and on several.
+// judge/parallel.h's ordered_pipeline, as a sweep and a golden run use it: the first two steps on
+// the calling thread in index order, commits in index order, a bounded number of items in flight,
+// the first exception rethrown after every thread has stopped — on one thread and on several.
 #include "judge/parallel.h"
 
 #include <gtest/gtest.h>
@@ -24,14 +24,17 @@ struct Item {
 void wait_a_little(std::size_t i) { std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 13 * 50)); }
 
 TEST(OrderedPipeline, MiddleStepAndCommitsInIndexOrderOnAnyNumberOfThreads) {
+  const std::thread::id caller = std::this_thread::get_id();
   for (int threads : {1, 2, 3, 8}) {
     constexpr std::size_t n = 200;
     std::vector<std::size_t> called, committed;  // written only by the one-at-a-time steps
+    std::atomic<int> off_the_calling_thread{0};    // prepare or in_order elsewhere
     std::atomic<int> in_middle{0}, most_in_middle{0};
     std::atomic<int> in_flight{0}, most_in_flight{0};
     ordered_pipeline<Item>(
         n, threads,
         [&](std::size_t i) {
+          if (std::this_thread::get_id() != caller) ++off_the_calling_thread;
           const int now = ++in_flight;
           for (int seen = most_in_flight; now > seen && !most_in_flight.compare_exchange_weak(seen, now);) {
           }
@@ -39,6 +42,7 @@ TEST(OrderedPipeline, MiddleStepAndCommitsInIndexOrderOnAnyNumberOfThreads) {
           return Item{i, 0};
         },
         [&](std::size_t i, Item& item) {
+          if (std::this_thread::get_id() != caller) ++off_the_calling_thread;
           const int now = ++in_middle;
           for (int seen = most_in_middle; now > seen && !most_in_middle.compare_exchange_weak(seen, now);) {
           }
@@ -63,6 +67,9 @@ TEST(OrderedPipeline, MiddleStepAndCommitsInIndexOrderOnAnyNumberOfThreads) {
       EXPECT_EQ(committed[i], i) << threads;
     }
     EXPECT_EQ(most_in_middle.load(), 1) << threads;
+    // The calls a stateful callee sees are made on the thread it was called from (a Python
+    // callable sees Ctrl-C only on the main thread).
+    EXPECT_EQ(off_the_calling_thread.load(), 0) << threads;
     // At most 2·threads items between prepare and commit (one when there is one thread).
     EXPECT_LE(most_in_flight.load(), threads == 1 ? 1 : 2 * threads) << threads;
   }
