@@ -108,15 +108,11 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
     std::int64_t angle_position = 0;
     std::vector<std::vector<AngleSample>> samples;  // per pair index
   };
-  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows.size()), threads);
-  std::vector<Decomposition> parts(ranges.size());
-  parallel_for(ranges.size(), threads, [&](std::size_t w) {
-    // Accumulated in this thread's own object, stored once at the end: parts[w] and parts[w + 1]
-    // share a cache line, and a maximum written per pair there made the threads' caches fight.
+  std::vector<Decomposition> parts = map_token_ranges(static_cast<std::int64_t>(rows.size()), threads, [&](TokenRange range) {
     Decomposition part;
     part.samples.resize(static_cast<std::size_t>(pairs));
-    for (std::vector<AngleSample>& v : part.samples) v.reserve(static_cast<std::size_t>(ranges[w].end - ranges[w].begin));
-    for (std::int64_t r = ranges[w].begin; r < ranges[w].end; ++r) {
+    for (std::vector<AngleSample>& v : part.samples) v.reserve(static_cast<std::size_t>(range.end - range.begin));
+    for (std::int64_t r = range.begin; r < range.end; ++r) {
       const RowRef& ref = rows[static_cast<std::size_t>(r)];
       const golden::RopeTest& test = *ref.dt->test;
       const std::span<const double> output = ref.dt->output;
@@ -150,7 +146,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
         if (m != 0) part.samples[static_cast<std::size_t>(j)].push_back({m, delta});
       }
     }
-    parts[w] = std::move(part);
+    return part;
   });
   std::int64_t angle_position = 0;
   for (const Decomposition& part : parts) {

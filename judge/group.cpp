@@ -465,7 +465,7 @@ GroupComparer::JudgedTest GroupComparer::judge_evaluated(const golden::RopeTest&
   const bool file_rounded = judges_exact_values(model_) && test.expected.size() == test.input.size();
   const reference::Options o = evaluation_options(model_);
   const reference::ApplyPlan* plan = evaluation_plan();
-  // One tally per thread's tokens, merged in token order: the same figures and cases as one pass.
+  // One tally per range of tokens, merged in token order: the same figures and cases as one pass.
   const std::vector<TokenRange> ranges = token_ranges(test.tokens, threads);
   std::vector<detail::GroupTally> parts(ranges.size(), test_tally());
   std::vector<TokensJudged> judged(ranges.size());

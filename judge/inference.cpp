@@ -92,9 +92,8 @@ class Scorer {
   // their counts summed: the same score on any number of threads.
   Score score(const Variant& v, const std::set<RowKey>* excluded = nullptr, int threads = 1) const {
     const std::vector<long double> fixed = v.per_position_seq ? std::vector<long double>{} : thetas(v, v.spec.scaling.seq_len);
-    const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows_.size()), threads);
-    std::vector<Counts> parts(ranges.size());
-    parallel_for(ranges.size(), threads, [&](std::size_t w) { parts[w] = count(v, fixed, excluded, ranges[w]); });
+    const std::vector<Counts> parts = map_token_ranges(static_cast<std::int64_t>(rows_.size()), threads,
+                                                       [&](TokenRange range) { return count(v, fixed, excluded, range); });
     Counts all;
     for (const Counts& part : parts) {
       all.units += part.units, all.within += part.within, all.values += part.values, all.identical += part.identical;
@@ -750,8 +749,9 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
     }
     return true;
   };
-  // The tokens of every test in contiguous ranges, one per thread, each with its own findings,
-  // joined after: counts summed, rows and tokens as sets (the same findings on any number of threads).
+  // The tokens of every test in contiguous ranges on every thread, each range with its own
+  // findings, joined after: counts summed, rows and tokens as sets (the same findings on any number
+  // of threads).
   struct TokenRef {
     std::size_t test;
     std::int64_t t;
@@ -760,12 +760,11 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
   for (std::size_t i = 0; i < tests.size(); ++i) {
     for (std::int64_t t = 0; t < tests[i].test->tokens; ++t) token_refs.push_back({i, t});
   }
-  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(token_refs.size()), threads);
-  std::vector<std::map<std::string, MemoryFinding>> parts(ranges.size());
-  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+  std::vector<std::map<std::string, MemoryFinding>> parts =
+      map_token_ranges(static_cast<std::int64_t>(token_refs.size()), threads, [&](TokenRange range) {
     std::map<std::string, MemoryFinding> found;
     std::vector<double> in_norms, out_norms, other_norms;
-    for (std::int64_t r = ranges[w].begin; r < ranges[w].end; ++r) {
+    for (std::int64_t r = range.begin; r < range.end; ++r) {
       const std::size_t i = token_refs[static_cast<std::size_t>(r)].test;
       const std::int64_t t = token_refs[static_cast<std::size_t>(r)].t;
       const golden::RopeTest& test = *tests[i].test;
@@ -832,7 +831,7 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
         f.tokens.push_back(tests[i].user_token(t));
       }
     }
-    parts[w] = std::move(found);
+    return found;
   });
   std::map<std::string, MemoryFinding> found;
   for (std::map<std::string, MemoryFinding>& part : parts) {
@@ -869,21 +868,19 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
   const long double g = attention_factor<long double>(spec);
   std::vector<long double> theta(static_cast<std::size_t>(pairs));
   for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
-  // The observations of contiguous ranges of rows, one range per thread, joined in row order: the
-  // same vectors as one pass over the rows.
+  // The observations of contiguous ranges of rows on every thread, joined in row order: the same
+  // vectors as one pass over the rows.
   struct RangeObservations {
     std::vector<std::vector<Observation>> obs;
     std::vector<long double> gains;
   };
   const long double sign = spec.direction == Direction::inverse ? -1 : 1;
-  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(rows.size()), threads);
-  std::vector<RangeObservations> parts(ranges.size());
-  parallel_for(ranges.size(), threads, [&](std::size_t w) {
+  std::vector<RangeObservations> parts = map_token_ranges(static_cast<std::int64_t>(rows.size()), threads, [&](TokenRange range) {
     RangeObservations part;
     part.obs.resize(static_cast<std::size_t>(pairs));
-    for (std::vector<Observation>& v : part.obs) v.reserve(static_cast<std::size_t>(ranges[w].end - ranges[w].begin));
-    part.gains.reserve(static_cast<std::size_t>((ranges[w].end - ranges[w].begin) * pairs));
-    for (std::int64_t i = ranges[w].begin; i < ranges[w].end; ++i) {
+    for (std::vector<Observation>& v : part.obs) v.reserve(static_cast<std::size_t>(range.end - range.begin));
+    part.gains.reserve(static_cast<std::size_t>((range.end - range.begin) * pairs));
+    for (std::int64_t i = range.begin; i < range.end; ++i) {
       const Row& r = rows[static_cast<std::size_t>(i)];
       const golden::RopeTest& test = *r.test;
       const std::size_t row = static_cast<std::size_t>((r.t * test.heads + r.h) * spec.head_dim);
@@ -901,7 +898,7 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
         part.gains.push_back(std::hypot(a, b) / (std::hypot(x, y) * std::fabs(g)));
       }
     }
-    parts[w] = std::move(part);
+    return part;
   });
   std::vector<long double> gains;
   for (const RangeObservations& part : parts) gains.insert(gains.end(), part.gains.begin(), part.gains.end());

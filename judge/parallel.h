@@ -1,8 +1,8 @@
 // How work is spread over threads in judge/ and runner/ (0 threads: one per hardware thread):
 // indices [0, n) handed out to the threads as they come free (parallel_for), over a test's tokens
-// cut into a few ranges per thread (token_ranges); or a pipeline of items whose middle step runs in
-// order (ordered_pipeline). The first exception thrown by any call is rethrown after every thread
-// has joined.
+// cut into a few ranges per thread (token_ranges, map_token_ranges); or a pipeline of items made on
+// the calling thread in order and finished on every thread (ordered_pipeline). The first exception
+// thrown by any call is rethrown after every thread has joined.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +29,15 @@ inline unsigned resolve_threads(int threads) {
 // The threads parallel_for uses for n indices: at least 1, at most n.
 inline std::size_t parallel_workers(std::size_t n, int threads) {
   return std::max<std::size_t>(1, std::min<std::size_t>(resolve_threads(threads), n));
+}
+
+// The threads each of `items` items run by ordered_pipeline on `threads` threads may use for its
+// own work: `threads` as given when the items go one at a time, else the items' share of them (at
+// least 1): the pipeline's threads already keep every core busy.
+inline int threads_per_item(int threads, std::size_t items) {
+  const std::size_t workers = parallel_workers(items, threads);
+  if (workers <= 1) return threads;
+  return static_cast<int>(std::max<std::size_t>(1, resolve_threads(threads) / workers));
 }
 
 // body(i, worker) for every i in [0, n), each index once, on parallel_workers(n, threads) threads
@@ -202,6 +211,19 @@ inline std::vector<TokenRange> token_ranges(std::int64_t tokens, int threads) {
   std::vector<TokenRange> ranges;
   for (std::int64_t w = 0; w < n; ++w) ranges.push_back({tokens * w / n, tokens * (w + 1) / n});
   return ranges;
+}
+
+// fn(range) for each range of token_ranges(tokens, threads), the ranges handed to the threads by
+// parallel_for; the results in token order, each computed in an object of its own thread (slots
+// of a shared vector written per value share cache lines between threads). The caller joins them
+// in that order (sums, maxima with the first on ties, concatenations), so the cut changes nothing
+// but the speed.
+template <class Fn>
+auto map_token_ranges(std::int64_t tokens, int threads, Fn fn) {
+  const std::vector<TokenRange> ranges = token_ranges(tokens, threads);
+  std::vector<decltype(fn(ranges.front()))> parts(ranges.size());
+  parallel_for(ranges.size(), threads, [&](std::size_t w) { parts[w] = fn(ranges[w]); });
+  return parts;
 }
 
 }  // namespace ropecheck::judge

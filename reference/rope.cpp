@@ -851,16 +851,19 @@ void apply_chunked(const ApplyPlan& plan, Shape shape, std::span<const std::int6
   }
 }
 
-std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
-                          std::span<const double> input, Options options) {
-  const ApplyPlan plan(spec, options);
-  check_sizes(spec, shape, positions, input);
+std::vector<double> ApplyPlan::apply(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) const {
+  check_sizes(constants_->spec, shape, positions, input);
   // Built from the input (one pass that also fills the pass-through dims), then rotated in place:
   // std::vector cannot be allocated without initialising, and zero-filling it first would be a
   // second pass over memory the rotation overwrites.
   std::vector<double> out(input.begin(), input.end());
-  plan.apply_into(shape, positions, out, out);
+  apply_into(shape, positions, out, out);
   return out;
+}
+
+std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                          std::span<const double> input, Options options) {
+  return ApplyPlan(spec, options).apply(shape, positions, input);
 }
 
 void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
@@ -942,16 +945,6 @@ void ApplyPlan::evaluate_into(Shape shape, std::span<const std::int64_t> positio
 
 void evaluate_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
                    std::span<double> rounded, std::span<long double> exact, Options options) {
-  if (options.precision_bits < 64) throw std::invalid_argument("precision_bits: expected >= 64");
-  if (options.model != Model::f32_recipe && options.path != Path::fast) {
-    const Evaluation e = evaluate(spec, shape, positions, input, options);
-    if (rounded.size() != input.size() || exact.size() != input.size()) {
-      throw std::invalid_argument("rounded, exact: expected as many values as the input");
-    }
-    std::copy(e.rounded.begin(), e.rounded.end(), rounded.begin());
-    std::copy(e.exact.begin(), e.exact.end(), exact.begin());
-    return;
-  }
   ApplyPlan::for_evaluation(spec, options).evaluate_into(shape, positions, input, rounded, exact);
 }
 

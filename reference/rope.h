@@ -94,6 +94,8 @@ class ApplyPlan {
   // std::invalid_argument).
   void apply_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
                   std::span<double> out) const;
+  // apply's outputs as a new vector (sizes checked first, then one pass from the input).
+  std::vector<double> apply(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) const;
   // evaluate's values (below) for `input` into `rounded` and `exact` (input.size() values each),
   // with this plan's constants: a judge that evaluates call after call builds one plan (and its
   // MPFR schedule) once, not once per call and thread. A plan of Path::fast below kFastPlanBits

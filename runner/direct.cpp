@@ -110,18 +110,17 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::vector<doubl
   // be off by up to the input's rounding. Counted, for the report's note.
   // On every thread (a chunk's 4M values took 28 ms on one, while the others waited).
   const Dtype input_dtype = input_dtype_of(spec);
-  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(test.input.size()), s.options.threads);
-  std::vector<std::int64_t> rounded(ranges.size(), 0);
-  parallel_for(ranges.size(), s.options.threads, [&](std::size_t w) {
+  const std::vector<std::int64_t> rounded =
+      map_token_ranges(static_cast<std::int64_t>(test.input.size()), s.options.threads, [&](TokenRange range) {
     std::int64_t count = 0;
-    for (std::int64_t i = ranges[w].begin; i < ranges[w].end; ++i) {
+    for (std::int64_t i = range.begin; i < range.end; ++i) {
       double& v = test.input[static_cast<std::size_t>(i)];
       if (std::isfinite(v) && !reference::representable(v, input_dtype)) {
         v = reference::round_to_format(v, input_dtype);
         ++count;
       }
     }
-    rounded[w] = count;
+    return count;
   });
   for (const std::int64_t count : rounded) s.inputs_rounded += count;
   // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.

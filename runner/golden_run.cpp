@@ -194,11 +194,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
     };
     const std::size_t groups = file.groups.size();
     const int pipeline_threads = file.sidecar.empty() ? options.threads : 1;
-    const auto pipeline_workers = static_cast<std::int64_t>(parallel_workers(groups, pipeline_threads));
     // Each group's own work on its share of the threads (all of them when one group at a time).
-    const int group_threads =
-        pipeline_workers <= 1 ? options.threads
-                              : static_cast<int>(std::max<std::int64_t>(1, static_cast<std::int64_t>(resolve_threads(options.threads)) / pipeline_workers));
+    const int group_threads = pipeline_threads == 1 ? options.threads : threads_per_item(options.threads, groups);
     // A call that gave no output: its bisection to the first failing position (not for a skip).
     const auto bisect = [&](const golden::Group& group, const golden::RopeTest& test, const ApplyResult& result) {
       std::optional<std::pair<std::int64_t, ApplyResult>> first;

@@ -48,9 +48,7 @@ ApplyResult ReferenceImplementation::run(const Spec& spec, Shape shape, std::spa
                                          std::span<const double> input) const {
   ApplyResult result;
   try {
-    const std::shared_ptr<const reference::ApplyPlan> plan = plan_for(spec);
-    result.output.assign(input.begin(), input.end());
-    plan->apply_into(shape, positions, result.output, result.output);
+    result.output = plan_for(spec)->apply(shape, positions, input);
   } catch (const std::exception& e) {
     result.status = ApplyResult::Status::kernel_error;
     result.message = e.what();

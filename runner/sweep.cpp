@@ -134,8 +134,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   };
   const std::int64_t shard_calls = (calls.calls - o.shard_index + o.shard_count - 1) / o.shard_count;
   // A shard of fewer calls than threads splits each call's tokens over its share of the threads.
-  const auto all_threads = static_cast<std::int64_t>(resolve_threads(o.threads));
-  const int judge_threads = static_cast<int>(std::max<std::int64_t>(1, (all_threads + shard_calls - 1) / std::max<std::int64_t>(shard_calls, 1)));
+  const int judge_threads = threads_per_item(o.threads, static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)));
   const auto call_of = [&](std::size_t k) { return o.shard_index + static_cast<std::int64_t>(k) * o.shard_count; };
   const auto make_test = [&](std::size_t k) {
     CalledTest called;
