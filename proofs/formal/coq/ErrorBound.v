@@ -17,16 +17,24 @@
    No hypothesis bounds |x| or |y|: the result is homogeneous in ρ. *)
 
 From Coq Require Import Reals Lra Lia.
+
+(* nra multiplies every pair of hypotheses in the context before its search: in a long proof that
+   took seconds per call (minutes per file) for goals linear arithmetic or the signs of a product's
+   factors settle at once. fast_nra tries those first and keeps nra as the fallback; every proof is
+   still checked by Coq's kernel whichever tactic found it. *)
+Ltac sign_lra := repeat first [ apply Rmult_le_pos | apply Rplus_le_le_0_compat | apply Rabs_pos ]; lra.
+Ltac fast_nra := first [ solve [lra] | solve [sign_lra] | nra ].
+
 Open Scope R_scope.
 
 (* Cauchy–Schwarz in the plane. *)
 Lemma cauchy_schwarz2 : forall p q r s, (p * q + r * s) * (p * q + r * s) <= (p * p + r * r) * (q * q + s * s).
 Proof.
-  intros. assert (0 <= (p * s - r * q) * (p * s - r * q)) by apply Rle_0_sqr. nra.
+  intros. assert (0 <= (p * s - r * q) * (p * s - r * q)) by apply Rle_0_sqr. fast_nra.
 Qed.
 
 Lemma le_of_square : forall a b, 0 <= b -> a * a <= b * b -> a <= b.
-Proof. intros a b Hb H. nra. Qed.
+Proof. intros a b Hb H. fast_nra. Qed.
 
 (* The geometric heart of the bound. With (A, B) on the unit circle and ax = |x|, ay = |y|:
      |x·A + y·B| + |y·B| + |x|·ma + |y|·mb ≤ 5/2·ρ
@@ -39,10 +47,10 @@ Lemma geometric_small_B : forall ax ay aA aB rho,
 Proof.
   intros ax ay aA aB rho Hx Hy HA HB HB2 Hunit Hr Hrho.
   assert (CS1 : ax * aA + ay * aB <= rho).
-  { apply le_of_square; [exact Hr |]. pose proof (cauchy_schwarz2 ax aA ay aB). nra. }
+  { apply le_of_square; [exact Hr |]. pose proof (cauchy_schwarz2 ax aA ay aB). fast_nra. }
   assert (CS2 : ay + ax * (1/2) <= 3/2 * rho).
-  { apply le_of_square; [lra |]. pose proof (cauchy_schwarz2 ay 1 ax (1/2)). nra. }
-  nra.
+  { apply le_of_square; [lra |]. pose proof (cauchy_schwarz2 ay 1 ax (1/2)). fast_nra. }
+  fast_nra.
 Qed.
 
 Lemma geometric_large_B : forall ax ay aA aB rho,
@@ -52,11 +60,11 @@ Lemma geometric_large_B : forall ax ay aA aB rho,
 Proof.
   intros ax ay aA aB rho Hx Hy HA HB HB2 Hunit Hr Hrho.
   assert (CS1 : ax * aA + ay * aB <= rho).
-  { apply le_of_square; [exact Hr |]. pose proof (cauchy_schwarz2 ax aA ay aB). nra. }
-  assert (aB <= 1) by nra.
+  { apply le_of_square; [exact Hr |]. pose proof (cauchy_schwarz2 ax aA ay aB). fast_nra. }
+  assert (aB <= 1) by fast_nra.
   assert (CS2 : ay * (aB + 1/2) + ax * aA <= 3/2 * rho).
-  { apply le_of_square; [lra |]. pose proof (cauchy_schwarz2 ay (aB + 1/2) ax aA). nra. }
-  nra.
+  { apply le_of_square; [lra |]. pose proof (cauchy_schwarz2 ay (aB + 1/2) ax aA). fast_nra. }
+  fast_nra.
 Qed.
 
 (* Error propagation through out = RN(x·a + RN(y·b)), for any bounds ma, mb on the relative part
@@ -81,10 +89,10 @@ Proof.
   assert (Hyb2 : Rabs (y * b) <= Rabs (y * B) + E3).
   { replace (y * b) with (y * B + y * (b - B)) by ring.
     eapply Rle_trans; [apply Rabs_triang |].
-    assert (0 <= Rabs x * (u * ma + eta)) by (apply Rmult_le_pos; [apply Rabs_pos | nra]).
+    assert (0 <= Rabs x * (u * ma + eta)) by (apply Rmult_le_pos; [apply Rabs_pos | fast_nra]).
     unfold E3; lra. }
   assert (He2 : Rabs (p2 - y * b) <= u * Rabs (y * B) + u * E3 + mu).
-  { eapply Rle_trans; [exact Hp2 |]. nra. }
+  { eapply Rle_trans; [exact Hp2 |]. fast_nra. }
   assert (Hsum : Rabs (x * a + p2) <= Rabs (x * A + y * B) + E3 + Rabs (p2 - y * b)).
   { replace (x * a + p2) with ((x * A + y * B) + (x * (a - A) + y * (b - B)) + (p2 - y * b)) by ring.
     eapply Rle_trans; [apply Rabs_triang |].
@@ -97,7 +105,7 @@ Proof.
     eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. lra. }
   pose proof (Rabs_pos (x * A + y * B)). pose proof (Rabs_pos (y * B)).
   pose proof (Rabs_pos x). pose proof (Rabs_pos y).
-  assert (0 <= E3) by (unfold E3; apply Rplus_le_le_0_compat; apply Rmult_le_pos; try apply Rabs_pos; nra).
+  assert (0 <= E3) by (unfold E3; apply Rplus_le_le_0_compat; apply Rmult_le_pos; try apply Rabs_pos; fast_nra).
   assert (HE3 : E3 = u * (Rabs x * ma + Rabs y * mb) + eta * (Rabs x + Rabs y)) by (unfold E3; ring).
   assert (Hout' : Rabs (out - (x * a + p2)) <=
                   u * (Rabs (x * A + y * B) + E3 + u * Rabs (y * B) + u * E3 + mu) + mu).
@@ -125,11 +133,11 @@ Lemma abs_sum_le : forall x y rho, 0 <= rho -> rho * rho = x * x + y * y ->
 Proof.
   intros x y rho Hr Hrho. apply le_of_square; [lra |].
   pose proof (Rabs_pos x). pose proof (Rabs_pos y).
-  assert (Rabs x * Rabs x = x * x) by (rewrite <- Rabs_mult; apply Rabs_right; nra).
-  assert (Rabs y * Rabs y = y * y) by (rewrite <- Rabs_mult; apply Rabs_right; nra).
+  assert (Rabs x * Rabs x = x * x) by (rewrite <- Rabs_mult; apply Rabs_right; fast_nra).
+  assert (Rabs y * Rabs y = y * y) by (rewrite <- Rabs_mult; apply Rabs_right; fast_nra).
   assert (0 <= (Rabs x - Rabs y) * (Rabs x - Rabs y)) by apply Rle_0_sqr.
   assert (0 <= rho * rho) by apply Rle_0_sqr.
-  nra.
+  fast_nra.
 Qed.
 
 (* One component of the rotation, any unit vector (A, B), in absolute form:
@@ -146,10 +154,10 @@ Proof.
   intros u mu eta x y a b A B p2 out rho Hu Hmu Heta Hunit Hr Hrho Ha1 Ha2 Hb1 Hb2 Hp2 Hout.
   pose proof (Rabs_pos x) as Px. pose proof (Rabs_pos y) as Py.
   pose proof (Rabs_pos A) as PA. pose proof (Rabs_pos B) as PB.
-  assert (Hx2 : Rabs x * Rabs x = x * x) by (rewrite <- Rabs_mult; apply Rabs_right; nra).
-  assert (Hy2 : Rabs y * Rabs y = y * y) by (rewrite <- Rabs_mult; apply Rabs_right; nra).
-  assert (HA2 : Rabs A * Rabs A = A * A) by (rewrite <- Rabs_mult; apply Rabs_right; nra).
-  assert (HB2 : Rabs B * Rabs B = B * B) by (rewrite <- Rabs_mult; apply Rabs_right; nra).
+  assert (Hx2 : Rabs x * Rabs x = x * x) by (rewrite <- Rabs_mult; apply Rabs_right; fast_nra).
+  assert (Hy2 : Rabs y * Rabs y = y * y) by (rewrite <- Rabs_mult; apply Rabs_right; fast_nra).
+  assert (HA2 : Rabs A * Rabs A = A * A) by (rewrite <- Rabs_mult; apply Rabs_right; fast_nra).
+  assert (HB2 : Rabs B * Rabs B = B * B) by (rewrite <- Rabs_mult; apply Rabs_right; fast_nra).
   assert (Hdot : Rabs (x * A + y * B) <= Rabs x * Rabs A + Rabs y * Rabs B).
   { eapply Rle_trans; [apply Rabs_triang | rewrite !Rabs_mult; lra]. }
   assert (HyB : Rabs (y * B) = Rabs y * Rabs B) by apply Rabs_mult.
@@ -167,14 +175,14 @@ Proof.
   destruct Hgeo as [ma [mb [Hma [Hmb [Ha [Hb Hg]]]]]].
   pose proof (propagation u mu eta x y a b A B p2 out ma mb Hu Hmu Heta Hma Hmb Ha Hb Hp2 Hout) as P.
   eapply Rle_trans; [exact P |].
-  assert (0 <= (1 + u) * (1 + u)) by nra.
-  assert (0 <= (1 + u) * (1 + u) * u) by nra.
-  assert (0 <= (1 + u) * (1 + u) * eta) by nra.
+  assert (0 <= (1 + u) * (1 + u)) by fast_nra.
+  assert (0 <= (1 + u) * (1 + u) * u) by fast_nra.
+  assert (0 <= (1 + u) * (1 + u) * eta) by fast_nra.
   assert (T1 : (1 + u) * (1 + u) * u * (Rabs (x * A + y * B) + Rabs (y * B) + Rabs x * ma + Rabs y * mb)
                <= (1 + u) * (1 + u) * u * (5/2 * rho)) by (apply Rmult_le_compat_l; assumption).
   assert (T2 : (1 + u) * (1 + u) * eta * (Rabs x + Rabs y) <= (1 + u) * (1 + u) * eta * (1415/1000 * rho))
     by (apply Rmult_le_compat_l; assumption).
-  nra.
+  fast_nra.
 Qed.
 
 (* ---------- the numbers: binary32 ---------- *)
@@ -248,7 +256,7 @@ Lemma exact_component_le_rho : forall x y A B rho, A * A + B * B = 1 -> 0 <= rho
 Proof.
   intros x y A B rho Hu Hr Hrho. apply le_of_square; [exact Hr |].
   rewrite <- Rabs_mult, Rabs_right by (apply Rle_ge, Rle_0_sqr).
-  pose proof (cauchy_schwarz2 x A y B). nra.
+  pose proof (cauchy_schwarz2 x A y B). fast_nra.
 Qed.
 
 (* binary16: u16 = 2^-11, tiny16 = 2^-14 (smallest normal). For 2^-14 ≤ ρ (and no overflow, which the
@@ -275,7 +283,7 @@ Proof.
   assert (Hmu : 3 * / 2 ^ 150 <= / 2 ^ 130 * rho).
   { eapply Rle_trans; [| apply Rmult_le_compat_l; [apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra | exact Hrmin]].
     simpl; lra. }
-  simpl in *. nra.
+  simpl in *. fast_nra.
 Qed.
 
 (* bfloat16: u = 2^-8, tiny = 2^-126 (bfloat16 has binary32's exponent range). For ρ ≥ 2^-126:
@@ -301,7 +309,7 @@ Proof.
   assert (Hmu : 3 * / 2 ^ 150 <= / 2 ^ 22 * rho).
   { eapply Rle_trans; [| apply Rmult_le_compat_l; [apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra | exact Hrmin]].
     simpl; lra. }
-  simpl in *. nra.
+  simpl in *. fast_nra.
 Qed.
 
 (* ---------- from the Gappa facts to the hypotheses above ---------- *)
@@ -359,6 +367,20 @@ Proof.
   apply Rinv_le_contravar; [apply pow_lt; lra | apply Rle_pow; [lra | lia]].
 Qed.
 
+(* Facts of the constants used inside long proofs, proven here in an empty context (nra in a long
+   proof's context multiplies every pair of its hypotheses: seconds of search each time). *)
+Lemma eps64_small : eps64 <= / 1000.
+Proof. unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]. Qed.
+
+Lemma eps64_mu64_le : (2 + eps64) * mu64 <= 3 * mu64.
+Proof. apply Rmult_le_compat_r; [apply mu64_small |]. pose proof eps64_small. lra. Qed.
+
+Lemma eps64_square_le : (1 + eps64) * (1 + eps64) * (1415 / 1000) <= 2.
+Proof. pose proof eps64_pos. pose proof eps64_small. nra. Qed.
+
+Lemma one_le_square_succ : forall u, 0 <= u -> 1 <= (1 + u) * (1 + u).
+Proof. intros u Hu. nra. Qed.
+
 Lemma delta64_le_fast : delta64 <= delta64_fast.
 Proof. unfold delta64, delta64_fast. pose proof eps64_pos. lra. Qed.
 
@@ -375,7 +397,7 @@ Lemma binary64_rotation_bound : forall k m x y c s C S p2 a rho,
 Proof.
   intros k m x y c s C S p2 a rho Hk Hm Hunit Hr Hrho Hc Hs Hp2 Ha.
   pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
-  assert (Hd : 0 <= k * eps64) by nra.
+  assert (Hd : 0 <= k * eps64) by fast_nra.
   pose proof (propagation eps64 mu64 (k * eps64) x y c s C S p2 a 0 0 (Rlt_le _ _ He) Hmu Hd
                 (Rle_refl 0) (Rle_refl 0) ltac:(lra) ltac:(lra) Hp2 Ha) as P.
   pose proof (exact_component_le_rho x y C S rho Hunit Hr Hrho) as Hex.
@@ -386,15 +408,15 @@ Proof.
     assert (Rabs y <= rho).
     { apply le_of_square; [exact Hr |]. rewrite <- Rabs_mult, Rabs_right by (apply Rle_ge, Rle_0_sqr).
       assert (0 <= x * x) by apply Rle_0_sqr. lra. }
-    pose proof (Rabs_pos S). pose proof (Rabs_pos y). nra. }
+    pose proof (Rabs_pos S). pose proof (Rabs_pos y). fast_nra. }
   pose proof (abs_sum_le x y rho Hr Hrho) as Hsum.
   eapply Rle_trans; [exact P |]. rewrite !Rmult_0_r, !Rplus_0_r.
   assert (H1 : (1 + eps64) * (1 + eps64) * eps64 * (Rabs (x * C + y * S) + Rabs (y * S))
                <= (1 + eps64) * (1 + eps64) * eps64 * (2 * rho))
-    by (apply Rmult_le_compat_l; [apply Rmult_le_pos; [nra | lra] | lra]).
+    by (apply Rmult_le_compat_l; [apply Rmult_le_pos; [fast_nra | lra] | lra]).
   assert (H2 : (1 + eps64) * (1 + eps64) * (k * eps64) * (Rabs x + Rabs y)
                <= (1 + eps64) * (1 + eps64) * (k * eps64) * (1415 / 1000 * rho))
-    by (apply Rmult_le_compat_l; [apply Rmult_le_pos; [nra | lra] | lra]).
+    by (apply Rmult_le_compat_l; [apply Rmult_le_pos; [fast_nra | lra] | lra]).
   assert (H3 : (1 + eps64) * (1 + eps64) * eps64 * (2 * rho)
                + (1 + eps64) * (1 + eps64) * (k * eps64) * (1415 / 1000 * rho)
                = (1 + eps64) * (1 + eps64) * (2 + k * (1415 / 1000)) * eps64 * rho)
@@ -402,8 +424,8 @@ Proof.
   assert (H5 : (1 + eps64) * (1 + eps64) * (2 + k * (1415 / 1000)) * eps64 * rho
                <= m * eps64 * rho).
   { apply Rmult_le_compat_r; [exact Hr |]. apply Rmult_le_compat_r; [lra | exact Hm]. }
-  assert (Hsmall : eps64 <= / 1000) by (unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]).
-  assert ((2 + eps64) * mu64 <= 3 * mu64) by nra.
+  pose proof eps64_small as Hsmall.
+  pose proof eps64_mu64_le.
   lra.
 Qed.
 
@@ -461,7 +483,7 @@ Proof.
   { apply Rle_trans with (3 * / 2 ^ 200); [lra |].
     eapply Rle_trans; [| apply Rmult_le_compat_l; [apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra | exact Hrmin]].
     simpl; lra. }
-  rewrite u32_value in *. unfold eps64 in *. simpl in *. nra.
+  rewrite u32_value in *. unfold eps64 in *. simpl in *. fast_nra.
 Qed.
 
 (* f16 / bf16 data (FAST path: premise delta64_fast = kFastCosSinError,
@@ -486,7 +508,7 @@ Proof.
   pose proof (narrow_rounding_bound (/ 2 ^ 11) (/ 2 ^ 14) rho _ out32 out _
                 ltac:(apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra)
                 ltac:(apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra) Hrmin Hex E32 H16) as N.
-  eapply Rle_trans; [exact N |]. rewrite u32_value in *. simpl in *. nra.
+  eapply Rle_trans; [exact N |]. rewrite u32_value in *. simpl in *. fast_nra.
 Qed.
 
 Theorem bf16_kernel_bound : forall x y c s C S p2 a out32 out rho,
@@ -505,7 +527,7 @@ Proof.
   pose proof (narrow_rounding_bound (/ 2 ^ 8) (/ 2 ^ 126) rho _ out32 out _
                 ltac:(apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra)
                 ltac:(apply Rlt_le, Rinv_0_lt_compat, pow_lt; lra) Hrmin Hex E32 Hbf) as N.
-  eapply Rle_trans; [exact N |]. rewrite u32_value in *. simpl in *. nra.
+  eapply Rle_trans; [exact N |]. rewrite u32_value in *. simpl in *. fast_nra.
 Qed.
 
 (* ====================================================================================
@@ -532,7 +554,7 @@ Lemma abs_dot_le_rho : forall x y C S rho, C * C + S * S = 1 -> 0 <= rho ->
 Proof.
   intros x y C S rho Hu Hr Hrho. apply le_of_square; [exact Hr |].
   pose proof (cauchy_schwarz2 (Rabs x) (Rabs C) (Rabs y) (Rabs S)) as H.
-  rewrite !Rabs_sq in H. nra.
+  rewrite !Rabs_sq in H. fast_nra.
 Qed.
 
 (* The three sizes the propagation needs, for the scaled unit vector (g·C, g·S). *)
@@ -553,7 +575,7 @@ Proof.
     rewrite Rabs_mult. apply Rmult_le_compat_l; assumption.
   - rewrite Rabs_mult, (Rabs_mult g S).
     replace (Rabs y * (Rabs g * Rabs S)) with (Rabs g * (Rabs y * Rabs S)) by ring.
-    apply Rmult_le_compat_l; [exact Pg |]. assert (0 <= Rabs x * Rabs C) by nra. lra.
+    apply Rmult_le_compat_l; [exact Pg |]. assert (0 <= Rabs x * Rabs C) by fast_nra. lra.
   - rewrite Hdot. apply Rmult_le_compat_l; assumption.
 Qed.
 
@@ -571,14 +593,14 @@ Proof.
   rewrite Hmu, H19.
   assert (H1 : 2 * (eps64 * / 2 ^ 22 * / 2 ^ 1000) * rho <= 2 * (eps64 * / 2 ^ 22) * rho)
     by (apply Rmult_le_compat_r; [lra |]; apply Rmult_le_compat_l; [lra |]; rewrite <- (Rmult_1_r (eps64 * / 2 ^ 22)) at 2;
-        apply Rmult_le_compat_l; [nra | exact HP1]).
+        apply Rmult_le_compat_l; [fast_nra | exact HP1]).
   assert (H2 : 3 * (eps64 * / 2 ^ 22 * / 2 ^ 1000) <= 3 * (eps64 * / 2 ^ 22) * rho)
     by (replace (3 * (eps64 * / 2 ^ 22) * rho) with (3 * (eps64 * / 2 ^ 22 * rho)) by ring;
-        apply Rmult_le_compat_l; [lra |]; apply Rmult_le_compat_l; [nra | exact Hr]).
+        apply Rmult_le_compat_l; [lra |]; apply Rmult_le_compat_l; [fast_nra | exact Hr]).
   assert (H3 : 5 * (eps64 * / 2 ^ 22) * rho <= 5 * (eps64 * / 2 ^ 22) * (rho * sg)).
-  { apply Rmult_le_compat_l; [nra |]. rewrite <- (Rmult_1_r rho) at 1. apply Rmult_le_compat_l; lra. }
-  assert (0 <= eps64 * / 2 ^ 22 * (rho * sg)) by (apply Rmult_le_pos; [nra | apply Rmult_le_pos; lra]).
-  nra.
+  { apply Rmult_le_compat_l; [fast_nra |]. rewrite <- (Rmult_1_r rho) at 1. apply Rmult_le_compat_l; lra. }
+  assert (0 <= eps64 * / 2 ^ 22 * (rho * sg)) by (apply Rmult_le_pos; [fast_nra | apply Rmult_le_pos; lra]).
+  fast_nra.
 Qed.
 
 (* ---------- attention factor on the fly: c = RN64(g·ĉ), s = RN64(g·ŝ) ---------- *)
@@ -602,12 +624,12 @@ Lemma binary64_scaled_rotation_bound : forall k m g x y ch sh c s C S p2 a rho,
 Proof.
   intros k m g x y ch sh c s C S p2 a rho Hk Hm Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha.
   pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
-  assert (Hsmall : eps64 <= / 1000) by (unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]).
+  pose proof eps64_small as Hsmall.
   pose proof (Rabs_pos g) as Pg.
   assert (HC1 : Rabs C <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= S * S) by apply Rle_0_sqr; lra).
   assert (HS1 : Rabs S <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= C * C) by apply Rle_0_sqr; lra).
   set (kk := k + 1 + k * eps64).
-  assert (Hkk : 0 <= kk) by (unfold kk; nra).
+  assert (Hkk : 0 <= kk) by (unfold kk; fast_nra).
   (* the table error, for either entry *)
   assert (Hentry : forall e eh E, Rabs E <= 1 -> Rabs (eh - E) <= k * eps64 ->
             Rabs (e - g * eh) <= eps64 * Rabs (g * eh) + mu64 -> Rabs (e - g * E) <= eps64 * (Rabs g * kk) + mu64).
@@ -624,7 +646,7 @@ Proof.
     lra. }
   pose proof (Hentry c ch C HC1 Hch Hc) as Hcerr.
   pose proof (Hentry s sh S HS1 Hsh Hs) as Hserr.
-  assert (Hma : 0 <= Rabs g * kk) by nra.
+  assert (Hma : 0 <= Rabs g * kk) by fast_nra.
   pose proof (propagation eps64 mu64 mu64 x y c s (g * C) (g * S) p2 a (Rabs g * kk) (Rabs g * kk)
                 (Rlt_le _ _ He) Hmu Hmu Hma Hma Hcerr Hserr Hp2 Ha) as P.
   replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
@@ -637,7 +659,7 @@ Proof.
     { replace (Rabs x * (Rabs g * kk) + Rabs y * (Rabs g * kk)) with ((Rabs g * kk) * (Rabs x + Rabs y)) by ring.
       apply Rmult_le_compat_l; assumption. }
     lra. }
-  assert (He2 : 0 <= (1 + eps64) * (1 + eps64) * eps64) by (apply Rmult_le_pos; [nra | lra]).
+  assert (He2 : 0 <= (1 + eps64) * (1 + eps64) * eps64) by (apply Rmult_le_pos; [fast_nra | lra]).
   assert (A1 : (1 + eps64) * (1 + eps64) * eps64 *
                (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * (Rabs g * kk) + Rabs y * (Rabs g * kk))
                <= (1 + eps64) * (1 + eps64) * eps64 * (Rabs g * rho * (2 + 1415 / 1000 * kk)))
@@ -647,15 +669,19 @@ Proof.
   { replace ((1 + eps64) * (1 + eps64) * eps64 * (Rabs g * rho * (2 + 1415 / 1000 * kk)))
       with ((1 + eps64) * (1 + eps64) * (2 + 1415 / 1000 * kk) * (eps64 * rho * Rabs g)) by ring.
     replace (m * eps64 * (rho * Rmax 1 (Rabs g))) with (m * (eps64 * rho * Rmax 1 (Rabs g))) by ring.
-    assert (0 <= eps64 * rho) by nra.
-    apply Rmult_le_compat; [nra | nra | exact Hm |].
+    assert (0 <= eps64 * rho) by fast_nra.
+    apply Rmult_le_compat; [fast_nra | fast_nra | exact Hm |].
     apply Rmult_le_compat_l; [assumption | apply Rmax_r]. }
   assert (A3 : (1 + eps64) * (1 + eps64) * mu64 * (Rabs x + Rabs y) <= 2 * mu64 * rho).
   { apply Rle_trans with ((1 + eps64) * (1 + eps64) * mu64 * (1415 / 1000 * rho)).
-    - apply Rmult_le_compat_l; [nra | exact Hsum].
-    - assert ((1 + eps64) * (1 + eps64) * (1415 / 1000) <= 2) by nra.
-      assert (0 <= mu64 * rho) by nra. nra. }
-  assert ((2 + eps64) * mu64 <= 3 * mu64) by nra.
+    - apply Rmult_le_compat_l; [fast_nra | exact Hsum].
+    - pose proof eps64_square_le.
+      assert (0 <= mu64 * rho) by fast_nra.
+      replace ((1 + eps64) * (1 + eps64) * mu64 * (1415 / 1000 * rho))
+        with ((1 + eps64) * (1 + eps64) * (1415 / 1000) * (mu64 * rho)) by ring.
+      replace (2 * mu64 * rho) with (2 * (mu64 * rho)) by ring.
+      apply Rmult_le_compat_r; assumption. }
+  pose proof eps64_mu64_le.
   unfold kk in *. lra.
 Qed.
 
@@ -681,9 +707,9 @@ Proof.
                 ltac:(lra) ltac:(unfold eps64; simpl; lra) Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha) as B.
   pose proof (mu64_terms_small rho (Rmax 1 (Rabs g)) Hrmin (Rmax_l _ _)) as M.
   pose proof eps64_pos. assert (0 <= rho * Rmax 1 (Rabs g)) by (apply Rmult_le_pos; [lra | pose proof (Rmax_l 1 (Rabs g)); lra]).
-  assert (0 <= eps64 * (rho * Rmax 1 (Rabs g))) by nra.
+  assert (0 <= eps64 * (rho * Rmax 1 (Rabs g))) by fast_nra.
   assert (/ 2 ^ 19 <= 5 / 1000) by (simpl; lra).
-  nra.
+  fast_nra.
 Qed.
 
 (* f32 data with attention factor g ≠ 1 (FAST path: premise delta64_fast = kFastCosSinError,
@@ -711,18 +737,18 @@ Proof.
                 ltac:(lra) ltac:(unfold eps64; simpl; lra) Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha) as B.
   pose proof (mu64_terms_small rho (Rmax 1 (Rabs g)) Hrmin64 (Rmax_l _ _)) as M.
   set (R := rho * Rmax 1 (Rabs g)) in *.
-  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); fast_nra).
   assert (Hex : Rabs (g * (x * C + y * S)) <= R).
   { destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
     replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
     eapply Rle_trans; [exact T |]. unfold R. rewrite Rmult_comm.
     apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]. }
   assert (H64 : Rabs (a - g * (x * C + y * S)) <= 944 / 100 * eps64 * R).
-  { pose proof eps64_pos. assert (0 <= eps64 * R) by nra. assert (/ 2 ^ 19 <= 1 / 100) by (simpl; lra). nra. }
+  { pose proof eps64_pos. assert (0 <= eps64 * R) by fast_nra. assert (/ 2 ^ 19 <= 1 / 100) by (simpl; lra). fast_nra. }
   pose proof (narrow_rounding_bound u32 (/ 2 ^ 126) R _ a out _
                 ltac:(unfold u32; apply Rlt_le, inv_pow2_pos) (Rlt_le _ _ Ht) ltac:(lra) Hex H64 Hout) as N.
   eapply Rle_trans; [exact N |]. clearbody R.
-  rewrite u32_value. unfold eps64. simpl. nra.
+  rewrite u32_value. unfold eps64. simpl. fast_nra.
 Qed.
 
 (* f16 / bf16 data with g ≠ 1 (FAST path, delta64_fast): out = RN16(RN32(a)) / RNbf16(RN32(a))
@@ -746,7 +772,7 @@ Proof.
   assert (Hrmin32 : / 2 ^ 126 <= rho) by (apply Rle_trans with (/ 2 ^ 14); [apply inv_pow2_le; lia | exact Hrmin]).
   pose proof (f32_scaled_kernel_bound g x y ch sh c s C S p2 a out32 rho Hunit Hrmin32 Hrho Hch Hsh Hc Hs Hp2 Ha H32) as E32.
   set (R := rho * Rmax 1 (Rabs g)) in *.
-  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); fast_nra).
   assert (Hex : Rabs (g * (x * C + y * S)) <= R).
   { destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
     replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
@@ -754,7 +780,7 @@ Proof.
     apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]. }
   pose proof (narrow_rounding_bound (/ 2 ^ 11) (/ 2 ^ 14) R _ out32 out _
                 (Rlt_le _ _ (inv_pow2_pos 11)) (Rlt_le _ _ Ht) ltac:(lra) Hex E32 H16) as N.
-  eapply Rle_trans; [exact N |]. clearbody R. rewrite u32_value. simpl. nra.
+  eapply Rle_trans; [exact N |]. clearbody R. rewrite u32_value. simpl. fast_nra.
 Qed.
 
 Theorem bf16_scaled_kernel_bound : forall g x y ch sh c s C S p2 a out32 out rho,
@@ -773,7 +799,7 @@ Proof.
   assert (Hr : 0 <= rho) by lra.
   pose proof (f32_scaled_kernel_bound g x y ch sh c s C S p2 a out32 rho Hunit Hrmin Hrho Hch Hsh Hc Hs Hp2 Ha H32) as E32.
   set (R := rho * Rmax 1 (Rabs g)) in *.
-  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); fast_nra).
   assert (Hex : Rabs (g * (x * C + y * S)) <= R).
   { destruct (scaled_terms_le g x y C S rho Hunit Hr Hrho) as [T _].
     replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
@@ -781,7 +807,7 @@ Proof.
     apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]. }
   pose proof (narrow_rounding_bound (/ 2 ^ 8) (/ 2 ^ 126) R _ out32 out _
                 (Rlt_le _ _ (inv_pow2_pos 8)) (Rlt_le _ _ Ht) ltac:(lra) Hex E32 Hbf) as N.
-  eapply Rle_trans; [exact N |]. clearbody R. rewrite u32_value. simpl. nra.
+  eapply Rle_trans; [exact N |]. clearbody R. rewrite u32_value. simpl. fast_nra.
 Qed.
 
 (* ---------- cache mode: the caller's cos/sin tables ---------- *)
@@ -822,7 +848,7 @@ Qed.
 
 Lemma Rmax_sq_le : forall v t, 0 <= t -> Rmax (Rabs v) t * Rmax (Rabs v) t <= v * v + t * t.
 Proof.
-  intros v t Ht. apply Rmax_case; [rewrite Rabs_sq |]; assert (0 <= v * v) by apply Rle_0_sqr; nra.
+  intros v t Ht. apply Rmax_case; [rewrite Rabs_sq |]; assert (0 <= v * v) by apply Rle_0_sqr; fast_nra.
 Qed.
 
 (* κ = |x|·|c − gC| + |y|·|s − gS| ≤ u_c·(1 + t_c²)·ρ·max(1, |g|): Cauchy–Schwarz with
@@ -845,7 +871,7 @@ Proof.
     by (unfold m2; replace (g * g * (S * S)) with ((g * S) * (g * S)) by ring; apply Rmax_sq_le; exact Htc).
   assert (Hsg1 : 1 <= sg) by apply Rmax_l.
   assert (Hsgg : Rabs g <= sg) by apply Rmax_r.
-  assert (Hg2 : g * g <= sg * sg) by (rewrite <- Rabs_sq; pose proof (Rabs_pos g); nra).
+  assert (Hg2 : g * g <= sg * sg) by (rewrite <- Rabs_sq; pose proof (Rabs_pos g); fast_nra).
   assert (Hw : 0 <= tc * tc) by apply Rle_0_sqr.
   assert (Hx2 : 0 <= x * x) by apply Rle_0_sqr. assert (Hy2 : 0 <= y * y) by apply Rle_0_sqr.
   assert (HCS : Rabs x * m1 + Rabs y * m2 <= (1 + tc * tc) * (rho * sg)).
@@ -856,15 +882,15 @@ Proof.
     assert (Hb : (x * x + y * y) * (m1 * m1 + m2 * m2) <= (rho * rho) * (g * g + 2 * (tc * tc)))
       by (rewrite Hrho; apply Rmult_le_compat_l; lra).
     assert (Hsg : g * g + 2 * (tc * tc) <= (1 + tc * tc) * (1 + tc * tc) * (sg * sg)).
-    { assert (1 <= sg * sg) by nra. assert (0 <= tc * tc * (tc * tc) * (sg * sg)) by (apply Rmult_le_pos; nra). nra. }
+    { assert (1 <= sg * sg) by fast_nra. assert (0 <= tc * tc * (tc * tc) * (sg * sg)) by (apply Rmult_le_pos; fast_nra). fast_nra. }
     assert (0 <= rho * rho) by apply Rle_0_sqr.
     assert ((rho * rho) * (g * g + 2 * (tc * tc)) <= (rho * rho) * ((1 + tc * tc) * (1 + tc * tc) * (sg * sg)))
       by (apply Rmult_le_compat_l; assumption).
-    nra. }
+    fast_nra. }
   assert (Hxc : Rabs x * Rabs (c - g * C) <= Rabs x * (uc * m1)) by (apply Rmult_le_compat_l; [apply Rabs_pos | exact Hc]).
   assert (Hys : Rabs y * Rabs (s - g * S) <= Rabs y * (uc * m2)) by (apply Rmult_le_compat_l; [apply Rabs_pos | exact Hs]).
   assert (uc * (Rabs x * m1 + Rabs y * m2) <= uc * ((1 + tc * tc) * (rho * sg))) by (apply Rmult_le_compat_l; assumption).
-  nra.
+  fast_nra.
 Qed.
 
 (* Binary64 part (load_cache, then kernel-inl.h's a = RN64(fma(x, c, −RN64(y·s)))): the two
@@ -881,7 +907,7 @@ Lemma cache_rotation_bound : forall uc tc g x y C S c s p2 a rho,
 Proof.
   intros uc tc g x y C S c s p2 a rho Huc Htc Hunit Hr Hrho Hc Hs Hp2 Ha.
   pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
-  assert (Hsmall : eps64 <= / 1000) by (unfold eps64; apply Rinv_le_contravar; [lra | simpl; lra]).
+  pose proof eps64_small as Hsmall.
   (* propagation with eta = 0 and the entries' errors as the "relative parts" ma, mb *)
   set (ma := Rabs (c - g * C) / eps64). set (mb := Rabs (s - g * S) / eps64).
   assert (Hma : 0 <= ma) by (unfold ma; apply Rmult_le_pos; [apply Rabs_pos | apply Rlt_le, Rinv_0_lt_compat; lra]).
@@ -906,12 +932,12 @@ Proof.
     assert (eps64 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S))) <= eps64 * (2 * (rho * sg)))
       by (apply Rmult_le_compat_l; lra).
     lra. }
-  assert (He2 : 0 <= (1 + eps64) * (1 + eps64)) by nra.
+  assert (He2 : 0 <= (1 + eps64) * (1 + eps64)) by fast_nra.
   assert (A1 : (1 + eps64) * (1 + eps64) * eps64 *
                (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * ma + Rabs y * mb)
                <= (1 + eps64) * (1 + eps64) * ((2 * eps64 + uc * (1 + tc * tc)) * (rho * sg))).
   { rewrite Rmult_assoc. apply Rmult_le_compat_l; [exact He2 | exact HI]. }
-  assert ((2 + eps64) * mu64 <= 3 * mu64) by nra.
+  pose proof eps64_mu64_le.
   lra.
 Qed.
 
@@ -933,7 +959,7 @@ Proof.
   pose proof (cache_rotation_bound uc tc g x y C S c s p2 a rho Huc Htc Hunit Hr Hrho Hc Hs Hp2 Ha) as B.
   pose proof (mu64_terms_small rho (Rmax 1 (Rabs g)) Hrmin (Rmax_l _ _)) as M.
   destruct mu64_small as [Hmu _].
-  assert (0 <= mu64 * rho) by nra.
+  assert (0 <= mu64 * rho) by fast_nra.
   unfold cache_D. lra.
 Qed.
 
@@ -960,7 +986,7 @@ Proof.
 Qed.
 
 Lemma Rmax_1_pos : forall rho g, 0 <= rho -> rho <= rho * Rmax 1 (Rabs g).
-Proof. intros rho g Hr. pose proof (Rmax_l 1 (Rabs g)). nra. Qed.
+Proof. intros rho g Hr. pose proof (Rmax_l 1 (Rabs g)). fast_nra. Qed.
 
 (* The numeric step of every pair: for 0 ≤ u_c ≤ 2^-8, w = t_c² ≥ 0 and multipliers k (the product
    of the (1 + unit) factors in front of the cache error) and constants k0 (the rest):
@@ -972,7 +998,7 @@ Proof.
   intros uc w u k k0 K Huc Hw Hk1 Hk2 Hk0.
   assert (uc * k <= uc * (1 + 2 * u)) by (apply Rmult_le_compat_l; assumption).
   assert (uc * w * k <= uc * w * 2) by (apply Rmult_le_compat_l; [apply Rmult_le_pos |]; assumption).
-  nra.
+  fast_nra.
 Qed.
 
 (* CACHE MODE, f64 data (load_cache + the binary64 rotation, no further rounding): for each cache
@@ -998,13 +1024,13 @@ Proof.
   (* the (1 + ε)² on u_c is 1 + 2ε + ε², and u_c·ε² ≤ 2^-8·ε² goes into the 0.01·ε *)
   assert (Hw : 0 <= tc * tc) by apply Rle_0_sqr.
   assert (Hn : (1 + eps64) * (1 + eps64) * 2 * eps64 + / 2 ^ 19 * eps64 + uc * (eps64 * eps64) <= 201 / 100 * eps64).
-  { assert (uc * (eps64 * eps64) <= / 2 ^ 8 * (eps64 * eps64)) by (apply Rmult_le_compat_r; [nra | exact Huc8]).
+  { assert (uc * (eps64 * eps64) <= / 2 ^ 8 * (eps64 * eps64)) by (apply Rmult_le_compat_r; [fast_nra | exact Huc8]).
     unfold eps64 in *. simpl in *. lra. }
   assert (Hk : (1 + eps64) * (1 + eps64) * (uc * tc * tc) <= 2 * (uc * tc * tc))
     by (apply Rmult_le_compat_r; [apply Rmult_le_pos; [apply Rmult_le_pos |]; assumption | unfold eps64; simpl; lra]).
   replace ((uc / eps64 * (1 + 2 * eps64 + 2 * (tc * tc)) + 201 / 100) * eps64)
     with (uc * (1 + 2 * eps64 + 2 * (tc * tc)) + 201 / 100 * eps64) by (field; lra).
-  unfold cache_D. nra.
+  unfold cache_D. fast_nra.
 Qed.
 
 (* CACHE MODE, f32 data: load_cache, the binary64 rotation, out = RN32(a). For each cache format
@@ -1200,7 +1226,7 @@ Proof.
   set (eta := (1 + u32) * (eps64 * (Rabs g * kk_fast) + mu64) + mu32) in *.
   assert (Hkk : 0 <= kk_fast) by (unfold kk_fast; lra).
   assert (Heta : 0 <= eta).
-  { unfold eta. assert (0 <= eps64 * (Rabs g * kk_fast)) by (apply Rmult_le_pos; [lra | nra]). nra. }
+  { unfold eta. assert (0 <= eps64 * (Rabs g * kk_fast)) by (apply Rmult_le_pos; [lra | fast_nra]). fast_nra. }
   pose proof (propagation u32 mu32 eta x y c s (g * C) (g * S) p2 out32 (Rabs (g * C)) (Rabs (g * S))
                 (Rlt_le _ _ Hu) (Rlt_le _ _ Hm) Heta (Rabs_pos _) (Rabs_pos _) Hcerr Hserr Hp2 Hout) as P.
   replace (g * (x * C + y * S)) with (x * (g * C) + y * (g * S)) by ring.
@@ -1210,16 +1236,16 @@ Proof.
   set (G := Rabs g * rho).
   set (Rg := rho * Rmax 1 (Rabs g)).
   assert (HG : G <= Rg) by (unfold G, Rg; rewrite Rmult_comm; apply Rmult_le_compat_l; [exact Hr | apply Rmax_r]).
-  assert (HG0 : 0 <= G) by (unfold G; nra).
+  assert (HG0 : 0 <= G) by (unfold G; fast_nra).
   set (U := (1 + u32) * (1 + u32)).
-  assert (HU : 1 <= U) by (unfold U; nra).
+  assert (HU : 1 <= U) by (unfold U; apply one_le_square_succ; lra).
   (* first term: the four sums are ≤ 3·|g|·ρ *)
   assert (A1 : U * u32 * (Rabs (x * (g * C) + y * (g * S)) + Rabs (y * (g * S)) + Rabs x * Rabs (g * C) + Rabs y * Rabs (g * S))
                <= U * u32 * (3 * G)).
-  { apply Rmult_le_compat_l; [nra |]. unfold G. lra. }
+  { apply Rmult_le_compat_l; [fast_nra |]. unfold G. lra. }
   (* second term: eta·(|x| + |y|) ≤ eta·1.415ρ *)
   assert (A2 : U * eta * (Rabs x + Rabs y) <= U * eta * (1415 / 1000 * rho))
-    by (apply Rmult_le_compat_l; [nra | exact Hsum]).
+    by (apply Rmult_le_compat_l; [fast_nra | exact Hsum]).
   assert (A2' : U * eta * (1415 / 1000 * rho)
                 = U * (1 + u32) * (1415 / 1000) * eps64 * kk_fast * G
                   + U * (1415 / 1000) * ((1 + u32) * mu64 + mu32) * rho)
@@ -1236,7 +1262,7 @@ Proof.
   assert (B2 : U * (1415 / 1000) * ((1 + u32) * mu64 + mu32) * rho <= / 2 ^ 149 * rho)
     by (apply Rmult_le_compat_r; assumption).
   assert (B3 : (2 + u32) * mu32 <= 3 * mu32).
-  { assert (u32 <= 1) by (rewrite u32_value; lra). nra. }
+  { apply Rmult_le_compat_r; [lra | rewrite u32_value; lra]. }
   lra.
 Qed.
 
@@ -1261,7 +1287,7 @@ Proof.
                 Hp2 Hout) as E32.
   pose proof (cache_scaled_exact_le g x y C S rho Hunit Hr Hrho) as Hex.
   set (R := rho * Rmax 1 (Rabs g)) in *.
-  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); nra).
+  assert (HR : rho <= R) by (unfold R; pose proof (Rmax_l 1 (Rabs g)); fast_nra).
   (* the absolute terms, as multiples of R ≥ 2^-14 *)
   assert (Habs : / 2 ^ 149 * rho + 3 * mu32 <= / 2 ^ 130 * R).
   { unfold mu32. assert (/ 2 ^ 149 * rho <= / 2 ^ 149 * R) by (apply Rmult_le_compat_l; [apply Rlt_le, inv_pow2_pos | exact HR]).
@@ -1274,7 +1300,7 @@ Proof.
                 (Rlt_le _ _ (inv_pow2_pos 11)) (Rlt_le _ _ Ht) ltac:(lra) Hex E32' H16) as N.
   eapply Rle_trans; [exact N |]. clearbody R.
   assert (0 <= R) by lra.
-  rewrite u32_value. simpl. nra.
+  rewrite u32_value. simpl. fast_nra.
 Qed.
 
 (* bfloat16 (binary32's exponent range): |g| ≤ 1 (PlanView::rotate_binary32), ρ ≥ 2^-126. The
@@ -1308,5 +1334,5 @@ Proof.
   pose proof (narrow_rounding_bound (/ 2 ^ 8) (/ 2 ^ 126) rho _ out32 out _
                 (Rlt_le _ _ (inv_pow2_pos 8)) (Rlt_le _ _ Ht) Hrmin Hex E32' Hbf) as N.
   eapply Rle_trans; [exact N |].
-  rewrite u32_value. simpl. nra.
+  rewrite u32_value. simpl. fast_nra.
 Qed.

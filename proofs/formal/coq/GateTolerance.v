@@ -48,6 +48,9 @@
 From Coq Require Import Reals Lra.
 From RopeCheck Require Import ErrorBound.
 From RopeCheck Require CosSinTaylor.
+
+(* fast_nra: ErrorBound.v. *)
+
 Open Scope R_scope.
 
 (* Rounding once, to a format of unit roundoff u and underflow error mu. *)
@@ -74,10 +77,10 @@ Lemma dot_le : forall u x y A B rho, 0 <= u -> A * A + B * B <= (1 + 2 * u) * (1
 Proof.
   intros u x y A B rho Hu Hn Hr Hrho.
   assert (H1 : Rabs x * Rabs A + Rabs y * Rabs B <= (1 + 2 * u) * rho).
-  { apply le_of_square; [nra |].
+  { apply le_of_square; [fast_nra |].
     pose proof (cauchy_schwarz2 (Rabs x) (Rabs A) (Rabs y) (Rabs B)) as C.
     rewrite !Rabs_sq in C. assert (0 <= rho * rho) by apply Rle_0_sqr.
-    assert (0 <= x * x + y * y) by nra. nra. }
+    assert (0 <= x * x + y * y) by fast_nra. fast_nra. }
   split; [exact H1 |].
   eapply Rle_trans; [apply Rabs_triang | rewrite !Rabs_mult; exact H1].
 Qed.
@@ -110,7 +113,7 @@ Proof.
     pose proof (product_size u x a A Ha). pose proof (product_size u y b B Hb).
     assert (u * Rabs (x * a) <= u * (Rabs x * (Rabs A + u))) by (apply Rmult_le_compat_l; lra).
     assert (u * Rabs (y * b) <= u * (Rabs y * (Rabs B + u))) by (apply Rmult_le_compat_l; lra).
-    unfold T, S. nra. }
+    unfold T, S. fast_nra. }
   set (E := u * S + (u * T + u * u * S)).
   assert (Hsplit : out - (x * A + y * B) =
                    (out - v) + (x * (a - A) + y * (b - B)) + ((p1 - x * a) + (p2 - y * b))) by (unfold v; ring).
@@ -126,33 +129,33 @@ Proof.
     eapply Rle_trans; [apply Rabs_triang |].
     eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. unfold D. lra. }
   assert (PE : 0 <= E).
-  { unfold E, S, T. assert (0 <= Rabs x * Rabs A) by nra. assert (0 <= Rabs y * Rabs B) by nra.
-    assert (0 <= u * u) by nra. nra. }
+  { unfold E, S, T. assert (0 <= Rabs x * Rabs A) by fast_nra. assert (0 <= Rabs y * Rabs B) by fast_nra.
+    assert (0 <= u * u) by fast_nra. fast_nra. }
   (* the final rounding: absolute mu (underflow) or relative u, never both *)
   assert (Hfin : Rabs (out - (x * A + y * B)) <= (1 + u) * E + u * D + 3 * mu).
   { unfold rounds, Rmax in Hout. fold v in Hout.
-    assert (0 <= u * E) by nra. assert (0 <= u * D) by (unfold D; pose proof (Rabs_pos (x * A + y * B)); nra).
+    assert (0 <= u * E) by fast_nra. assert (0 <= u * D) by (unfold D; pose proof (Rabs_pos (x * A + y * B)); fast_nra).
     destruct (Rle_dec (u * Rabs v) mu).
     - lra.
     - assert (u * Rabs v <= u * (D + (E + 2 * mu))) by (apply Rmult_le_compat_l; lra).
-      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). nra. }
+      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). fast_nra. }
   eapply Rle_trans; [exact Hfin |]. apply Rplus_le_compat_r.
   (* (1 + u)*u*(S + T + u*S) + u*D <= 7/2*u*rho *)
   assert (HE : E <= u * (1415/1000 * rho + (1 + 2 * u) * rho + u * (1415/1000 * rho))).
-  { unfold E. assert (0 <= u * u) by nra.
+  { unfold E. assert (0 <= u * u) by fast_nra.
     assert (u * S <= u * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra).
     assert (u * T <= u * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
-    assert (u * u * S <= u * u * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra). nra. }
+    assert (u * u * S <= u * u * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra). fast_nra. }
   assert (HuD : u * D <= u * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
   assert (HuE : (1 + u) * E <= (1 + u) * (u * (1415/1000 * rho + (1 + 2 * u) * rho + u * (1415/1000 * rho))))
     by (apply Rmult_le_compat_l; lra).
-  set (w := u * rho). assert (0 <= w) by (unfold w; nra).
+  set (w := u * rho). assert (0 <= w) by (unfold w; fast_nra).
   assert (K : (1 + u) * (u * (1415/1000 * rho + (1 + 2 * u) * rho + u * (1415/1000 * rho)))
               + u * ((1 + 2 * u) * rho) = w * (3415/1000 + u * (7830/1000) + u * u * (3415/1000)))
     by (unfold w; field).
   assert (w * (u * (7830/1000) + u * u * (3415/1000)) <= w * (85/1000)).
-  { apply Rmult_le_compat_l; [lra |]. assert (u * u <= / 256 * / 256) by nra. lra. }
-  replace (7/2 * u * rho) with (w * (3500/1000)) by (unfold w; field). nra.
+  { apply Rmult_le_compat_l; [lra |]. assert (u * u <= / 256 * / 256) by fast_nra. lra. }
+  replace (7/2 * u * rho) with (w * (3500/1000)) by (unfold w; field). fast_nra.
 Qed.
 
 (* One component with one FMA: out = fl(x*a + fl(y*b)). *)
@@ -166,12 +169,12 @@ Proof.
   intros u mu x y a b A B p2 out rho [Hu Hu8] Hmu Hn Hr Hrho Ha Hb H2 Hout.
   pose proof (Rabs_pos x) as Px. pose proof (Rabs_pos y) as Py.
   pose proof (Rabs_pos A) as PA. pose proof (Rabs_pos B) as PB.
-  assert (HB1 : Rabs B <= 1) by (apply le_of_square; [lra | rewrite Rabs_sq; nra]).
+  assert (HB1 : Rabs B <= 1) by (apply le_of_square; [lra | rewrite Rabs_sq; fast_nra]).
   pose proof (exact_component_le_rho x y A B rho Hn Hr Hrho) as HD.
   (* |x| + 2|y| <= sqrt 5 * rho <= 2237/1000 * rho *)
   assert (HS : Rabs x + 2 * Rabs y <= 2237/1000 * rho).
   { apply le_of_square; [lra |]. pose proof (cauchy_schwarz2 (Rabs x) 1 (Rabs y) 2) as C.
-    rewrite !Rabs_sq in C. nra. }
+    rewrite !Rabs_sq in C. fast_nra. }
   set (D := Rabs (x * A + y * B)). change (Rabs (x * A + y * B)) with D in HD.
   set (E := u * (Rabs x + Rabs y) + (u * (Rabs y * Rabs B) + u * u * Rabs y)).
   assert (E3 : Rabs (x * (a - A)) + Rabs (y * (b - B)) <= u * (Rabs x + Rabs y)).
@@ -180,7 +183,7 @@ Proof.
     assert (Rabs y * Rabs (b - B) <= Rabs y * u) by (apply Rmult_le_compat_l; lra). lra. }
   assert (E2 : Rabs (p2 - y * b) <= u * (Rabs y * Rabs B) + u * u * Rabs y + mu).
   { pose proof (rounds_sum u mu _ _ Hu Hmu H2). pose proof (product_size u y b B Hb).
-    assert (u * Rabs (y * b) <= u * (Rabs y * (Rabs B + u))) by (apply Rmult_le_compat_l; lra). nra. }
+    assert (u * Rabs (y * b) <= u * (Rabs y * (Rabs B + u))) by (apply Rmult_le_compat_l; lra). fast_nra. }
   set (v := x * a + p2).
   assert (Hrest : Rabs (x * (a - A) + y * (b - B)) + Rabs (p2 - y * b) <= E + mu).
   { pose proof (Rabs_triang (x * (a - A)) (y * (b - B))). unfold E. lra. }
@@ -194,30 +197,30 @@ Proof.
     eapply Rle_trans; [apply Rabs_triang |].
     eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. unfold D. lra. }
   assert (PE : 0 <= E).
-  { unfold E. assert (0 <= Rabs y * Rabs B) by nra. assert (0 <= u * u) by nra. nra. }
+  { unfold E. assert (0 <= Rabs y * Rabs B) by fast_nra. assert (0 <= u * u) by fast_nra. fast_nra. }
   assert (Hfin : Rabs (out - (x * A + y * B)) <= (1 + u) * E + u * D + 2 * mu).
   { unfold rounds, Rmax in Hout. fold v in Hout.
-    assert (0 <= u * E) by nra. assert (0 <= u * D) by (unfold D; pose proof (Rabs_pos (x * A + y * B)); nra).
+    assert (0 <= u * E) by fast_nra. assert (0 <= u * D) by (unfold D; pose proof (Rabs_pos (x * A + y * B)); fast_nra).
     destruct (Rle_dec (u * Rabs v) mu).
     - lra.
     - assert (u * Rabs v <= u * (D + (E + mu))) by (apply Rmult_le_compat_l; lra).
-      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). nra. }
+      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). fast_nra. }
   eapply Rle_trans; [exact Hfin |]. apply Rplus_le_compat_r.
   (* E <= u*(|x| + 2|y|) + u*u*|y| <= u*(2237/1000 + u)*rho *)
-  assert (Hy : Rabs y <= rho) by (apply le_of_square; [lra | rewrite Rabs_sq; nra]).
+  assert (Hy : Rabs y <= rho) by (apply le_of_square; [lra | rewrite Rabs_sq; fast_nra]).
   assert (HE : E <= u * (2237/1000 * rho) + u * u * rho).
-  { unfold E. assert (0 <= u * u) by nra.
-    assert (u * (Rabs y * Rabs B) <= u * Rabs y) by (apply Rmult_le_compat_l; nra).
+  { unfold E. assert (0 <= u * u) by fast_nra.
+    assert (u * (Rabs y * Rabs B) <= u * Rabs y) by (apply Rmult_le_compat_l; fast_nra).
     assert (u * (Rabs x + 2 * Rabs y) <= u * (2237/1000 * rho)) by (apply Rmult_le_compat_l; lra).
-    assert (u * u * Rabs y <= u * u * rho) by (apply Rmult_le_compat_l; lra). nra. }
+    assert (u * u * Rabs y <= u * u * rho) by (apply Rmult_le_compat_l; lra). fast_nra. }
   assert (HuD : u * D <= u * rho) by (apply Rmult_le_compat_l; lra).
   assert (HuE : (1 + u) * E <= (1 + u) * (u * (2237/1000 * rho) + u * u * rho)) by (apply Rmult_le_compat_l; lra).
-  set (w := u * rho). assert (0 <= w) by (unfold w; nra).
+  set (w := u * rho). assert (0 <= w) by (unfold w; fast_nra).
   assert (K : (1 + u) * (u * (2237/1000 * rho) + u * u * rho) + u * rho
               = w * (3237/1000 + u * (3237/1000) + u * u)) by (unfold w; field).
   assert (w * (u * (3237/1000) + u * u) <= w * (63/1000)).
-  { apply Rmult_le_compat_l; [lra |]. assert (u * u <= / 256 * / 256) by nra. lra. }
-  replace (33/10 * u * rho) with (w * (3300/1000)) by (unfold w; field). nra.
+  { apply Rmult_le_compat_l; [lra |]. assert (u * u <= / 256 * / 256) by fast_nra. lra. }
+  replace (33/10 * u * rho) with (w * (3300/1000)) by (unfold w; field). fast_nra.
 Qed.
 
 (* The rotation of a pair, careful and without FMA: both components within 7/2*u*rho + 3*mu. *)
@@ -232,16 +235,16 @@ Theorem careful_rotation_bound : forall u mu x y c s C S p1 p2 p3 p4 a b rho,
 Proof.
   intros u mu x y c s C S p1 p2 p3 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb.
   assert (Hn' : forall A B, A * A + B * B = 1 -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u))
-    by (intros; nra).
+    by (intros; fast_nra).
   split.
   - replace (x * C - y * S) with (x * C + y * (- S)) by ring.
     apply (careful_component u mu x y c (- s) C (- S) p1 (- p2) a rho); try assumption.
-    + apply Hn'. nra.
+    + apply Hn'. fast_nra.
     + replace (- s - - S) with (- (s - S)) by ring. rewrite Rabs_Ropp. exact Hs.
     + unfold rounds in *. replace (- p2 - y * - s) with (- (p2 - y * s)) by ring.
       replace (y * - s) with (- (y * s)) by ring. rewrite Rabs_Ropp, Rabs_Ropp. exact H2.
   - apply (careful_component u mu x y s c S C p3 p4 b rho); try assumption.
-    apply Hn'. nra.
+    apply Hn'. fast_nra.
 Qed.
 
 (* The gate's default for the exact model: e <= 4, with the absolute allowance 3*mu. *)
@@ -257,7 +260,7 @@ Proof.
   intros u mu x y c s C S p1 p2 p3 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb.
   destruct (careful_rotation_bound u mu x y c s C S p1 p2 p3 p4 a b rho Hu Hmu Hn Hr Hrho Hc Hs H1 H2 Ha H3 H4 Hb)
     as [Ka Kb].
-  assert (0 <= u * rho) by nra. split; lra.
+  assert (0 <= u * rho) by fast_nra. split; lra.
 Qed.
 
 (* The same rotation with one FMA per component: within 33/10*u*rho + 2*mu. *)
@@ -274,11 +277,11 @@ Proof.
   split.
   - replace (x * C - y * S) with (x * C + y * (- S)) by ring.
     apply (fma_component u mu x y c (- s) C (- S) (- p2) a rho); try assumption.
-    + nra.
+    + fast_nra.
     + replace (- s - - S) with (- (s - S)) by ring. rewrite Rabs_Ropp. exact Hs.
     + unfold rounds in *. replace (- p2 - y * - s) with (- (p2 - y * s)) by ring.
       replace (y * - s) with (- (y * s)) by ring. rewrite Rabs_Ropp, Rabs_Ropp. exact H2.
-  - apply (fma_component u mu x y s c S C p4 b rho); try assumption. nra.
+  - apply (fma_component u mu x y s c S C p4 b rho); try assumption. fast_nra.
 Qed.
 
 (* f32-recipe model: the recipe's exact result r = x*A + y*B, with the recipe's own cos/sin (A, B)
@@ -302,7 +305,7 @@ Proof.
   pose proof (Rabs_triang (out - (x * A + y * B)) (- (g - (x * A + y * B)))) as T.
   rewrite Rabs_Ropp in T.
   replace (out - (x * A + y * B) + - (g - (x * A + y * B))) with (out - g) in T by ring.
-  assert (0 <= u * rho) by nra. nra.
+  assert (0 <= u * rho) by fast_nra. fast_nra.
 Qed.
 
 (* The attention factor g (|g| = G >= 1, g normal). A careful candidate, as HF transformers, vLLM
@@ -345,7 +348,7 @@ Proof.
   { rewrite Rabs_mult. apply Rmult_le_compat; try apply Rabs_pos; assumption. }
   pose proof (rounds_sum u mu _ _ Hu Hmu Hr) as H1.
   assert (HuP : u * Rabs (gh * a) <= u * ((1 + u) * G * (Rabs A + u))) by (apply Rmult_le_compat_l; lra).
-  assert (PuG : 0 <= u * G) by nra.
+  assert (PuG : 0 <= u * G) by fast_nra.
   split.
   - assert (H2 : Rabs ((gh - G) * a) <= u * G * (Rabs A + u)).
     { rewrite Rabs_mult. apply Rmult_le_compat; try apply Rabs_pos; assumption. }
@@ -360,7 +363,7 @@ Proof.
     assert (u * G * ((2 + u) * Rabs A + (1 + 2 * u + u * u)) <= u * G * (201/100 * Rabs A + 101/100)).
     { apply Rmult_le_compat_l; [lra |].
       assert (u * Rabs A <= / 256 * Rabs A) by (apply Rmult_le_compat_r; lra).
-      assert (u * u <= / 256 * / 256) by nra. lra. }
+      assert (u * u <= / 256 * / 256) by fast_nra. lra. }
     lra.
   - assert (Ha2 : Rabs a2 <= (1 + u) * Rabs (gh * a) + mu).
     { replace a2 with (gh * a + (a2 - gh * a)) by ring.
@@ -369,9 +372,9 @@ Proof.
     assert (G * ((1 + u) * (1 + u) * (Rabs A + u)) <= G * (101/100 * Rabs A + 1/100)).
     { apply Rmult_le_compat_l; [lra |].
       assert (u * Rabs A <= / 256 * Rabs A) by (apply Rmult_le_compat_r; lra).
-      assert (u * u <= / 256 * / 256) by nra.
+      assert (u * u <= / 256 * / 256) by fast_nra.
       assert (u * u * Rabs A <= / 256 * / 256 * Rabs A) by (apply Rmult_le_compat_r; lra).
-      assert (u * u * u <= / 256 * / 256 * / 256) by nra. nra. }
+      assert (u * u * u <= / 256 * / 256 * / 256) by fast_nra. fast_nra. }
     assert ((1 + u) * Rabs (gh * a) <= (1 + u) * ((1 + u) * G * (Rabs A + u))) by (apply Rmult_le_compat_l; lra).
     lra.
 Qed.
@@ -400,9 +403,9 @@ Proof.
   change (Rabs x + Rabs y) with S in HS. change (Rabs x * Rabs A + Rabs y * Rabs B) with T in HT.
   change (Rabs (x * A + y * B)) with D in HD.
   assert (PS : 0 <= S) by (unfold S; lra).
-  assert (PT : 0 <= T) by (unfold T; nra).
+  assert (PT : 0 <= T) by (unfold T; fast_nra).
   assert (PD : 0 <= D) by (unfold D; apply Rabs_pos).
-  assert (PuG : 0 <= u * G) by nra.
+  assert (PuG : 0 <= u * G) by fast_nra.
   (* the scaled cos/sin errors *)
   assert (E3 : Rabs (x * (a2 - G * A)) + Rabs (y * (b2 - G * B))
                <= u * G * (201/100 * T + 101/100 * S) + mu * S).
@@ -444,7 +447,7 @@ Proof.
     eapply Rle_trans; [apply Rplus_le_compat_r; apply Rabs_triang |]. lra. }
   assert (PE : 0 <= E).
   { unfold E. assert (0 <= u * G * (201/100 * T + 101/100 * S)) by (apply Rmult_le_pos; lra).
-    assert (0 <= mu * S) by nra.
+    assert (0 <= mu * S) by fast_nra.
     assert (0 <= u * (G * (101/100 * T + 1/100 * S) + mu * S)).
     { apply Rmult_le_pos; [lra |]. assert (0 <= G * (101/100 * T + 1/100 * S)) by (apply Rmult_le_pos; lra).
       lra. }
@@ -452,24 +455,24 @@ Proof.
   (* the final rounding: absolute mu (underflow) or relative u, never both *)
   assert (Hfin : Rabs (out - G * (x * A + y * B)) <= (1 + u) * E + u * (G * D) + 3 * mu).
   { unfold rounds, Rmax in Hout. fold v in Hout.
-    assert (0 <= u * E) by nra. assert (0 <= u * (G * D)) by (apply Rmult_le_pos; nra).
+    assert (0 <= u * E) by fast_nra. assert (0 <= u * (G * D)) by (apply Rmult_le_pos; fast_nra).
     destruct (Rle_dec (u * Rabs v) mu).
     - lra.
     - assert (u * Rabs v <= u * (G * D + (E + 2 * mu))) by (apply Rmult_le_compat_l; lra).
-      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). nra. }
+      assert (u * mu <= / 256 * mu) by (apply Rmult_le_compat_r; lra). fast_nra. }
   eapply Rle_trans; [exact Hfin |]. apply Rplus_le_compat_r.
   (* (1 + u)*E + u*G*D <= 6*u*G*rho, with T, D <= 1008/1000*rho, S <= 1415/1000*rho, mu <= u/16384 *)
   assert (Hur : u * rho <= / 256 * rho) by (apply Rmult_le_compat_r; lra).
-  assert (HT' : T <= 1008/1000 * rho) by nra.
-  assert (HD' : D <= 1008/1000 * rho) by nra.
+  assert (HT' : T <= 1008/1000 * rho) by fast_nra.
+  assert (HD' : D <= 1008/1000 * rho) by fast_nra.
   assert (PW : 0 <= u * G * rho) by (apply Rmult_le_pos; lra).
   assert (HGT : u * G * T <= u * G * (1008/1000 * rho)) by (apply Rmult_le_compat_l; lra).
   assert (HGS : u * G * S <= u * G * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra).
   assert (HGD' : u * G * D <= u * G * (1008/1000 * rho)) by (apply Rmult_le_compat_l; lra).
   assert (HmS : mu * S <= mu * (1415/1000 * rho)) by (apply Rmult_le_compat_l; lra).
   assert (Hmr : mu * rho <= u / 16384 * rho) by (apply Rmult_le_compat_r; lra).
-  assert (HuG : u * rho * 1 <= u * rho * G) by (apply Rmult_le_compat_l; nra).
-  assert (HumS : u * (mu * S) <= / 256 * (mu * S)) by (apply Rmult_le_compat_r; nra).
+  assert (HuG : u * rho * 1 <= u * rho * G) by (apply Rmult_le_compat_l; fast_nra).
+  assert (HumS : u * (mu * S) <= / 256 * (mu * S)) by (apply Rmult_le_compat_r; fast_nra).
   assert (HE : E <= 449/100 * (u * G * rho)) by (unfold E; lra).
   assert (HuE : u * E <= / 256 * E) by (apply Rmult_le_compat_r; lra).
   lra.
@@ -491,18 +494,18 @@ Proof.
   intros u mu G gh x y c s C S c2 s2 p1 p2 p3 p4 a b rho Hu Hmu HG Hgh Hn Hr Hrho Hc Hs
     Hc2 Hs2 H1 H2 Ha H3 H4 Hb.
   assert (Hn' : forall A B, A * A + B * B = 1 -> A * A + B * B <= (1 + 2 * u) * (1 + 2 * u))
-    by (intros; destruct Hu; nra).
+    by (intros; destruct Hu; fast_nra).
   split.
   - replace (x * C - y * S) with (x * C + y * (- S)) by ring.
     replace (p1 - p2) with (p1 + - p2) in Ha by ring.
     apply (careful_scaled_component u mu G gh x y c (- s) C (- S) c2 (- s2) p1 (- p2) a rho);
       try assumption.
-    + apply Hn'. nra.
+    + apply Hn'. fast_nra.
     + replace (- s - - S) with (- (s - S)) by ring. rewrite Rabs_Ropp. exact Hs.
     + replace (gh * - s) with (- (gh * s)) by ring. apply rounds_opp. exact Hs2.
     + replace (y * - s2) with (- (y * s2)) by ring. apply rounds_opp. exact H2.
   - apply (careful_scaled_component u mu G gh x y s c S C s2 c2 p3 p4 b rho); try assumption.
-    apply Hn'. nra.
+    apply Hn'. fast_nra.
 Qed.
 
 (* f32-recipe model with an attention factor: the golden value gv is the scaled recipe result
@@ -525,7 +528,7 @@ Proof.
   destruct (dot_le u x y A B rho Hu Hn Hr Hrho) as [_ HD].
   pose proof (rounds_sum u mu _ _ Hu Hmu Hgv) as Hg.
   rewrite Rabs_mult, (Rabs_right G) in Hg by lra.
-  assert (PuG : 0 <= u * G) by nra.
+  assert (PuG : 0 <= u * G) by fast_nra.
   assert (u * G * Rabs (x * A + y * B) <= u * G * ((1 + 2 * u) * rho)) by (apply Rmult_le_compat_l; lra).
   assert (Hur : u * rho <= / 256 * rho) by (apply Rmult_le_compat_r; lra).
   assert (u * G * (u * rho) <= u * G * (/ 256 * rho)) by (apply Rmult_le_compat_l; lra).
@@ -572,7 +575,7 @@ Proof.
   pose proof (Rabs_pos p) as Pp. pose proof (Rabs_pos theta) as Pt.
   pose proof (Rabs_pos e1) as P1. pose proof (Rabs_pos e2) as P2.
   assert (HP : P = Rabs p * Rabs theta) by (unfold P; apply Rabs_mult).
-  assert (Pk : 0 <= 2 * k * w) by nra.
+  assert (Pk : 0 <= 2 * k * w) by fast_nra.
   (* |ph*th - p*theta| <= ((1 + w)*(1 + 2*k*w) - 1)*P *)
   assert (Hprod : Rabs (ph * th - p * theta) <= ((1 + w) * (1 + 2 * k * w) - 1) * P).
   { replace (ph * th - p * theta) with (p * e1 + e2 * theta + e2 * e1) by (unfold e1, e2; ring).
