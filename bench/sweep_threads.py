@@ -1,8 +1,9 @@
-"""What a second core buys a sweep, end to end: `ropecheck sweep --samples 4096` with --threads 1
-against --threads 2 (and 0 = all cores where there are more), for a passing sweep (the scalar
-kernel, f64: a marginal pass, so the diagnosis runs too; and f32) and a failing one (the float32
-recipe judged by the exact model: the explanation runs). Prints the median wall time of each and
-the 1-thread / N-thread ratio, measured in one run; bench/README.md keeps the figures.
+"""What a second core buys a sweep and a golden run, end to end: `ropecheck sweep --samples 4096`
+with --threads 1 against --threads 2 (and 0 = all cores where there are more), for a passing sweep
+(the scalar kernel, f64: a marginal pass, so the diagnosis runs too; and f32) and a failing one
+(the float32 recipe judged by the exact model: the explanation runs); then `ropecheck run --impl
+scalar` over the project's golden suites. Prints the median wall time of each and the 1-thread /
+N-thread ratio, measured in one run; bench/README.md keeps the figures.
 
     /usr/bin/python3 bench/sweep_threads.py [--bin build/bin/ropecheck] [--repeat 3] [--threads 2]
 """
@@ -45,6 +46,11 @@ def main():
         one = median_seconds(base + ["--threads", "1"], rc, args.repeat)
         many = median_seconds(base + ["--threads", str(args.threads)], rc, args.repeat)
         print(f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} |")
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "suites")
+    base = [args.bin, "run", "--impl", "scalar", "--golden", golden]
+    one = median_seconds(base + ["--threads", "1"], 0, args.repeat)
+    many = median_seconds(base + ["--threads", str(args.threads)], 0, args.repeat)
+    print(f"| run --impl scalar, the golden suites | {one:.2f} | {many:.2f} | {one / many:.2f} |")
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 

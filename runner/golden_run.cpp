@@ -1,21 +1,18 @@
 #include "runner/golden_run.h"
 
-#include "golden/sidecar.h"
-
-#include <memory>
-
 #include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 
+#include "golden/sidecar.h"
 #include "judge/diagnosis.h"
+#include "judge/parallel.h"
 #include "runner/failing_call.h"
 #include "spec/errors.h"
-#include "judge/parallel.h"
 
 namespace ropecheck::judge {
 namespace {
@@ -116,210 +113,234 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
   };
   const std::optional<std::int64_t>& max_position = options.group.max_position;
 
-  for (const LoadedGolden& loaded : suites) {
-    const golden::GoldenFile& file = loaded.file;
+  // One pipeline (judge/parallel.h ordered_pipeline) over every group of every file, in three steps:
+  // a group's calls, on the calling thread in the order of the files, groups and tests (a failed call
+  // bisected right after the group's calls: the sequence a stateful implementation always saw); then
+  // its tests' exact values and judging, on any thread; then its result, in order. Groups are small
+  // (a few tests each): one group's exact values on every thread left threads idle at each group's
+  // end, and a pipeline per file at each file's end; several groups at once, across files, do not.
+  // A group with a sidecar (a big suite) judges each test as it is loaded, on every thread
+  // (GroupComparer::add_evaluated). An attention file is one item, all of it on the calling thread.
+  struct Unit {
+    std::size_t file = 0, group = 0;  // group: unused for an attention file
+  };
+  std::vector<Unit> units;
+  for (std::size_t f = 0; f < suites.size(); ++f) {
+    const golden::GoldenFile& file = suites[f].file;
     if (file.kind == golden::Kind::attention) {
-      const golden::AttentionTest* first = nullptr;
-      for (const golden::Group& g : file.groups) {
-        if (!g.attention_tests.empty() && !first) first = &g.attention_tests.front();
-      }
-      if (first && !implementation.attention(file.suite, *first)) {
-        out.notes.push_back("suite " + file.suite + " (attention tests) is not run: the kernel ABI applies RoPE only");
-        done += file.number_of_tests;
-        continue;
-      }
-      for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
-        AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], options.group);
-        std::int64_t by_flags = 0;
-        for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
-          tick(file.suite);
-          if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
-            comparer.skip(test, "flag " + *flag + " (--skip-flags)");
-            ++by_flags;
-            continue;
-          }
-          if (model != Model::exact) {
-            comparer.skip(test, "attention tests carry expectations for the exact model only: judged under --model exact only");
-            continue;
-          }
-          const std::optional<AttentionAnswer> answer = implementation.attention(file.suite, test);
-          const std::string scores = tensor_name(file.suite, test.id, "scores");
-          const std::string outputs = tensor_name(file.suite, test.id, "outputs");
-          if (!answer || (!answer->scores && !answer->outputs)) {
-            const std::string why = "no tensor " + scores + " nor " + outputs + " in " + implementation.name();
-            if (options.allow_missing) {
-              comparer.skip(test, why);
-            } else {
-              comparer.fail(test, "missing", why);
-            }
-            continue;
-          }
-          std::vector<std::string> missing;
-          if (!options.allow_missing) {
-            if (!answer->scores) missing.push_back("no tensor " + scores + " in " + implementation.name());
-            if (!answer->outputs) missing.push_back("no tensor " + outputs + " in " + implementation.name());
-          }
-          comparer.add(test, answer->scores, answer->outputs, missing);
-        }
-        GroupResult result = comparer.finish();
-        result.skipped_by_flags = by_flags;
-        out.skipped_by_flags += by_flags;
-        out.groups.push_back(std::move(result));
-      }
+      units.push_back({f, 0});
       continue;
     }
+    for (std::size_t g = 0; g < file.groups.size(); ++g) units.push_back({f, g});
+  }
+  std::vector<golden::SidecarLoader> sidecars;  // each file's sidecar header read once for all its tests
+  sidecars.reserve(suites.size());
+  for (const LoadedGolden& loaded : suites) sidecars.emplace_back(loaded.file);
+  // A small group's own work on its share of the threads; a sidecar group's tests each on all of them.
+  const int small_group_threads = threads_per_item(options.threads, units.size());
 
-    golden::SidecarLoader sidecar(file);  // the sidecar's header read once for all its tests
-    // One group of the file, in three steps (judge/parallel.h ordered_pipeline): its calls, on the
-    // calling thread in the order of the groups and tests (a failed call bisected right after the
-    // group's calls: the sequence a stateful implementation always saw); then its tests' exact
-    // values and judging, on any thread; then its result, in group order. A file's groups are
-    // small (a few tests each): one group's exact values on every thread left threads idle at each
-    // group's end; several groups at once do not. A file with a sidecar goes one group at a time
-    // (its tests are judged as they are loaded, each on every thread: GroupComparer::add_evaluated).
-    struct Pending {
-      const golden::RopeTest* test;
-      ApplyResult result;
-      Expected expected;
-      std::optional<std::pair<std::int64_t, ApplyResult>> first_failing;  // a failed call, bisected
-    };
-    struct GroupWork {
-      std::unique_ptr<GroupComparer> comparer;
-      std::vector<Pending> pending;
-      // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
-      DiagnosisSampler sidecar_sampler;
-      FailedCalls failed_calls;
-      std::int64_t by_flags = 0, by_position = 0;
-      GroupResult result;
-    };
-    const std::size_t groups = file.groups.size();
-    const int pipeline_threads = file.sidecar.empty() ? options.threads : 1;
-    // Each group's own work on its share of the threads (all of them when one group at a time).
-    const int group_threads = pipeline_threads == 1 ? options.threads : threads_per_item(options.threads, groups);
-    // A call that gave no output: its bisection to the first failing position (not for a skip).
-    const auto bisect = [&](const golden::Group& group, const golden::RopeTest& test, const ApplyResult& result) {
-      std::optional<std::pair<std::int64_t, ApplyResult>> first;
-      if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
-        first = first_failing_call(implementation, group.spec, test, result);
-      }
-      return first;
-    };
-    // ...and what the group records of it: skipped (unsupported; missing under --allow-missing) or failed.
-    const auto record_failure = [&](GroupWork& work, const golden::RopeTest& test, const ApplyResult& result,
-                                    const std::optional<std::pair<std::int64_t, ApplyResult>>& first) {
-      GroupComparer& c = *work.comparer;
-      if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
-      switch (result.status) {
-        case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
-        case ApplyResult::Status::missing:
-          if (options.allow_missing) {
-            c.skip(test, result.message);
-          } else {
-            c.fail(test, "missing", result.message);
-          }
-          break;
-        default:
-          c.fail(test, std::string(kind_name(result.status)),
-                 result.message + " (suite " + file.suite + ", test " + std::to_string(test.id) + ")");
-      }
-    };
-    const auto start_group = [&](std::size_t gi) {
-      GroupWork work;
-      const golden::Group& group = file.groups[gi];
-      work.comparer = std::make_unique<GroupComparer>(file.suite, static_cast<int>(gi), group, model,
-                                                      implementation.tolerance(group.spec), options.group);
-      return work;
-    };
-    const auto call_group = [&](std::size_t gi, GroupWork& work) {
-      const golden::Group& group = file.groups[gi];
-      GroupComparer& comparer = *work.comparer;
-      for (const golden::RopeTest& test : group.rope_tests) {
+  struct Pending {
+    const golden::RopeTest* test;
+    ApplyResult result;
+    Expected expected;
+    std::optional<std::pair<std::int64_t, ApplyResult>> first_failing;  // a failed call, bisected
+  };
+  struct GroupWork {
+    std::unique_ptr<GroupComparer> comparer;
+    std::vector<Pending> pending;
+    // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
+    DiagnosisSampler sidecar_sampler;
+    FailedCalls failed_calls;
+    std::int64_t by_flags = 0, by_position = 0;
+    std::vector<GroupResult> results;  // one, or an attention file's groups
+    std::vector<std::string> notes;
+  };
+  // A call that gave no output: its bisection to the first failing position (not for a skip).
+  const auto bisect = [&](const golden::Group& group, const golden::RopeTest& test, const ApplyResult& result) {
+    std::optional<std::pair<std::int64_t, ApplyResult>> first;
+    if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
+      first = first_failing_call(implementation, group.spec, test, result);
+    }
+    return first;
+  };
+  // ...and what the group records of it: skipped (unsupported; missing under --allow-missing) or failed.
+  const auto record_failure = [&](GroupWork& work, const std::string& suite, const golden::RopeTest& test,
+                                  const ApplyResult& result, const std::optional<std::pair<std::int64_t, ApplyResult>>& first) {
+    GroupComparer& c = *work.comparer;
+    if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
+    switch (result.status) {
+      case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
+      case ApplyResult::Status::missing:
+        if (options.allow_missing) {
+          c.skip(test, result.message);
+        } else {
+          c.fail(test, "missing", result.message);
+        }
+        break;
+      default:
+        c.fail(test, std::string(kind_name(result.status)),
+               result.message + " (suite " + suite + ", test " + std::to_string(test.id) + ")");
+    }
+  };
+  // An attention file, on the calling thread.
+  const auto call_attention_file = [&](const golden::GoldenFile& file, GroupWork& work) {
+    const golden::AttentionTest* first = nullptr;
+    for (const golden::Group& g : file.groups) {
+      if (!g.attention_tests.empty() && !first) first = &g.attention_tests.front();
+    }
+    if (first && !implementation.attention(file.suite, *first)) {
+      work.notes.push_back("suite " + file.suite + " (attention tests) is not run: the kernel ABI applies RoPE only");
+      done += file.number_of_tests;
+      return;
+    }
+    for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
+      AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], options.group);
+      std::int64_t by_flags = 0;
+      for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
         tick(file.suite);
         if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
           comparer.skip(test, "flag " + *flag + " (--skip-flags)");
-          ++work.by_flags;
+          ++by_flags;
           continue;
         }
-        if (max_position) {
-          bool any = false;
-          for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = token_position(test, group.spec, t) <= *max_position;
-          if (!any) {
-            comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
-            ++work.by_position;
-            continue;
-          }
+        if (model != Model::exact) {
+          comparer.skip(test, "attention tests carry expectations for the exact model only: judged under --model exact only");
+          continue;
         }
-        if (test.sidecar) {
-          // A sidecar test (a big suite): loaded, run, judged and dropped on its own, its exact values
-          // computed chunk by chunk on every thread, so that the loop holds one test (golden/golden.h
-          // load_arrays, GroupComparer::add_evaluated).
-          golden::RopeTest loaded = test;
-          sidecar.load(group.spec, loaded);
-          const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
-          ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
-          if (result.status != ApplyResult::Status::ok) {
-            record_failure(work, loaded, result, bisect(group, loaded, result));
-            continue;
-          }
-          // The exact models judge against the file's correctly rounded values (loaded.expected).
-          comparer.add_evaluated(loaded, result.output, group_threads);
-          if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
-            work.sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
+        const std::optional<AttentionAnswer> answer = implementation.attention(file.suite, test);
+        const std::string scores = tensor_name(file.suite, test.id, "scores");
+        const std::string outputs = tensor_name(file.suite, test.id, "outputs");
+        if (!answer || (!answer->scores && !answer->outputs)) {
+          const std::string why = "no tensor " + scores + " nor " + outputs + " in " + implementation.name();
+          if (options.allow_missing) {
+            comparer.skip(test, why);
+          } else {
+            comparer.fail(test, "missing", why);
           }
           continue;
         }
-        work.pending.push_back({&test,
-                                implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
-                                {}, std::nullopt});
-      }
-      for (Pending& p : work.pending) {
-        if (p.result.status != ApplyResult::Status::ok) p.first_failing = bisect(group, *p.test, p.result);
-      }
-    };
-    const auto judge_group = [&](std::size_t gi, GroupWork& work) {
-      const golden::Group& group = file.groups[gi];
-      GroupComparer& comparer = *work.comparer;
-      // The exact values do not depend on the candidate: computed for every test at once, in parallel.
-      parallel_for(work.pending.size(), group_threads, [&](std::size_t i) {
-        if (work.pending[i].result.status == ApplyResult::Status::ok) {
-          work.pending[i].expected = expected_values(group.spec, *work.pending[i].test, model, options.precision_bits);
+        std::vector<std::string> missing;
+        if (!options.allow_missing) {
+          if (!answer->scores) missing.push_back("no tensor " + scores + " in " + implementation.name());
+          if (!answer->outputs) missing.push_back("no tensor " + outputs + " in " + implementation.name());
         }
-      });
-      for (Pending& p : work.pending) {
-        if (p.result.status == ApplyResult::Status::ok) {
-          comparer.add(*p.test, p.result.output, p.expected);
-        } else {
-          record_failure(work, *p.test, p.result, p.first_failing);
-        }
-        p.expected = {};
+        comparer.add(test, answer->scores, answer->outputs, missing);
       }
       GroupResult result = comparer.finish();
-      if (needs_diagnosis(result)) {
-        std::vector<DiagnosedTest> judged;
-        // The worst sidecar test alone (golden tests are separate calls: a mistake in some of them
-        // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
-        if (const DiagnosisSample* sample = work.sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
-        for (const Pending& p : work.pending) {
-          if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
-            judged.push_back({.test = p.test, .output = p.result.output});
-          }
-        }
-        if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", group_threads);
+      result.skipped_by_flags = by_flags;
+      work.by_flags += by_flags;
+      work.results.push_back(std::move(result));
+    }
+  };
+  const auto start_unit = [&](std::size_t u) {
+    GroupWork work;
+    const golden::GoldenFile& file = suites[units[u].file].file;
+    if (file.kind == golden::Kind::attention) return work;
+    const golden::Group& group = file.groups[units[u].group];
+    work.comparer = std::make_unique<GroupComparer>(file.suite, static_cast<int>(units[u].group), group, model,
+                                                    implementation.tolerance(group.spec), options.group);
+    return work;
+  };
+  const auto call_unit = [&](std::size_t u, GroupWork& work) {
+    const golden::GoldenFile& file = suites[units[u].file].file;
+    if (file.kind == golden::Kind::attention) {
+      call_attention_file(file, work);
+      return;
+    }
+    const golden::Group& group = file.groups[units[u].group];
+    GroupComparer& comparer = *work.comparer;
+    for (const golden::RopeTest& test : group.rope_tests) {
+      tick(file.suite);
+      if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+        comparer.skip(test, "flag " + *flag + " (--skip-flags)");
+        ++work.by_flags;
+        continue;
       }
-      work.failed_calls.explain(result);
-      result.skipped_by_flags = work.by_flags;
-      result.skipped_by_position += work.by_position;
-      work.result = std::move(result);
-      work.pending.clear();
-      work.comparer.reset();
-    };
-    const auto record_group = [&](std::size_t, GroupWork&& work) {
-      out.skipped_by_flags += work.by_flags;
-      out.skipped_by_position += work.result.skipped_by_position;
-      out.groups.push_back(std::move(work.result));
-    };
-    ordered_pipeline<GroupWork>(groups, pipeline_threads, start_group, call_group, judge_group, record_group);
-  }
+      if (max_position) {
+        bool any = false;
+        for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = token_position(test, group.spec, t) <= *max_position;
+        if (!any) {
+          comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
+          ++work.by_position;
+          continue;
+        }
+      }
+      if (test.sidecar) {
+        // A sidecar test (a big suite): loaded, run, judged and dropped on its own, its exact values
+        // computed chunk by chunk on every thread, so that the loop holds one test (golden/golden.h
+        // load_arrays, GroupComparer::add_evaluated).
+        golden::RopeTest loaded = test;
+        sidecars[units[u].file].load(group.spec, loaded);
+        const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
+        ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
+        if (result.status != ApplyResult::Status::ok) {
+          record_failure(work, file.suite, loaded, result, bisect(group, loaded, result));
+          continue;
+        }
+        // The exact models judge against the file's correctly rounded values (loaded.expected).
+        comparer.add_evaluated(loaded, result.output, options.threads);
+        if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
+          work.sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
+        }
+        continue;
+      }
+      work.pending.push_back({&test,
+                              implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
+                              {}, std::nullopt});
+    }
+    for (Pending& p : work.pending) {
+      if (p.result.status != ApplyResult::Status::ok) p.first_failing = bisect(group, *p.test, p.result);
+    }
+  };
+  const auto judge_unit = [&](std::size_t u, GroupWork& work) {
+    const golden::GoldenFile& file = suites[units[u].file].file;
+    if (file.kind == golden::Kind::attention) return;
+    const golden::Group& group = file.groups[units[u].group];
+    const int group_threads = file.sidecar.empty() ? small_group_threads : options.threads;
+    GroupComparer& comparer = *work.comparer;
+    // The exact values do not depend on the candidate: computed for every test at once, in parallel.
+    parallel_for(work.pending.size(), group_threads, [&](std::size_t i) {
+      if (work.pending[i].result.status == ApplyResult::Status::ok) {
+        work.pending[i].expected = expected_values(group.spec, *work.pending[i].test, model, options.precision_bits);
+      }
+    });
+    for (Pending& p : work.pending) {
+      if (p.result.status == ApplyResult::Status::ok) {
+        comparer.add(*p.test, p.result.output, p.expected);
+      } else {
+        record_failure(work, file.suite, *p.test, p.result, p.first_failing);
+      }
+      p.expected = {};
+    }
+    GroupResult result = comparer.finish();
+    if (needs_diagnosis(result)) {
+      std::vector<DiagnosedTest> judged;
+      // The worst sidecar test alone (golden tests are separate calls: a mistake in some of them
+      // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
+      if (const DiagnosisSample* sample = work.sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
+      for (const Pending& p : work.pending) {
+        if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
+          judged.push_back({.test = p.test, .output = p.result.output});
+        }
+      }
+      if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", group_threads);
+    }
+    work.failed_calls.explain(result);
+    result.skipped_by_flags = work.by_flags;
+    result.skipped_by_position += work.by_position;
+    work.results.push_back(std::move(result));
+    work.pending.clear();
+    work.comparer.reset();
+  };
+  const auto record_unit = [&](std::size_t, GroupWork&& work) {
+    for (std::string& note : work.notes) out.notes.push_back(std::move(note));
+    out.skipped_by_flags += work.by_flags;
+    for (GroupResult& result : work.results) {
+      out.skipped_by_position += result.skipped_by_position;
+      out.groups.push_back(std::move(result));
+    }
+  };
+  ordered_pipeline<GroupWork>(units.size(), options.threads, start_unit, call_unit, judge_unit, record_unit);
   return out;
 }
 
