@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "runner/adapters.h"
 #include "judge/group.h"
+#include "runner/adapters.h"
+#include "runner/golden_run.h"
 #include "runner/sweep.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -205,6 +206,71 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsExplanation) {
     EXPECT_EQ(one.diagnosis->explanation, other.diagnosis->explanation) << threads;
     EXPECT_EQ(one.diagnosis->mistake_within, other.diagnosis->mistake_within) << threads;
     EXPECT_EQ(one.diagnosis->mistake_identical, other.diagnosis->mistake_identical) << threads;
+  }
+}
+
+// A golden run's groups, across files, go through one pipeline: calls on the calling thread in the
+// order of the files, groups and tests, several groups judged at once (judge/README.md "Big tests
+// on every thread"). The calls an implementation sees, the groups' results in file order (an
+// attention file's note among them) and the diagnoses must be one thread's. The float32 recipe on
+// f32 specs, judged by the exact model, fails (the diagnosis runs); the exact values elsewhere pass.
+TEST(GoldenRun, SeveralThreadsGiveOneThreadsResultAndCallsAcrossFiles) {
+  const std::string suites = std::string(ROPECHECK_SOURCE_DIR) + "/golden/suites/";
+  std::vector<LoadedGolden> files;
+  for (const char* name : {"half-f32-base500000.json", "attention.json", "half-f16-base10000.json", "edge-cases.json"}) {
+    std::vector<LoadedGolden> one = load_golden(suites + name);
+    ASSERT_EQ(one.size(), 1u);
+    files.push_back(std::move(one.front()));
+  }
+  auto run_with = [&](int threads, std::vector<std::string>& calls) {
+    reference::Options recipe;
+    recipe.model = reference::Model::f32_recipe;
+    const FunctionImplementation f32_recipe(
+        "f32 recipe", [&](const Spec& s, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
+          std::ostringstream call;
+          call.precision(17);
+          call << s.head_dim << " " << shape.tokens << "x" << shape.heads << " " << (positions.empty() ? -1 : positions.front())
+               << " " << (input.empty() ? 0.0 : input.front());
+          calls.push_back(call.str());
+          if (s.dtype != Dtype::f32) return reference::apply(s, shape, positions, input);
+          return reference::apply(s, shape, positions, input, recipe);
+        });
+    JudgeOptions options;
+    options.threads = threads;
+    return judge_golden(files, f32_recipe, options);
+  };
+  auto text = [](const Judgement& j) {
+    std::string out;
+    for (const GroupResult& g : j.groups) {
+      out += g.suite + " " + std::to_string(g.index) + " " + summary(g);
+      if (g.diagnosis) {
+        for (const std::string& line : g.diagnosis->lines) out += "diagnosis " + line + "\n";
+        out += "explanation " + g.diagnosis->explanation + "\n";
+      }
+    }
+    for (const std::string& note : j.notes) out += "note " + note + "\n";
+    return out + "skipped " + std::to_string(j.skipped_by_flags) + " " + std::to_string(j.skipped_by_position) + "\n";
+  };
+  std::vector<std::string> calls_one;
+  const Judgement one = run_with(1, calls_one);
+  ASSERT_FALSE(one.groups.empty());
+  EXPECT_EQ(one.notes.size(), 1u);  // the attention file: a function applies RoPE only
+  bool failed = false, passed = false, diagnosed = false;
+  for (const GroupResult& g : one.groups) {
+    failed = failed || g.verdict == "fail";
+    passed = passed || g.verdict == "pass";
+    diagnosed = diagnosed || g.diagnosis.has_value();
+  }
+  EXPECT_TRUE(failed);
+  EXPECT_TRUE(passed);
+  EXPECT_TRUE(diagnosed);
+  EXPECT_EQ(one.groups.front().suite, files.front().file.suite);
+  EXPECT_EQ(one.groups.back().suite, files.back().file.suite);
+  for (int threads : {2, 3}) {
+    std::vector<std::string> calls;
+    const Judgement other = run_with(threads, calls);
+    EXPECT_EQ(calls_one, calls) << threads;
+    EXPECT_EQ(text(one), text(other)) << threads;
   }
 }
 
