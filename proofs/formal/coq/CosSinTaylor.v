@@ -34,6 +34,13 @@ Open Scope R_scope.
 Lemma INR_fact_succ : forall n, INR (fact (S n)) = INR (S n) * INR (fact n).
 Proof. intro n. change (fact (S n)) with (S n * fact n)%nat. apply mult_INR. Qed.
 
+(* INR (fact n) as the product it is, unfolded by cbn in one step: rewriting INR_fact_succ until no
+   factorial is left rewrote the whole goal once per factor (seconds for the 13 terms up to 26!). *)
+Fixpoint Rfact (n : nat) : R := match n with O => 1 | S m => INR (S m) * Rfact m end.
+
+Lemma INR_fact_Rfact : forall n, INR (fact n) = Rfact n.
+Proof. induction n as [| n IH]; [reflexivity |]. rewrite INR_fact_succ, IH. reflexivity. Qed.
+
 (* π/2 = 1.5707963267948966192…: cos is 4.2e-18 at the first point and −7.7e-19 at the second; the
    series stopped after the x^22 (resp. x^24) term is off by less than 8.1e-20 (resp. 3e-22). *)
 Lemma cos_pos_below_pi2 : 0 < cos 1.570796326794896615.
@@ -41,7 +48,7 @@ Proof.
   destruct (pre_cos_bound 1.570796326794896615 5 ltac:(lra) ltac:(lra)) as [H _].
   eapply Rlt_le_trans; [| exact H]. clear H.
   unfold cos_approx. cbv [Nat.mul Nat.add]. cbn [sum_f_R0]. unfold cos_term. cbv [Nat.mul Nat.add].
-  repeat rewrite INR_fact_succ. simpl INR. simpl pow. lra.
+  rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. simpl pow. lra.
 Qed.
 
 Lemma cos_neg_above_pi2 : cos 1.57079632679489662 < 0.
@@ -49,7 +56,7 @@ Proof.
   destruct (pre_cos_bound 1.57079632679489662 5 ltac:(lra) ltac:(lra)) as [_ H].
   eapply Rle_lt_trans; [exact H |]. clear H.
   unfold cos_approx. cbv [Nat.mul Nat.add]. cbn [sum_f_R0]. unfold cos_term. cbv [Nat.mul Nat.add].
-  repeat rewrite INR_fact_succ. simpl INR. simpl pow. lra.
+  rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. simpl pow. lra.
 Qed.
 
 Theorem pi_enclosure : 3.14159265358979323 <= PI <= 3.14159265358979324.
@@ -84,24 +91,24 @@ Lemma sin_poly_approx : forall r, sin_poly r = sin_approx r 8.
 Proof.
   intro r. unfold sin_approx, sin_poly. cbn [sum_f_R0]. unfold sin_term.
   cbv [Nat.mul Nat.add].
-  repeat rewrite INR_fact_succ. simpl INR. simpl pow. field.
+  rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. simpl pow. field.
 Qed.
 
 Lemma cos_poly_approx : forall r, cos_poly r = cos_approx r 9.
 Proof.
   intro r. unfold cos_approx, cos_poly. cbn [sum_f_R0]. unfold cos_term.
   cbv [Nat.mul Nat.add].
-  repeat rewrite INR_fact_succ. simpl INR. simpl pow. field.
+  rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. simpl pow. field.
 Qed.
 
 Lemma fact19_value : INR (fact 19) = 121645100408832000.
-Proof. repeat rewrite INR_fact_succ. simpl INR. ring. Qed.
+Proof. rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. ring. Qed.
 
 Lemma fact20_value : INR (fact 20) = 2432902008176640000.
-Proof. repeat rewrite INR_fact_succ. simpl INR. ring. Qed.
+Proof. rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. ring. Qed.
 
 Lemma fact21_value : INR (fact 21) = 51090942171709440000.
-Proof. repeat rewrite INR_fact_succ. simpl INR. ring. Qed.
+Proof. rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. ring. Qed.
 
 Lemma sin_term_9 : forall r, sin_term r 9 = - (r ^ 19 / 121645100408832000).
 Proof. intro r. unfold sin_term. cbv [Nat.mul Nat.add]. rewrite fact19_value. field. Qed.

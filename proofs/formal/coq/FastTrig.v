@@ -41,24 +41,24 @@ Lemma sin_poly25_approx : forall r, sin_poly25 r = sin_approx r 12.
 Proof.
   intro r. unfold sin_approx, sin_poly25. cbn [sum_f_R0]. unfold sin_term.
   cbv [Nat.mul Nat.add].
-  repeat rewrite INR_fact_succ. simpl INR. simpl pow. field.
+  rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. simpl pow. field.
 Qed.
 
 Lemma cos_poly26_approx : forall r, cos_poly26 r = cos_approx r 13.
 Proof.
   intro r. unfold cos_approx, cos_poly26. cbn [sum_f_R0]. unfold cos_term.
   cbv [Nat.mul Nat.add].
-  repeat rewrite INR_fact_succ. simpl INR. simpl pow. field.
+  rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. simpl pow. field.
 Qed.
 
 Lemma fact27_value : INR (fact 27) = 10888869450418352160768000000.
-Proof. repeat rewrite INR_fact_succ. simpl INR. ring. Qed.
+Proof. rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. ring. Qed.
 
 Lemma fact28_value : INR (fact 28) = 304888344611713860501504000000.
-Proof. repeat rewrite INR_fact_succ. simpl INR. ring. Qed.
+Proof. rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. ring. Qed.
 
 Lemma fact29_value : INR (fact 29) = 8841761993739701954543616000000.
-Proof. repeat rewrite INR_fact_succ. simpl INR. ring. Qed.
+Proof. rewrite !INR_fact_Rfact. cbn [Rfact]. simpl INR. ring. Qed.
 
 Lemma sin_term_13 : forall r, sin_term r 13 = - (r ^ 27 / 10888869450418352160768000000).
 Proof. intro r. unfold sin_term. cbv [Nat.mul Nat.add]. rewrite fact27_value. field. Qed.
