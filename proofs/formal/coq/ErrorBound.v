@@ -424,7 +424,6 @@ Proof.
   assert (H5 : (1 + eps64) * (1 + eps64) * (2 + k * (1415 / 1000)) * eps64 * rho
                <= m * eps64 * rho).
   { apply Rmult_le_compat_r; [exact Hr |]. apply Rmult_le_compat_r; [lra | exact Hm]. }
-  pose proof eps64_small as Hsmall.
   pose proof eps64_mu64_le.
   lra.
 Qed.
@@ -624,7 +623,6 @@ Lemma binary64_scaled_rotation_bound : forall k m g x y ch sh c s C S p2 a rho,
 Proof.
   intros k m g x y ch sh c s C S p2 a rho Hk Hm Hunit Hr Hrho Hch Hsh Hc Hs Hp2 Ha.
   pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
-  pose proof eps64_small as Hsmall.
   pose proof (Rabs_pos g) as Pg.
   assert (HC1 : Rabs C <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= S * S) by apply Rle_0_sqr; lra).
   assert (HS1 : Rabs S <= 1) by (apply le_of_square; [lra |]; rewrite Rabs_sq; assert (0 <= C * C) by apply Rle_0_sqr; lra).
@@ -907,7 +905,6 @@ Lemma cache_rotation_bound : forall uc tc g x y C S c s p2 a rho,
 Proof.
   intros uc tc g x y C S c s p2 a rho Huc Htc Hunit Hr Hrho Hc Hs Hp2 Ha.
   pose proof eps64_pos as He. destruct mu64_small as [Hmu _].
-  pose proof eps64_small as Hsmall.
   (* propagation with eta = 0 and the entries' errors as the "relative parts" ma, mb *)
   set (ma := Rabs (c - g * C) / eps64). set (mb := Rabs (s - g * S) / eps64).
   assert (Hma : 0 <= ma) by (unfold ma; apply Rmult_le_pos; [apply Rabs_pos | apply Rlt_le, Rinv_0_lt_compat; lra]).
