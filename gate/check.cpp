@@ -138,32 +138,35 @@ int run_direct_check(const CheckArguments& args) {
   Progress progress(static_cast<std::int64_t>(tokens));
   // The next chunk is read (and decoded to doubles) while this one is judged: reading is one
   // thread's work, judging every thread's, and one after the other the reading was a check's serial
-  // part. One chunk ahead: memory is two chunks' arrays. The input is handed to the judge, not copied.
+  // part. One chunk ahead: memory is two chunks' arrays, each used again two chunks later (the judge
+  // gives the input's back), so a check of any length faults in four arrays, not two per chunk (a
+  // fresh 32 MB array is 8192 page faults, 26 ms on the 2-core VM of bench/README.md: more than
+  // reading it; on two cores the reading's CPU time is taken from the judging).
   struct Chunk {
     std::vector<double> input, output;
   };
-  const auto read_chunk = [&](std::uint64_t t) {
+  std::string input_bytes, output_bytes;  // the one read in flight's block buffers
+  const auto read_chunk = [&](std::uint64_t t, Chunk c) {
     const std::uint64_t n = std::min(chunk, tokens - t);
-    Chunk c;
     // The two files at once (the first chunk is read before anything can be judged).
     std::future<void> other = std::async(std::launch::async, [&] {
       c.output.resize(n * token_size);
-      std::string bytes;
-      output.read_into(t * token_size, c.output, bytes);
+      output.read_into(t * token_size, c.output, output_bytes);
     });
     c.input.resize(n * token_size);
-    std::string bytes;
-    input.read_into(t * token_size, c.input, bytes);
+    input.read_into(t * token_size, c.input, input_bytes);
     other.get();
     return c;
   };
-  std::future<Chunk> next = std::async(std::launch::async, read_chunk, std::uint64_t{0});
+  std::future<Chunk> next = std::async(std::launch::async, read_chunk, std::uint64_t{0}, Chunk{});
+  Chunk spare;
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);
     Chunk current = next.get();
-    if (t + chunk < tokens) next = std::async(std::launch::async, read_chunk, t + chunk);
-    judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
-              std::move(current.input), current.output);
+    if (t + chunk < tokens) next = std::async(std::launch::async, read_chunk, t + chunk, std::move(spare));
+    current.input = judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
+                              std::move(current.input), current.output);
+    spare = std::move(current);
     progress.update(static_cast<std::int64_t>(t + n), "tokens");
   }
   Report report;

@@ -270,14 +270,25 @@ void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const doub
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values, std::int64_t first_token) {
   DiagnosisSample k;
+  diagnosis_sample_into(k, test, output, components, max_values, first_token);
+  return k;
+}
+
+void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std::span<const double> output, int components,
+                           std::int64_t max_values, std::int64_t first_token) {
   const std::int64_t token_size = test.heads * test.head_dim;
   const std::int64_t kept = std::min(test.tokens, std::max<std::int64_t>(1, max_values / token_size));
   const std::int64_t stride = (test.tokens + kept - 1) / kept;
   k.first_token = first_token;
   k.token_stride = stride;
+  k.token_index.clear();
   k.test.id = test.id;
+  k.test.tokens = 0;
   k.test.heads = test.heads;
   k.test.head_dim = test.head_dim;
+  k.test.positions.clear();
+  k.test.input.clear();
+  k.output.clear();
   for (std::int64_t t = 0; t < test.tokens; t += stride) {
     ++k.test.tokens;
     const auto p = test.positions.begin() + t * components;
@@ -287,7 +298,6 @@ DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const d
     const auto o = output.begin() + t * token_size;
     k.output.insert(k.output.end(), o, o + token_size);
   }
-  return k;
 }
 
 }  // namespace ropecheck::judge

@@ -44,6 +44,10 @@ struct DiagnosisSample {
 };
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values, std::int64_t first_token = 0);
+// The same into `sample`, whose arrays are used again (a sample replaced chunk after chunk was
+// 16 MB of fresh pages each time, copied on the one thread between two chunks' judging).
+void diagnosis_sample_into(DiagnosisSample& sample, const golden::RopeTest& test, std::span<const double> output,
+                           int components, std::int64_t max_values, std::int64_t first_token = 0);
 
 // The values a sample of a big test keeps (2^20: the diagnosis fits its frequencies on them).
 inline constexpr std::int64_t kDiagnosisSampleValues = std::int64_t{1} << 20;
@@ -59,9 +63,9 @@ class DiagnosisSampler {
   void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e,
              std::int64_t first_token = 0) {
     if (!first_) {
-      first_ = diagnosis_sample(test, output, components, max_values_, first_token);
+      diagnosis_sample_into(first_.emplace(), test, output, components, max_values_, first_token);
     } else if (group_worst_e > worst_e_) {
-      worst_ = diagnosis_sample(test, output, components, max_values_, first_token);
+      diagnosis_sample_into(worst_ ? *worst_ : worst_.emplace(), test, output, components, max_values_, first_token);
     }
     worst_e_ = std::max(worst_e_, group_worst_e);
     spread(test, output, components, first_token);

@@ -196,11 +196,13 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
 
 // Tokens [0, tokens) cut into contiguous ranges for `threads` threads (at least one range): one
 // range on one thread, else up to kRangesPerThread per thread, handed out by parallel_for as threads
-// come free (a whole-test cut per thread left one thread idle while a slowed one finished). How the
+// come free (a whole-test cut per thread left one thread idle while a slowed one finished; at 4 a
+// thread, a direct check's 4M-value chunk ended with one range of 60 ms left to a single thread:
+// 16 took the check's use of two cores from 90-91 % to 93 %, perf, bench/README.md). How the
 // reference's and the diagnosis's work on a big test is spread (GroupComparer::add_evaluated,
 // diagnose, the spec inference, golden generate); each caller merges the ranges' results in token
 // order, so the cut changes nothing but the speed.
-inline constexpr std::int64_t kRangesPerThread = 4;
+inline constexpr std::int64_t kRangesPerThread = 16;
 struct TokenRange {
   std::int64_t begin = 0, end = 0;
 };

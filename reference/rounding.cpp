@@ -12,19 +12,27 @@
 
 namespace ropecheck::reference {
 
-void round_finite_to_format(std::span<double> values, Dtype dtype) {
+std::int64_t round_finite_to_format(std::span<double> values, Dtype dtype) {
+  std::int64_t changed = 0;
   switch (dtype) {
     case Dtype::f64:
-      return;  // every finite double is a value of binary64: round_to_format gives it back
+      return 0;  // every finite double is a value of binary64: round_to_format gives it back
     case Dtype::f32:  // the dtype a constant of the loop: round_to_format is the hardware conversion
       for (double& v : values) {
-        if (std::isfinite(v)) v = round_to_format(v, Dtype::f32);
+        const double r = static_cast<double>(static_cast<float>(v));  // NaN and ±Inf: not kept (below)
+        const bool round = std::fabs(v) <= std::numeric_limits<double>::max();  // finite
+        changed += static_cast<std::int64_t>(round && r != v);
+        v = round ? r : v;
       }
-      return;
+      return changed;
     default:
       for (double& v : values) {
-        if (std::isfinite(v)) v = round_to_format(v, dtype);
+        if (!std::isfinite(v)) continue;
+        const double r = round_to_format(v, dtype);
+        changed += static_cast<std::int64_t>(r != v);
+        v = r;
       }
+      return changed;
   }
 }
 

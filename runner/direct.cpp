@@ -88,12 +88,13 @@ std::size_t TensorJudge::check_sizes(std::span<const std::int64_t> positions, st
   return tokens;
 }
 
-void TensorJudge::add(std::span<const std::int64_t> positions, std::vector<double>&& input_values, std::span<const double> output) {
+std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, std::vector<double>&& input_values,
+                                     std::span<const double> output) {
   State& s = *state_;
   const Spec& spec = s.group.spec;
   const auto components = static_cast<std::size_t>(position_components(spec));
   const std::size_t tokens = check_sizes(positions, input_values.size(), output.size());
-  if (tokens == 0) return;
+  if (tokens == 0) return std::move(input_values);
   golden::RopeTest test;
   test.id = kTestId;
   const std::int64_t first_token = s.tokens_seen;
@@ -112,15 +113,9 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::vector<doubl
   const Dtype input_dtype = input_dtype_of(spec);
   const std::vector<std::int64_t> rounded =
       map_token_ranges(static_cast<std::int64_t>(test.input.size()), s.options.threads, [&](TokenRange range) {
-    std::int64_t count = 0;
-    for (std::int64_t i = range.begin; i < range.end; ++i) {
-      double& v = test.input[static_cast<std::size_t>(i)];
-      if (std::isfinite(v) && !reference::representable(v, input_dtype)) {
-        v = reference::round_to_format(v, input_dtype);
-        ++count;
-      }
-    }
-    return count;
+    return reference::round_finite_to_format(std::span(test.input).subspan(static_cast<std::size_t>(range.begin),
+                                                                           static_cast<std::size_t>(range.end - range.begin)),
+                                             input_dtype);
   });
   for (const std::int64_t count : rounded) s.inputs_rounded += count;
   // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
@@ -129,6 +124,7 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::vector<doubl
   if (s.judged) s.judged->combine(std::move(chunk));
   else s.judged.emplace(std::move(chunk));
   s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token);
+  return std::move(test.input);
 }
 
 GroupResult TensorJudge::finish() {
@@ -158,10 +154,13 @@ GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const 
   }
   const std::size_t tokens = positions.size() / components;
   const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(TensorJudge::kChunkElements) / token_size);
+  std::vector<double> chunk_input;  // one buffer for every chunk's copy of the input (the judge rounds it)
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
-    judge.add(positions.subspan(t * components, n * components), input.subspan(t * token_size, n * token_size),
-              output.size() == input.size() ? output.subspan(t * token_size, n * token_size) : output);
+    const std::span<const double> in = input.subspan(t * token_size, n * token_size);
+    chunk_input.assign(in.begin(), in.end());
+    chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input),
+                            output.size() == input.size() ? output.subspan(t * token_size, n * token_size) : output);
   }
   return judge.finish();
 }

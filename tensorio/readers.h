@@ -123,8 +123,10 @@ class TensorFile {
   std::vector<double> read(std::uint64_t first, std::uint64_t count) const { return read(*chosen_, first, count); }
   std::vector<double> read(const Entry& entry, std::uint64_t first, std::uint64_t count) const;
   // Values [first, first + out.size()) of the default tensor into `out`, read through `bytes` (a
-  // buffer the caller reuses from call to call: a file read a chunk at a time allocates once).
+  // buffer of at most kReadBlockBytes the caller reuses from call to call: a file read a chunk at a
+  // time allocates once).
   void read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const;
+  static constexpr std::uint64_t kReadBlockBytes = std::uint64_t{1} << 20;
   const std::string& path() const { return path_; }
   // A .npy file (its one tensor, named ""), not safetensors.
   bool is_npy() const { return npy_; }

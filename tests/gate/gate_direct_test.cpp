@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <optional>
 #include <numeric>
 
@@ -259,20 +260,50 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
   EXPECT_THROW(judge::TensorJudge(spec, 0, {}, {}, "x"), UsageError);
 }
 
-// The CLI streams in chunks of kChunkElements values: a tensor just over one chunk with a mistake
-// in its last chunk only is caught there, at its token over the whole tensor. rotary_dim 8 of 64
-// keeps it quick: 56 dims of each head pass through (judged, but with no angle to compute).
+// An input handed over to the judge comes back in its own storage, its values rounded to the
+// spec's input dtype (the CLI reads the next chunk but one into it), and is judged as the same
+// values given by span are.
+TEST_F(DirectFixture, HandedOverInputComesBackRoundedInItsOwnStorage) {
+  const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
+  std::vector<double> off_grid = input;  // plus a quarter to a half ulp: no longer float32 values
+  for (double& v : off_grid) v += std::fabs(v) * 0x1p-25;
+  judge::TensorJudge by_span(spec, kHeads, {}, {}, "span");
+  by_span.add(positions, off_grid, output);
+  judge::TensorJudge handed(spec, kHeads, {}, {}, "handed");
+  std::vector<double> buffer = off_grid;
+  const double* storage = buffer.data();
+  const std::vector<double> back = handed.add(positions, std::move(buffer), output);
+  EXPECT_EQ(back.data(), storage);
+  ASSERT_EQ(back.size(), input.size());
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    ASSERT_EQ(back[i], static_cast<double>(static_cast<float>(off_grid[i]))) << i;
+    ASSERT_EQ(back[i], input[i]) << i;  // less than half an ulp rounds back
+  }
+  const judge::GroupResult a = by_span.finish(), b = handed.finish();
+  EXPECT_EQ(b.verdict, "pass");
+  EXPECT_EQ(b.verdict, a.verdict);
+  EXPECT_EQ(b.worst_e, a.worst_e);
+  EXPECT_EQ(b.pairs_checked, a.pairs_checked);
+  EXPECT_EQ(b.inputs_rounded, static_cast<std::int64_t>(input.size()) - std::count(input.begin(), input.end(), 0.0));
+  EXPECT_EQ(b.inputs_rounded, a.inputs_rounded);
+}
+
+// The CLI streams in chunks of kChunkElements values: a tensor just over two chunks with a mistake
+// in its last chunk only is caught there, at its token over the whole tensor. The third chunk is
+// read into the first one's arrays, and is shorter: inputs or outputs left from the first chunk
+// would fail thousands of pairs, not one. rotary_dim 8 of 64 keeps it quick: 56 dims of each head
+// pass through (judged, but with no angle to compute).
 TEST_F(DirectFixture, CliChunkBoundaryMistakeInLastChunkNamesTheGlobalToken) {
   const std::int64_t heads = 4, head_dim = 64, token_size = heads * head_dim;
   const std::int64_t chunk_tokens = judge::TensorJudge::kChunkElements / token_size;
-  const std::int64_t big_tokens = chunk_tokens + 100;
-  ASSERT_GT(big_tokens * token_size, judge::TensorJudge::kChunkElements);
+  const std::int64_t big_tokens = 2 * chunk_tokens + 100;
+  ASSERT_GT(big_tokens * token_size, 2 * judge::TensorJudge::kChunkElements);
   Recipe r = recipe_for_spec();
   r.rotary_dim = 8;
   const std::vector<std::int64_t> big_positions = positions_of_range(0, big_tokens, 1);
   const std::vector<double> big_input = testing_recipe::draw(static_cast<std::size_t>(big_tokens * token_size), Dtype::f32, 7);
   std::vector<double> big_output = testing_recipe::rotate(r, big_positions, heads, big_input);
-  const std::int64_t bad_token = chunk_tokens + 66;  // in the second (last) chunk
+  const std::int64_t bad_token = 2 * chunk_tokens + 66;  // in the third (last) chunk
   big_output[static_cast<std::size_t>(bad_token * token_size + 2 * head_dim + 5)] *= -1;  // head 2, dim 5 (pair 1's second)
   const std::string in = npy(dir, "big_in.npy", big_input, big_tokens, heads, head_dim);
   const std::string out = npy(dir, "big_out.npy", big_output, big_tokens, heads, head_dim);
@@ -280,7 +311,7 @@ TEST_F(DirectFixture, CliChunkBoundaryMistakeInLastChunkNamesTheGlobalToken) {
                           " --candidate " + out + " --json " + (dir / "report.json") + " --junit " + (dir / "report.xml"),
                       dir);
   EXPECT_EQ(ran.code, 1) << ran.out << ran.err;
-  // Two chunks, one tensor: one test, failed, in the table, the JSON and the JUnit report alike.
+  // Three chunks, one tensor: one test, failed, in the table, the JSON and the JUnit report alike.
   EXPECT_NE(ran.out.find("1 tests, 1 failed, 0 skipped"), std::string::npos) << ran.out;
   const std::string junit = slurp(dir / "report.xml");
   EXPECT_NE(junit.find("1 failing test(s): 1;"), std::string::npos) << junit;

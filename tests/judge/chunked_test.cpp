@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/diagnosis.h"
 #include "judge/group.h"
 #include "runner/adapters.h"
 #include "runner/golden_run.h"
@@ -142,6 +143,47 @@ TEST(AddEvaluated, CarefulOutputsPass) {
 // runs on every thread: the result, its diagnosis and explanation, and the sequence of calls the
 // implementation sees must be one thread's. The implementation fails (the float32 recipe judged by
 // the exact model), so the explanation runs too.
+// The sample a sampler keeps of the worst test so far is replaced in place (its arrays used again):
+// replaced by a shorter test, it holds what a fresh sample of that test holds, nothing of the
+// longer one it replaced.
+TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
+  const auto make = [](std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
+    golden::RopeTest t;
+    t.id = id;
+    t.tokens = tokens;
+    t.heads = 2;
+    t.head_dim = 4;
+    SplitMix64 rng(seed);
+    for (std::int64_t k = 0; k < tokens; ++k) t.positions.push_back(static_cast<std::int64_t>(rng.range(0, 1000)));
+    for (std::int64_t k = 0; k < tokens * 8; ++k) t.input.push_back(rng.unit());
+    return t;
+  };
+  const golden::RopeTest a = make(1, 20, 1), b = make(2, 40, 2), c = make(3, 13, 3);
+  const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25), out_c(c.input.size(), 2.0);
+  constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values
+  DiagnosisSampler sampler(kMaxValues);
+  sampler.offer(a, out_a, 1, 1.0, 0);
+  sampler.offer(b, out_b, 1, 2.0, 20);  // worse: the sample is b's
+  ASSERT_NE(sampler.sample(), nullptr);
+  EXPECT_EQ(sampler.sample()->test.id, 2);
+  sampler.offer(c, out_c, 1, 3.0, 60);  // worse again: c's, in b's arrays
+  const DiagnosisSample fresh = diagnosis_sample(c, out_c, 1, kMaxValues, 60);
+  const DiagnosisSample* kept = sampler.sample();
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->test.id, 3);
+  EXPECT_EQ(kept->test.tokens, fresh.test.tokens);
+  EXPECT_EQ(kept->test.positions, fresh.test.positions);
+  EXPECT_EQ(kept->test.input, fresh.test.input);
+  EXPECT_EQ(kept->output, fresh.output);
+  EXPECT_EQ(kept->output, std::vector<double>(static_cast<std::size_t>(fresh.test.tokens * 8), 2.0));
+  EXPECT_EQ(kept->first_token, 60);
+  EXPECT_EQ(kept->token_stride, fresh.token_stride);
+  EXPECT_EQ(kept->token_index, fresh.token_index);
+  sampler.offer(a, out_a, 1, 2.5, 0);  // not worse: the sample stays c's
+  EXPECT_EQ(sampler.sample()->test.id, 3);
+  EXPECT_EQ(sampler.sample()->output, fresh.output);
+}
+
 TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
   const Spec spec = parse_spec("layout=half,head_dim=16,base=500000,dtype=f32");
   auto sweep_with = [&](int threads, std::vector<std::int64_t>& first_positions) {

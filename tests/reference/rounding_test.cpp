@@ -116,11 +116,18 @@ TEST(Rounding, BuffersRoundTheirFiniteValuesOnly) {
   reference::PrecisionScope scope(128);
   for (Dtype dtype : kDtypes) {
     std::vector<double> rounded = values;
-    reference::round_finite_to_format(rounded, dtype);
+    const std::int64_t changed = reference::round_finite_to_format(rounded, dtype);
+    std::int64_t expected_changed = 0;
     for (std::size_t i = 0; i < values.size(); ++i) {
       const double expected = std::isfinite(values[i]) ? testing::oracle_round(Real(values[i]), dtype) : values[i];
       ASSERT_EQ(std::memcmp(&rounded[i], &expected, sizeof expected), 0)
           << name(dtype) << " " << reference::to_hex(values[i]) << " gave " << reference::to_hex(rounded[i]);
+      if (std::isfinite(values[i]) && expected != values[i]) ++expected_changed;
+    }
+    // The count of values changed: the finite ones the oracle moves (none for f64).
+    EXPECT_EQ(changed, expected_changed) << name(dtype);
+    if (dtype != Dtype::f64) {
+      EXPECT_GT(changed, 1000) << name(dtype);
     }
   }
 }

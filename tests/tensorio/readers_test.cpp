@@ -3,13 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <initializer_list>
 #include <random>
 #include <string_view>
 #include <utility>
 
+#include "reference/rounding.h"
+#include "tensorio/reader_detail.h"
 #include "tensorio/readers.h"
 #include "tensorio/writers.h"
 
@@ -617,6 +624,86 @@ TEST(ReadersSafetensors, DuplicateTensorNamesAreRefused) {
       safetensors(R"({"__metadata__":{"dtype":"x"},"s/1/output":{"dtype":"I32","shape":[2],"data_offsets":[0,8]}})", data),
       "ok.safetensors");
   EXPECT_EQ(m.at("s/1/output").values, (std::vector<double>{1, 2}));
+}
+
+// decode_to converts binary32 and bfloat16 through float in one pass and mends NaNs in a second:
+// every bit pattern class (zeros, subnormals, normals, infinities, quiet and signalling NaNs with
+// payloads, both signs) decodes as decode_bits decodes it alone, bit for bit, wherever the NaNs are.
+TEST(ReadersDecode, Binary32AndBfloat16DecodeAsDecodeBitsDoes) {
+  const std::vector<std::uint32_t> classes = {0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x00800000u, 0x3f800000u,
+                                              0xc0490fdbu, 0x7f7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                                              0x7f800001u, 0xff812345u, 0x7fbfffffu};
+  for (const int width : {4, 2}) {
+    const Dtype dtype = width == 4 ? Dtype::f32 : Dtype::bf16;
+    for (const bool with_nans : {false, true}) {
+      std::vector<std::uint32_t> words;
+      std::mt19937 rng(11);
+      for (int k = 0; k < 1000; ++k) {
+        std::uint32_t w = classes[static_cast<std::size_t>(k) % classes.size()] ^ (rng() & 0x7u);
+        if (!with_nans && (w & 0x7fffffffu) > 0x7f800000u) w = rng() & 0x3fffffffu;
+        words.push_back(width == 4 ? w : w >> 16);
+      }
+      std::string bytes;
+      for (const std::uint32_t w : words) {
+        for (int b = 0; b < width; ++b) bytes.push_back(static_cast<char>((w >> (8 * b)) & 0xffu));
+      }
+      std::vector<double> out(words.size());
+      detail::decode_to(bytes.data(), words.size(), width == 4 ? "F32" : "BF16", out.data());
+      for (std::size_t i = 0; i < words.size(); ++i) {
+        const double want = reference::decode_bits(words[i], dtype);
+        ASSERT_EQ(std::bit_cast<std::uint64_t>(out[i]), std::bit_cast<std::uint64_t>(want)) << width << " " << std::hex << words[i];
+      }
+    }
+  }
+}
+
+// TensorFile::read_into reads a range a block at a time through the caller's buffer: ranges that
+// start inside a block and cross several give read's values, the buffer stays one block, and a
+// buffer used again for another range (shorter, of another file) gives that range's values.
+TEST(ReadersTensorFile, ReadIntoCrossesBlocksThroughOneBlockOfBuffer) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "ropecheck-readers-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path dir = pattern;
+  std::string bytes;
+  for (const auto& [dtype, width] : {std::pair<std::string, int>{"F32", 4}, std::pair<std::string, int>{"F16", 2}}) {
+    const std::uint64_t block = TensorFile::kReadBlockBytes / static_cast<std::uint64_t>(width);
+    const std::uint64_t n = 3 * block + 12345;
+    std::vector<double> values(n);
+    std::mt19937_64 rng(7);
+    for (double& v : values) {
+      const double x = std::ldexp(static_cast<double>(rng() >> 40) - 8388608.0, -20);  // in [-8, 8)
+      v = dtype == "F32" ? static_cast<double>(static_cast<float>(x)) : std::ldexp(std::round(std::ldexp(x, 7)), -7);
+    }
+    values[block - 1] = -0.0;
+    values[block] = std::numeric_limits<double>::infinity();
+    values[2 * block + 1] = dtype == "F32" ? static_cast<double>(std::numeric_limits<float>::denorm_min()) : std::ldexp(1.0, -24);
+    values[n - 1] = std::numeric_limits<double>::quiet_NaN();
+    const std::string path = (dir / (dtype + ".npy")).string();
+    {
+      std::ofstream out(path, std::ios::binary);
+      const std::string encoded = encode_npy({"", dtype, {static_cast<std::int64_t>(n)}, values, {}});
+      out.write(encoded.data(), static_cast<std::streamsize>(encoded.size()));
+    }
+    const TensorFile file = TensorFile::open(path);
+    for (const auto& [first, count] : {std::pair<std::uint64_t, std::uint64_t>{7, n - 7}, {block - 3, 5}, {2 * block + 1, block + 12344}}) {
+      std::vector<double> out(count, 42.0);
+      file.read_into(first, out, bytes);
+      EXPECT_LE(bytes.size(), TensorFile::kReadBlockBytes) << dtype;
+      const std::vector<double> whole = file.read(first, count);
+      EXPECT_EQ(std::memcmp(out.data(), whole.data(), count * sizeof(double)), 0) << dtype << " [" << first << ", +" << count << ")";
+      for (std::uint64_t i = 0; i < count; ++i) {
+        const double want = values[first + i];
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(out[i])) << dtype << " " << first + i;
+        } else {
+          ASSERT_EQ(out[i], want) << dtype << " " << first + i;
+          ASSERT_EQ(std::signbit(out[i]), std::signbit(want)) << dtype << " " << first + i;
+        }
+      }
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
 }
 
 }  // namespace
