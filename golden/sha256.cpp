@@ -3,11 +3,17 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#if defined(ROPECHECK_HAVE_SHA_NI)
+#include <cpuid.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
+#include "golden/sha256_blocks.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::golden {
@@ -25,25 +31,63 @@ constexpr std::uint32_t kRound[64] = {
 
 constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+// CPUID leaf 1 ECX: SSSE3 (bit 9), SSE4.1 (bit 19); leaf 7 subleaf 0 EBX: SHA (bit 29) — Intel SDM
+// vol. 2, CPUID. The SHA-NI blocks use all three.
+bool cpu_has_sha_ni() {
+#if defined(ROPECHECK_HAVE_SHA_NI)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  const bool ssse3 = (ecx >> 9) & 1, sse41 = (ecx >> 19) & 1;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return ssse3 && sse41 && ((ebx >> 29) & 1);
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
-void Sha256::block(const unsigned char* p) {
-  std::uint32_t w[64];
-  for (int i = 0; i < 16; ++i) {
-    w[i] = std::uint32_t{p[4 * i]} << 24 | std::uint32_t{p[4 * i + 1]} << 16 | std::uint32_t{p[4 * i + 2]} << 8 | p[4 * i + 3];
+namespace detail {
+
+void sha256_blocks_portable(std::uint32_t state[8], const unsigned char* p, std::size_t blocks) {
+  for (; blocks > 0; --blocks, p += 64) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      w[i] = std::uint32_t{p[4 * i]} << 24 | std::uint32_t{p[4 * i + 1]} << 16 | std::uint32_t{p[4 * i + 2]} << 8 | p[4 * i + 3];
+    }
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6], h = state[7];
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
+      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    state[0] += a, state[1] += b, state[2] += c, state[3] += d, state[4] += e, state[5] += f, state[6] += g, state[7] += h;
   }
-  for (int i = 16; i < 64; ++i) {
-    const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+}
+
+}  // namespace detail
+
+bool Sha256::available(Path path) { return path == Path::portable || cpu_has_sha_ni(); }
+
+Sha256::Path Sha256::fastest() { return available(Path::sha_ni) ? Path::sha_ni : Path::portable; }
+
+Sha256::Sha256(Path path) : path_(path) {
+  if (!available(path)) throw std::invalid_argument("Sha256: the SHA-NI path is not available on this CPU or build");
+}
+
+void Sha256::blocks(const unsigned char* p, std::size_t count) {
+#if defined(ROPECHECK_HAVE_SHA_NI)
+  if (path_ == Path::sha_ni) {
+    detail::sha256_blocks_sha_ni(h_.data(), p, count);
+    return;
   }
-  std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
-  for (int i = 0; i < 64; ++i) {
-    const std::uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
-    const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
-  }
-  h_[0] += a, h_[1] += b, h_[2] += c, h_[3] += d, h_[4] += e, h_[5] += f, h_[6] += g, h_[7] += h;
+#endif
+  detail::sha256_blocks_portable(h_.data(), p, count);
 }
 
 void Sha256::update(std::string_view bytes) {
@@ -55,10 +99,11 @@ void Sha256::update(std::string_view bytes) {
     std::memcpy(buffer_ + buffered_, p, take);
     buffered_ += take, p += take, n -= take;
     if (buffered_ < 64) return;
-    block(buffer_);
+    blocks(buffer_, 1);
     buffered_ = 0;
   }
-  for (; n >= 64; p += 64, n -= 64) block(p);
+  blocks(p, n / 64);
+  p += n / 64 * 64, n %= 64;
   std::memcpy(buffer_, p, n);
   buffered_ = n;
 }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -248,8 +250,16 @@ TEST(Reader, ReportsAnUnreadableFile) {
   }
 }
 
+// Every block path of this binary and CPU: the portable rounds always, SHA-NI where available (a
+// CPU without it says so: the test of that path is reported skipped, never silently passed).
+std::vector<Sha256::Path> sha256_paths() {
+  std::vector<Sha256::Path> paths = {Sha256::Path::portable};
+  if (Sha256::available(Sha256::Path::sha_ni)) paths.push_back(Sha256::Path::sha_ni);
+  return paths;
+}
+
 // SHA-256 of FIPS 180-4's example messages (their digests as published with the standard: NIST
-// "Secure Hashing" examples, SHA256.pdf), whole and fed in uneven pieces.
+// "Secure Hashing" examples, SHA256.pdf), whole and fed in uneven pieces, on every block path.
 TEST(Sha256, FipsExampleDigests) {
   const std::pair<std::string, std::string> examples[] = {
       {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
@@ -257,15 +267,45 @@ TEST(Sha256, FipsExampleDigests) {
       {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
       {std::string(1000000, 'a'), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
   };
-  for (const auto& [message, digest] : examples) {
-    Sha256 whole;
-    whole.update(message);
-    EXPECT_EQ(whole.finish(), "sha256:" + digest) << message.size() << " bytes";
-    Sha256 pieces;
-    for (std::size_t at = 0, step = 1; at < message.size(); at += step, step = step * 3 % 97 + 1) {
-      pieces.update(std::string_view(message).substr(at, step));
+  for (const Sha256::Path path : sha256_paths()) {
+    const int p = static_cast<int>(path);
+    for (const auto& [message, digest] : examples) {
+      Sha256 whole(path);
+      whole.update(message);
+      EXPECT_EQ(whole.finish(), "sha256:" + digest) << message.size() << " bytes, path " << p;
+      Sha256 pieces(path);
+      for (std::size_t at = 0, step = 1; at < message.size(); at += step, step = step * 3 % 97 + 1) {
+        pieces.update(std::string_view(message).substr(at, step));
+      }
+      EXPECT_EQ(pieces.finish(), "sha256:" + digest) << message.size() << " bytes in pieces, path " << p;
     }
-    EXPECT_EQ(pieces.finish(), "sha256:" + digest) << message.size() << " bytes in pieces";
+  }
+}
+
+// The SHA-NI blocks against the portable rounds on random messages of every length around the
+// block and padding boundaries (0..200 bytes) and a few long ones, fed whole and in pieces; and
+// the default path is the fastest available one.
+TEST(Sha256, ShaNiGivesThePortableDigest) {
+  EXPECT_EQ(Sha256::fastest(), Sha256::available(Sha256::Path::sha_ni) ? Sha256::Path::sha_ni : Sha256::Path::portable);
+  EXPECT_TRUE(Sha256::available(Sha256::Path::portable));
+  if (!Sha256::available(Sha256::Path::sha_ni)) {
+    EXPECT_THROW(Sha256{Sha256::Path::sha_ni}, std::invalid_argument);
+    GTEST_SKIP() << "this CPU or build has no SHA-NI path: only the portable rounds are tested";
+  }
+  std::mt19937_64 rng(2026);
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 0; n <= 200; ++n) lengths.push_back(n);
+  for (std::size_t n : {4095, 4096, 4097, 65536 + 55, 1000003}) lengths.push_back(n);
+  for (const std::size_t n : lengths) {
+    std::string message(n, '\0');
+    for (char& c : message) c = static_cast<char>(rng() & 0xff);
+    Sha256 portable(Sha256::Path::portable), sha_ni(Sha256::Path::sha_ni), pieces(Sha256::Path::sha_ni);
+    portable.update(message);
+    sha_ni.update(message);
+    for (std::size_t at = 0, step = 1; at < n; at += step, step = step * 7 % 131 + 1) pieces.update(std::string_view(message).substr(at, step));
+    const std::string want = portable.finish();
+    ASSERT_EQ(sha_ni.finish(), want) << n << " bytes";
+    ASSERT_EQ(pieces.finish(), want) << n << " bytes in pieces";
   }
 }
 
