@@ -3,7 +3,8 @@ with --threads 1 against --threads 2 (and 0 = all cores where there are more), f
 (the scalar kernel, f64: a marginal pass, so the diagnosis runs too; and f32) and a failing one
 (the float32 recipe judged by the exact model: the explanation runs); then `ropecheck run --impl
 scalar` over the project's golden suites. Prints the median wall time of each and the 1-thread /
-N-thread ratio, measured in one run; bench/README.md keeps the figures.
+N-thread ratio, measured in one run (the two thread counts' repeats taken in turn); bench/README.md
+keeps the figures.
 
     /usr/bin/python3 bench/sweep_threads.py [--bin build/bin/ropecheck] [--repeat 3] [--threads 2]
 """
@@ -21,15 +22,18 @@ CASES = [
 ]
 
 
-def median_seconds(command, expected_rc, repeat):
-    times = []
+def median_seconds(commands, expected_rc, repeat):
+    """The median wall time of each command, the repeats taken in turn (one of each, then the next
+    round): a drift of the shared machine's load reaches every command alike, not the later one."""
+    times = [[] for _ in commands]
     for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, check=False)
-        times.append(time.perf_counter() - start)
-        if done.returncode != expected_rc:
-            raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
-    return statistics.median(times)
+        for command, runs in zip(commands, times):
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, check=False)
+            runs.append(time.perf_counter() - start)
+            if done.returncode != expected_rc:
+                raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
+    return [statistics.median(runs) for runs in times]
 
 
 def main():
@@ -43,13 +47,11 @@ def main():
     print("|---|---|---|---|")
     for name, impl, dtype, rc in CASES:
         base = [args.bin, "sweep", "--impl", impl, "--spec", SPEC.format(dtype=dtype), "--samples", str(args.samples)]
-        one = median_seconds(base + ["--threads", "1"], rc, args.repeat)
-        many = median_seconds(base + ["--threads", str(args.threads)], rc, args.repeat)
+        one, many = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], rc, args.repeat)
         print(f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} |")
     golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "suites")
     base = [args.bin, "run", "--impl", "scalar", "--golden", golden]
-    one = median_seconds(base + ["--threads", "1"], 0, args.repeat)
-    many = median_seconds(base + ["--threads", str(args.threads)], 0, args.repeat)
+    one, many = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], 0, args.repeat)
     print(f"| run --impl scalar, the golden suites | {one:.2f} | {many:.2f} | {one / many:.2f} |")
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
