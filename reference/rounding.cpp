@@ -17,14 +17,17 @@ std::int64_t round_finite_to_format(std::span<double> values, Dtype dtype) {
   switch (dtype) {
     case Dtype::f64:
       return 0;  // every finite double is a value of binary64: round_to_format gives it back
-    case Dtype::f32:  // the dtype a constant of the loop: round_to_format is the hardware conversion
-      for (double& v : values) {
+    case Dtype::f32: {  // the dtype a constant of the loop: round_to_format is the hardware conversion
+      double* const data = values.data();
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const double v = data[i];
         const double r = static_cast<double>(static_cast<float>(v));  // NaN and ±Inf: not kept (below)
-        const bool round = std::fabs(v) <= std::numeric_limits<double>::max();  // finite
-        changed += static_cast<std::int64_t>(round && r != v);
-        v = round ? r : v;
+        const bool finite = std::fabs(v) <= std::numeric_limits<double>::max();
+        changed += static_cast<std::int64_t>(finite && r != v);
+        data[i] = finite ? r : v;
       }
       return changed;
+    }
     default:
       for (double& v : values) {
         if (!std::isfinite(v)) continue;

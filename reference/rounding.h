@@ -95,9 +95,9 @@ T round_to_format(const T& value, Dtype dtype) {
 
 // round_to_format of every finite value of `values`, in place; NaN and ±Inf are kept as they are.
 // Returns how many values it changed (the finite values that were not values of `dtype`). The dtype
-// is decided once, not per value, and the binary32 loop has no branch (the compiler vectorizes it):
-// inputs rounded to a spec's input dtype a chunk at a time (`ropecheck apply`, Python's
-// ropecheck.apply, a direct check's chunks).
+// is decided once, not per value, and the binary32 loop selects instead of branching per value
+// (libm-free: the hardware conversion both ways): inputs rounded to a spec's input dtype a chunk at
+// a time (`ropecheck apply`, Python's ropecheck.apply, a direct check's chunks).
 std::int64_t round_finite_to_format(std::span<double> values, Dtype dtype);
 
 // Decides the correctly rounded value of an unknown x with |x − approx| ≤ error, or returns nothing
