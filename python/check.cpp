@@ -1,6 +1,7 @@
 // check(): the user's own tensors judged by runner/direct.h (the route of `ropecheck check --spec
 // ... --candidate ...`), one group, in the gate's report.
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -15,14 +16,29 @@
 namespace ropecheck::python {
 namespace {
 
-gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positions, const Doubles& input,
-                   const Doubles& output, const gate::JudgeArguments& args, const std::string& label) {
+// A C-contiguous float32 or float64 array as it is (a float32 one is widened a chunk at a time by
+// judge_tensors); any other array converted to float64 first. `kept` holds a converted copy.
+judge::TensorValues values_of(const py::array& a, Doubles& kept) {
+  if ((a.flags() & py::array::c_style) && a.dtype().is(py::dtype::of<float>())) {
+    return std::span<const float>(static_cast<const float*>(a.data()), static_cast<std::size_t>(a.size()));
+  }
+  kept = Doubles::ensure(a);
+  if (!kept) throw UsageError("expected an array of numbers");
+  return std::span<const double>(kept.data(), static_cast<std::size_t>(kept.size()));
+}
+
+gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positions, const py::array& input_array,
+                   const py::array& output_array, const gate::JudgeArguments& args, const std::string& label) {
   const judge::Claims claims = gate::claims_of(args);
   const judge::JudgeOptions options = gate::judge_options_of(args);
-  tokens_of(spec, heads, positions.size(), input.size(), "x");
-  if (output.size() != input.size()) {
-    throw UsageError("output: expected as many values as x (" + std::to_string(input.size()) + "), got " +
-                     std::to_string(output.size()));
+  Doubles input_doubles, output_doubles;
+  const judge::TensorValues input = values_of(input_array, input_doubles);
+  const judge::TensorValues output = values_of(output_array, output_doubles);
+  const auto size = [](const judge::TensorValues& v) { return std::visit([](auto s) { return s.size(); }, v); };
+  tokens_of(spec, heads, positions.size(), static_cast<std::int64_t>(size(input)), "x");
+  if (size(output) != size(input)) {
+    throw UsageError("output: expected as many values as x (" + std::to_string(size(input)) + "), got " +
+                     std::to_string(size(output)));
   }
   gate::Report report;
   report.command = "check";
@@ -31,10 +47,9 @@ gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positio
   report.model = claims.model;
   {
     py::gil_scoped_release unlocked;
-    report.groups.push_back(judge::judge_tensors(
-        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())),
-        std::span<const double>(input.data(), static_cast<std::size_t>(input.size())),
-        std::span<const double>(output.data(), static_cast<std::size_t>(output.size())), claims, options, label));
+    report.groups.push_back(judge::judge_tensor_values(
+        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())), input, output,
+        claims, options, label));
   }
   const judge::GroupResult& g = report.groups.front();
   if (const std::string note = gate::rounded_inputs_note(g); !note.empty()) report.notes.push_back(note);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "judge/diagnosis.h"
 #include "judge/parallel.h"
@@ -143,26 +144,50 @@ GroupResult TensorJudge::finish() {
   return g;
 }
 
-GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
-                          std::span<const double> input, std::span<const double> output, const Claims& claims,
-                          const JudgeOptions& options, const std::string& label) {
+namespace {
+
+// judge_tensors over spans of doubles or floats: each chunk's input copied (widened) into one
+// buffer the chunks share (the judge rounds it in place and gives it back); a float output widened
+// into another, a double one read where it is.
+template <class In, class Out>
+GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                               std::span<const In> input, std::span<const Out> output, const Claims& claims,
+                               const JudgeOptions& options, const std::string& label) {
   TensorJudge judge(spec, heads, claims, options, label);
   const auto components = static_cast<std::size_t>(position_components(spec));
   const std::size_t token_size = static_cast<std::size_t>(std::max<std::int64_t>(heads, 1)) * static_cast<std::size_t>(spec.head_dim);
-  if (positions.size() % components != 0 || input.size() != positions.size() / components * token_size) {
-    judge.add(positions, input, output);  // throws the size message
-  }
-  const std::size_t tokens = positions.size() / components;
+  const std::size_t tokens = judge.check_sizes(positions, input.size(), output.size());  // add's message when they disagree
   const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(TensorJudge::kChunkElements) / token_size);
-  std::vector<double> chunk_input;  // one buffer for every chunk's copy of the input (the judge rounds it)
+  std::vector<double> chunk_input, chunk_output;
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
-    const std::span<const double> in = input.subspan(t * token_size, n * token_size);
+    const std::span<const In> in = input.subspan(t * token_size, n * token_size);
+    const std::span<const Out> out = output.subspan(t * token_size, n * token_size);
     chunk_input.assign(in.begin(), in.end());
-    chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input),
-                            output.size() == input.size() ? output.subspan(t * token_size, n * token_size) : output);
+    std::span<const double> out_values;
+    if constexpr (std::is_same_v<Out, double>) {
+      out_values = out;
+    } else {
+      chunk_output.assign(out.begin(), out.end());
+      out_values = chunk_output;
+    }
+    chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
   }
   return judge.finish();
+}
+
+}  // namespace
+
+GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                          std::span<const double> input, std::span<const double> output, const Claims& claims,
+                          const JudgeOptions& options, const std::string& label) {
+  return judge_tensor_spans(spec, heads, positions, input, output, claims, options, label);
+}
+
+GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
+                          TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label) {
+  return std::visit([&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, claims, options, label); },
+                    input, output);
 }
 
 }  // namespace ropecheck::judge

@@ -53,6 +53,30 @@ def test_check_agrees_with_the_command_line(ropecheck_bin, tmp_path, model, sin_
     assert result.passed == (model == "f32-angle" and sin_sign == 1.0)
 
 
+def test_check_takes_float32_float64_and_other_layouts_alike():
+    """float32 arrays go to C++ as they are and are widened a chunk at a time; float64 ones, mixed
+    ones and non-contiguous ones are converted first: the same report every way, over a tensor of
+    two chunks (2^22 values each) with NaN, Inf and a mistake in the second chunk."""
+    rng = np.random.default_rng(23)
+    tokens = (1 << 22) // 128 + 50
+    positions = rng.integers(0, 1 << 20, size=tokens).astype(np.int64)
+    x = rng.uniform(-2, 2, size=(tokens, 2, 64)).astype(np.float32)
+    out = hf_rope(x, positions)
+    out[7, 0, 3] = np.nan
+    out[9, 1, 5] = np.inf
+    out[tokens - 20, 1, 40] *= -1  # in the second chunk
+    reports = []
+    for a, b in [(out, x), (out.astype(np.float64), x.astype(np.float64)), (out, x.astype(np.float64)),
+                 (np.asfortranarray(out), x)]:
+        result = ropecheck.check(a, b, positions, SPEC, model="f32-angle")
+        assert not result.passed
+        reports.append(result.to_json())
+    assert all(r == reports[0] for r in reports[1:])
+    [group] = json.loads(reports[0])["groups"]
+    assert group["pairs_checked"] == tokens * 2 * 32
+    assert any(c["token"] == tokens - 20 for c in group["worst_cases"])
+
+
 def test_check_result_and_reports(tmp_path):
     x, positions = tensors()
     result = ropecheck.check(hf_rope(x, positions, -1.0), x, positions, SPEC, model="f32-angle", worst=3)
