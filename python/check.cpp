@@ -17,7 +17,7 @@ namespace ropecheck::python {
 namespace {
 
 // A C-contiguous float32 or float64 array as it is (a float32 one is widened a chunk at a time by
-// judge_tensors); any other array converted to float64 first. `kept` holds a converted copy.
+// judge_tensor_values); any other array converted to float64 first. `kept` holds a converted copy.
 judge::TensorValues values_of(const py::array& a, Doubles& kept) {
   if ((a.flags() & py::array::c_style) && a.dtype().is(py::dtype::of<float>())) {
     return std::span<const float>(static_cast<const float*>(a.data()), static_cast<std::size_t>(a.size()));

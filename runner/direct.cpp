@@ -185,7 +185,7 @@ GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const 
 }
 
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                          TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label) {
+                                TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label) {
   return std::visit([&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, claims, options, label); },
                     input, output);
 }

@@ -65,18 +65,18 @@ class TensorJudge {
   std::unique_ptr<State> state_;
 };
 
-// One call over whole tensors already in memory (Python's check): TensorJudge with one chunk per
+// One call over whole float64 tensors already in memory: TensorJudge with one chunk per
 // kChunkElements values.
 GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
                           std::span<const double> input, std::span<const double> output, const Claims& claims,
                           const JudgeOptions& options, const std::string& label = "tensors");
-// The same for tensors held as float64 or float32 values: a float32 tensor is widened (exactly) a
-// chunk at a time into buffers the chunks share, not copied whole into float64 first (Python's
-// check of a float32 array: two fresh float64 copies of 4096 × 32 × 128 values took 0.05-0.9 s on
-// one thread before the judging began, and 268 MB).
+// The same for tensors held as float64 or float32 values (Python's check): a float32 tensor is
+// widened (exactly) a chunk at a time into buffers the chunks share, not copied whole into float64
+// first (two fresh float64 copies of a 4096 × 32 × 128 float32 x and output took 0.05-0.9 s on one
+// thread before the judging began, and 268 MB).
 using TensorValues = std::variant<std::span<const double>, std::span<const float>>;
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                          TensorValues output, const Claims& claims, const JudgeOptions& options,
-                          const std::string& label = "tensors");
+                                TensorValues output, const Claims& claims, const JudgeOptions& options,
+                                const std::string& label = "tensors");
 
 }  // namespace ropecheck::judge
