@@ -62,17 +62,19 @@ class DiagnosisSampler {
   // `first_token`: the user's index of the test's token 0 (a direct check's chunk).
   void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e,
              std::int64_t first_token = 0) {
-    if (!first_) {
-      diagnosis_sample_into(first_.emplace(), test, output, components, max_values_, first_token);
+    // The first test's sample until a later test raises the worst e: then that test's, in the same
+    // arrays (the first one's is not read again).
+    if (!sample_) {
+      diagnosis_sample_into(sample_.emplace(), test, output, components, max_values_, first_token);
     } else if (group_worst_e > worst_e_) {
-      diagnosis_sample_into(worst_ ? *worst_ : worst_.emplace(), test, output, components, max_values_, first_token);
+      diagnosis_sample_into(*sample_, test, output, components, max_values_, first_token);
     }
     worst_e_ = std::max(worst_e_, group_worst_e);
     spread(test, output, components, first_token);
     ++tests_offered_;
   }
   // Null before any test was offered.
-  const DiagnosisSample* sample() const { return worst_ ? &*worst_ : first_ ? &*first_ : nullptr; }
+  const DiagnosisSample* sample() const { return sample_ ? &*sample_ : nullptr; }
   // What the diagnosis reads: the sample above and, once tests were offered, a sample spread over
   // all of them (a mistake that depends on the position is then seen at every position offered,
   // not only in the worst test's).
@@ -89,7 +91,7 @@ class DiagnosisSampler {
   void spread(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t first_token);
 
   std::int64_t max_values_;
-  std::optional<DiagnosisSample> first_, worst_;
+  std::optional<DiagnosisSample> sample_;
   DiagnosisSample spread_;
   std::int64_t spread_stride_ = 1;
   std::int64_t tests_offered_ = 0;
