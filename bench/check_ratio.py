@@ -30,15 +30,6 @@ def hf_rope(x, positions, base):
     return (x * cos + np.concatenate([-x[..., 64:], x[..., :64]], -1) * sin).astype(np.float32)
 
 
-def median_seconds(run, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def medians_in_turn(runs, repeat):
     """The median wall time of each of `runs`, one of each per round: a drift of the shared
     machine's load reaches them alike."""
@@ -67,8 +58,8 @@ def main():
             np.save(path, out)
             command = [args.bin, "check", "--spec", SPEC, "--positions", "0:4096", "--input", os.path.join(folder, "x.npy"),
                        "--candidate", path, "--model", "f32-angle"]
-            cli = median_seconds(lambda: subprocess.run(command, capture_output=True, check=False), args.repeat)
-            py = median_seconds(lambda: ropecheck.check(out, x, positions, SPEC, model="f32-angle"), args.repeat)
+            cli, py = medians_in_turn([lambda: subprocess.run(command, capture_output=True, check=False),
+                                       lambda: ropecheck.check(out, x, positions, SPEC, model="f32-angle")], args.repeat)
             rows.append((name, cli, py))
             threads.append((name, *medians_in_turn(
                 [lambda t=t: subprocess.run(command + ["--threads", str(t)], capture_output=True, check=False) for t in (1, 2)] +

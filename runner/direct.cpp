@@ -1,8 +1,6 @@
 #include "runner/direct.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <optional>
 #include <type_traits>
 
