@@ -27,6 +27,15 @@ ROPECHECK_HD inline std::uint32_t float_to_bits(float f) {
 
 // binary16 -> binary32: exact.
 ROPECHECK_HD inline float half_to_float(std::uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  // cvt.f32.f16 is exact too; only a NaN's bits differ (the device's canonical NaN), so NaNs take
+  // the integer path below
+  if ((h & 0x7C00u) != 0x7C00u || (h & 0x3FFu) == 0) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+  }
+#endif
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t exponent = (h >> 10) & 0x1Fu;
   const std::uint32_t mantissa = h & 0x3FFu;
@@ -42,6 +51,15 @@ ROPECHECK_HD inline float half_to_float(std::uint16_t h) {
 // binary32 -> binary16, round to nearest, ties to even; overflow to ±Inf; NaN stays NaN (quiet).
 ROPECHECK_HD inline std::uint16_t float_to_half(float f) {
   const std::uint32_t x = float_to_bits(f);
+#if defined(__CUDA_ARCH__)
+  // cvt.rn.f16.f32 rounds to nearest even, subnormal results and overflow to ±Inf included (no
+  // .ftz), as the integer code below does; only a NaN's bits differ, so NaNs take that code
+  if ((x & 0x7FFFFFFFu) <= 0x7F800000u) {
+    std::uint16_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+  }
+#endif
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   const std::uint32_t magnitude = x & 0x7FFFFFFFu;
   if (magnitude > 0x7F800000u) return static_cast<std::uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu));

@@ -30,7 +30,6 @@ constexpr int kCount = 4;
 struct DispatchTable {
   CpuKernel cpu[3] = {};
   bool cpu_available[3] = {false, false, false};
-  bool cuda_available = false;
   int best_cpu = 0;  // index into cpu[] that "auto" runs
 };
 
@@ -55,14 +54,24 @@ const DispatchTable& table() {
         break;
       }
     }
-    try {
-      d.cuda_available = cuda::available();
-    } catch (...) {
-      d.cuda_available = false;
-    }
     return d;
   }();
   return t;
+}
+
+// Whether the CUDA kernel runs here, asked only when "cuda" itself is named: the question
+// initializes the CUDA driver, which costs the CPU kernels' callers time, and after which a
+// process cannot use CUDA in a child it forks (the gate runs kernels in a forked child:
+// runner/isolation.h).
+bool cuda_runs_here() {
+  static const bool available = [] {
+    try {
+      return cuda::available();
+    } catch (...) {
+      return false;
+    }
+  }();
+  return available;
 }
 
 // Index in kNames of a name, kCount for "auto"/NULL, -1 when unknown.
@@ -80,7 +89,7 @@ int resolve_index(const char* implementation) {
   if (i < 0) return ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION;
   const DispatchTable& t = table();
   if (i == kCount) return t.best_cpu;
-  if (i == 3) return t.cuda_available ? 3 : ROPECHECK_ERROR_UNAVAILABLE;
+  if (i == 3) return cuda_runs_here() ? 3 : ROPECHECK_ERROR_UNAVAILABLE;
   return t.cpu_available[i] ? i : ROPECHECK_ERROR_UNAVAILABLE;
 }
 

@@ -84,16 +84,21 @@ std::unique_ptr<Implementation> make_implementation(const Selection& selection, 
       return std::make_unique<ReferenceImplementation>(options.precision_bits, r.model, r.output, options.claims);
     }
   }
-  const std::int32_t available = ropecheck_kernel_available(name.c_str());
-  if (available == ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION) {
-    throw UsageError("--impl: expected one of " + known_names() + ", got '" + name + "'");
-  }
-  if (available != 1) throw UsageError("--impl " + name + ": not available on this machine (expected a kernel that runs here)");
+  bool known = name == "auto";
+  for (std::int32_t i = 0; i < ropecheck_kernel_count(); ++i) known = known || name == ropecheck_kernel_name(i);
+  if (!known) throw UsageError("--impl: expected one of " + known_names() + ", got '" + name + "'");
+  const std::string unavailable = "--impl " + name + ": not available on this machine (expected a kernel that runs here)";
   if (options.isolate_kernels) {
     // The project's own kernels: no address-space limit (a CUDA kernel maps far more than it uses).
-    return std::make_unique<IsolatedImplementation>(Source::library, "", name, ChildLimits{options.timeout_seconds, 0},
-                                                    options.claims);
+    // Whether the kernel runs here is the child's answer, not this process's: asking about "cuda"
+    // initializes the CUDA driver, after which a forked child cannot use CUDA.
+    auto kernel = std::make_unique<IsolatedImplementation>(Source::library, "", name,
+                                                           ChildLimits{options.timeout_seconds, 0}, options.claims);
+    const ApplyResult* error = kernel->start_error();
+    if (error && error->status == ApplyResult::Status::unavailable) throw UsageError(unavailable);
+    return kernel;
   }
+  if (ropecheck_kernel_available(name.c_str()) != 1) throw UsageError(unavailable);
   return std::make_unique<KernelImplementation>(name, options.claims, options.kernel_threads);
 }
 

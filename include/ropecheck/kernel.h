@@ -191,7 +191,8 @@ const char* ropecheck_kernel_name(int32_t index);
 
 /* 1 if the named implementation can run on this machine, 0 if not, ROPECHECK_ERROR_UNKNOWN_
  * IMPLEMENTATION for an unknown name. "auto" and NULL mean the implementation ropecheck_kernel_apply
- * would pick. */
+ * would pick. Only a call naming "cuda" (available, resolve or apply) initializes the CUDA driver;
+ * a process that has done so cannot use CUDA in a child it forks afterwards. */
 int32_t ropecheck_kernel_available(const char* implementation);
 
 /* The name of the implementation that `implementation` runs as: itself when available, for "auto"

@@ -15,7 +15,10 @@
 // Work split: one block per token (grid-stride over tokens). The block first computes cos/sin of
 // the token's pairs (up to kChunkPairs at a time) into shared memory, one thread per pair, then
 // every thread rotates pairs of every head of q and k with them (consecutive threads take
-// consecutive pairs: coalesced for the half layout), then copies the pass-through dims.
+// consecutive pairs: coalesced for the half layout; each thread loads kItemsPerRound pairs before
+// it stores any, to keep loads in flight), then copies the pass-through dims. 16-bit conversions
+// use the device's cvt instructions (convert-inl.h: same bits as the integer code, NaNs aside,
+// which take that code).
 //
 // Pointers: with device_pointers = 0 (kernel.h) every pointer is host memory: this file copies the
 // spans of the tensors, positions and cache to the device, runs, and copies the outputs back
@@ -54,7 +57,7 @@ using lane::ScalarOps;
 using lane::ScalarOps32;
 
 constexpr int kThreadsPerBlock = 256;
-constexpr int kChunkPairs = 1024;  // cos/sin entries per shared-memory chunk (16 KiB)
+constexpr int kChunkPairs = 1024;  // cos/sin entries per shared-memory chunk (16 KiB, and 8 KiB in binary32)
 constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
 
 // A call whose pointers are all device pointers.
@@ -93,40 +96,87 @@ __device__ void token_entry(const DeviceCall& call, const std::int64_t* position
   }
 }
 
+// Work items w = h·width + i (head h, item i of `width` per head) taken by one thread: w, w + stride,
+// w + 2·stride, ... with (h, i) advanced by additions (a 64-bit division per item costs more than
+// the item's rotation).
+struct ItemWalk {
+  __device__ ItemWalk(int width, int start, int stride)
+      : width(width), step_h(stride / width), step_i(stride % width), h(start / width), i(start % width) {}
+  __device__ void next() {
+    h += step_h;
+    i += step_i;
+    if (i >= width) {
+      i -= width;
+      ++h;
+    }
+  }
+  int width;
+  int step_h;
+  int step_i;
+  std::int64_t h;
+  int i;
+};
+
+// Items per thread per round: a round issues the loads of all its items before the first store, so
+// each thread keeps 2·kItemsPerRound loads in flight. The compiler cannot hoist loads above the
+// previous item's stores itself: input and output may be the same memory (in place).
+constexpr int kItemsPerRound = 4;
+
 // Pairs [chunk_begin, chunk_begin + chunk) of every head of one token of one tensor. binary32: the
-// rotation of 16-bit data on the fly in binary32 with cos/sin rounded to binary32 (as the CPU
-// kernels' process_binary32; only 16-bit element types reach it).
+// rotation of 16-bit data on the fly in binary32 with cos/sin rounded to binary32 (cos32_s, sin32_s:
+// rounded once per token, as the CPU kernels' process_binary32; only 16-bit element types reach it).
 template <class T>
 __device__ void rotate_chunk(const PlanView& plan, const TensorView& tensor, std::int64_t token, int chunk_begin,
-                             int chunk, const double* cos_s, const double* sin_s, bool binary32) {
+                             int chunk, const double* cos_s, const double* sin_s, const float* cos32_s,
+                             const float* sin32_s, bool binary32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  const std::int64_t work = tensor.heads * chunk;
-  for (std::int64_t w = threadIdx.x; w < work; w += blockDim.x) {
-    const std::int64_t h = w / chunk;
-    const int i = static_cast<int>(w - h * chunk);
-    const int j = chunk_begin + i;
-    const int first = plan.layout == LayoutCode::half ? j : 2 * j;
-    const int second = plan.layout == LayoutCode::half ? j + plan.pairs : 2 * j + 1;
-    const T* in_head = in + h * tensor.input_head_stride;
-    T* out_head = out + h * tensor.output_head_stride;
-    if constexpr (sizeof(T) == 2) {
-      if (binary32) {
-        float a;
-        float b;
-        lane::rotate<ScalarOps32>(ScalarOps32::load(in_head + first), ScalarOps32::load(in_head + second),
-                                  static_cast<float>(cos_s[i]), static_cast<float>(sin_s[i]), a, b);
-        ScalarOps32::store(out_head + first, a);
-        ScalarOps32::store(out_head + second, b);
-        continue;
+  const bool half = plan.layout == LayoutCode::half;
+  ItemWalk walk(chunk, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+  while (walk.h < tensor.heads) {
+    T x[kItemsPerRound];
+    T y[kItemsPerRound];
+    std::int64_t out_offset[kItemsPerRound];
+    int first[kItemsPerRound];
+    int second[kItemsPerRound];
+    int item[kItemsPerRound];
+    bool live[kItemsPerRound];
+#pragma unroll
+    for (int u = 0; u < kItemsPerRound; ++u) {
+      live[u] = walk.h < tensor.heads;
+      item[u] = walk.i;
+      const int j = chunk_begin + walk.i;
+      first[u] = half ? j : 2 * j;
+      second[u] = half ? j + plan.pairs : 2 * j + 1;
+      out_offset[u] = walk.h * tensor.output_head_stride;
+      if (live[u]) {
+        const T* in_head = in + walk.h * tensor.input_head_stride;
+        x[u] = in_head[first[u]];
+        y[u] = in_head[second[u]];
       }
+      walk.next();
     }
-    double a;
-    double b;
-    lane::rotate<ScalarOps>(ScalarOps::load(in_head + first), ScalarOps::load(in_head + second), cos_s[i], sin_s[i], a,
-                            b);
-    ScalarOps::store(out_head + first, a);
-    ScalarOps::store(out_head + second, b);
+#pragma unroll
+    for (int u = 0; u < kItemsPerRound; ++u) {
+      if (!live[u]) continue;
+      T* out_head = out + out_offset[u];
+      const int i = item[u];
+      if constexpr (sizeof(T) == 2) {
+        if (binary32) {
+          float a;
+          float b;
+          lane::rotate<ScalarOps32>(ScalarOps32::load(&x[u]), ScalarOps32::load(&y[u]), cos32_s[i], sin32_s[i], a, b);
+          ScalarOps32::store(out_head + first[u], a);
+          ScalarOps32::store(out_head + second[u], b);
+          continue;
+        }
+      }
+      double a;
+      double b;
+      lane::rotate<ScalarOps>(ScalarOps::load(&x[u]), ScalarOps::load(&y[u]), cos_s[i], sin_s[i], a, b);
+      ScalarOps::store(out_head + first[u], a);
+      ScalarOps::store(out_head + second[u], b);
+    }
   }
 }
 
@@ -137,11 +187,10 @@ __device__ void copy_pass_through(const PlanView& plan, const TensorView& tensor
   if (rest == 0 || tensor.input == tensor.output) return;
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  const std::int64_t work = tensor.heads * rest;
-  for (std::int64_t w = threadIdx.x; w < work; w += blockDim.x) {
-    const std::int64_t h = w / rest;
-    const int i = plan.rotary_dim + static_cast<int>(w - h * rest);
-    out[h * tensor.output_head_stride + i] = in[h * tensor.input_head_stride + i];
+  for (ItemWalk walk(rest, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)); walk.h < tensor.heads;
+       walk.next()) {
+    const int i = plan.rotary_dim + walk.i;
+    out[walk.h * tensor.output_head_stride + i] = in[walk.h * tensor.input_head_stride + i];
   }
 }
 
@@ -149,6 +198,8 @@ template <class T>
 __global__ void __launch_bounds__(kThreadsPerBlock) rope_kernel(DeviceCall call) {
   __shared__ double cos_s[kChunkPairs];
   __shared__ double sin_s[kChunkPairs];
+  __shared__ float cos32_s[kChunkPairs];
+  __shared__ float sin32_s[kChunkPairs];
   const int pairs = call.plan.pairs;
   const bool binary32 = call.plan.rotate_binary32 && call.cos_cache == nullptr;
   for (std::int64_t t = blockIdx.x; t < call.tokens; t += gridDim.x) {
@@ -157,10 +208,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock) rope_kernel(DeviceCall call)
       const int chunk = min(kChunkPairs, pairs - chunk_begin);
       for (int i = threadIdx.x; i < chunk; i += blockDim.x) {
         token_entry(call, position_row, chunk_begin + i, cos_s[i], sin_s[i]);
+        if (binary32) {
+          cos32_s[i] = static_cast<float>(cos_s[i]);
+          sin32_s[i] = static_cast<float>(sin_s[i]);
+        }
       }
       __syncthreads();
-      rotate_chunk<T>(call.plan, call.q, t, chunk_begin, chunk, cos_s, sin_s, binary32);
-      if (call.k.heads > 0) rotate_chunk<T>(call.plan, call.k, t, chunk_begin, chunk, cos_s, sin_s, binary32);
+      rotate_chunk<T>(call.plan, call.q, t, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s, binary32);
+      if (call.k.heads > 0) {
+        rotate_chunk<T>(call.plan, call.k, t, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s, binary32);
+      }
       __syncthreads();  // the table is overwritten next
     }
     copy_pass_through<T>(call.plan, call.q, t);

@@ -115,8 +115,8 @@ TEST_P(SweepKernel, PassesEveryPositionUpTo2To31WithinItsProvenBound) {
   EXPECT_NEAR(std::strtod(field(r.out, "tolerance").c_str(), nullptr), bound, 1e-8 * bound) << r.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(CpuKernels, SweepKernel,
-                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512"),
+INSTANTIATE_TEST_SUITE_P(Kernels, SweepKernel,
+                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "cuda"),
                                             ::testing::Values("f64", "f32", "bf16")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
@@ -411,7 +411,8 @@ TEST_P(PropsKernel, ProjectKernelHoldsEveryIdentity) {
   EXPECT_EQ(r.out.find("replay:"), std::string::npos) << r.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(CpuKernels, PropsKernel, ::testing::Values("scalar", "avx2", "avx512"));
+INSTANTIATE_TEST_SUITE_P(Kernels, PropsKernel, ::testing::Values("scalar", "avx2", "avx512", "cuda"),
+                         [](const auto& info) { return info.param; });
 
 TEST(Props, PluginHoldsHeadIndependence) {
   // The tiny plugin computes every head with the same code: identical heads give identical bits.
