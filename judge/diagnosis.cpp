@@ -238,6 +238,12 @@ void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const doub
   }
   if (kept.heads != test.heads || kept.head_dim != test.head_dim) return;  // one shape per sample
   const std::int64_t budget = std::max<std::int64_t>(2, max_values_ / 2 / token_size);
+  // At most budget + 1 tokens are kept at any time: sized for them once (see diagnosis_sample_into).
+  const auto most = static_cast<std::size_t>(budget + 1);
+  kept.positions.reserve(most * static_cast<std::size_t>(components));
+  kept.input.reserve(most * static_cast<std::size_t>(token_size));
+  spread_.output.reserve(most * static_cast<std::size_t>(token_size));
+  spread_.token_index.reserve(most);
   for (std::int64_t t = 0; t < test.tokens; t += spread_stride_) {
     const auto p = test.positions.begin() + t * components;
     kept.positions.insert(kept.positions.end(), p, p + components);
@@ -289,6 +295,13 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
   k.test.positions.clear();
   k.test.input.clear();
   k.output.clear();
+  // Sized once (a sample replaced in place keeps its arrays): grown by insert, the first sample of a
+  // direct check's chunk reallocated and copied its 16 MB over and over into fresh pages, on the one
+  // thread between two chunks' judging.
+  const auto kept_tokens = static_cast<std::size_t>((test.tokens + stride - 1) / stride);
+  k.test.positions.reserve(kept_tokens * static_cast<std::size_t>(components));
+  k.test.input.reserve(kept_tokens * static_cast<std::size_t>(token_size));
+  k.output.reserve(kept_tokens * static_cast<std::size_t>(token_size));
   for (std::int64_t t = 0; t < test.tokens; t += stride) {
     ++k.test.tokens;
     const auto p = test.positions.begin() + t * components;
