@@ -3,8 +3,10 @@
 // rounding below), so that every kernel produces the same bits.
 //
 // Included INSIDE each kernel's namespace (no include guard, no #include): see kernel-inl.h. The
-// CUDA kernel includes it too (ROPECHECK_HD from optimized/hd.h), so its 16-bit outputs are
-// rounded by the same integer code as on the CPU.
+// CUDA kernel includes it too (ROPECHECK_HD from optimized/hd.h): on the device the binary16
+// conversions of non-NaN values are the cvt instructions, which give the integer code's bits
+// (checked bit for bit against the scalar kernel by optimized_cuda_test on a GPU); NaNs, whose
+// bits the hardware canonicalizes, take the integer code there too.
 
 ROPECHECK_HD inline float bits_to_float(std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
