@@ -62,16 +62,13 @@ const DispatchTable& table() {
 // Whether the CUDA kernel runs here, asked only when "cuda" itself is named: the question
 // initializes the CUDA driver, which costs the CPU kernels' callers time, and after which a
 // process cannot use CUDA in a child it forks (the gate runs kernels in a forked child:
-// runner/isolation.h).
+// runner/isolation.h). cuda::available() asks the driver once and keeps the answer.
 bool cuda_runs_here() {
-  static const bool available = [] {
-    try {
-      return cuda::available();
-    } catch (...) {
-      return false;
-    }
-  }();
-  return available;
+  try {
+    return cuda::available();
+  } catch (...) {
+    return false;
+  }
 }
 
 // Index in kNames of a name, kCount for "auto"/NULL, -1 when unknown.

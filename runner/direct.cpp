@@ -144,11 +144,13 @@ GroupResult TensorJudge::finish() {
 
 namespace {
 
+// Below this many values a chunk is copied on the calling thread: starting threads would cost more
+// than its copy.
+constexpr std::size_t kParallelCopyValues = std::size_t{1} << 18;
+
 // judge_tensors over spans of doubles or floats: each chunk's input copied (widened) into one
 // buffer the chunks share (the judge rounds it in place and gives it back); a float output widened
 // into another, a double one read where it is.
-constexpr std::size_t kParallelCopyValues = std::size_t{1} << 18;
-
 template <class In, class Out>
 GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
                                std::span<const In> input, std::span<const Out> output, const Claims& claims,
@@ -168,7 +170,6 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
     const std::size_t values = n * token_size;
     chunk_input.resize(values);
     if constexpr (!std::is_same_v<Out, double>) chunk_output.resize(values);
-    // (a small tensor on the calling thread: starting threads would cost more than its copy)
     const int copy_threads = values < kParallelCopyValues ? 1 : options.threads;
     const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(values), copy_threads);
     parallel_for(ranges.size(), copy_threads, [&](std::size_t w) {
