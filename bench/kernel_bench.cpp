@@ -3,7 +3,7 @@
 // GB/s counts input + output bytes. Every iteration of a kernel benchmark also times a plain memcpy of the same
 // bytes (split over the same threads) just before the kernel call, and each kernel reports:
 //   vs_copy        = Σ copy time / Σ kernel time over those iterations
-//                    (targets, 1 thread, avx2 and avx512: ≥ 0.9 on the fly out of place for
+//                    (targets, 1 thread, avx2 and avx512/avx512bf16: ≥ 0.9 on the fly out of place for
 //                    f32, bf16 and f16; ≥ 1.0 in place for bf16 and f16)
 //   vs_copy_median = median over iterations of copy time / kernel time
 //   vs_copy_min    = fastest copy / fastest kernel iteration
@@ -373,7 +373,7 @@ const int kRegistered = [] {
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.5);
       for (const char* mode : {"on_the_fly", "cache", "in_place"}) {
-        for (const char* implementation : {"scalar", "avx2", "avx512"}) {
+        for (const char* implementation : {"scalar", "avx2", "avx512", "avx512bf16"}) {
           benchmark::RegisterBenchmark(
               (std::string("kernel/") + implementation + "/" + mode + "/" + dtype + "/threads:" + std::to_string(threads)).c_str(),
               BM_Kernel, std::string(implementation), std::string(mode), std::string(dtype), threads)

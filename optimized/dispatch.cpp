@@ -23,13 +23,16 @@
 namespace ropecheck::kernels {
 namespace {
 
-constexpr const char* kNames[] = {"scalar", "avx2", "avx512", "cuda"};
-constexpr int kCount = 4;
+// The CPU kernels first, in order of preference ("auto" runs the last available one), then CUDA.
+constexpr const char* kNames[] = {"scalar", "avx2", "avx512", "avx512bf16", "cuda"};
+constexpr int kCount = 5;
+constexpr int kCpuCount = 4;
+constexpr int kCudaIndex = 4;
 
 // The dispatch table: which CPU kernels exist in this build and run on this machine, filled once.
 struct DispatchTable {
-  CpuKernel cpu[3] = {};
-  bool cpu_available[3] = {false, false, false};
+  CpuKernel cpu[kCpuCount] = {};
+  bool cpu_available[kCpuCount] = {false, false, false, false};
   int best_cpu = 0;  // index into cpu[] that "auto" runs
 };
 
@@ -48,7 +51,13 @@ const DispatchTable& table() {
     d.cpu_available[2] = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
                          __builtin_cpu_supports("fma");
 #endif
-    for (int i = 2; i >= 0; --i) {
+#if ROPECHECK_HAVE_AVX512BF16
+    d.cpu[3] = avx512bf16_isa::kernel();
+    d.cpu_available[3] = d.cpu_available[2] && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+                         __builtin_cpu_supports("avx512bf16");
+#endif
+    for (int i = kCpuCount - 1; i >= 0; --i) {
       if (d.cpu_available[i]) {
         d.best_cpu = i;
         break;
@@ -86,7 +95,7 @@ int resolve_index(const char* implementation) {
   if (i < 0) return ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION;
   const DispatchTable& t = table();
   if (i == kCount) return t.best_cpu;
-  if (i == 3) return cuda_runs_here() ? 3 : ROPECHECK_ERROR_UNAVAILABLE;
+  if (i == kCudaIndex) return cuda_runs_here() ? kCudaIndex : ROPECHECK_ERROR_UNAVAILABLE;
   return t.cpu_available[i] ? i : ROPECHECK_ERROR_UNAVAILABLE;
 }
 
@@ -244,7 +253,7 @@ int apply(const char* implementation, const ropecheck_call* call) {
       return ROPECHECK_ERROR_INVALID_ARGUMENT;
     }
   }
-  if (call->device_pointers != 0 && index != 3) return ROPECHECK_ERROR_UNSUPPORTED;
+  if (call->device_pointers != 0 && index != kCudaIndex) return ROPECHECK_ERROR_UNSUPPORTED;
   if (cache && call->device_pointers == 0) {  // every row looked up must exist
     const std::int64_t n = call->tokens * components;
     for (std::int64_t i = 0; i < n; ++i) {
@@ -265,7 +274,7 @@ int apply(const char* implementation, const ropecheck_call* call) {
     view.cache_dtype = static_cast<DtypeCode>(call->cache_dtype);
     view.cache_row_stride = call->cache_row_stride;
   }
-  if (index == 3) return cuda::apply(view, call->tokens, call->device_pointers != 0, call->cache_rows);
+  if (index == kCudaIndex) return cuda::apply(view, call->tokens, call->device_pointers != 0, call->cache_rows);
   view.streaming_stores = streaming_stores_pay(view, call->tokens);
   run_threaded(table().cpu[index], view, call->tokens, call->threads);
   return ROPECHECK_OK;

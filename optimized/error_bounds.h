@@ -1,4 +1,4 @@
-// Error bounds of ropecheck's kernels (scalar, avx2, avx512, cuda: they compute the same bits),
+// Error bounds of ropecheck's kernels (scalar, avx2, avx512, avx512bf16, cuda: they compute the same bits),
 // in the metric of judge/pair_rule.h:
 //     e = max(|a − A|, |b − B|) / (u · ρ · S),   u = 2^-p of the data dtype, ρ = |(x, y)|,
 //     S = max(1, |attention factor|).

@@ -32,5 +32,10 @@ namespace avx512_isa {
 CpuKernel kernel();
 }
 #endif
+#if ROPECHECK_HAVE_AVX512BF16
+namespace avx512bf16_isa {
+CpuKernel kernel();
+}
+#endif
 
 }  // namespace ropecheck::kernels

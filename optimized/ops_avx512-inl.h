@@ -117,7 +117,24 @@ struct Avx512Ops32 {
     return _mm512_add_epi32(bits, _mm512_add_epi32(lowest_kept, _mm512_set1_epi32(0x7FFF)));
   }
   static void store(F16* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), f16_bits(v)); }
+#if defined(__AVX512BF16__)
+  // The avx512bf16 kernel (isa/kernel_avx512bf16.cpp) rounds with vcvtneps2bf16, which gives
+  // bf16_rounded_high's bits for every input but one kind: it takes binary32 subnormals as zeros
+  // (its DAZ and FTZ are fixed, MXCSR is not read; Intel SDM, VCVTNEPS2BF16). Normal values round
+  // to nearest even as the integer code does (the same bias 0x7FFF + lowest kept bit), ±Inf stay,
+  // overflow gives ±Inf; a NaN keeps its high half with the quiet bit set — the integer code's
+  // bits for the kernels' NaNs, which are quiet with a zero low half (the argument above). So a
+  // vector holding a subnormal (vfpclassps category 0x20: never in a rotation of normal data) takes
+  // the integer code, the cold path; the others the instruction.
+  static bool has_subnormal(V v) { return _mm512_fpclass_ps_mask(v, 0x20) != 0; }
   static __m256i bf16_bits(V v) {
+    if (__builtin_expect(has_subnormal(v), 0)) return bf16_bits_integer(v);
+    return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
+  }
+#else
+  static __m256i bf16_bits(V v) { return bf16_bits_integer(v); }
+#endif
+  static __m256i bf16_bits_integer(V v) {
     // vpmovdw keeps the low 16 bits of each lane: the values shifted down are < 2^16
     return _mm512_cvtepi32_epi16(_mm512_srli_epi32(bf16_rounded_high(v), 16));
   }
@@ -141,7 +158,24 @@ struct Avx512Ops32 {
     x = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));  // low halves
     y = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(words, 16)));
   }
+#if defined(__AVX512BF16__)
+  // vcvtne2ps2bf16 puts x's 16 results in the low 256 bits and y's in the high; vpermw interleaves
+  // them into words (x in the low half). Subnormals: bf16_bits above.
   static __m512i pair_words(BF16*, V x, V y) {
+    if (__builtin_expect(has_subnormal(x) || has_subnormal(y), 0)) return pair_words_integer(x, y);
+    const __m512i halves = reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(y, x));
+    // word 2k of the result is word k of halves (x_k), word 2k + 1 is word 16 + k (y_k)
+    const __m512i interleave = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                _mm512_setr_epi32(16 << 16, 17 << 16, 18 << 16, 19 << 16, 20 << 16,
+                                                                  21 << 16, 22 << 16, 23 << 16, 24 << 16, 25 << 16,
+                                                                  26 << 16, 27 << 16, 28 << 16, 29 << 16, 30 << 16,
+                                                                  31 << 16));
+    return _mm512_permutexvar_epi16(interleave, halves);
+  }
+#else
+  static __m512i pair_words(BF16*, V x, V y) { return pair_words_integer(x, y); }
+#endif
+  static __m512i pair_words_integer(V x, V y) {
     const __m512i low = _mm512_srli_epi32(bf16_rounded_high(x), 16);
     const __m512i high = _mm512_and_si512(bf16_rounded_high(y), _mm512_set1_epi32(static_cast<int>(0xFFFF0000u)));
     return _mm512_or_si512(low, high);

@@ -106,7 +106,7 @@ py::array kernel_apply(const Spec& spec, const py::array& input, std::int64_t he
                        const std::string& impl, int threads) {
   const int available = ropecheck_kernel_available(impl.c_str());
   if (available == ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION) {
-    throw UsageError("--impl: expected scalar, avx2, avx512, cuda or auto, got '" + impl + "'");
+    throw UsageError("--impl: expected scalar, avx2, avx512, avx512bf16, cuda or auto, got '" + impl + "'");
   }
   if (available != 1) throw UsageError("--impl " + impl + ": " + ropecheck_status_message(ROPECHECK_ERROR_UNAVAILABLE));
   if (threads < 0) throw UsageError("threads: expected an integer >= 0 (0: all cores), got " + std::to_string(threads));

@@ -22,7 +22,7 @@ namespace ropecheck::judge {
 // proofs/formal f32/f16/bf16_kernel_bound and f64_rotation_bound), as a tolerance.
 Tolerance project_kernel_bound(const Spec& spec);
 
-// A project kernel (scalar, avx2, avx512, cuda, auto) called in this process through the C ABI
+// A project kernel (scalar, avx2, avx512, avx512bf16, cuda, auto) called in this process through the C ABI
 // with guard bytes (runner/abi_call.h). Claims its proven bound under the exact model.
 class KernelImplementation final : public Implementation {
  public:

@@ -1,5 +1,5 @@
 // The one registry of implementation names, for every command's `--impl NAME` / `--plugin PATH`:
-//   scalar, avx2, avx512, cuda, auto   the project's kernels (in process; claim their proven bounds)
+//   scalar, avx2, avx512, avx512bf16, cuda, auto   the project's kernels (in process; claim their proven bounds)
 //   reference                          the exact reference correctly rounded to the dtype (e ≤ 1)
 //   reference-exact                    its unrounded outputs at --precision bits (the identity catalog
 //                                      reports agreement in bits); run() gives the rounded ones

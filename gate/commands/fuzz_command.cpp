@@ -48,7 +48,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--impl", args->impl,
-                  "Implementation: a kernel (scalar, avx2, avx512, cuda, auto: through the C ABI), reference, or "
+                  "Implementation: a kernel (scalar, avx2, avx512, avx512bf16, cuda, auto: through the C ABI), reference, or "
                   "reference-f32-recipe");
   cmd->add_option("--plugin", args->plugin, "A plugin shared library exporting include/ropecheck/kernel.h");
   add_spec_options(cmd, args->spec, SpecCount::any);  // none: the built-in edge specs

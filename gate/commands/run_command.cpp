@@ -39,7 +39,7 @@ void add_run_command(CLI::App& root, int& status) {
   auto args = std::make_shared<RunArguments>();
   args->golden = default_golden_dir();
   cmd->add_option("--impl", args->implementation,
-                  "scalar | avx2 | avx512 | cuda | auto | reference | reference-exact | reference-f32-recipe "
+                  "scalar | avx2 | avx512 | avx512bf16 | cuda | auto | reference | reference-exact | reference-f32-recipe "
                   "(runner/registry.h); with --plugin: the name passed to the plugin (default auto)");
   cmd->add_option("--plugin", args->plugin, "Shared library exporting the C ABI of include/ropecheck/kernel.h");
   cmd->add_option("--golden", args->golden, "Golden suite file or folder (default: the installed suites, PREFIX/share/ropecheck/golden, or "

@@ -122,7 +122,7 @@ void add_sweep_command(CLI::App& root, int& status) {
   auto args = std::make_shared<SweepArguments>();
   CLI::App* cmd = root.add_subcommand("sweep", "Measure an implementation's worst error e across sampled positions and its accuracy horizon");
   cmd->add_option("--impl", args->implementation,
-                  "Implementation (runner/registry.h): a project kernel (scalar, avx2, avx512, cuda, auto), a reference "
+                  "Implementation (runner/registry.h): a project kernel (scalar, avx2, avx512, avx512bf16, cuda, auto), a reference "
                   "variant, or with --plugin the name passed to the plugin")
       ->capture_default_str();
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");

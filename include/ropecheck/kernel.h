@@ -2,7 +2,8 @@
  *
  * One header serves two roles:
  *   1. the ropecheck kernel library (target `ropecheck_kernels`) implements these functions with
- *      its own kernels, selected by name: "scalar", "avx2", "avx512", "cuda", or "auto";
+ *      its own kernels, selected by name: "scalar", "avx2", "avx512", "avx512bf16", "cuda", or
+ *      "auto";
  *   2. a third-party plugin (a shared library loaded by `ropecheck run --plugin lib.so`) exports
  *      the SAME six entry points below (ropecheck_kernel_abi_version ... ropecheck_kernel_apply)
  *      so that the gate can run it on the golden inputs. examples/plugin/ is a minimal one in C.
@@ -184,8 +185,8 @@ typedef struct ropecheck_call {
 uint32_t ropecheck_kernel_abi_version(void);
 
 /* Number of implementations, and the name of each (index in [0, count)); NULL when out of range.
- * Names are static strings. The library lists "scalar", "avx2", "avx512", "cuda" (all of them,
- * built or not: see ropecheck_kernel_available). "auto" is not listed; it is always accepted. */
+ * Names are static strings. The library lists "scalar", "avx2", "avx512", "avx512bf16", "cuda" (all
+ * of them, built or not: see ropecheck_kernel_available). "auto" is not listed; it is always accepted. */
 int32_t ropecheck_kernel_count(void);
 const char* ropecheck_kernel_name(int32_t index);
 
@@ -196,8 +197,8 @@ const char* ropecheck_kernel_name(int32_t index);
 int32_t ropecheck_kernel_available(const char* implementation);
 
 /* The name of the implementation that `implementation` runs as: itself when available, for "auto"
- * or NULL the one picked (library: the best CPU kernel — "avx512", else "avx2", else "scalar";
- * CPUID checked once). NULL when unknown or unavailable. Reports print this. */
+ * or NULL the one picked (library: the best CPU kernel — "avx512bf16", else "avx512", else "avx2",
+ * else "scalar"; CPUID checked once). NULL when unknown or unavailable. Reports print this. */
 const char* ropecheck_kernel_resolve(const char* implementation);
 
 /* Applies call->spec to call->q (and call->k). Returns ROPECHECK_OK or a negative status; on error

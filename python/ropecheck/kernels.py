@@ -3,9 +3,9 @@ and torch tensors: `ropecheck.kernels.apply(x, positions, spec, impl="auto")`.
 
 Each kernel's error bound is proven (optimized/error_bounds.h, proofs/formal/) and checked against
 the reference in the project's tests (tests/optimized/).
-impl: "auto" (the best CPU kernel: avx512, else avx2, else scalar), "scalar", "avx2", "avx512",
-"cuda" (host memory in and out). Arrays already in the spec's storage type (float64, float32,
-float16; bf16 as a torch.bfloat16 tensor or uint16 bit patterns) are not converted.
+impl: "auto" (the best CPU kernel: avx512bf16, else avx512, else avx2, else scalar), "scalar",
+"avx2", "avx512", "avx512bf16", "cuda" (host memory in and out). Arrays already in the spec's
+storage type (float64, float32, float16; bf16 as a torch.bfloat16 tensor or uint16 bit patterns) are not converted.
 """
 import numpy as np
 
@@ -48,7 +48,7 @@ def apply(x, positions, spec, *, impl="auto", threads=0, as_torch=False, bf16="f
     from . import _spec
 
     spec = _spec(spec)
-    impl = _c.text(impl, "--impl", "a kernel name (auto, scalar, avx2, avx512, cuda)")
+    impl = _c.text(impl, "--impl", "a kernel name (auto, scalar, avx2, avx512, avx512bf16, cuda)")
     threads = _c.integer(threads, "threads", 0, 4096)  # 0: all cores; the bound of the CLI's --threads
     if bf16 not in ("float32", "uint16"):
         raise ValueError(f"bf16: expected 'float32' or 'uint16', got {bf16!r}")

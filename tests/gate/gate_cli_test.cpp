@@ -116,7 +116,7 @@ TEST_P(SweepKernel, PassesEveryPositionUpTo2To31WithinItsProvenBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, SweepKernel,
-                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "cuda"),
+                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "avx512bf16", "cuda"),
                                             ::testing::Values("f64", "f32", "bf16")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
@@ -364,7 +364,7 @@ TEST(Sweep, BadArgumentsAreOneLineUsageErrors) {
   // one --tolerance grammar for every command (judge/tolerance.h): a bare number is not it
   expect_usage_error(run(sweep + "--tolerance 3", dir), {"--tolerance", "e=N"}, "bare number");
   expect_usage_error(run(sweep + "--impl nosuch", dir), {"--impl", "'nosuch'", "scalar"}, "unknown kernel");
-  for (const std::string kernel : {"avx2", "avx512", "cuda"}) {
+  for (const std::string kernel : {"avx2", "avx512", "avx512bf16", "cuda"}) {
     if (available(kernel)) continue;
     expect_usage_error(run(sweep + "--impl " + kernel, dir), {"--impl", kernel, "not available"}, kernel);
   }
@@ -411,7 +411,7 @@ TEST_P(PropsKernel, ProjectKernelHoldsEveryIdentity) {
   EXPECT_EQ(r.out.find("replay:"), std::string::npos) << r.out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Kernels, PropsKernel, ::testing::Values("scalar", "avx2", "avx512", "cuda"),
+INSTANTIATE_TEST_SUITE_P(Kernels, PropsKernel, ::testing::Values("scalar", "avx2", "avx512", "avx512bf16", "cuda"),
                          [](const auto& info) { return info.param; });
 
 TEST(Props, PluginHoldsHeadIndependence) {
@@ -498,7 +498,7 @@ TEST(Props, BadArgumentsAreOneLineUsageErrors) {
   expect_usage_error(run(kBin + " props --impl scalar --cases 0", dir), {"--cases", ">= 1"}, "cases");
   expect_usage_error(run(kBin + " props --precision 32", dir), {"--precision", ">= 64"}, "precision");
   expect_usage_error(run(kBin + " props --plugin " + (dir / "absent.so"), dir), {"--plugin", "absent.so"}, "plugin");
-  for (const std::string kernel : {"avx2", "avx512", "cuda"}) {
+  for (const std::string kernel : {"avx2", "avx512", "avx512bf16", "cuda"}) {
     if (available(kernel)) continue;
     expect_usage_error(run(kBin + " props --impl " + kernel, dir), {"--impl " + kernel, "not available on this machine"}, kernel);
   }

@@ -4,7 +4,7 @@ cmake_policy(SET CMP0057 NEW)  # IN_LIST
 # `ropecheck run --impl NAME --model M --golden golden/suites`. Kernels that do not run here (no
 # AVX-512, no GPU) are skipped with a message; the scalar kernel always runs.
 set(ran "")
-foreach(impl scalar avx2 avx512 cuda)
+foreach(impl scalar avx2 avx512 avx512bf16 cuda)
   foreach(model exact f32-angle)
     execute_process(COMMAND ${ROPECHECK} run --impl ${impl} --model ${model} --golden ${GOLDEN_DIR}
                     RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -58,9 +58,9 @@ struct SmallCall {
 
 TEST(KernelAbi, VersionAndNames) {
   EXPECT_EQ(ropecheck_kernel_abi_version(), ROPECHECK_KERNEL_ABI_VERSION);
-  ASSERT_EQ(ropecheck_kernel_count(), 4);
-  const std::vector<std::string> expected = {"scalar", "avx2", "avx512", "cuda"};
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(ropecheck_kernel_name(i), expected[static_cast<std::size_t>(i)]);
+  ASSERT_EQ(ropecheck_kernel_count(), 5);
+  const std::vector<std::string> expected = {"scalar", "avx2", "avx512", "avx512bf16", "cuda"};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(ropecheck_kernel_name(i), expected[static_cast<std::size_t>(i)]);
   EXPECT_EQ(ropecheck_kernel_name(-1), nullptr);
   EXPECT_EQ(ropecheck_kernel_available("scalar"), 1);
   EXPECT_EQ(ropecheck_kernel_available("sse9"), ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION);
@@ -74,17 +74,18 @@ TEST(KernelAbi, AutoPicksTheBestAvailableCpuKernel) {
   std::string best = "scalar";
   if (ropecheck_kernel_available("avx2") == 1) best = "avx2";
   if (ropecheck_kernel_available("avx512") == 1) best = "avx512";
+  if (ropecheck_kernel_available("avx512bf16") == 1) best = "avx512bf16";
   EXPECT_EQ(std::string(picked), best);
   EXPECT_STREQ(ropecheck_kernel_resolve(nullptr), picked);
-  for (const char* name : {"scalar", "avx2", "avx512", "cuda"}) {
+  for (const char* name : {"scalar", "avx2", "avx512", "avx512bf16", "cuda"}) {
     const bool available = ropecheck_kernel_available(name) == 1;
     EXPECT_EQ(ropecheck_kernel_resolve(name) != nullptr, available) << name;
-    std::printf("kernel %-7s %s\n", name, available ? "available" : "unavailable on this machine");
+    std::printf("kernel %-10s %s\n", name, available ? "available" : "unavailable on this machine");
   }
 }
 
 TEST(KernelAbi, UnavailableImplementationIsReportedNotRun) {
-  for (const char* name : {"avx2", "avx512", "cuda"}) {
+  for (const char* name : {"avx2", "avx512", "avx512bf16", "cuda"}) {
     if (ropecheck_kernel_available(name) == 1) continue;
     SmallCall small;
     EXPECT_EQ(ropecheck_kernel_apply(name, &small.call), ROPECHECK_ERROR_UNAVAILABLE) << name;
@@ -154,7 +155,7 @@ TEST(KernelAbi, InvalidCallsReturnStatusAndWriteNothing) {
 TEST(KernelAbi, FrequencyAboveTheProvenRangeIsUnsupported) {
   const std::string outside = "layout=half,head_dim=8,rotary_dim=4,base=10000,scaling=linear,factor=0.00000762939453125,dtype=f32";
   const std::string edge = "layout=half,head_dim=8,rotary_dim=4,base=10000,scaling=linear,factor=0.0000152587890625,dtype=f32";
-  for (const char* implementation : {"scalar", "avx2", "avx512", "auto"}) {
+  for (const char* implementation : {"scalar", "avx2", "avx512", "avx512bf16", "auto"}) {
     if (ropecheck_kernel_available(implementation) != 1) continue;
     SmallCall refused(outside);
     EXPECT_EQ(ropecheck_kernel_apply(implementation, &refused.call), ROPECHECK_ERROR_UNSUPPORTED) << implementation;
@@ -232,7 +233,7 @@ TEST(KernelAbi, SpecialValuesFollowIeeeArithmeticOfTheFormula) {
   std::vector<double> input;
   for (int t = 0; t < 2; ++t) input.insert(input.end(), row.begin(), row.end());
   const auto expected = reference::apply(spec, reference::Shape{2, 1, 8}, positions, input);
-  for (const char* name : {"scalar", "avx2", "avx512", "cuda"}) {
+  for (const char* name : {"scalar", "avx2", "avx512", "avx512bf16", "cuda"}) {
     if (ropecheck_kernel_available(name) != 1) continue;
     std::vector<float> in(input.begin(), input.end());
     std::vector<float> out(16, 0.0f);
@@ -269,7 +270,7 @@ TEST(KernelAbi, SpecialValuesIn16BitDataFollowIeeeArithmetic) {
       std::vector<double> input;
       for (int i = 0; i < 2 * 64; ++i) input.push_back(pattern[static_cast<std::size_t>(i % 16)]);
       const auto expected = reference::apply(spec, reference::Shape{2, 1, 64}, positions, input);
-      for (const char* name : {"scalar", "avx2", "avx512", "cuda"}) {
+      for (const char* name : {"scalar", "avx2", "avx512", "avx512bf16", "cuda"}) {
         if (ropecheck_kernel_available(name) != 1) continue;
         std::vector<std::uint16_t> in;
         for (double v : input) in.push_back(static_cast<std::uint16_t>(reference::encode_bits(v, spec.dtype)));

@@ -18,9 +18,9 @@ static int failures = 0;
 
 int main(void) {
   CHECK(ropecheck_kernel_abi_version() == ROPECHECK_KERNEL_ABI_VERSION);
-  CHECK(ropecheck_kernel_count() == 4);
+  CHECK(ropecheck_kernel_count() == 5);
   CHECK(strcmp(ropecheck_kernel_name(0), "scalar") == 0);
-  CHECK(ropecheck_kernel_name(4) == NULL);
+  CHECK(ropecheck_kernel_name(5) == NULL);
   CHECK(ropecheck_kernel_available("scalar") == 1);
   CHECK(ropecheck_kernel_available("no-such-kernel") == ROPECHECK_ERROR_UNKNOWN_IMPLEMENTATION);
   CHECK(ropecheck_kernel_resolve("auto") != NULL);

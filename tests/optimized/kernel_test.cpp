@@ -35,6 +35,10 @@
 namespace ropecheck::kernels::testing {
 namespace {
 
+// Instances named by their kernel (Cpu/Bfloat16Rounding.EveryInputAgreesWithTheScalarKernel/avx2),
+// so that --gtest_filter='*avx512*' selects every test of a kernel.
+std::string kernel_name(const ::testing::TestParamInfo<std::string>& info) { return info.param; }
+
 const std::vector<Case>& cases() {
   static const std::vector<Case> list = [] {
     std::vector<Case> v;
@@ -199,7 +203,7 @@ TEST_P(KernelCase, BitForBitEqualToScalar) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, KernelCase,
-                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "cuda"),
+                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "avx512bf16", "cuda"),
                                             ::testing::Range<std::size_t>(0, cases().size())),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + cases()[std::get<1>(info.param)].name();
@@ -278,7 +282,8 @@ TEST_P(ConsecutivePositions, OneCallGivesTheBitsOfOneCallPerToken) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, ConsecutivePositions, ::testing::Values("scalar", "avx2", "avx512"));
+INSTANTIATE_TEST_SUITE_P(Cpu, ConsecutivePositions, ::testing::Values("scalar", "avx2", "avx512", "avx512bf16"),
+                         kernel_name);
 
 // Non-temporal stores (dispatch.cpp streaming_stores_pay: out of place, outputs of 16 MiB or more,
 // rows 64-byte aligned) write the bits of plain stores: the same call into a 64-byte-aligned output
@@ -335,7 +340,8 @@ TEST_P(StreamingStores, SameBitsAsPlainStores) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, StreamingStores, ::testing::Values("avx2", "avx512"));
+INSTANTIATE_TEST_SUITE_P(Cpu, StreamingStores, ::testing::Values("avx2", "avx512", "avx512bf16"),
+                         kernel_name);
 
 // The SIMD kernels round binary32 to bfloat16 with integer code (ops_avx2-inl.h bf16_pair_words:
 // the carry out of the dropped half computed in 16-bit lanes), the scalar kernel with
@@ -402,7 +408,8 @@ TEST_P(Bfloat16Rounding, EveryInputAgreesWithTheScalarKernel) {
   EXPECT_GT(odd_ties, 0) << "no binary32 value exactly halfway with an odd last kept bit";
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, Bfloat16Rounding, ::testing::Values("avx2", "avx512"));
+INSTANTIATE_TEST_SUITE_P(Cpu, Bfloat16Rounding, ::testing::Values("avx2", "avx512", "avx512bf16"),
+                         kernel_name);
 
 }  // namespace
 }  // namespace ropecheck::kernels::testing

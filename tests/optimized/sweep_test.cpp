@@ -43,7 +43,7 @@ TEST_P(Sweep, ErrorStaysWithinBoundUpToPosition2To31) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Sweep,
-                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "cuda"),
+                         ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "avx512bf16", "cuda"),
                                             ::testing::Values("f32", "bf16", "f16", "f64")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
