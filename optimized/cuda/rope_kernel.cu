@@ -56,8 +56,8 @@ namespace {
 using lane::ScalarOps;
 using lane::ScalarOps32;
 
-constexpr int kThreadsPerBlock = 256;
-constexpr int kChunkPairs = 1024;  // cos/sin entries per shared-memory chunk (16 KiB, and 8 KiB in binary32)
+constexpr int kThreadsPerBlock = 64;
+constexpr int kChunkPairs = 256;  // cos/sin entries per shared-memory chunk (4 KiB, and 2 KiB in binary32)
 constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
 
 // A call whose pointers are all device pointers.
@@ -71,6 +71,9 @@ struct DeviceCall {
   const void* sin_cache = nullptr;
   DtypeCode cache_dtype = DtypeCode::f32;
   std::int64_t cache_row_stride = 0;
+  // Whether q's / k's 16-bit data may move in 8-byte words (rotate_chunk_packed; set by launch).
+  bool q_packed = false;
+  bool k_packed = false;
 };
 
 template <class C>
@@ -180,6 +183,96 @@ __device__ void rotate_chunk(const PlanView& plan, const TensorView& tensor, std
   }
 }
 
+// 16-bit data rotated in binary32 (rotate_chunk's binary32 case) kPackedPairs pairs per work item,
+// moved as two 8-byte words — in the half layout the item's 4 x's and its 4 y's, in the
+// interleaved one its pairs 0–1 and 2–3 — so that a warp moves 256 bytes per load or store
+// instruction where rotate_chunk moves 64 (one 2-byte element per lane): 16-bit data took as many
+// memory instructions per element as f32 data and ran at half its bytes per second. The same lane
+// arithmetic on the same values, so the same bits. Taken where launch's packable holds: every
+// token's and head's row of the tensor starts 8-byte aligned and the pairs are a multiple of 4.
+constexpr int kPackedPairs = 4;
+
+template <class T, bool Half>
+__device__ void rotate_chunk_packed(const PlanView& plan, const TensorView& tensor, std::int64_t token, int chunk_begin,
+                                    int chunk, const float* cos32_s, const float* sin32_s) {
+  static_assert(sizeof(T) == 2 && kPackedPairs == 4, "an item is two 8-byte words of 16-bit elements");
+  const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
+  T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
+  ItemWalk walk(chunk / kPackedPairs, static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
+  while (walk.h < tensor.heads) {
+    uint2 low_word[kItemsPerRound];
+    uint2 high_word[kItemsPerRound];
+    std::int64_t out_offset[kItemsPerRound];
+    int low[kItemsPerRound];
+    int high[kItemsPerRound];
+    int item[kItemsPerRound];
+    bool live[kItemsPerRound];
+#pragma unroll
+    for (int u = 0; u < kItemsPerRound; ++u) {
+      live[u] = walk.h < tensor.heads;
+      item[u] = walk.i * kPackedPairs;  // the item's first pair in the chunk's table
+      const int j = chunk_begin + item[u];
+      low[u] = Half ? j : 2 * j;                               // x's, or pairs 0–1
+      high[u] = Half ? j + plan.pairs : 2 * j + kPackedPairs;  // y's, or pairs 2–3
+      out_offset[u] = walk.h * tensor.output_head_stride;
+      if (live[u]) {
+        const T* in_head = in + walk.h * tensor.input_head_stride;
+        low_word[u] = *reinterpret_cast<const uint2*>(in_head + low[u]);
+        high_word[u] = *reinterpret_cast<const uint2*>(in_head + high[u]);
+      }
+      walk.next();
+    }
+#pragma unroll
+    for (int u = 0; u < kItemsPerRound; ++u) {
+      if (!live[u]) continue;
+      T low_in[4];
+      T high_in[4];
+      std::memcpy(low_in, &low_word[u], sizeof low_in);
+      std::memcpy(high_in, &high_word[u], sizeof high_in);
+      T low_out[4];
+      T high_out[4];
+#pragma unroll
+      for (int p = 0; p < kPackedPairs; ++p) {
+        // pair p of the item: its x and y, and where a and b go
+        const T* x = Half ? &low_in[p] : (p < 2 ? &low_in[2 * p] : &high_in[2 * p - 4]);
+        const T* y = Half ? &high_in[p] : (p < 2 ? &low_in[2 * p + 1] : &high_in[2 * p - 3]);
+        T* a_out = Half ? &low_out[p] : (p < 2 ? &low_out[2 * p] : &high_out[2 * p - 4]);
+        T* b_out = Half ? &high_out[p] : (p < 2 ? &low_out[2 * p + 1] : &high_out[2 * p - 3]);
+        float a;
+        float b;
+        lane::rotate<ScalarOps32>(ScalarOps32::load(x), ScalarOps32::load(y), cos32_s[item[u] + p], sin32_s[item[u] + p],
+                                  a, b);
+        ScalarOps32::store(a_out, a);
+        ScalarOps32::store(b_out, b);
+      }
+      T* out_head = out + out_offset[u];
+      uint2 word;
+      std::memcpy(&word, low_out, sizeof word);
+      *reinterpret_cast<uint2*>(out_head + low[u]) = word;
+      std::memcpy(&word, high_out, sizeof word);
+      *reinterpret_cast<uint2*>(out_head + high[u]) = word;
+    }
+  }
+}
+
+// rotate_chunk, or rotate_chunk_packed where it applies.
+template <class T>
+__device__ void rotate_chunk_any(const PlanView& plan, const TensorView& tensor, bool packed, std::int64_t token,
+                                 int chunk_begin, int chunk, const double* cos_s, const double* sin_s, const float* cos32_s,
+                                 const float* sin32_s, bool binary32) {
+  if constexpr (sizeof(T) == 2) {
+    if (binary32 && packed) {
+      if (plan.layout == LayoutCode::half) {
+        rotate_chunk_packed<T, true>(plan, tensor, token, chunk_begin, chunk, cos32_s, sin32_s);
+      } else {
+        rotate_chunk_packed<T, false>(plan, tensor, token, chunk_begin, chunk, cos32_s, sin32_s);
+      }
+      return;
+    }
+  }
+  rotate_chunk<T>(plan, tensor, token, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s, binary32);
+}
+
 // Dims [rotary_dim, head_dim) of every head of one token, bit for bit (nothing to do in place).
 template <class T>
 __device__ void copy_pass_through(const PlanView& plan, const TensorView& tensor, std::int64_t token) {
@@ -214,9 +307,11 @@ __global__ void __launch_bounds__(kThreadsPerBlock) rope_kernel(DeviceCall call)
         }
       }
       __syncthreads();
-      rotate_chunk<T>(call.plan, call.q, t, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s, binary32);
+      rotate_chunk_any<T>(call.plan, call.q, call.q_packed, t, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s,
+                          binary32);
       if (call.k.heads > 0) {
-        rotate_chunk<T>(call.plan, call.k, t, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s, binary32);
+        rotate_chunk_any<T>(call.plan, call.k, call.k_packed, t, chunk_begin, chunk, cos_s, sin_s, cos32_s, sin32_s,
+                            binary32);
       }
       __syncthreads();  // the table is overwritten next
     }
@@ -379,7 +474,21 @@ cudaError_t launch_typed(const DeviceCall& call) {
   return cudaDeviceSynchronize();
 }
 
-cudaError_t launch(const DeviceCall& call) {
+// rotate_chunk_packed's condition: 16-bit data whose every row (token and head) starts 8-byte
+// aligned in input and output, pairs a multiple of kPackedPairs (then so is every chunk, and its
+// words are aligned in both layouts).
+bool packable(const PlanView& plan, const TensorView& tensor) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 8 == 0; };
+  const auto whole_words = [](std::int64_t stride) { return stride % kPackedPairs == 0; };
+  return (plan.dtype == DtypeCode::f16 || plan.dtype == DtypeCode::bf16) && plan.pairs % kPackedPairs == 0 &&
+         aligned(tensor.input) && aligned(tensor.output) && whole_words(tensor.input_token_stride) &&
+         whole_words(tensor.input_head_stride) && whole_words(tensor.output_token_stride) &&
+         whole_words(tensor.output_head_stride);
+}
+
+cudaError_t launch(DeviceCall call) {
+  call.q_packed = packable(call.plan, call.q);
+  call.k_packed = packable(call.plan, call.k);
   switch (call.plan.dtype) {
     case DtypeCode::f64: return launch_typed<double>(call);
     case DtypeCode::f32: return launch_typed<float>(call);
