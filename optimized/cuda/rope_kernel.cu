@@ -16,9 +16,10 @@
 // the token's pairs (up to kChunkPairs at a time) into shared memory, one thread per pair, then
 // every thread rotates pairs of every head of q and k with them (consecutive threads take
 // consecutive pairs: coalesced for the half layout; each thread loads kItemsPerRound pairs before
-// it stores any, to keep loads in flight), then copies the pass-through dims. 16-bit conversions
-// use the device's cvt instructions (convert-inl.h: same bits as the integer code, NaNs aside,
-// which take that code).
+// it stores any, to keep loads in flight; 16-bit data four pairs at a time in 8-byte words), then
+// copies the pass-through dims. 16-bit conversions use the device's cvt instructions
+// (convert-inl.h: same bits as the integer code, NaNs aside, which take that code; in the 8-byte
+// words binary16 is read by an exact product and written two values per cvt.rn.f16x2.f32).
 //
 // Pointers: with device_pointers = 0 (kernel.h) every pointer is host memory: this file copies the
 // spans of the tensors, positions and cache to the device, runs, and copies the outputs back
@@ -34,6 +35,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <ropecheck/kernel.h>
@@ -56,6 +58,10 @@ namespace {
 using lane::ScalarOps;
 using lane::ScalarOps32;
 
+// 64 threads: one per pair of a head_dim-128 table, so that no thread waits while the table is
+// computed, and small blocks (6 KiB of shared memory, 64 registers a thread) let 16 tokens be in
+// flight per SM, one's table computed while others move data; on an H200 16-bit data on the fly
+// ran at 0.65 (256 threads), 0.76 (128) and 0.84 (64) of cudaMemcpy's speed (bench/README.md).
 constexpr int kThreadsPerBlock = 64;
 constexpr int kChunkPairs = 256;  // cos/sin entries per shared-memory chunk (4 KiB, and 2 KiB in binary32)
 constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;
@@ -192,6 +198,28 @@ __device__ void rotate_chunk(const PlanView& plan, const TensorView& tensor, std
 // token's and head's row of the tensor starts 8-byte aligned and the pairs are a multiple of 4.
 constexpr int kPackedPairs = 4;
 
+// binary16 -> binary32 in rotate_chunk_packed: the magnitude's bits moved to binary32's place make
+// the value times 2^-112 (a subnormal binary16 a subnormal binary32), and one exact product by
+// 2^112 restores it: the value convert-inl.h's half_to_float gives, with a multiply where the
+// device's cvt.f32.f16 is a conversion-unit instruction. Inf and NaN (exponent 31) take
+// half_to_float.
+__device__ inline float packed_half_to_float(F16 h) {
+  if ((h.bits & 0x7C00u) == 0x7C00u) return lane::half_to_float(h.bits);
+  const float magnitude = __uint_as_float(static_cast<std::uint32_t>(h.bits & 0x7FFFu) << 13) * 0x1p112f;
+  return (h.bits & 0x8000u) != 0 ? -magnitude : magnitude;
+}
+// Two binary32 values -> binary16 in one word (low in bits 0–15): cvt.rn.f16x2.f32 rounds each
+// as cvt.rn.f16.f32 does (to nearest even, subnormals and overflow included, no .ftz), one
+// instruction for two; a NaN takes convert-inl.h's float_to_half (its bits).
+__device__ inline std::uint32_t packed_halves(float low, float high) {
+  if (isnan(low) || isnan(high)) {
+    return static_cast<std::uint32_t>(lane::float_to_half(low)) | (static_cast<std::uint32_t>(lane::float_to_half(high)) << 16);
+  }
+  std::uint32_t word;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(word) : "f"(high), "f"(low));
+  return word;
+}
+
 template <class T, bool Half>
 __device__ void rotate_chunk_packed(const PlanView& plan, const TensorView& tensor, std::int64_t token, int chunk_begin,
                                     int chunk, const float* cos32_s, const float* sin32_s) {
@@ -229,28 +257,43 @@ __device__ void rotate_chunk_packed(const PlanView& plan, const TensorView& tens
       T high_in[4];
       std::memcpy(low_in, &low_word[u], sizeof low_in);
       std::memcpy(high_in, &high_word[u], sizeof high_in);
-      T low_out[4];
-      T high_out[4];
+      // the words' 8 results in binary32, in the words' element order
+      float low_out[4];
+      float high_out[4];
 #pragma unroll
       for (int p = 0; p < kPackedPairs; ++p) {
         // pair p of the item: its x and y, and where a and b go
-        const T* x = Half ? &low_in[p] : (p < 2 ? &low_in[2 * p] : &high_in[2 * p - 4]);
-        const T* y = Half ? &high_in[p] : (p < 2 ? &low_in[2 * p + 1] : &high_in[2 * p - 3]);
-        T* a_out = Half ? &low_out[p] : (p < 2 ? &low_out[2 * p] : &high_out[2 * p - 4]);
-        T* b_out = Half ? &high_out[p] : (p < 2 ? &low_out[2 * p + 1] : &high_out[2 * p - 3]);
-        float a;
-        float b;
-        lane::rotate<ScalarOps32>(ScalarOps32::load(x), ScalarOps32::load(y), cos32_s[item[u] + p], sin32_s[item[u] + p],
-                                  a, b);
-        ScalarOps32::store(a_out, a);
-        ScalarOps32::store(b_out, b);
+        const T& x = Half ? low_in[p] : (p < 2 ? low_in[2 * p] : high_in[2 * p - 4]);
+        const T& y = Half ? high_in[p] : (p < 2 ? low_in[2 * p + 1] : high_in[2 * p - 3]);
+        float& a = Half ? low_out[p] : (p < 2 ? low_out[2 * p] : high_out[2 * p - 4]);
+        float& b = Half ? high_out[p] : (p < 2 ? low_out[2 * p + 1] : high_out[2 * p - 3]);
+        if constexpr (std::is_same_v<T, F16>) {
+          lane::rotate<ScalarOps32>(packed_half_to_float(x), packed_half_to_float(y), cos32_s[item[u] + p],
+                                    sin32_s[item[u] + p], a, b);
+        } else {
+          lane::rotate<ScalarOps32>(ScalarOps32::load(&x), ScalarOps32::load(&y), cos32_s[item[u] + p],
+                                    sin32_s[item[u] + p], a, b);
+        }
+      }
+      uint2 low_bits;
+      uint2 high_bits;
+      if constexpr (std::is_same_v<T, F16>) {
+        low_bits = make_uint2(packed_halves(low_out[0], low_out[1]), packed_halves(low_out[2], low_out[3]));
+        high_bits = make_uint2(packed_halves(high_out[0], high_out[1]), packed_halves(high_out[2], high_out[3]));
+      } else {
+        T low_t[4];
+        T high_t[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          ScalarOps32::store(&low_t[e], low_out[e]);
+          ScalarOps32::store(&high_t[e], high_out[e]);
+        }
+        std::memcpy(&low_bits, low_t, sizeof low_bits);
+        std::memcpy(&high_bits, high_t, sizeof high_bits);
       }
       T* out_head = out + out_offset[u];
-      uint2 word;
-      std::memcpy(&word, low_out, sizeof word);
-      *reinterpret_cast<uint2*>(out_head + low[u]) = word;
-      std::memcpy(&word, high_out, sizeof word);
-      *reinterpret_cast<uint2*>(out_head + high[u]) = word;
+      *reinterpret_cast<uint2*>(out_head + low[u]) = low_bits;
+      *reinterpret_cast<uint2*>(out_head + high[u]) = high_bits;
     }
   }
 }

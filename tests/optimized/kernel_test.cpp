@@ -160,6 +160,14 @@ const std::vector<Case>& cases() {
     Case overflow_bf16{"layout=half,head_dim=32,base=10000,dtype=bf16", 2, 2, {1, 2}};
     overflow_bf16.fixed_input = std::vector<double>(32, 3.0e38);
     v.push_back(overflow_bf16);
+    // binary16 subnormals (below 2^-14) beside normal values: every other pair scaled by 2^-12 (the
+    // others by 2^12), in both layouts — the conversions of every kernel's 16-bit path, the CUDA
+    // kernel's 8-byte words included (rotate_chunk_packed)
+    for (const char* layout : {"half", "interleaved"}) {
+      Case subnormals{std::string("layout=") + layout + ",head_dim=64,base=10000,dtype=f16", 3, 2, {0, 7, 1000000}};
+      subnormals.magnitude_exponent = 12;
+      v.push_back(subnormals);
+    }
     // subnormal-free tiny and huge magnitudes in f32
     Case magnitudes{"layout=half,head_dim=16,base=10000,dtype=f32", 2, 2, {5, 2147483647}};
     magnitudes.magnitude_exponent = 100;
