@@ -226,6 +226,37 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   return d;
 }
 
+namespace {
+// A vector's storage for n values, written once (its pages faulted in), then emptied: clear keeps
+// the capacity, so later inserts up to n values write into pages already there.
+template <class T>
+void fault_in(std::vector<T>& values, std::size_t n) {
+  if (values.capacity() >= n) return;
+  values.clear();
+  values.resize(n);
+  values.clear();
+}
+}  // namespace
+
+void DiagnosisSampler::prepare(std::int64_t token_size, int components, std::int64_t tokens) {
+  if (token_size <= 0 || components <= 0 || tokens <= 0 || sample_ || spread_.test.tokens > 0) return;
+  // diagnosis_sample_into keeps at most max(1, max_values_ / token_size) tokens; spread at most
+  // budget + 1; neither more than there are.
+  const auto sample_tokens = static_cast<std::size_t>(std::min(tokens, std::max<std::int64_t>(1, max_values_ / token_size)));
+  const auto spread_tokens =
+      static_cast<std::size_t>(std::min(tokens, std::max<std::int64_t>(2, max_values_ / 2 / token_size) + 1));
+  const auto size = static_cast<std::size_t>(token_size);
+  const auto per_token = static_cast<std::size_t>(components);
+  DiagnosisSample& sample = sample_prepared_;
+  fault_in(sample.test.positions, sample_tokens * per_token);
+  fault_in(sample.test.input, sample_tokens * size);
+  fault_in(sample.output, sample_tokens * size);
+  fault_in(spread_.test.positions, spread_tokens * per_token);
+  fault_in(spread_.test.input, spread_tokens * size);
+  fault_in(spread_.output, spread_tokens * size);
+  spread_.token_index.reserve(spread_tokens);
+}
+
 void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const double> output, int components,
                               std::int64_t first_token) {
   const std::int64_t token_size = test.heads * test.head_dim;

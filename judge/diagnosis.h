@@ -65,7 +65,8 @@ class DiagnosisSampler {
     // The first test's sample until a later test raises the worst e: then that test's, in the same
     // arrays (the first one's is not read again).
     if (!sample_) {
-      diagnosis_sample_into(sample_.emplace(), test, output, components, max_values_, first_token);
+      diagnosis_sample_into(sample_.emplace(std::move(sample_prepared_)), test, output, components, max_values_,
+                            first_token);
     } else if (group_worst_e > worst_e_) {
       diagnosis_sample_into(*sample_, test, output, components, max_values_, first_token);
     }
@@ -73,6 +74,12 @@ class DiagnosisSampler {
     spread(test, output, components, first_token);
     ++tests_offered_;
   }
+  // Writes once into the arrays that the samples of tests of `token_size` values per token hold,
+  // `tokens` in all (at most 24 MB for 2^20 values), as offer would on its first call: a caller
+  // with a thread idle before its first test can be judged (a direct check reading its first
+  // chunk) calls it then, where offer's first copy into fresh pages was the one serial step between
+  // two chunks' judging.
+  void prepare(std::int64_t token_size, int components, std::int64_t tokens);
   // Null before any test was offered.
   const DiagnosisSample* sample() const { return sample_ ? &*sample_ : nullptr; }
   // What the diagnosis reads: the sample above and, once tests were offered, a sample spread over
@@ -92,6 +99,7 @@ class DiagnosisSampler {
 
   std::int64_t max_values_;
   std::optional<DiagnosisSample> sample_;
+  DiagnosisSample sample_prepared_;  // prepare's arrays, until the first offer moves them into sample_
   DiagnosisSample spread_;
   std::int64_t spread_stride_ = 1;
   std::int64_t tests_offered_ = 0;

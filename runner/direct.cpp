@@ -126,6 +126,11 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   return std::move(test.input);
 }
 
+void TensorJudge::prepare(std::int64_t tokens) {
+  State& s = *state_;
+  s.sampler.prepare(s.heads * s.group.spec.head_dim, position_components(s.group.spec), tokens);
+}
+
 GroupResult TensorJudge::finish() {
   State& s = *state_;
   if (s.judged) {

@@ -46,6 +46,12 @@ class TensorJudge {
   // of 32 MB used again costs nothing, where a fresh one is 8192 page faults.
   std::vector<double> add(std::span<const std::int64_t> positions, std::vector<double>&& input, std::span<const double> output);
 
+  // Faults in the arrays the diagnosis keeps for chunks of this tensor (its samples: 24 MB), which
+  // the first add would otherwise write on one thread: for a caller with that thread idle before
+  // it (check --spec, while the first chunk is read). Optional; the verdict is the same.
+  // `tokens`: the tensor's.
+  void prepare(std::int64_t tokens);
+
   // The verdict over every chunk added: one group (GroupResult::suite = label) of one test (none
   // when no token was added), whose cases have no test id (Case::test_id 0).
   GroupResult finish();

@@ -184,6 +184,50 @@ TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
   EXPECT_EQ(sampler.sample()->output, fresh.output);
 }
 
+// prepare (a direct check calls it while its first chunk is read) only writes the arrays in
+// advance: the samples kept are those of a sampler never prepared, and the first test's sample
+// lands in the prepared storage (no array grows past it).
+TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
+  const auto make = [](std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
+    golden::RopeTest t;
+    t.id = id;
+    t.tokens = tokens;
+    t.heads = 2;
+    t.head_dim = 4;
+    SplitMix64 rng(seed);
+    for (std::int64_t k = 0; k < tokens; ++k) t.positions.push_back(static_cast<std::int64_t>(rng.range(0, 1000)));
+    for (std::int64_t k = 0; k < tokens * 8; ++k) t.input.push_back(rng.unit());
+    return t;
+  };
+  const golden::RopeTest a = make(1, 30, 4), b = make(2, 30, 5);
+  const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25);
+  constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values
+  DiagnosisSampler plain(kMaxValues), prepared(kMaxValues);
+  prepared.prepare(8, 1, 60);
+  for (DiagnosisSampler* s : {&plain, &prepared}) {
+    s->offer(a, out_a, 1, 1.0, 0);
+  }
+  const std::size_t capacity = prepared.sample()->test.input.capacity();
+  EXPECT_GE(capacity, 8u * 8u);  // the first sample's 8 tokens, in the storage prepare wrote
+  for (DiagnosisSampler* s : {&plain, &prepared}) {
+    s->offer(b, out_b, 1, 2.0, 30);  // worse: b's sample, in a's arrays
+  }
+  EXPECT_EQ(prepared.sample()->test.input.capacity(), capacity);
+  const std::vector<DiagnosedTest> want = plain.diagnosed(), got = prepared.diagnosed();
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), 2u);  // the worst test's sample and the spread one
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].test->tokens, want[i].test->tokens) << i;
+    EXPECT_EQ(got[i].test->positions, want[i].test->positions) << i;
+    EXPECT_EQ(got[i].test->input, want[i].test->input) << i;
+    EXPECT_TRUE(std::equal(got[i].output.begin(), got[i].output.end(), want[i].output.begin(), want[i].output.end())) << i;
+    EXPECT_EQ(got[i].first_token, want[i].first_token) << i;
+    EXPECT_EQ(got[i].token_stride, want[i].token_stride) << i;
+    EXPECT_TRUE(std::equal(got[i].token_index.begin(), got[i].token_index.end(), want[i].token_index.begin(),
+                           want[i].token_index.end())) << i;
+  }
+}
+
 TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
   const Spec spec = parse_spec("layout=half,head_dim=16,base=500000,dtype=f32");
   auto sweep_with = [&](int threads, std::vector<std::int64_t>& first_positions) {
