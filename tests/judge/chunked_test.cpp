@@ -139,26 +139,25 @@ TEST(AddEvaluated, CarefulOutputsPass) {
   EXPECT_EQ(r.points.size(), 9000u);
 }
 
-// With several threads a sweep judges one chunk while the next one is called, and the diagnosis
-// runs on every thread: the result, its diagnosis and explanation, and the sequence of calls the
-// implementation sees must be one thread's. The implementation fails (the float32 recipe judged by
-// the exact model), so the explanation runs too.
+// A test of `tokens` tokens × 2 heads × head_dim 4 (8 values a token), positions and inputs from
+// `seed`, for the samplers' tests.
+golden::RopeTest sample_test(std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
+  golden::RopeTest t;
+  t.id = id;
+  t.tokens = tokens;
+  t.heads = 2;
+  t.head_dim = 4;
+  SplitMix64 rng(seed);
+  for (std::int64_t k = 0; k < tokens; ++k) t.positions.push_back(static_cast<std::int64_t>(rng.range(0, 1000)));
+  for (std::int64_t k = 0; k < tokens * 8; ++k) t.input.push_back(rng.unit());
+  return t;
+}
+
 // The sample a sampler keeps of the worst test so far is replaced in place (its arrays used again):
 // replaced by a shorter test, it holds what a fresh sample of that test holds, nothing of the
 // longer one it replaced.
 TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
-  const auto make = [](std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
-    golden::RopeTest t;
-    t.id = id;
-    t.tokens = tokens;
-    t.heads = 2;
-    t.head_dim = 4;
-    SplitMix64 rng(seed);
-    for (std::int64_t k = 0; k < tokens; ++k) t.positions.push_back(static_cast<std::int64_t>(rng.range(0, 1000)));
-    for (std::int64_t k = 0; k < tokens * 8; ++k) t.input.push_back(rng.unit());
-    return t;
-  };
-  const golden::RopeTest a = make(1, 20, 1), b = make(2, 40, 2), c = make(3, 13, 3);
+  const golden::RopeTest a = sample_test(1, 20, 1), b = sample_test(2, 40, 2), c = sample_test(3, 13, 3);
   const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25), out_c(c.input.size(), 2.0);
   constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values
   DiagnosisSampler sampler(kMaxValues);
@@ -188,18 +187,7 @@ TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
 // advance: the samples kept are those of a sampler never prepared, and the first test's sample
 // lands in the prepared storage (no array grows past it).
 TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
-  const auto make = [](std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
-    golden::RopeTest t;
-    t.id = id;
-    t.tokens = tokens;
-    t.heads = 2;
-    t.head_dim = 4;
-    SplitMix64 rng(seed);
-    for (std::int64_t k = 0; k < tokens; ++k) t.positions.push_back(static_cast<std::int64_t>(rng.range(0, 1000)));
-    for (std::int64_t k = 0; k < tokens * 8; ++k) t.input.push_back(rng.unit());
-    return t;
-  };
-  const golden::RopeTest a = make(1, 30, 4), b = make(2, 30, 5);
+  const golden::RopeTest a = sample_test(1, 30, 4), b = sample_test(2, 30, 5);
   const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25);
   constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values
   DiagnosisSampler plain(kMaxValues), prepared(kMaxValues);
@@ -228,6 +216,10 @@ TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
   }
 }
 
+// With several threads a sweep judges one chunk while the next one is called, and the diagnosis
+// runs on every thread: the result, its diagnosis and explanation, and the sequence of calls the
+// implementation sees must be one thread's. The implementation fails (the float32 recipe judged by
+// the exact model), so the explanation runs too.
 TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
   const Spec spec = parse_spec("layout=half,head_dim=16,base=500000,dtype=f32");
   auto sweep_with = [&](int threads, std::vector<std::int64_t>& first_positions) {
