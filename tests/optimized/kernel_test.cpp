@@ -352,8 +352,9 @@ INSTANTIATE_TEST_SUITE_P(Cpu, StreamingStores, ::testing::Values("avx2", "avx512
                          kernel_name);
 
 // The SIMD kernels round binary32 to bfloat16 with integer code (ops_avx2-inl.h bf16_pair_words:
-// the carry out of the dropped half computed in 16-bit lanes), the scalar kernel with
-// convert-inl.h float_to_bf16. At position 0 the rotation is a = RN32(x·c), b = RN32(y·c) with
+// the carry out of the dropped half computed in 16-bit lanes) or, avx512bf16, with vcvtne2ps2bf16
+// and the integer code for vectors holding a binary32 subnormal (which that instruction flushes:
+// the subnormal inputs below reach it), the scalar kernel with convert-inl.h float_to_bf16. At position 0 the rotation is a = RN32(x·c), b = RN32(y·c) with
 // c = RN32(A) (cos 0 = 1, sin 0 = 0), so every bfloat16 input (all 65536 bit patterns: zeros,
 // subnormals, the largest values, ±Inf, NaNs) goes through one rounding of a known binary32 value;
 // the attention factors are chosen so that those values include exact ties with an even and with an
