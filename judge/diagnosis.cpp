@@ -314,8 +314,10 @@ DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const d
 void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std::span<const double> output, int components,
                            std::int64_t max_values, std::int64_t first_token) {
   const std::int64_t token_size = test.heads * test.head_dim;
-  const std::int64_t kept = std::min(test.tokens, std::max<std::int64_t>(1, max_values / token_size));
-  const std::int64_t stride = (test.tokens + kept - 1) / kept;
+  // A test without tokens (or values) gives an empty sample: the stride below would divide by 0.
+  const std::int64_t kept =
+      token_size > 0 ? std::min(test.tokens, std::max<std::int64_t>(1, max_values / token_size)) : 0;
+  const std::int64_t stride = kept > 0 ? (test.tokens + kept - 1) / kept : 1;
   k.first_token = first_token;
   k.token_stride = stride;
   k.token_index.clear();
@@ -329,11 +331,11 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
   // Sized once (a sample replaced in place keeps its arrays): grown by insert, the first sample of a
   // direct check's chunk reallocated and copied its 16 MB over and over into fresh pages, on the one
   // thread between two chunks' judging.
-  const auto kept_tokens = static_cast<std::size_t>((test.tokens + stride - 1) / stride);
+  const auto kept_tokens = static_cast<std::size_t>(kept > 0 ? (test.tokens + stride - 1) / stride : 0);
   k.test.positions.reserve(kept_tokens * static_cast<std::size_t>(components));
   k.test.input.reserve(kept_tokens * static_cast<std::size_t>(token_size));
   k.output.reserve(kept_tokens * static_cast<std::size_t>(token_size));
-  for (std::int64_t t = 0; t < test.tokens; t += stride) {
+  for (std::int64_t t = 0; kept > 0 && t < test.tokens; t += stride) {
     ++k.test.tokens;
     const auto p = test.positions.begin() + t * components;
     k.test.positions.insert(k.test.positions.end(), p, p + components);

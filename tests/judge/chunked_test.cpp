@@ -186,6 +186,15 @@ TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
 // prepare (a direct check calls it while its first chunk is read) only writes the arrays in
 // advance: the samples kept are those of a sampler never prepared, and the first test's sample
 // lands in the prepared storage (no array grows past it).
+// A test without tokens gives an empty sample (its stride divided by zero before).
+TEST(DiagnosisSampler, TestWithoutTokensGivesAnEmptySample) {
+  const golden::RopeTest empty = sample_test(4, 0, 6);
+  const DiagnosisSample sample = diagnosis_sample(empty, {}, 1, 64, 0);
+  EXPECT_EQ(sample.test.tokens, 0);
+  EXPECT_TRUE(sample.test.input.empty());
+  EXPECT_TRUE(sample.output.empty());
+}
+
 TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
   const golden::RopeTest a = sample_test(1, 30, 4), b = sample_test(2, 30, 5);
   const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25);
