@@ -159,7 +159,8 @@ int run_direct_check(const CheckArguments& args) {
     return c;
   };
   std::future<Chunk> next = std::async(std::launch::async, read_chunk, std::uint64_t{0}, Chunk{});
-  judge.prepare(static_cast<std::int64_t>(tokens));  // while the first chunk is read: the diagnosis's arrays were its first serial step
+  // While the first chunk is read: writing the diagnosis's arrays was the first serial step after it.
+  judge.prepare(static_cast<std::int64_t>(tokens));
   Chunk spare;
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);

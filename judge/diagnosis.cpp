@@ -227,6 +227,15 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
 }
 
 namespace {
+// Tokens a sample of tests of token_size > 0 values per token keeps: diagnosis_sample_into's, of
+// one test, and the spread sample's (it decimates past this many, so holds at most one more).
+std::int64_t sample_token_budget(std::int64_t max_values, std::int64_t token_size) {
+  return std::max<std::int64_t>(1, max_values / token_size);
+}
+std::int64_t spread_token_budget(std::int64_t max_values, std::int64_t token_size) {
+  return std::max<std::int64_t>(2, max_values / 2 / token_size);
+}
+
 // A vector's storage for n values, written once (its pages faulted in), then emptied: clear keeps
 // the capacity, so later inserts up to n values write into pages already there.
 template <class T>
@@ -240,11 +249,10 @@ void fault_in(std::vector<T>& values, std::size_t n) {
 
 void DiagnosisSampler::prepare(std::int64_t token_size, int components, std::int64_t tokens) {
   if (token_size <= 0 || components <= 0 || tokens <= 0 || sample_ || spread_.test.tokens > 0) return;
-  // diagnosis_sample_into keeps at most max(1, max_values_ / token_size) tokens; spread at most
-  // budget + 1; neither more than there are.
-  const auto sample_tokens = static_cast<std::size_t>(std::min(tokens, std::max<std::int64_t>(1, max_values_ / token_size)));
+  // what diagnosis_sample_into and spread keep at most, and never more tokens than there are
+  const auto sample_tokens = static_cast<std::size_t>(std::min(tokens, sample_token_budget(max_values_, token_size)));
   const auto spread_tokens =
-      static_cast<std::size_t>(std::min(tokens, std::max<std::int64_t>(2, max_values_ / 2 / token_size) + 1));
+      static_cast<std::size_t>(std::min(tokens, spread_token_budget(max_values_, token_size) + 1));
   const auto size = static_cast<std::size_t>(token_size);
   const auto per_token = static_cast<std::size_t>(components);
   DiagnosisSample& sample = sample_prepared_;
@@ -268,7 +276,7 @@ void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const doub
     kept.head_dim = test.head_dim;
   }
   if (kept.heads != test.heads || kept.head_dim != test.head_dim) return;  // one shape per sample
-  const std::int64_t budget = std::max<std::int64_t>(2, max_values_ / 2 / token_size);
+  const std::int64_t budget = spread_token_budget(max_values_, token_size);
   // At most budget + 1 tokens are kept at any time: sized for them once (see diagnosis_sample_into).
   const auto most = static_cast<std::size_t>(budget + 1);
   kept.positions.reserve(most * static_cast<std::size_t>(components));
@@ -316,7 +324,7 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
   const std::int64_t token_size = test.heads * test.head_dim;
   // A test without tokens (or values) gives an empty sample: the stride below would divide by 0.
   const std::int64_t kept =
-      token_size > 0 ? std::min(test.tokens, std::max<std::int64_t>(1, max_values / token_size)) : 0;
+      token_size > 0 ? std::min(test.tokens, sample_token_budget(max_values, token_size)) : 0;
   const std::int64_t stride = kept > 0 ? (test.tokens + kept - 1) / kept : 1;
   k.first_token = first_token;
   k.token_stride = stride;
