@@ -27,12 +27,40 @@ std::string short_number(double v) {
 }
 
 // 2^n exactly, for |n| ≤ 2·1022 (every exponent of the four dtypes and their underflow unit): the
-// product of two normal doubles. The rule runs per pair, and ldexpl is a libm call that took a
-// quarter of a large direct check's time.
-long double pow2l(int n) {
+// product of two normal doubles (ldexpl is a libm call).
+constexpr long double pow2l(int n) {
   const int half = n / 2;
   auto pow2 = [](int k) { return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52); };
   return static_cast<long double>(pow2(half)) * static_cast<long double>(pow2(n - half));
+}
+
+// What the rule compares with, per dtype, evaluated at compile time: the rule runs per pair, and
+// working these out there (format_of, powers of two, the largest value) was a measurable part of a
+// large check.
+struct DtypeLimits {
+  long double u;                  // 2^-p
+  long double smallest_normal;    // 2^emin
+  long double largest;            // the largest finite value
+  long double overflow_boundary;  // the first value that rounds to ±Inf: the largest plus half its ulp
+  long double underflow_quantum;  // 2^(emin−p)
+};
+
+constexpr DtypeLimits limits_of(Dtype dtype) {
+  const reference::Format f = reference::format_of(dtype);
+  return {pow2l(-f.precision), pow2l(f.emin), static_cast<long double>(reference::max_finite(dtype)),
+          (2.0L - pow2l(-f.precision)) * pow2l(f.emax), pow2l(f.emin - f.precision)};
+}
+
+const DtypeLimits& limits(Dtype dtype) {
+  static constexpr DtypeLimits kF64 = limits_of(Dtype::f64), kF32 = limits_of(Dtype::f32),
+                               kF16 = limits_of(Dtype::f16), kBf16 = limits_of(Dtype::bf16);
+  switch (dtype) {
+    case Dtype::f64: return kF64;
+    case Dtype::f32: return kF32;
+    case Dtype::f16: return kF16;
+    case Dtype::bf16: return kBf16;
+  }
+  return kF64;
 }
 
 long double norm(double x, double y) {
@@ -49,12 +77,10 @@ long double attention_scale(double attention_factor) {
 constexpr long double kSqrt2 = 1.41421356237309504880168872420969808L;
 
 // The domain of a pair with finite inputs, given ρ = √(x² + y²) (computed once per pair).
-Domain finite_domain(long double rho, Dtype dtype, double attention_factor) {
+inline Domain finite_domain(long double rho, const DtypeLimits& limits, double attention_factor) {
   // |x·c| + |y·s| ≤ √2·ρ: below the largest value no careful evaluation overflows.
-  if (kSqrt2 * rho * attention_scale(attention_factor) > static_cast<long double>(reference::max_finite(dtype))) {
-    return Domain::near_overflow;
-  }
-  if (rho < pow2l(reference::format_of(dtype).emin)) return Domain::subnormal;
+  if (kSqrt2 * rho * attention_scale(attention_factor) > limits.largest) return Domain::near_overflow;
+  if (rho < limits.smallest_normal) return Domain::subnormal;
   return Domain::ordinary;
 }
 
@@ -65,7 +91,7 @@ double normwise_error(double a, double b, long double exact_a, long double exact
   const long double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
   const long double rho = norm(x, y);
   if (rho == 0) return difference == 0 ? 0.0 : kInf;
-  const long double u = pow2l(-significand_bits(dtype));
+  const long double u = limits(dtype).u;
   return static_cast<double>(difference / (u * rho * attention_scale(attention_factor)));
 }
 
@@ -97,14 +123,15 @@ std::string_view name(Failure failure) {
 
 Domain domain_of(double x, double y, Dtype dtype, double attention_factor) {
   if (!std::isfinite(x) || !std::isfinite(y)) return Domain::special_input;
-  return finite_domain(norm(x, y), dtype, attention_factor);
+  return finite_domain(norm(x, y), limits(dtype), attention_factor);
 }
 
 PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   PairVerdict v;
   const bool finite_inputs = std::isfinite(p.x) && std::isfinite(p.y);
   const long double rho = finite_inputs ? norm(p.x, p.y) : 0.0L;
-  v.domain = finite_inputs ? finite_domain(rho, rule.dtype, rule.attention_factor) : Domain::special_input;
+  const DtypeLimits& dtype_limits = limits(rule.dtype);
+  v.domain = finite_inputs ? finite_domain(rho, dtype_limits, rule.attention_factor) : Domain::special_input;
   const double got[2] = {p.a, p.b};
   const double rounded[2] = {p.rounded_a, p.rounded_b};
   const bool strict_zero_failure =
@@ -120,14 +147,11 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
     return v;
   }
 
-  const reference::Format format = reference::format_of(rule.dtype);
-  const long double u = pow2l(-format.precision);
-  const long double unit = u * rho * attention_scale(rule.attention_factor);
+  const long double unit = dtype_limits.u * rho * attention_scale(rule.attention_factor);
   const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
   const double tol = rule.tolerance.at(p.angle);
   v.allowed = tol;
-  // The first value that rounds to ±Inf: the largest finite one plus half its ulp.
-  const long double overflow_boundary = (2.0L - pow2l(-format.precision)) * pow2l(format.emax);
+  const long double overflow_boundary = dtype_limits.overflow_boundary;
   const long double exact[2] = {p.exact_a, p.exact_b};
   long double difference = 0;
   double ulp = 0;
@@ -154,7 +178,10 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
       continue;
     }
     difference = std::max(difference, std::fabs(got[k] - exact[k]));
-    ulp = std::max(ulp, std::isinf(rounded[k]) ? 1.0 : std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
+    // An output equal to the correctly rounded one is 0 ulps off: no ulp to work out (most pairs).
+    if (got[k] != rounded[k]) {
+      ulp = std::max(ulp, std::isinf(rounded[k]) ? 1.0 : std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
+    }
   }
   if (!special.empty()) {
     v.failure = Failure::special_value;
@@ -165,7 +192,7 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   v.abs = static_cast<double>(difference);
   v.e = unit > 0 ? static_cast<double>(difference / unit) : (difference == 0 ? 0.0 : kInf);
   v.ulp = ulp;
-  const long double underflow = rule.underflow_roundings * pow2l(format.emin - format.precision);
+  const long double underflow = rule.underflow_roundings * dtype_limits.underflow_quantum;
   const bool within = e_kind ? v.e <= tol || difference <= static_cast<long double>(tol) * unit + underflow : ulp <= tol;
   if (!within) {
     v.failure = Failure::tolerance;

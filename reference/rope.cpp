@@ -691,8 +691,9 @@ ROPECHECK_AVX2_INLINE __m256d decide_lanes(__m256d hi, __m256d lo, __m256d error
 // undecided roundings, magnitudes out of range) are left to the scalar loop: their first pair's
 // index goes to `left`, and the count is returned. Pairs past the last multiple of four are the
 // caller's too. Layout: half — x of pair j at dim j, y at dim j + half; interleaved — x at 2j, y at 2j + 1.
+// With `out_exact` (evaluate), a stored group's exact values too, from the same double-double.
 ROPECHECK_AVX2 int rotate_row_avx2(const TokenTable& t, int pairs, bool interleaved, int half, const FastRounding& f,
-                                   const double* in, double* out, int* left) {
+                                   const double* in, double* out, long double* out_exact, int* left) {
   const RoundingLanes k = rounding_lanes(f);
   const __m256d huge = _mm256_set1_pd(0x1p900), tiny = _mm256_set1_pd(0x1p-900);
   int left_count = 0;
@@ -730,6 +731,21 @@ ROPECHECK_AVX2 int rotate_row_avx2(const TokenTable& t, int pairs, bool interlea
       _mm256_storeu_pd(out + j, r1);
       _mm256_storeu_pd(out + j + half, r2);
     }
+    if (out_exact) {
+      // evaluate's exact values, as rotate_one_pair's: hi + lo of the same double-double, rounded
+      // once to long double (x87: no vector form).
+      alignas(32) double hi1[4], lo1[4], hi2[4], lo2[4];
+      _mm256_store_pd(hi1, v1_hi);
+      _mm256_store_pd(lo1, v1_lo);
+      _mm256_store_pd(hi2, v2_hi);
+      _mm256_store_pd(lo2, v2_lo);
+      for (int i = 0; i < 4; ++i) {
+        const int first = interleaved ? 2 * (j + i) : j + i;
+        const int second = interleaved ? first + 1 : j + i + half;
+        out_exact[first] = static_cast<long double>(hi1[i]) + lo1[i];
+        out_exact[second] = static_cast<long double>(hi2[i]) + lo2[i];
+      }
+    }
   }
   return left_count;
 }
@@ -755,8 +771,7 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape sh
   const bool want_exact = !exact.empty();
   const FastRounding rounding = fast_rounding(spec.dtype);
 #ifdef ROPECHECK_AVX2_ROWS
-  // evaluate keeps the scalar loop: its exact values come from the same double-double rotation.
-  const bool avx2_rows = fast_path && !want_exact && pairs >= 4 && cpu_has_avx2_fma();
+  const bool avx2_rows = fast_path && pairs >= 4 && cpu_has_avx2_fma();
   std::vector<int> left(static_cast<std::size_t>(pairs / 4));
 #endif
 
@@ -783,7 +798,8 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape sh
       int scalar_from = 0;  // pairs [scalar_from, pairs) and the groups left by the AVX2 rows: scalar loop
 #ifdef ROPECHECK_AVX2_ROWS
       if (avx2_rows && table.hot) {
-        const int count = rotate_row_avx2(table, pairs, spec.layout == Layout::interleaved, pairs, rounding, in, out, left.data());
+        const int count = rotate_row_avx2(table, pairs, spec.layout == Layout::interleaved, pairs, rounding, in, out, out_exact,
+                                            left.data());
         for (int g = 0; g < count; ++g) {
           for (int j = left[static_cast<std::size_t>(g)]; j < left[static_cast<std::size_t>(g)] + 4; ++j) {
             rotate_one_pair(k, trig[j], plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
