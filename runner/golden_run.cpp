@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -249,9 +250,29 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
     }
     const golden::Group& group = file.groups[units[u].group];
     GroupComparer& comparer = *work.comparer;
+    // A sidecar test is judged on every thread while the calling thread loads and runs the next
+    // one (the reading was a tenth of a big check's time with every other thread idle); the
+    // comparer and the sample see the tests in order: each step that changes them waits for the
+    // test in flight first (settle). One thread: no overlap.
+    struct InFlight {
+      golden::RopeTest test;
+      ApplyResult result;
+      std::future<void> judged;  // on another thread (overlap); last: destroyed (waited for) before what it reads
+    };
+    std::optional<InFlight> in_flight;
+    const auto settle = [&] {
+      if (!in_flight) return;
+      if (in_flight->judged.valid()) in_flight->judged.get();
+      if (in_flight->result.output.size() == in_flight->test.input.size()) {  // a wrong-sized output is the comparer's failure
+        work.sidecar_sampler.offer(in_flight->test, in_flight->result.output, position_components(group.spec), comparer.worst_e());
+      }
+      in_flight.reset();
+    };
+    const bool overlap = resolve_threads(options.threads) > 1;
     for (const golden::RopeTest& test : group.rope_tests) {
       tick(file.suite);
       if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+        settle();
         comparer.skip(test, "flag " + *flag + " (--skip-flags)");
         ++work.by_flags;
         continue;
@@ -260,6 +281,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         bool any = false;
         for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = token_position(test, group.spec, t) <= *max_position;
         if (!any) {
+          settle();
           comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
           ++work.by_position;
           continue;
@@ -274,20 +296,31 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
         ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
         if (result.status != ApplyResult::Status::ok) {
-          record_failure(work, file.suite, loaded, result, bisect(group, loaded, result));
+          std::optional<std::pair<std::int64_t, ApplyResult>> first = bisect(group, loaded, result);
+          settle();
+          record_failure(work, file.suite, loaded, result, first);
           continue;
         }
+        settle();
         // The exact models judge against the file's correctly rounded values (loaded.expected).
-        comparer.add_evaluated(loaded, result.output, options.threads);
-        if (result.output.size() == loaded.input.size()) {  // a wrong-sized output is the comparer's failure
-          work.sidecar_sampler.offer(loaded, result.output, position_components(group.spec), comparer.worst_e());
+        in_flight.emplace(InFlight{std::move(loaded), std::move(result), {}});
+        InFlight& judging = *in_flight;
+        const auto judge_it = [&comparer, &judging, threads = options.threads] {
+          comparer.add_evaluated(judging.test, judging.result.output, threads);
+        };
+        if (overlap) {
+          judging.judged = std::async(std::launch::async, judge_it);
+        } else {
+          judge_it();
         }
         continue;
       }
+      settle();
       work.pending.push_back({&test,
                               implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
                               {}, std::nullopt});
     }
+    settle();
     for (Pending& p : work.pending) {
       if (p.result.status != ApplyResult::Status::ok) p.first_failing = bisect(group, *p.test, p.result);
     }

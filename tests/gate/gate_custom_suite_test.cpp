@@ -153,6 +153,45 @@ TEST_F(CustomSuite, SidecarSuiteIsWrittenAndEveryReaderTakesIt) {
   EXPECT_FALSE(fs::exists(dir / "x.npz"));
 }
 
+// A sidecar suite's tests are judged on the threads while the next one is read (runner/
+// golden_run.cpp): a suite whose tests pass, fail, are missing and are flipped gives the same
+// verdicts, and the same report bytes, on one thread and on three, with and without
+// --allow-missing.
+TEST_F(CustomSuite, SidecarTestsInEveryStateSameReportOnAnyThreadCount) {
+  ASSERT_EQ(generate(json).code, 0);
+  std::vector<OutTensor> outputs = recipe_outputs(sidecar_tensors());
+  outputs[2].values[7 * kHeads * kHeadDim + 5] += 1;  // test 3 fails, token 7
+  for (double& v : outputs[4].values) v = -v;           // test 5 fails everywhere
+  outputs.erase(outputs.begin() + 1);                   // test 2 missing
+  spit(dir / "mixed.safetensors", encode_safetensors(outputs));
+  for (const std::string missing : {"", " --allow-missing"}) {
+    std::string first;
+    for (const std::string threads : {" --threads 1", " --threads 3"}) {
+      const std::string report = dir / ("mixed" + threads.substr(11) + ".json");
+      const Ran r = run(kBin + " check --golden " + json + " --candidate " + (dir / "mixed.safetensors") + threads + missing +
+                            " --json " + report,
+                        dir);
+      EXPECT_EQ(r.code, 1) << threads << missing << "\n" << r.out << r.err;
+      const auto j = nlohmann::json::parse(slurp(report));
+      EXPECT_EQ(failed_tests(j), missing.empty() ? (std::set<std::int64_t>{2, 3, 5}) : (std::set<std::int64_t>{3, 5}))
+          << threads << missing;
+      EXPECT_EQ(j["groups"][0]["tests"], kTests) << threads << missing;
+      // The diagnosis reads the worst test's sample: test 5 (positions 2048..2099), offered after
+      // it was judged, though it is the last one.
+      const std::string angle_line = j["groups"][0]["diagnosis"]["lines"].dump();
+      const std::size_t at = angle_line.find("at position ");
+      ASSERT_NE(at, std::string::npos) << angle_line;
+      const std::int64_t position = std::stoll(angle_line.substr(at + 12));
+      EXPECT_TRUE(position >= 2048 && position < 2100) << angle_line;
+      if (first.empty()) {
+        first = slurp(report);
+      } else {
+        EXPECT_TRUE(first == slurp(report)) << "reports differ between thread counts" << missing;
+      }
+    }
+  }
+}
+
 // A failing sidecar suite is diagnosed too, though its tests are bigger than what the diagnosis
 // keeps (2^20 values, sampled at a stride over the tokens): two tests of 2100 tokens x 8 heads x 64
 // (1 075 200 values each), the first one right, the second with the sine's sign flipped — the
