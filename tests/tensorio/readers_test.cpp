@@ -657,6 +657,26 @@ TEST(ReadersDecode, Binary32AndBfloat16DecodeAsDecodeBitsDoes) {
   }
 }
 
+// encode_values_to writes every value of a 16-bit dtype (all 65536 patterns, NaNs included) as
+// encode_bits encodes it alone, and values not of the dtype as before its fast paths (the upper
+// half of binary32's bits, binary16's fields rebiased) were added.
+TEST(Writers, SixteenBitValuesEncodeAsEncodeBitsDoes) {
+  for (const auto& [name, dtype] : {std::pair<std::string, Dtype>{"BF16", Dtype::bf16}, {"F16", Dtype::f16}}) {
+    std::vector<double> values;
+    for (std::uint32_t w = 0; w < 0x10000u; ++w) values.push_back(reference::decode_bits(w, dtype));
+    for (const double v : {0x1p-25, -0x1p-25, 1.0 + 0x1p-12, 65520.0, 1e300, -0x1p-140, 3.0000001}) values.push_back(v);
+    std::string bytes(2 * values.size(), '\0');
+    encode_values_to(name, values, bytes.data());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      // The low 16 bits: what the writer has always stored (a value beyond the dtype's range has
+      // no 16-bit encoding; encode_bits then gives wider bits).
+      const auto want = static_cast<std::uint32_t>(reference::encode_bits(values[i], dtype) & 0xFFFFu);
+      const std::uint32_t got = static_cast<std::uint8_t>(bytes[2 * i]) | (static_cast<std::uint8_t>(bytes[2 * i + 1]) << 8);
+      ASSERT_EQ(got, want) << name << " value " << i << " " << values[i];
+    }
+  }
+}
+
 // TensorFile::read_into reads a range a block at a time through the caller's buffer: ranges that
 // start inside a block and cross several give read's values, the buffer stays one block, and a
 // buffer used again for another range (shorter, of another file) gives that range's values.
