@@ -13,6 +13,7 @@ namespace ropecheck::judge {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kMaxDouble = std::numeric_limits<double>::max();
 
 bool zero_signs_differ(double got, double expected) {
   return got == 0 && expected == 0 && std::signbit(got) != std::signbit(expected);
@@ -203,6 +204,36 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
     if (rule.messages) v.message = "signed zero (--strict-zeros): expected " + pair_text(rounded[0], rounded[1]) + ", got " + pair_text(got[0], got[1]);
   }
   return v;
+}
+
+PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
+                       double rounded_b, double angle, const PairRule& rule) {
+  PairScreen s;
+  // Non-finite values and NaN fail these comparisons (an infinite x makes ρ infinite below).
+  if (rule.dtype == Dtype::f64 || !(std::fabs(a) <= kMaxDouble) || !(std::fabs(b) <= kMaxDouble) ||
+      !(std::fabs(rounded_a) <= kMaxDouble) || !(std::fabs(rounded_b) <= kMaxDouble)) {
+    return s;
+  }
+  const DtypeLimits& dtype_limits = limits(rule.dtype);
+  const double scale = std::max(1.0, std::fabs(rule.attention_factor));
+  const double rho = std::sqrt(x * x + y * y);  // x, y values of a 16- or 32-bit dtype: no overflow
+  // Ordinary for certain: ρ 2^-40 inside both domain boundaries (finite_domain).
+  if (!(rho * (1 - 0x1p-40) >= static_cast<double>(dtype_limits.smallest_normal)) ||
+      !(static_cast<double>(kSqrt2) * rho * scale * (1 + 0x1p-40) <= static_cast<double>(dtype_limits.largest))) {
+    return s;
+  }
+  if (rule.strict_zeros && (zero_signs_differ(a, rounded_a) || zero_signs_differ(b, rounded_b))) return s;
+  const double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
+  const double unit = static_cast<double>(dtype_limits.u) * rho * scale;
+  s.e_high = (difference / unit + 0x1p-20) * (1 + 0x1p-30);
+  s.abs_high = (difference + 0x1p-50 * (rho * scale + difference)) * (1 + 0x1p-50);
+  const double got[2] = {a, b}, rounded[2] = {rounded_a, rounded_b};
+  for (int k = 0; k < 2; ++k) {
+    if (got[k] != rounded[k]) s.ulp = std::max(s.ulp, std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
+  }
+  s.allowed = rule.tolerance.at(angle);
+  s.sure = rule.tolerance.kind == Tolerance::Kind::e ? s.e_high <= s.allowed : s.ulp <= s.allowed;
+  return s;
 }
 
 bool passthrough_matches(double got, double input, Dtype dtype, bool strict_zeros) {

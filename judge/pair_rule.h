@@ -91,6 +91,31 @@ struct PairVerdict {
 
 PairVerdict judge_pair(const Pair& pair, const PairRule& rule);
 
+// A certified look at a pair in double precision, for callers that judge millions of pairs and
+// record only maxima (the comparer): where judge_pair's verdict is certain to be "ordinary,
+// measured, pass", it says so and bounds what judge_pair would measure, so that the caller may
+// skip judge_pair when those bounds cannot change what it records. It decides nothing itself:
+// every pair it is not sure of (f64 data, non-finite values, a domain boundary, e near the
+// tolerance, strict zeros that differ) is `sure == false`, for judge_pair.
+//
+// Bound (f32, f16 and bf16 data, u ≥ 2^-24): with A_d the exact value rounded to double
+// (|A_d − A| ≤ 2^-53·|A|, |A| ≤ |g|·ρ), ρ and the unit u·ρ·max(1,|g|) in double (relative error
+// ≤ 2^-50) and the differences and the quotient rounded once each, the double e_d satisfies
+// |e_d − e| ≤ 2^-48·e + 2^-53/u·1.01 ≤ 2^-48·e + 2^-28.9, and judge_pair's long double e is
+// within 2^-60·e of the exact quotient; so e ≤ (e_d + 2^-20)·(1 + 2^-30) = e_high. Likewise
+// abs ≤ (d + 2^-50·(ρ·max(1,|g|) + d))·(1 + 2^-50) = abs_high for the double difference d.
+// The ulp is judge_pair's own expression (double arithmetic), the same value.
+struct PairScreen {
+  bool sure = false;  // judge_pair would find: ordinary domain, measured, pass
+  double e_high = 0;   // judge_pair's e ≤ e_high
+  double abs_high = 0; // judge_pair's abs ≤ abs_high
+  double ulp = 0;      // judge_pair's ulp, exactly
+  double allowed = 0;  // judge_pair's allowed, exactly
+};
+// `exact_a`, `exact_b`: the exact outputs rounded to double; the rest as in Pair.
+PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
+                       double rounded_b, double angle, const PairRule& rule);
+
 // NaN, +Inf, −Inf or finite (0, 1, 2, 3): the classes special values must agree on (here and in
 // the attention comparer).
 int value_class(double v);

@@ -165,3 +165,91 @@ TEST(PassThrough, BitForBitWithZerosEqualUnlessStrict) {
 
 }  // namespace
 }  // namespace ropecheck::judge
+
+namespace ropecheck::judge {
+namespace {
+
+// screen_pair (pair_rule.h) against judge_pair on random pairs of every 16- and 32-bit dtype:
+// rotations of random inputs at random angles, the exact values in long double, candidates
+// correctly rounded, a few ulps off, or far off, tolerances around their e, attention factors,
+// both tolerance kinds. Whenever it is sure, judge_pair passes an ordinary, measured pair; its
+// bounds always hold; its ulp and allowed are judge_pair's; and it is sure of most careful pairs.
+TEST(PairScreen, NeverDisagreesWithTheRuleAndBoundsWhatItMeasures) {
+  std::uint64_t state = 0x5eed;
+  const auto next = [&state] {  // SplitMix64
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  const auto unit = [&next] { return static_cast<double>(next() >> 11) * 0x1p-53; };
+  const auto round_to = [](long double v, Dtype dtype) {
+    const double d = static_cast<double>(v);
+    if (dtype == Dtype::f32) return static_cast<double>(static_cast<float>(v));
+    const int p = dtype == Dtype::f16 ? 11 : 8;  // normal range only: the inputs below stay there
+    int e = 0;
+    std::frexp(d, &e);
+    return std::ldexp(std::nearbyint(std::ldexp(d, p - e)), e - p);
+  };
+  int sure = 0, careful = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const Dtype dtype = i % 3 == 0 ? Dtype::f32 : (i % 3 == 1 ? Dtype::bf16 : Dtype::f16);
+    const double magnitude = std::ldexp(1.0, static_cast<int>(next() % 12) - 6);
+    const double x = round_to(magnitude * (2 * unit() - 1), dtype), y = round_to(magnitude * (2 * unit() - 1), dtype);
+    const long double angle = 7.0L * unit(), g = i % 7 == 0 ? 1.5L : 1.0L;
+    const long double exact_a = (x * std::cos(angle) - y * std::sin(angle)) * g;
+    const long double exact_b = (x * std::sin(angle) + y * std::cos(angle)) * g;
+    const double rounded_a = round_to(exact_a, dtype), rounded_b = round_to(exact_b, dtype);
+    const int kind = static_cast<int>(next() % 4);  // correctly rounded, a few ulps off, far off, one output NaN
+    const double u = std::ldexp(1.0, dtype == Dtype::f32 ? -24 : (dtype == Dtype::bf16 ? -8 : -11));
+    double a = rounded_a, b = rounded_b;
+    if (kind == 1) a = round_to(rounded_a + (static_cast<double>(next() % 7) - 3) * u * std::fabs(rounded_a), dtype);
+    if (kind == 2) b = round_to(rounded_b + 40 * u * magnitude, dtype);
+    if (kind == 3) a = std::numeric_limits<double>::quiet_NaN();
+    PairRule r;
+    r.dtype = dtype;
+    r.attention_factor = static_cast<double>(g);
+    const bool ulp_kind = next() % 5 == 0;
+    r.tolerance = Tolerance{ulp_kind ? Tolerance::Kind::ulp : Tolerance::Kind::e, static_cast<double>(next() % 8) * 0.5,
+                            next() % 2 ? 0.25 : 0.0, "test"};
+    Pair p = pair(x, y, a, b, exact_a, exact_b, rounded_a, rounded_b);
+    p.angle = static_cast<double>(angle);
+    const PairVerdict v = judge_pair(p, r);
+    const PairScreen s = screen_pair(x, y, a, b, static_cast<double>(exact_a), static_cast<double>(exact_b), rounded_a,
+                                     rounded_b, p.angle, r);
+    if (s.sure) {
+      ++sure;
+      ASSERT_TRUE(v.pass() && v.ordinary() && v.measured) << i << ": " << v.message;
+    }
+    if (v.measured && v.ordinary() && kind != 3) {
+      ASSERT_LE(v.e, s.e_high) << i;
+      ASSERT_LE(v.abs, s.abs_high) << i;
+      ASSERT_EQ(v.ulp, s.ulp) << i;
+      ASSERT_EQ(v.allowed, s.allowed) << i;
+      // Not vacuous: within 2^-19 + 2^-29·e of the rule's e.
+      ASSERT_LE(s.e_high - v.e, 0x1p-19 + 0x1p-29 * v.e) << i;
+    }
+    if (kind == 0 && !ulp_kind && r.tolerance.value >= 1.5) {
+      ++careful;
+      EXPECT_TRUE(s.sure) << i << " a correctly rounded pair, e = " << v.e << " <= " << v.allowed;
+    }
+  }
+  EXPECT_GT(careful, 10000);
+  EXPECT_GT(sure, 40000);
+  // f64 data and non-finite values are judge_pair's.
+  PairRule f64 = rule(Dtype::f64, 4);
+  EXPECT_FALSE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f64).sure);
+  PairRule f32 = rule(Dtype::f32, 4);
+  EXPECT_TRUE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure);
+  EXPECT_FALSE(screen_pair(kInf, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure);
+  EXPECT_FALSE(screen_pair(3, 4, kInf, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure);
+  EXPECT_FALSE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, kNaN, 0, f32).sure);
+  // Domain boundaries: f32's smallest normal (the screen leaves a pair at it to the rule), f16 near overflow.
+  EXPECT_FALSE(screen_pair(0x1p-126, 0, 0x1p-126, 0, 0x1p-126, 0, 0x1p-126, 0, 0, f32).sure);
+  EXPECT_FALSE(screen_pair(47000, 0, 47000, 0, 47000, 0, 47000, 0, 0, rule(Dtype::f16, 4)).sure);
+  // Strict zeros that differ.
+  EXPECT_FALSE(screen_pair(1, 0, -0.0, 1, 0.0, 1, 0.0, 1, 0, rule(Dtype::f32, 4, true)).sure);
+}
+
+}  // namespace
+}  // namespace ropecheck::judge
