@@ -310,19 +310,32 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
           const std::int64_t m = test.positions[static_cast<std::size_t>(t * components + position_component(spec, j))];
           pair.angle = static_cast<double>(std::fabs(static_cast<long double>(m) * theta[static_cast<std::size_t>(j)]));
         }
-        // A pair certain to pass (pair_rule.h screen_pair) that can raise none of the figures
-        // below — the worst e (a later pair only replaces a larger one), the token's worst metric,
-        // the worst ulp, abs and margin — is counted without the long double rule: what this
-        // loop records is the same, at a fraction of the cost for most pairs of a big test.
+        // A pair certain to pass or to fail the tolerance (pair_rule.h screen_pair) that can raise
+        // none of the figures below — the worst e (a later pair only replaces a larger one), the
+        // token's worst metric, the worst ulp, abs and margin, nor (failing) enter the worst cases
+        // kept — is counted without the long double rule: what this loop records is the same, at
+        // a fraction of the cost for most pairs of a big test.
         if (r.worst_e_position >= 0) {
           const PairScreen screen = screen_pair(pair.x, pair.y, pair.a, pair.b, static_cast<double>(pair.exact_a),
                                                 static_cast<double>(pair.exact_b), pair.rounded_a, pair.rounded_b, pair.angle, rule);
           const double metric_high = e_kind ? screen.e_high : screen.ulp;
-          if (screen.sure && screen.e_high <= r.worst_e && metric_high <= token_worst && screen.ulp <= r.worst_ulp &&
-              screen.abs_high <= r.worst_abs && (screen.allowed <= 0 || metric_high / screen.allowed <= r.worst_margin)) {
+          const bool raises_nothing = screen.e_high <= r.worst_e && metric_high <= token_worst && screen.ulp <= r.worst_ulp &&
+                                      screen.abs_high <= r.worst_abs &&
+                                      (screen.allowed <= 0 || metric_high / screen.allowed <= r.worst_margin);
+          if (raises_nothing && (screen.sure_pass || (screen.sure_fail && !tally.keeps(true, test.id, metric_high)))) {
             ++r.pairs_checked;
             ++r.ordinary_checked;
             any_ordinary = true;
+            if (screen.sure_pass) continue;
+            // As a tolerance failure below: an accuracy failure, not kept.
+            ++r.pairs_failed;
+            ++r.ordinary_failed;
+            accurate = false;
+            if (required) {
+              out.test_pass = false;
+            } else {
+              ++r.beyond_required_failed;
+            }
             continue;
           }
         }

@@ -222,17 +222,24 @@ PairScreen screen_pair(double x, double y, double a, double b, double exact_a, d
       !(static_cast<double>(kSqrt2) * rho * scale * (1 + 0x1p-40) <= static_cast<double>(dtype_limits.largest))) {
     return s;
   }
-  if (rule.strict_zeros && (zero_signs_differ(a, rounded_a) || zero_signs_differ(b, rounded_b))) return s;
   const double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
   const double unit = static_cast<double>(dtype_limits.u) * rho * scale;
   s.e_high = (difference / unit + 0x1p-20) * (1 + 0x1p-30);
+  s.e_low = (difference / unit - 0x1p-20) * (1 - 0x1p-30);
   s.abs_high = (difference + 0x1p-50 * (rho * scale + difference)) * (1 + 0x1p-50);
   const double got[2] = {a, b}, rounded[2] = {rounded_a, rounded_b};
   for (int k = 0; k < 2; ++k) {
     if (got[k] != rounded[k]) s.ulp = std::max(s.ulp, std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
   }
   s.allowed = rule.tolerance.at(angle);
-  s.sure = rule.tolerance.kind == Tolerance::Kind::e ? s.e_high <= s.allowed : s.ulp <= s.allowed;
+  const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
+  // A failure of the tolerance takes precedence over a signed zero's (judge_pair); a pass is sure
+  // only where no zero's sign differs under --strict-zeros.
+  const bool zeros_differ = rule.strict_zeros && (zero_signs_differ(a, rounded_a) || zero_signs_differ(b, rounded_b));
+  s.sure_pass = !zeros_differ && (e_kind ? s.e_high <= s.allowed : s.ulp <= s.allowed);
+  const double underflow_e =
+      rule.underflow_roundings * static_cast<double>(dtype_limits.underflow_quantum) / unit * (1 + 0x1p-30);
+  s.sure_fail = e_kind ? s.e_low > s.allowed + underflow_e : s.ulp > s.allowed;
   return s;
 }
 

@@ -93,20 +93,25 @@ PairVerdict judge_pair(const Pair& pair, const PairRule& rule);
 
 // A certified look at a pair in double precision, for callers that judge millions of pairs and
 // record only maxima (the comparer): where judge_pair's verdict is certain to be "ordinary,
-// measured, pass", it says so and bounds what judge_pair would measure, so that the caller may
-// skip judge_pair when those bounds cannot change what it records. It decides nothing itself:
-// every pair it is not sure of (f64 data, non-finite values, a domain boundary, e near the
-// tolerance, strict zeros that differ) is `sure == false`, for judge_pair.
+// measured, pass" (or "ordinary, measured, fails the tolerance"), it says so and bounds what
+// judge_pair would measure, so that the caller may skip judge_pair when those bounds cannot change
+// what it records. It decides nothing itself: every pair it is not sure of (f64 data, non-finite
+// values, a domain boundary, e near the tolerance or its underflow allowance, strict zeros that
+// differ on a passing pair) is neither sure_pass nor sure_fail, for judge_pair.
 //
 // Bound (f32, f16 and bf16 data, u ≥ 2^-24): with A_d the exact value rounded to double
 // (|A_d − A| ≤ 2^-53·|A|, |A| ≤ |g|·ρ), ρ and the unit u·ρ·max(1,|g|) in double (relative error
 // ≤ 2^-50) and the differences and the quotient rounded once each, the double e_d satisfies
 // |e_d − e| ≤ 2^-48·e + 2^-53/u·1.01 ≤ 2^-48·e + 2^-28.9, and judge_pair's long double e is
-// within 2^-60·e of the exact quotient; so e ≤ (e_d + 2^-20)·(1 + 2^-30) = e_high. Likewise
-// abs ≤ (d + 2^-50·(ρ·max(1,|g|) + d))·(1 + 2^-50) = abs_high for the double difference d.
-// The ulp is judge_pair's own expression (double arithmetic), the same value.
+// within 2^-60·e of the exact quotient; so e ≤ (e_d + 2^-20)·(1 + 2^-30) = e_high and
+// e ≥ (e_d − 2^-20)·(1 − 2^-30) = e_low. Likewise abs ≤ (d + 2^-50·(ρ·max(1,|g|) + d))·(1 + 2^-50)
+// = abs_high for the double difference d. The ulp is judge_pair's own expression (double
+// arithmetic), the same value. A tolerance failure is sure when e_low exceeds the tolerance plus
+// the underflow allowance in e units (its quanta ÷ the double unit, times 1 + 2^-30).
 struct PairScreen {
-  bool sure = false;  // judge_pair would find: ordinary domain, measured, pass
+  bool sure_pass = false;  // judge_pair would find: ordinary domain, measured, pass
+  bool sure_fail = false;  // judge_pair would find: ordinary domain, measured, Failure::tolerance
+  double e_low = 0;    // judge_pair's e ≥ e_low
   double e_high = 0;   // judge_pair's e ≤ e_high
   double abs_high = 0; // judge_pair's abs ≤ abs_high
   double ulp = 0;      // judge_pair's ulp, exactly

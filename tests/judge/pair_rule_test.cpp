@@ -174,6 +174,7 @@ namespace {
 // correctly rounded, a few ulps off, or far off, tolerances around their e, attention factors,
 // both tolerance kinds. Whenever it is sure, judge_pair passes an ordinary, measured pair; its
 // bounds always hold; its ulp and allowed are judge_pair's; and it is sure of most careful pairs.
+// Whenever it is sure of a failure, judge_pair finds that tolerance failure.
 TEST(PairScreen, NeverDisagreesWithTheRuleAndBoundsWhatItMeasures) {
   std::uint64_t state = 0x5eed;
   const auto next = [&state] {  // SplitMix64
@@ -191,7 +192,7 @@ TEST(PairScreen, NeverDisagreesWithTheRuleAndBoundsWhatItMeasures) {
     std::frexp(d, &e);
     return std::ldexp(std::nearbyint(std::ldexp(d, p - e)), e - p);
   };
-  int sure = 0, careful = 0;
+  int sure = 0, sure_fail = 0, careful = 0;
   for (int i = 0; i < 200000; ++i) {
     const Dtype dtype = i % 3 == 0 ? Dtype::f32 : (i % 3 == 1 ? Dtype::bf16 : Dtype::f16);
     const double magnitude = std::ldexp(1.0, static_cast<int>(next() % 12) - 6);
@@ -217,12 +218,18 @@ TEST(PairScreen, NeverDisagreesWithTheRuleAndBoundsWhatItMeasures) {
     const PairVerdict v = judge_pair(p, r);
     const PairScreen s = screen_pair(x, y, a, b, static_cast<double>(exact_a), static_cast<double>(exact_b), rounded_a,
                                      rounded_b, p.angle, r);
-    if (s.sure) {
+    ASSERT_FALSE(s.sure_pass && s.sure_fail) << i;
+    if (s.sure_pass) {
       ++sure;
       ASSERT_TRUE(v.pass() && v.ordinary() && v.measured) << i << ": " << v.message;
     }
+    if (s.sure_fail) {
+      ++sure_fail;
+      ASSERT_TRUE(v.failure == Failure::tolerance && v.ordinary() && v.measured) << i << ": " << v.message;
+    }
     if (v.measured && v.ordinary() && kind != 3) {
       ASSERT_LE(v.e, s.e_high) << i;
+      ASSERT_GE(v.e, s.e_low) << i;
       ASSERT_LE(v.abs, s.abs_high) << i;
       ASSERT_EQ(v.ulp, s.ulp) << i;
       ASSERT_EQ(v.allowed, s.allowed) << i;
@@ -231,24 +238,25 @@ TEST(PairScreen, NeverDisagreesWithTheRuleAndBoundsWhatItMeasures) {
     }
     if (kind == 0 && !ulp_kind && r.tolerance.value >= 1.5) {
       ++careful;
-      EXPECT_TRUE(s.sure) << i << " a correctly rounded pair, e = " << v.e << " <= " << v.allowed;
+      EXPECT_TRUE(s.sure_pass) << i << " a correctly rounded pair, e = " << v.e << " <= " << v.allowed;
     }
   }
   EXPECT_GT(careful, 10000);
   EXPECT_GT(sure, 40000);
+  EXPECT_GT(sure_fail, 10000);
   // f64 data and non-finite values are judge_pair's.
   PairRule f64 = rule(Dtype::f64, 4);
-  EXPECT_FALSE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f64).sure);
+  EXPECT_FALSE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f64).sure_pass);
   PairRule f32 = rule(Dtype::f32, 4);
-  EXPECT_TRUE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure);
-  EXPECT_FALSE(screen_pair(kInf, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure);
-  EXPECT_FALSE(screen_pair(3, 4, kInf, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure);
-  EXPECT_FALSE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, kNaN, 0, f32).sure);
+  EXPECT_TRUE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure_pass);
+  EXPECT_FALSE(screen_pair(kInf, 4, 0.75, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure_pass);
+  EXPECT_FALSE(screen_pair(3, 4, kInf, 0.5, 0.75, 0.5, 0.75, 0.5, 0, f32).sure_pass);
+  EXPECT_FALSE(screen_pair(3, 4, 0.75, 0.5, 0.75, 0.5, 0.75, kNaN, 0, f32).sure_pass);
   // Domain boundaries: f32's smallest normal (the screen leaves a pair at it to the rule), f16 near overflow.
-  EXPECT_FALSE(screen_pair(0x1p-126, 0, 0x1p-126, 0, 0x1p-126, 0, 0x1p-126, 0, 0, f32).sure);
-  EXPECT_FALSE(screen_pair(47000, 0, 47000, 0, 47000, 0, 47000, 0, 0, rule(Dtype::f16, 4)).sure);
+  EXPECT_FALSE(screen_pair(0x1p-126, 0, 0x1p-126, 0, 0x1p-126, 0, 0x1p-126, 0, 0, f32).sure_pass);
+  EXPECT_FALSE(screen_pair(47000, 0, 47000, 0, 47000, 0, 47000, 0, 0, rule(Dtype::f16, 4)).sure_pass);
   // Strict zeros that differ.
-  EXPECT_FALSE(screen_pair(1, 0, -0.0, 1, 0.0, 1, 0.0, 1, 0, rule(Dtype::f32, 4, true)).sure);
+  EXPECT_FALSE(screen_pair(1, 0, -0.0, 1, 0.0, 1, 0.0, 1, 0, rule(Dtype::f32, 4, true)).sure_pass);
 }
 
 }  // namespace
