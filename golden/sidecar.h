@@ -30,12 +30,14 @@ const tensorio::TensorFile::Entry& sidecar_entry(const tensorio::TensorFile& sid
 class SidecarLoader {
  public:
   explicit SidecarLoader(const GoldenFile& file) : file_(file) {}
-  // As load_arrays(file, spec, test). Throws GoldenError.
+  // As load_arrays(file, spec, test), into test.input and test.expected as they are (a caller may
+  // leave the arrays of a test it is done with there: their memory is reused). Throws GoldenError.
   void load(const Spec& spec, RopeTest& test);
 
  private:
   const GoldenFile& file_;
   std::optional<tensorio::TensorFile> sidecar_;
+  std::string bytes_;  // the read buffer, one block
 };
 
 }  // namespace ropecheck::golden

@@ -260,12 +260,15 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       std::future<void> judged;  // on another thread (overlap); last: destroyed (waited for) before what it reads
     };
     std::optional<InFlight> in_flight;
+    golden::RopeTest spare;  // a judged test's input and expected arrays, read into again by the next load
     const auto settle = [&] {
       if (!in_flight) return;
       if (in_flight->judged.valid()) in_flight->judged.get();
       if (in_flight->result.output.size() == in_flight->test.input.size()) {  // a wrong-sized output is the comparer's failure
         work.sidecar_sampler.offer(in_flight->test, in_flight->result.output, position_components(group.spec), comparer.worst_e());
       }
+      spare.input = std::move(in_flight->test.input);
+      spare.expected = std::move(in_flight->test.expected);
       in_flight.reset();
     };
     const bool overlap = resolve_threads(options.threads) > 1;
@@ -292,6 +295,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         // computed chunk by chunk on every thread, so that the loop holds one test (golden/golden.h
         // load_arrays, GroupComparer::add_evaluated).
         golden::RopeTest loaded = test;
+        loaded.input = std::move(spare.input);
+        loaded.expected = std::move(spare.expected);
         sidecars[units[u].file].load(group.spec, loaded);
         const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
         ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);

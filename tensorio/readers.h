@@ -125,7 +125,8 @@ class TensorFile {
   // Values [first, first + out.size()) of the default tensor into `out`, read through `bytes` (a
   // buffer of at most kReadBlockBytes the caller reuses from call to call: a file read a chunk at a
   // time allocates once).
-  void read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const;
+  void read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const { read_into(*chosen_, first, out, bytes); }
+  void read_into(const Entry& entry, std::uint64_t first, std::span<double> out, std::string& bytes) const;
   static constexpr std::uint64_t kReadBlockBytes = std::uint64_t{1} << 20;
   const std::string& path() const { return path_; }
   // A .npy file (its one tensor, named ""), not safetensors.

@@ -142,8 +142,7 @@ std::vector<double> TensorFile::read(const Entry& entry, std::uint64_t first, st
   return decode(bytes.data(), count, entry.dtype);
 }
 
-void TensorFile::read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const {
-  const Entry& entry = *chosen_;
+void TensorFile::read_into(const Entry& entry, std::uint64_t first, std::span<double> out, std::string& bytes) const {
   const std::uint64_t count = out.size();
   if (entry.dtype == "U") fail(path_, "values", "a numeric tensor, got text");
   if (first > entry.count || count > entry.count - first) {
