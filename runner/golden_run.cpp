@@ -251,7 +251,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
     const golden::Group& group = file.groups[units[u].group];
     GroupComparer& comparer = *work.comparer;
     // A sidecar test is judged on every thread while the calling thread loads and runs the next
-    // one (the reading was a tenth of a big check's time with every other thread idle); the
+    // one (the reading was a fifth of a big check's time with every other thread idle); the
     // comparer and the sample see the tests in order: each step that changes them waits for the
     // test in flight first (settle). One thread: no overlap.
     struct InFlight {

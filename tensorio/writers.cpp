@@ -68,7 +68,8 @@ void raw_data_to(std::span<const double> values, const std::string& storage, cha
       std::uint32_t bits;
       if (dtype == Dtype::bf16 && !std::isnan(v)) {
         bits = single >> 16;
-      } else if (dtype == Dtype::f16 && biased >= 127 - 14 && biased <= 127 + 15 && (single & 0x1FFF) == 0) {
+      } else if (dtype == Dtype::f16 && biased >= 127 - 14 && biased <= 127 + 15 && (single & 0x1FFF) == 0 &&
+                 static_cast<double>(std::bit_cast<float>(single)) == v) {
         bits = ((single >> 16) & 0x8000) | ((biased - 127 + 15) << 10) | ((single >> 13) & 0x3FF);
       } else {
         bits = static_cast<std::uint32_t>(reference::encode_bits(v, *dtype));

@@ -664,7 +664,9 @@ TEST(Writers, SixteenBitValuesEncodeAsEncodeBitsDoes) {
   for (const auto& [name, dtype] : {std::pair<std::string, Dtype>{"BF16", Dtype::bf16}, {"F16", Dtype::f16}}) {
     std::vector<double> values;
     for (std::uint32_t w = 0; w < 0x10000u; ++w) values.push_back(reference::decode_bits(w, dtype));
-    for (const double v : {0x1p-25, -0x1p-25, 1.0 + 0x1p-12, 65520.0, 1e300, -0x1p-140, 3.0000001}) values.push_back(v);
+    for (const double v : {0x1p-25, -0x1p-25, 1.0 + 0x1p-12, 65520.0, 1e300, -0x1p-140, 3.0000001, 2 - 0x1p-30, -0.5 - 0x1p-40}) {
+      values.push_back(v);
+    }
     std::string bytes(2 * values.size(), '\0');
     encode_values_to(name, values, bytes.data());
     for (std::size_t i = 0; i < values.size(); ++i) {
