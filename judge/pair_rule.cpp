@@ -74,6 +74,13 @@ long double attention_scale(double attention_factor) {
   return std::max(1.0L, std::fabs(static_cast<long double>(attention_factor)));
 }
 
+// Element ULPs of an output against its correctly rounded value (±Inf is the neighbour of the
+// largest value): the one expression judge_pair and screen_pair measure the ulp with.
+double ulps_off(double got, double rounded, Dtype dtype) {
+  if (got == rounded) return 0;  // most pairs: no ulp to work out
+  return std::isinf(rounded) ? 1.0 : std::fabs(got - rounded) / reference::ulp(rounded, dtype);
+}
+
 // √2 rounded to long double (the value of std::sqrt(2.0L), without a call per pair).
 constexpr long double kSqrt2 = 1.41421356237309504880168872420969808L;
 
@@ -179,10 +186,7 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
       continue;
     }
     difference = std::max(difference, std::fabs(got[k] - exact[k]));
-    // An output equal to the correctly rounded one is 0 ulps off: no ulp to work out (most pairs).
-    if (got[k] != rounded[k]) {
-      ulp = std::max(ulp, std::isinf(rounded[k]) ? 1.0 : std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
-    }
+    ulp = std::max(ulp, ulps_off(got[k], rounded[k], rule.dtype));
   }
   if (!special.empty()) {
     v.failure = Failure::special_value;
@@ -227,10 +231,7 @@ PairScreen screen_pair(double x, double y, double a, double b, double exact_a, d
   s.e_high = (difference / unit + 0x1p-20) * (1 + 0x1p-30);
   s.e_low = (difference / unit - 0x1p-20) * (1 - 0x1p-30);
   s.abs_high = (difference + 0x1p-50 * (rho * scale + difference)) * (1 + 0x1p-50);
-  const double got[2] = {a, b}, rounded[2] = {rounded_a, rounded_b};
-  for (int k = 0; k < 2; ++k) {
-    if (got[k] != rounded[k]) s.ulp = std::max(s.ulp, std::fabs(got[k] - rounded[k]) / reference::ulp(rounded[k], rule.dtype));
-  }
+  s.ulp = std::max(ulps_off(a, rounded_a, rule.dtype), ulps_off(b, rounded_b, rule.dtype));
   s.allowed = rule.tolerance.at(angle);
   const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
   // A failure of the tolerance takes precedence over a signed zero's (judge_pair); a pass is sure

@@ -130,25 +130,31 @@ TensorFile TensorFile::open(const std::string& path, const std::string& name) {
   return f;
 }
 
-std::vector<double> TensorFile::read(const Entry& entry, std::uint64_t first, std::uint64_t count) const {
-  if (entry.dtype == "U") fail(path_, "values", "a numeric tensor, got text");
+namespace {
+
+// Values [first, first + count) of `entry` exist and are numbers: checked before any memory is
+// sized by `count`.
+void check_range(const std::string& path, const TensorFile::Entry& entry, std::uint64_t first, std::uint64_t count) {
+  if (entry.dtype == "U") fail(path, "values", "a numeric tensor, got text");
   if (first > entry.count || count > entry.count - first) {
-    fail(path_, "values", "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " +
-                              std::to_string(first) + " + " + std::to_string(count) + ")");
+    fail(path, "values", "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " +
+                             std::to_string(first) + " + " + std::to_string(count) + ")");
   }
-  const auto width = static_cast<std::uint64_t>(width_of(entry.dtype));
-  std::string bytes(count * width, '\0');
-  read_at(fd_, entry.offset + first * width, bytes.data(), bytes.size(), path_);
-  return decode(bytes.data(), count, entry.dtype);
+}
+
+}  // namespace
+
+std::vector<double> TensorFile::read(const Entry& entry, std::uint64_t first, std::uint64_t count) const {
+  check_range(path_, entry, first, count);
+  std::vector<double> out(count);
+  std::string bytes;
+  read_into(entry, first, out, bytes);
+  return out;
 }
 
 void TensorFile::read_into(const Entry& entry, std::uint64_t first, std::span<double> out, std::string& bytes) const {
   const std::uint64_t count = out.size();
-  if (entry.dtype == "U") fail(path_, "values", "a numeric tensor, got text");
-  if (first > entry.count || count > entry.count - first) {
-    fail(path_, "values", "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " +
-                              std::to_string(first) + " + " + std::to_string(count) + ")");
-  }
+  check_range(path_, entry, first, count);
   const auto width = static_cast<std::uint64_t>(width_of(entry.dtype));
   // A block at a time through `bytes`: a buffer that stays in cache and is faulted in once, where
   // the whole range's bytes (16 MB for a check's chunk of 4M binary32 values) were fresh pages on
