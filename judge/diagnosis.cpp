@@ -17,10 +17,7 @@ namespace ropecheck::judge {
 namespace {
 
 constexpr long double kPi = 3.141592653589793238462643383279502884L;
-constexpr long double kTwoPi = 2 * kPi;
 
-// Into [−π, π].
-long double wrap(long double a) { return std::remainder(a, kTwoPi); }
 
 // One binary32 ulp of |v| (the subnormal spacing below the normal range).
 long double ulp32(long double v) {
@@ -45,6 +42,14 @@ std::int64_t pair_position(const Spec& spec, const golden::RopeTest& test, std::
 
 // ---- 1. the error decomposition ---------------------------------------------------------------
 
+// One pair's angle at one token (its heads share it).
+struct TokenAngle {
+  long double m = 0;        // the pair's position component
+  long double phi = 0;      // the spec's angle, sign·m·θ'_j
+  long double wrapped = 0;  // phi into [−π, π]
+  long double ulp = 0;      // ulp32(phi)
+};
+
 struct AngleSample {
   long double m;      // the pair's position component
   long double delta;  // φ_c − φ, wrapped
@@ -62,12 +67,13 @@ PairFit fit_pair(std::vector<AngleSample> samples, long double theta, long doubl
   PairFit fit;
   std::sort(samples.begin(), samples.end(), [](const AngleSample& l, const AngleSample& r) { return std::fabs(l.m) < std::fabs(r.m); });
   long double sxy = 0, sxx = 0;
+  const long double theta_ulp = ulp32(theta);
   for (const AngleSample& s : samples) {
     const long double predicted = sxx > 0 ? sxy / sxx * s.m : 0;
-    const long double d = predicted + wrap(s.delta - predicted);
+    const long double d = predicted + wrap_to_pi(s.delta - predicted);
     sxy += s.m * d;
     sxx += s.m * s.m;
-    if (std::fabs(s.m) * ulp32(theta) > 16 * noise) fit.resolved = true;
+    if (std::fabs(s.m) * theta_ulp > 16 * noise) fit.resolved = true;
   }
   if (sxx == 0 || theta == 0) return fit;
   fit.frequency_error = sxy / sxx;
@@ -105,19 +111,37 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   }
   struct Decomposition {
     double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
-    std::int64_t angle_position = 0;
+  std::int64_t angle_position = 0;
     std::vector<std::vector<AngleSample>> samples;  // per pair index
   };
   std::vector<Decomposition> parts = map_token_ranges(static_cast<std::int64_t>(rows.size()), threads, [&](TokenRange range) {
     Decomposition part;
     part.samples.resize(static_cast<std::size_t>(pairs));
     for (std::vector<AngleSample>& v : part.samples) v.reserve(static_cast<std::size_t>(range.end - range.begin));
+    // Per pair, what depends on the token alone (its heads share it): the position component, the
+    // spec's angle wrapped, and one binary32 ulp of the angle. Computed once per token, not per row:
+    // the wrap of a large angle is a remainder call, and a check's token has dozens of heads.
+    std::vector<TokenAngle> token_angles(static_cast<std::size_t>(pairs));
+    const golden::RopeTest* angles_test = nullptr;
+    std::int64_t angles_token = -1;
     for (std::int64_t r = range.begin; r < range.end; ++r) {
       const RowRef& ref = rows[static_cast<std::size_t>(r)];
       const golden::RopeTest& test = *ref.dt->test;
       const std::span<const double> output = ref.dt->output;
       const std::size_t row = static_cast<std::size_t>((ref.t * test.heads + ref.h) * spec.head_dim);
+      if (&test != angles_test || ref.t != angles_token) {
+        angles_test = &test;
+        angles_token = ref.t;
+        for (int j = 0; j < pairs; ++j) {
+          TokenAngle& angle = token_angles[static_cast<std::size_t>(j)];
+          angle.m = static_cast<long double>(pair_position(spec, test, ref.t, j));
+          angle.phi = sign * angle.m * theta[static_cast<std::size_t>(j)];
+          angle.wrapped = wrap_to_pi(angle.phi);
+          angle.ulp = ulp32(angle.phi);
+        }
+      }
       for (int j = 0; j < pairs; ++j) {
+        const TokenAngle& angle = token_angles[static_cast<std::size_t>(j)];
         const reference::PairDims pd = reference::pair_dims(spec, j);
         const long double x = test.input[row + static_cast<std::size_t>(pd.first)];
         const long double y = test.input[row + static_cast<std::size_t>(pd.second)];
@@ -128,10 +152,10 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
           continue;
         }
         const long double rho = std::sqrt(x * x + y * y);
-        const long double m = static_cast<long double>(pair_position(spec, test, ref.t, j));
-        const long double phi = sign * m * theta[static_cast<std::size_t>(j)];
+        const long double m = angle.m;
+        const long double phi = angle.phi;
         const long double own = std::atan2(x * b - y * a, x * a + y * b);
-        const long double delta = wrap(own - wrap(phi));
+        const long double delta = wrap_to_pi(own - angle.wrapped);
         const long double scale = std::hypot(a, b) / (std::fabs(g) * rho);
         part.rotation_e = std::max(part.rotation_e, static_cast<double>(std::fabs(scale - 1) * std::fabs(g) / (u * std::max(1.0L, std::fabs(g)))));
         if (std::fabs(delta) > part.angle_error_rad) {
@@ -141,7 +165,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
         // In ulps of the angle where the error stands above the output's own rounding (an angle
         // of a few ulps of 2^-30 would otherwise read as millions of its ulps).
         if (phi != 0 && std::fabs(delta) > 4 * u) {
-          part.angle_error_ulps = std::max(part.angle_error_ulps, static_cast<double>(std::fabs(delta) / ulp32(phi)));
+          part.angle_error_ulps = std::max(part.angle_error_ulps, static_cast<double>(std::fabs(delta) / angle.ulp));
         }
         if (m != 0) part.samples[static_cast<std::size_t>(j)].push_back({m, delta});
       }

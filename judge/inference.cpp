@@ -20,10 +20,7 @@ namespace ropecheck::judge {
 namespace {
 
 constexpr long double kPi = 3.141592653589793238462643383279502884L;
-constexpr long double kTwoPi = 2 * kPi;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-long double wrap(long double a) { return std::remainder(a, kTwoPi); }
 
 std::string format(const char* fmt, double v) {
   char buffer[64];
@@ -161,7 +158,7 @@ class Scorer {
           if (v.angle_dtype) a = reference::round_to_format(a, *v.angle_dtype);
           a *= sign;
           angle[static_cast<std::size_t>(j)] = static_cast<double>(std::fabs(a));
-          const long double reduced = wrap(a);
+          const long double reduced = wrap_to_pi(a);
           long double cv, sv;
           if (spec_.dtype == Dtype::f64) {
             cv = std::cos(reduced), sv = std::sin(reduced);
@@ -253,7 +250,7 @@ std::optional<long double> fit_frequency(std::vector<Observation> obs) {
   std::vector<long double> unwrapped;
   for (const Observation& o : obs) {
     const long double predicted = sxx > 0 ? sxy / sxx * o.m : 0;
-    const long double d = predicted + wrap(o.phi - predicted);
+    const long double d = predicted + wrap_to_pi(o.phi - predicted);
     unwrapped.push_back(d);
     sxy += o.m * d;
     sxx += o.m * o.m;
@@ -894,7 +891,7 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
         }
         const long double m = static_cast<long double>(test.positions[static_cast<std::size_t>(r.t * components + position_component(spec, j))]);
         const long double phi = std::atan2(x * b - y * a, x * a + y * b);
-        part.obs[static_cast<std::size_t>(j)].push_back({m, phi, wrap(phi - wrap(sign * m * theta[static_cast<std::size_t>(j)]))});
+        part.obs[static_cast<std::size_t>(j)].push_back({m, phi, wrap_to_pi(phi - wrap_to_pi(sign * m * theta[static_cast<std::size_t>(j)]))});
         part.gains.push_back(std::hypot(a, b) / (std::hypot(x, y) * std::fabs(g)));
       }
     }
@@ -955,7 +952,7 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
     if (obs[static_cast<std::size_t>(j)].empty() || !(th > 0)) continue;
     if (uncertainty >= 0 && uncertainty * th >= kPi / 2) continue;
     std::vector<long double> residual;
-    for (const Observation& o : obs[static_cast<std::size_t>(j)]) residual.push_back(wrap(o.delta - sign * k * th));
+    for (const Observation& o : obs[static_cast<std::size_t>(j)]) residual.push_back(wrap_to_pi(o.delta - sign * k * th));
     const long double step = median(residual) / (sign * th);
     if (!any && std::fabs(step) * th > kPi / 2) break;  // the lowest frequency already wraps: no estimate
     k += step;

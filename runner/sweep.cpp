@@ -39,6 +39,7 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   // Distinct random ones, drawn one at a time until there are `samples`.
   SplitMix64 rng(seed);
   std::unordered_set<std::int64_t> seen(p.begin(), p.end());
+  seen.reserve(static_cast<std::size_t>(wanted));  // one table for all of them, not a rehash at every doubling
   while (static_cast<std::int64_t>(p.size()) < wanted) {
     const std::int64_t v = rng.range(0, max_position);
     if (seen.insert(v).second) p.push_back(v);
