@@ -260,6 +260,10 @@ std::int64_t spread_token_budget(std::int64_t max_values, std::int64_t token_siz
   return std::max<std::int64_t>(2, max_values / 2 / token_size);
 }
 
+// Below this many values a sample is copied on the calling thread: starting threads would cost
+// more than its copy.
+constexpr std::size_t kParallelSampleValues = std::size_t{1} << 18;
+
 // A vector's storage for n values, written once (its pages faulted in), then emptied: clear keeps
 // the capacity, so later inserts up to n values write into pages already there.
 template <class T>
@@ -279,10 +283,12 @@ void DiagnosisSampler::prepare(std::int64_t token_size, int components, std::int
       static_cast<std::size_t>(std::min(tokens, spread_token_budget(max_values_, token_size) + 1));
   const auto size = static_cast<std::size_t>(token_size);
   const auto per_token = static_cast<std::size_t>(components);
+  // The sample's arrays at their size (diagnosis_sample_into resizes them to it, or below: then it
+  // writes nothing but the copy); the spread's empty, for its inserts.
   DiagnosisSample& sample = sample_prepared_;
-  fault_in(sample.test.positions, sample_tokens * per_token);
-  fault_in(sample.test.input, sample_tokens * size);
-  fault_in(sample.output, sample_tokens * size);
+  sample.test.positions.resize(sample_tokens * per_token);
+  sample.test.input.resize(sample_tokens * size);
+  sample.output.resize(sample_tokens * size);
   fault_in(spread_.test.positions, spread_tokens * per_token);
   fault_in(spread_.test.input, spread_tokens * size);
   fault_in(spread_.output, spread_tokens * size);
@@ -344,7 +350,7 @@ DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const d
 }
 
 void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std::span<const double> output, int components,
-                           std::int64_t max_values, std::int64_t first_token) {
+                           std::int64_t max_values, std::int64_t first_token, int threads) {
   const std::int64_t token_size = test.heads * test.head_dim;
   // A test without tokens (or values) gives an empty sample: the stride below would divide by 0.
   const std::int64_t kept =
@@ -354,28 +360,29 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
   k.token_stride = stride;
   k.token_index.clear();
   k.test.id = test.id;
-  k.test.tokens = 0;
   k.test.heads = test.heads;
   k.test.head_dim = test.head_dim;
-  k.test.positions.clear();
-  k.test.input.clear();
-  k.output.clear();
-  // Sized once (a sample replaced in place keeps its arrays): grown by insert, the first sample of a
-  // direct check's chunk reallocated and copied its 16 MB over and over into fresh pages, on the one
-  // thread between two chunks' judging.
+  // Sized, then written token by token: a sample replaced in place (a direct check's next chunk)
+  // keeps its size, so the resize writes nothing and the copy is all there is, on every thread (on
+  // one, its 16 MB were the serial step between two chunks' judging). Grown by insert, the first
+  // sample reallocated and copied itself into fresh pages over and over.
   const auto kept_tokens = static_cast<std::size_t>(kept > 0 ? (test.tokens + stride - 1) / stride : 0);
-  k.test.positions.reserve(kept_tokens * static_cast<std::size_t>(components));
-  k.test.input.reserve(kept_tokens * static_cast<std::size_t>(token_size));
-  k.output.reserve(kept_tokens * static_cast<std::size_t>(token_size));
-  for (std::int64_t t = 0; kept > 0 && t < test.tokens; t += stride) {
-    ++k.test.tokens;
-    const auto p = test.positions.begin() + t * components;
-    k.test.positions.insert(k.test.positions.end(), p, p + components);
-    const auto x = test.input.begin() + t * token_size;
-    k.test.input.insert(k.test.input.end(), x, x + token_size);
-    const auto o = output.begin() + t * token_size;
-    k.output.insert(k.output.end(), o, o + token_size);
-  }
+  const auto per_token = static_cast<std::size_t>(components), size = static_cast<std::size_t>(token_size);
+  k.test.tokens = static_cast<std::int64_t>(kept_tokens);
+  k.test.positions.resize(kept_tokens * per_token);
+  k.test.input.resize(kept_tokens * size);
+  k.output.resize(kept_tokens * size);
+  const int copy_threads = kept_tokens * size < kParallelSampleValues ? 1 : threads;
+  const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(kept_tokens), copy_threads);
+  parallel_for(ranges.size(), copy_threads, [&](std::size_t w) {
+    for (auto i = static_cast<std::size_t>(ranges[w].begin); i < static_cast<std::size_t>(ranges[w].end); ++i) {
+      const std::size_t t = i * static_cast<std::size_t>(stride);
+      std::copy_n(test.positions.begin() + static_cast<std::ptrdiff_t>(t * per_token), per_token,
+                  k.test.positions.begin() + static_cast<std::ptrdiff_t>(i * per_token));
+      std::copy_n(test.input.begin() + static_cast<std::ptrdiff_t>(t * size), size, k.test.input.begin() + static_cast<std::ptrdiff_t>(i * size));
+      std::copy_n(output.begin() + static_cast<std::ptrdiff_t>(t * size), size, k.output.begin() + static_cast<std::ptrdiff_t>(i * size));
+    }
+  });
 }
 
 }  // namespace ropecheck::judge

@@ -45,9 +45,10 @@ struct DiagnosisSample {
 DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
                                  std::int64_t max_values, std::int64_t first_token = 0);
 // The same into `sample`, whose arrays are used again (a sample replaced chunk after chunk was
-// 16 MB of fresh pages each time, copied on the one thread between two chunks' judging).
+// 16 MB of fresh pages each time, copied on the one thread between two chunks' judging), copied on
+// `threads` threads (0: every hardware thread) when it is big.
 void diagnosis_sample_into(DiagnosisSample& sample, const golden::RopeTest& test, std::span<const double> output,
-                           int components, std::int64_t max_values, std::int64_t first_token = 0);
+                           int components, std::int64_t max_values, std::int64_t first_token = 0, int threads = 1);
 
 // The values a sample of a big test keeps (2^20: the diagnosis fits its frequencies on them).
 inline constexpr std::int64_t kDiagnosisSampleValues = std::int64_t{1} << 20;
@@ -59,16 +60,17 @@ class DiagnosisSampler {
  public:
   explicit DiagnosisSampler(std::int64_t max_values = kDiagnosisSampleValues) : max_values_(max_values) {}
   // After the comparer judged `test`: `group_worst_e` is its worst e so far.
-  // `first_token`: the user's index of the test's token 0 (a direct check's chunk).
+  // `first_token`: the user's index of the test's token 0 (a direct check's chunk). `threads`: the
+  // sample's copy, for a caller whose other threads wait for it (diagnosis_sample_into).
   void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e,
-             std::int64_t first_token = 0) {
+             std::int64_t first_token = 0, int threads = 1) {
     // The first test's sample until a later test raises the worst e: then that test's, in the same
     // arrays (the first one's is not read again).
     if (!sample_) {
       diagnosis_sample_into(sample_.emplace(std::move(sample_prepared_)), test, output, components, max_values_,
-                            first_token);
+                            first_token, threads);
     } else if (group_worst_e > worst_e_) {
-      diagnosis_sample_into(*sample_, test, output, components, max_values_, first_token);
+      diagnosis_sample_into(*sample_, test, output, components, max_values_, first_token, threads);
     }
     worst_e_ = std::max(worst_e_, group_worst_e);
     spread(test, output, components, first_token);

@@ -122,7 +122,7 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   chunk.part.offset_tokens(first_token);
   if (s.judged) s.judged->combine(std::move(chunk));
   else s.judged.emplace(std::move(chunk));
-  s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token);
+  s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token, s.options.threads);
   return std::move(test.input);
 }
 
