@@ -9,6 +9,7 @@
 #include <cmath>
 #include <type_traits>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
@@ -64,6 +65,47 @@ constexpr bool max_finite_is_formula(Dtype d) {
 }
 static_assert(max_finite_is_formula(Dtype::f64) && max_finite_is_formula(Dtype::f32) &&
               max_finite_is_formula(Dtype::f16) && max_finite_is_formula(Dtype::bf16));
+
+// round_to_format of a finite nonzero x87 long double into a format of p ≤ 53 bits, from its 64-bit
+// significand: the method below on integers. |v| = sig·2^(e−64) with 2^(e−1) ≤ |v| < 2^e (sig's
+// top bit set); the quantum is 2^q, q = max(e − p, emin − p + 1), so t = |v|/2^q = sig/2^s with
+// s = q − e + 64 ≥ 64 − p ≥ 11. For s < 64: n = ⌊sig/2^s⌋ and the dropped bits decide the rounding
+// (above half: up; exactly half: up when n is odd); for s ≥ 64, t < 1: n = 1 when t > 1/2, else 0
+// (t = 1/2 is a tie to the even 0). n·2^q is exact in a double (n ≤ 2^p, 2^q a double from 2^−1074
+// up), and overflows exactly when it exceeds the largest finite value. The x87 format's own
+// subnormals are below 2^−16382, far below half of any format's smallest value: they give ±0.
+inline long double round_x87_to_format(long double value, Format f, double max_finite_value) {
+  static_assert(std::numeric_limits<long double>::digits == 64, "the x87 80-bit format");
+  std::uint64_t sig = 0;
+  std::uint16_t sign_exponent = 0;
+  std::memcpy(&sig, &value, sizeof sig);
+  std::memcpy(&sign_exponent, reinterpret_cast<const unsigned char*>(&value) + sizeof sig, sizeof sign_exponent);
+  const bool negative = (sign_exponent >> 15) != 0;
+  const int biased = sign_exponent & 0x7fff;
+  double result = 0;
+  const int e = biased - 16383 + 1;
+  if (biased != 0 && (sig >> 63) != 0 && e > f.emax + 1) {
+    result = std::numeric_limits<double>::infinity();  // |v| ≥ 2^(emax+1): past the top, and 2^q past a double's
+  } else if (biased != 0 && (sig >> 63) != 0) {
+    const int q = std::max(e - f.precision, f.emin - f.precision + 1);
+    const int s = q - e + 64;
+    std::uint64_t n = 0;
+    if (s < 64) {
+      n = sig >> s;
+      const std::uint64_t dropped = sig & ((std::uint64_t{1} << s) - 1), half = std::uint64_t{1} << (s - 1);
+      if (dropped > half || (dropped == half && (n & 1) != 0)) ++n;
+    } else if (s == 64) {
+      n = sig > (std::uint64_t{1} << 63) ? 1 : 0;
+    }
+    // 2^q as a double (a subnormal one below 2^−1022), then n·2^q: exact, or +Inf past the top.
+    const double quantum = q >= -1022 ? std::bit_cast<double>(static_cast<std::uint64_t>(q + 1023) << 52)
+                                      : std::bit_cast<double>(std::uint64_t{1} << (q + 1074));
+    result = static_cast<double>(n) * quantum;
+    if (result > max_finite_value) result = std::numeric_limits<double>::infinity();
+  }
+  return negative ? -static_cast<long double>(result) : static_cast<long double>(result);
+}
+
 }  // namespace detail
 
 // Round `value` (finite, any precision) to the nearest value of `dtype`, ties to even, with
@@ -92,6 +134,13 @@ T round_to_format(const T& value, Dtype dtype) {
       bits += (std::uint64_t{1} << 44) - 1 + ((bits >> 45) & 1);
       return std::bit_cast<double>(bits & ~((std::uint64_t{1} << 45) - 1));
     }
+  }
+  if constexpr (std::is_same_v<T, long double>) {
+    // The x87 format's conversions are this rounding for binary32 and binary64 (to nearest, ties
+    // to even, gradual underflow, overflow to ±Inf), done once; the narrower formats from its bits.
+    if (dtype == Dtype::f32) return static_cast<long double>(static_cast<float>(value));
+    if (dtype == Dtype::f64) return static_cast<long double>(static_cast<double>(value));
+    if (value != 0 && std::isfinite(value)) return detail::round_x87_to_format(value, format_of(dtype), max_finite(dtype));
   }
   const Format f = format_of(dtype);
   if (value == 0) return value;  // keeps the sign of zero

@@ -99,6 +99,46 @@ TEST(Rounding, RandomValuesMatchMpfr) {
   }
 }
 
+// The long double instantiation (the diagnosis's scorer; its x87 conversions and bit-level path)
+// against MPFR: every hard case a long double holds, the same cases moved by one long double ulp
+// either way (a tie's neighbours, which a double cannot tell apart from the tie), and random long
+// doubles of every 64-bit significand from below half the smallest subnormal to past the overflow
+// threshold.
+TEST(Rounding, LongDoubleInstantiationMatchesMpfr) {
+  reference::PrecisionScope scope(512);
+  const auto check = [](long double value, Dtype dtype) {
+    const double expected = testing::oracle_round(Real(value), dtype);
+    const double got = static_cast<double>(reference::round_to_format(value, dtype));
+    EXPECT_TRUE(same_value(got, expected)) << name(dtype) << " long double " << std::hexfloat << value << " got "
+                                           << reference::to_hex(got) << " expected " << reference::to_hex(expected);
+  };
+  const long double inf = std::numeric_limits<long double>::infinity();
+  std::mt19937_64 rng(20261127);
+  for (Dtype dtype : kDtypes) {
+    const reference::Format f = reference::format_of(dtype);
+    int held = 0;
+    for (const Real& value : hard_cases(dtype)) {
+      const auto as_long = static_cast<long double>(value);
+      if (Real(as_long) != value) continue;
+      ++held;
+      check(as_long, dtype);
+      check(std::nextafter(as_long, inf), dtype);
+      check(std::nextafter(as_long, -inf), dtype);
+    }
+    EXPECT_GT(held, 20) << name(dtype);  // the ties, boundaries and smallest values, not a few
+    for (int i = 0; i < 100000 && !HasFailure(); ++i) {
+      const long double m = std::ldexp(static_cast<long double>(rng() | (std::uint64_t{1} << 63)), -64);  // [1/2, 1)
+      const int exponent = static_cast<int>(rng() % (f.emax - f.emin + 2 * f.precision + 8)) + f.emin - f.precision - 4;
+      const long double value = std::ldexp(m, exponent);
+      check((rng() & 1) != 0 ? -value : value, dtype);
+    }
+  }
+  // zeros keep their sign; far outside every format's range
+  for (Dtype dtype : kDtypes) {
+    for (long double value : {0.0L, -0.0L, 0x1p-16400L, -0x1p-16400L, 0x1p16000L, -0x1p16000L, 0x1p-1100L}) check(value, dtype);
+  }
+}
+
 // round_finite_to_format over a buffer: each finite double rounded as MPFR rounds it (the oracle),
 // NaN (with its payload) and ±Inf kept bit for bit — doubles of every magnitude, random patterns.
 TEST(Rounding, BuffersRoundTheirFiniteValuesOnly) {
