@@ -1,6 +1,7 @@
 #include "runner/direct.h"
 
 #include <algorithm>
+#include <future>
 #include <optional>
 #include <type_traits>
 
@@ -193,6 +194,12 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
     }
     chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
   }
+  // The chunk buffers (64 MB) given back to the system on a thread of their own while the tensor is
+  // diagnosed, not on one thread after it (joined when the verdict is made).
+  const std::future<void> released = std::async(std::launch::async, [in = std::move(chunk_input), out = std::move(chunk_output)]() mutable {
+    in = {};
+    out = {};
+  });
   return judge.finish();
 }
 
