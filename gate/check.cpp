@@ -164,7 +164,7 @@ int run_direct_check(const CheckArguments& args) {
   Chunk spare;
   // The arrays no later read takes (64 MB a chunk) are given back to the system on a thread of
   // their own while the last chunk is judged and diagnosed: freed at the end, or at the process's
-  // exit, their pages were 5-15 ms on one thread after all the judging.
+  // exit, their pages were 5–15 ms on one thread after all the judging.
   std::vector<std::future<void>> released;
   const auto release = [&released](Chunk&& done) {
     released.push_back(std::async(std::launch::async, [arrays = std::move(done)]() mutable { arrays = Chunk{}; }));

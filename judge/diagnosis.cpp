@@ -16,9 +16,6 @@
 namespace ropecheck::judge {
 namespace {
 
-constexpr long double kPi = 3.141592653589793238462643383279502884L;
-
-
 // One binary32 ulp of |v| (the subnormal spacing below the normal range).
 long double ulp32(long double v) {
   v = std::fabs(v);
@@ -111,7 +108,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   }
   struct Decomposition {
     double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
-  std::int64_t angle_position = 0;
+    std::int64_t angle_position = 0;
     std::vector<std::vector<AngleSample>> samples;  // per pair index
   };
   std::vector<Decomposition> parts = map_token_ranges(static_cast<std::int64_t>(rows.size()), threads, [&](TokenRange range) {
