@@ -149,11 +149,12 @@ int run_direct_check(const CheckArguments& args) {
   const auto read_chunk = [&](std::uint64_t t, Chunk c) {
     const std::uint64_t n = std::min(chunk, tokens - t);
     // The two files at once (the first chunk is read before anything can be judged).
+    // Each file on a thread of its own: new arrays (the first two chunks') populated by it alone.
     std::future<void> other = std::async(std::launch::async, [&] {
-      c.output.resize(n * token_size);
+      judge::resize_for_overwrite(c.output, n * token_size, 1);
       output.read_into(t * token_size, c.output, output_bytes);
     });
-    c.input.resize(n * token_size);
+    judge::resize_for_overwrite(c.input, n * token_size, 1);
     input.read_into(t * token_size, c.input, input_bytes);
     other.get();
     return c;
