@@ -148,8 +148,8 @@ int run_direct_check(const CheckArguments& args) {
   std::string input_bytes, output_bytes;  // the one read in flight's block buffers
   const auto read_chunk = [&](std::uint64_t t, Chunk c) {
     const std::uint64_t n = std::min(chunk, tokens - t);
-    // The two files at once (the first chunk is read before anything can be judged).
-    // Each file on a thread of its own: new arrays (the first two chunks') populated by it alone.
+    // The two files at once, each on a thread of its own (the first chunk is read before anything
+    // can be judged), which also populates its new arrays (the first two chunks').
     std::future<void> other = std::async(std::launch::async, [&] {
       judge::resize_for_overwrite(c.output, n * token_size, 1);
       output.read_into(t * token_size, c.output, output_bytes);
@@ -165,10 +165,11 @@ int run_direct_check(const CheckArguments& args) {
   Chunk spare;
   // The arrays no later read takes (64 MB a chunk) are given back to the system on a thread of
   // their own while the last chunk is judged and diagnosed: freed at the end, or at the process's
-  // exit, their pages were 5–15 ms on one thread after all the judging.
+  // exit, their pages were 5–15 ms on one thread after all the judging. Where no thread is to be
+  // had, the deferred task is never run and the arrays are freed with its future, as before.
   std::vector<std::future<void>> released;
   const auto release = [&released](Chunk&& done) {
-    released.push_back(std::async(std::launch::async, [arrays = std::move(done)]() mutable { arrays = Chunk{}; }));
+    released.push_back(std::async(std::launch::async | std::launch::deferred, [arrays = std::move(done)]() mutable { arrays = Chunk{}; }));
   };
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);

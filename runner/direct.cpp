@@ -199,8 +199,10 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
     chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
   }
   // The chunk buffers (64 MB) given back to the system on a thread of their own while the tensor is
-  // diagnosed, not on one thread after it (joined when the verdict is made).
-  const std::future<void> released = std::async(std::launch::async, [in = std::move(chunk_input), out = std::move(chunk_output)]() mutable {
+  // diagnosed, not on one thread after it (joined when the verdict is made; where no thread is to
+  // be had, freed with the deferred task's future instead).
+  const std::future<void> released = std::async(std::launch::async | std::launch::deferred,
+                                                [in = std::move(chunk_input), out = std::move(chunk_output)]() mutable {
     in = {};
     out = {};
   });
