@@ -163,28 +163,23 @@ int run_direct_check(const CheckArguments& args) {
   // While the first chunk is read: writing the diagnosis's arrays was the first serial step after it.
   judge.prepare(static_cast<std::int64_t>(tokens));
   Chunk spare;
-  // The arrays no later read takes (64 MB a chunk) are given back to the system on a thread of
-  // their own while the last chunk is judged and diagnosed: freed at the end, or at the process's
-  // exit, their pages were 5–15 ms on one thread after all the judging. Where no thread is to be
-  // had, the deferred task is never run and the arrays are freed with its future, as before.
+  // The arrays no later read takes are freed while the last chunk is judged and diagnosed
+  // (runner/direct.h release_on_own_thread).
   std::vector<std::future<void>> released;
-  const auto release = [&released](Chunk&& done) {
-    released.push_back(std::async(std::launch::async | std::launch::deferred, [arrays = std::move(done)]() mutable { arrays = Chunk{}; }));
-  };
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);
     Chunk current = next.get();
     if (t + chunk < tokens) {
       next = std::async(std::launch::async, read_chunk, t + chunk, std::move(spare));
-    } else if (!spare.input.empty() || !spare.output.empty()) {
-      release(std::move(spare));
+    } else {
+      released.push_back(judge::release_on_own_thread(std::move(spare)));
     }
     current.input = judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
                               std::move(current.input), current.output);
     spare = std::move(current);
     progress.update(static_cast<std::int64_t>(t + n), "tokens");
   }
-  release(std::move(spare));
+  released.push_back(judge::release_on_own_thread(std::move(spare)));
   Report report;
   report.command = "check";
   report.model = claims.model;

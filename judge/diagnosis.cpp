@@ -257,10 +257,6 @@ std::int64_t spread_token_budget(std::int64_t max_values, std::int64_t token_siz
   return std::max<std::int64_t>(2, max_values / 2 / token_size);
 }
 
-// Below this many values a sample is copied on the calling thread: starting threads would cost
-// more than its copy.
-constexpr std::size_t kParallelSampleValues = std::size_t{1} << 18;
-
 // A vector's storage for n values, written once (its pages faulted in), then emptied: clear keeps
 // the capacity, so later inserts up to n values write into pages already there.
 template <class T>
@@ -369,7 +365,7 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
   k.test.positions.resize(kept_tokens * per_token);
   k.test.input.resize(kept_tokens * size);
   k.output.resize(kept_tokens * size);
-  const int copy_threads = kept_tokens * size < kParallelSampleValues ? 1 : threads;
+  const int copy_threads = kept_tokens * size < kParallelCopyValues ? 1 : threads;
   const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(kept_tokens), copy_threads);
   parallel_for(ranges.size(), copy_threads, [&](std::size_t w) {
     for (auto i = static_cast<std::size_t>(ranges[w].begin); i < static_cast<std::size_t>(ranges[w].end); ++i) {

@@ -194,6 +194,10 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
   if (error) std::rethrow_exception(error);
 }
 
+// Below this many values a copy (a chunk widened, a diagnosis sample taken) runs on the calling
+// thread: starting threads would cost more than the copy.
+inline constexpr std::size_t kParallelCopyValues = std::size_t{1} << 18;
+
 // Tokens [0, tokens) cut into contiguous ranges for `threads` threads (at least one range): one
 // range on one thread, else up to kRangesPerThread per thread, handed out by parallel_for as threads
 // come free (a whole-test cut per thread left one thread idle while a slowed one finished; at 4 a

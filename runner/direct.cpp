@@ -153,10 +153,6 @@ GroupResult TensorJudge::finish() {
 
 namespace {
 
-// Below this many values a chunk is copied on the calling thread: starting threads would cost more
-// than its copy.
-constexpr std::size_t kParallelCopyValues = std::size_t{1} << 18;
-
 // judge_tensors over spans of doubles or floats: each chunk's input copied (widened) into one
 // buffer the chunks share (the judge rounds it in place and gives it back); a float output widened
 // into another, a double one read where it is.
@@ -198,14 +194,8 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
     }
     chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
   }
-  // The chunk buffers (64 MB) given back to the system on a thread of their own while the tensor is
-  // diagnosed, not on one thread after it (joined when the verdict is made; where no thread is to
-  // be had, freed with the deferred task's future instead).
-  const std::future<void> released = std::async(std::launch::async | std::launch::deferred,
-                                                [in = std::move(chunk_input), out = std::move(chunk_output)]() mutable {
-    in = {};
-    out = {};
-  });
+  // The chunk buffers (64 MB) freed while the tensor is diagnosed (joined when the verdict is made).
+  const std::future<void> released = release_on_own_thread(std::make_pair(std::move(chunk_input), std::move(chunk_output)));
   return judge.finish();
 }
 

@@ -14,9 +14,12 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -85,6 +88,16 @@ using TensorValues = std::variant<std::span<const double>, std::span<const float
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
                                 TensorValues output, const Claims& claims, const JudgeOptions& options,
                                 const std::string& label = "tensors");
+
+// Frees what `held` owns on a thread of its own, while the caller goes on (a direct check's chunk
+// buffers, 64 MB each: freed on one thread after the diagnosis, or at the process's exit, their
+// pages took 5–15 ms there); the future joins it. Where no thread is to be had the task is deferred
+// and never run: `held` is freed with the future, as it would have been without it.
+template <class Held>
+std::future<void> release_on_own_thread(Held&& held) {
+  static_assert(!std::is_lvalue_reference_v<Held>, "hand the buffers over (std::move)");
+  return std::async(std::launch::async | std::launch::deferred, [owned = std::forward<Held>(held)]() mutable { owned = Held{}; });
+}
 
 // `values` sized to n for a caller that overwrites every value (a chunk's buffer before it is read
 // or widened into): when that takes new memory, its pages are faulted in on `threads` threads
