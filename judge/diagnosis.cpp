@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "judge/pair_math.h"
 #include "judge/inference.h"
 #include "judge/parallel.h"
 #include "judge/pair_rule.h"
@@ -15,15 +16,6 @@
 
 namespace ropecheck::judge {
 namespace {
-
-// One binary32 ulp of |v| (the subnormal spacing below the normal range).
-long double ulp32(long double v) {
-  v = std::fabs(v);
-  if (v < 0x1p-126L) return 0x1p-149L;
-  int e = 0;
-  (void)std::frexp(v, &e);  // v = f·2^e, 0.5 ≤ f < 1
-  return std::ldexp(1.0L, e - 24);
-}
 
 std::string number(double v, const char* format = "%.3g") {
   char buffer[64];
@@ -62,7 +54,7 @@ struct PairFit {
 
 PairFit fit_pair(std::vector<AngleSample> samples, long double theta, long double noise) {
   PairFit fit;
-  std::sort(samples.begin(), samples.end(), [](const AngleSample& l, const AngleSample& r) { return std::fabs(l.m) < std::fabs(r.m); });
+  sort_by_position_magnitude(samples);
   long double sxy = 0, sxx = 0;
   const long double theta_ulp = ulp32(theta);
   for (const AngleSample& s : samples) {
@@ -148,12 +140,12 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
             !std::isfinite(a) || !std::isfinite(b)) {
           continue;
         }
-        const long double rho = std::sqrt(x * x + y * y);
+        const long double rho = pair_norm(x, y);
         const long double m = angle.m;
         const long double phi = angle.phi;
-        const long double own = std::atan2(x * b - y * a, x * a + y * b);
+        const long double own = atan2_by_table(x * b - y * a, x * a + y * b);
         const long double delta = wrap_to_pi(own - angle.wrapped);
-        const long double scale = std::hypot(a, b) / (std::fabs(g) * rho);
+        const long double scale = pair_norm(a, b) / (std::fabs(g) * rho);
         part.rotation_e = std::max(part.rotation_e, static_cast<double>(std::fabs(scale - 1) * std::fabs(g) / (u * std::max(1.0L, std::fabs(g)))));
         if (std::fabs(delta) > part.angle_error_rad) {
           part.angle_error_rad = static_cast<double>(std::fabs(delta));

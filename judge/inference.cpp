@@ -9,6 +9,7 @@
 #include <tuple>
 #include <limits>
 
+#include "judge/pair_math.h"
 #include "judge/pair_rule.h"
 #include "judge/parallel.h"
 #include "judge/tolerance.h"
@@ -245,7 +246,7 @@ struct Observation {
 std::optional<long double> fit_frequency(std::vector<Observation> obs) {
   std::erase_if(obs, [](const Observation& o) { return o.m == 0; });
   if (obs.size() < 3) return std::nullopt;
-  std::sort(obs.begin(), obs.end(), [](const Observation& l, const Observation& r) { return std::fabs(l.m) < std::fabs(r.m); });
+  sort_by_position_magnitude(obs);
   long double sxy = 0, sxx = 0;
   std::vector<long double> unwrapped;
   for (const Observation& o : obs) {
@@ -720,7 +721,9 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
   for (int j = 0; j < pairs; ++j) dims[static_cast<std::size_t>(j)] = reference::pair_dims(spec, j);
   auto norms = [&](const double* v, std::vector<double>& out) {
     out.resize(static_cast<std::size_t>(pairs));
-    for (int j = 0; j < pairs; ++j) out[static_cast<std::size_t>(j)] = std::hypot(v[dims[static_cast<std::size_t>(j)].first], v[dims[static_cast<std::size_t>(j)].second]);
+    for (int j = 0; j < pairs; ++j) {
+      out[static_cast<std::size_t>(j)] = static_cast<double>(pair_norm(v[dims[static_cast<std::size_t>(j)].first], v[dims[static_cast<std::size_t>(j)].second]));
+    }
   };
   // Input pair norms of every row, for the "another row's data" lookup (sorted by the first norm).
   std::vector<std::pair<double, RowRef>> by_norm;
@@ -730,7 +733,7 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
     for (std::int64_t t = 0; t < test.tokens; ++t) {
       for (std::int64_t h = 0; h < test.heads; ++h) {
         const double* x = test.input.data() + (t * test.heads + h) * spec.head_dim;
-        by_norm.push_back({std::hypot(x[dims[0].first], x[dims[0].second]), {i, t, h}});
+        by_norm.push_back({static_cast<double>(pair_norm(x[dims[0].first], x[dims[0].second])), {i, t, h}});
         ++rows;
       }
     }
@@ -890,9 +893,9 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
           continue;
         }
         const long double m = static_cast<long double>(test.positions[static_cast<std::size_t>(r.t * components + position_component(spec, j))]);
-        const long double phi = std::atan2(x * b - y * a, x * a + y * b);
+        const long double phi = atan2_by_table(x * b - y * a, x * a + y * b);
         part.obs[static_cast<std::size_t>(j)].push_back({m, phi, wrap_to_pi(phi - wrap_to_pi(sign * m * theta[static_cast<std::size_t>(j)]))});
-        part.gains.push_back(std::hypot(a, b) / (std::hypot(x, y) * std::fabs(g)));
+        part.gains.push_back(pair_norm(a, b) / (pair_norm(x, y) * std::fabs(g)));
       }
     }
     return part;
@@ -1059,7 +1062,13 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
 
   const std::vector<Variant> list = variants(spec, fits);
   std::vector<Score> scores(list.size());
-  parallel_for(list.size(), threads, [&](std::size_t i) { scores[i] = scorer.score(list[i]); });
+  // Handed out from the end of the list: its last variants (binary32 positions, angles and cos/sin,
+  // TF32 angles: rounding per pair) cost up to twice the others, and taken last they were a tail
+  // of one thread while the others had finished. Each score goes to its own slot either way.
+  parallel_for(list.size(), threads, [&](std::size_t k) {
+    const std::size_t i = list.size() - 1 - k;
+    scores[i] = scorer.score(list[i]);
+  });
   std::size_t best = list.size();
   for (std::size_t i = 0; i < list.size(); ++i) {
     // Ties (equal shares within the bound, bit-identical shares within half a percent: one

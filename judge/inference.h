@@ -50,24 +50,6 @@ struct DiagnosedTest {
   }
 };
 
-// An angle a into [−π, π]: std::remainder(a, 2π), 2π the long double nearest it (the diagnosis's
-// and the inference's one wrap). Most angles it is given are already within 3π (an angle error
-// against a wrapped prediction): those take no libm call, bit for bit remainder's value. For
-// |a| ≤ π the quotient rounds to 0 (a tie at exactly π to the even 0): a itself. For π < |a| the
-// quotient is ±1 while |a ∓ 2π| < π, and a ∓ 2π is exact there (Sterbenz: 2π/2 ≤ |a| ≤ 2·2π), a
-// zero with a's sign; a tie or a larger |a| (NaN too) goes to remainder.
-inline long double wrap_to_pi(long double a) {
-  constexpr long double two_pi = 2 * 3.141592653589793238462643383279502884L;
-  constexpr long double pi = two_pi / 2;  // exact: a halving
-  const long double magnitude = std::fabs(a);
-  if (magnitude <= pi) return a;
-  if (magnitude <= 2 * two_pi) {
-    const long double r = a > 0 ? a - two_pi : a + two_pi;
-    if (std::fabs(r) < pi) return r == 0 ? std::copysign(0.0L, a) : r;  // remainder's zero has a's sign
-  }
-  return std::remainder(a, two_pi);
-}
-
 // The tokens the changes are scored on (the memory checks read every token given).
 inline constexpr std::int64_t kInferenceTokens = 512;
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "judge/pair_math.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::judge {
@@ -64,11 +65,6 @@ const DtypeLimits& limits(Dtype dtype) {
   return kF64;
 }
 
-long double norm(double x, double y) {
-  const long double lx = x, ly = y;
-  return std::sqrt(lx * lx + ly * ly);
-}
-
 // max(1, |g|): e is relative to g·ρ (std::max, not fmaxl: a libm call per pair; g is never NaN).
 long double attention_scale(double attention_factor) {
   return std::max(1.0L, std::fabs(static_cast<long double>(attention_factor)));
@@ -97,7 +93,7 @@ inline Domain finite_domain(long double rho, const DtypeLimits& limits, double a
 double normwise_error(double a, double b, long double exact_a, long double exact_b, double x, double y, Dtype dtype,
                       double attention_factor) {
   const long double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
-  const long double rho = norm(x, y);
+  const long double rho = pair_norm(x, y);
   if (rho == 0) return difference == 0 ? 0.0 : kInf;
   const long double u = limits(dtype).u;
   return static_cast<double>(difference / (u * rho * attention_scale(attention_factor)));
@@ -131,13 +127,13 @@ std::string_view name(Failure failure) {
 
 Domain domain_of(double x, double y, Dtype dtype, double attention_factor) {
   if (!std::isfinite(x) || !std::isfinite(y)) return Domain::special_input;
-  return finite_domain(norm(x, y), limits(dtype), attention_factor);
+  return finite_domain(pair_norm(x, y), limits(dtype), attention_factor);
 }
 
 PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   PairVerdict v;
   const bool finite_inputs = std::isfinite(p.x) && std::isfinite(p.y);
-  const long double rho = finite_inputs ? norm(p.x, p.y) : 0.0L;
+  const long double rho = finite_inputs ? pair_norm(p.x, p.y) : 0.0L;
   const DtypeLimits& dtype_limits = limits(rule.dtype);
   v.domain = finite_inputs ? finite_domain(rho, dtype_limits, rule.attention_factor) : Domain::special_input;
   const double got[2] = {p.a, p.b};
