@@ -280,6 +280,9 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
   const bool angle_dependent = !theta.empty();
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
+  const PairScreenRule screen_rule(rule);
+  // Per pair index, |m·θ'_j| at the token (its heads share it).
+  std::vector<double> token_angles(angle_dependent ? static_cast<std::size_t>(pairs) : 0);
   TokensJudged out;
   for (std::int64_t t = t0; t < t1; ++t) {
     const std::int64_t position = token_position(test, spec, t);
@@ -292,24 +295,25 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
     const bool required = !options.require_horizon || position <= *options.require_horizon;
     bool any_ordinary = false, accurate = true;
     double token_worst = 0;
+    for (std::size_t j = 0; j < token_angles.size(); ++j) {
+      const std::int64_t m = test.positions[static_cast<std::size_t>(t * components + position_component(spec, static_cast<int>(j)))];
+      token_angles[j] = static_cast<double>(std::fabs(static_cast<long double>(m) * theta[j]));
+    }
     for (std::int64_t h = 0; h < test.heads; ++h) {
       const std::int64_t row = (t * test.heads + h) * test.head_dim;
       for (int j = 0; j < pairs; ++j) {
         const reference::PairDims pd = reference::pair_dims(spec, j);
         const std::size_t i1 = static_cast<std::size_t>(row + pd.first), i2 = static_cast<std::size_t>(row + pd.second);
-        Pair pair;
-        pair.x = test.input[i1];
-        pair.y = test.input[i2];
-        pair.a = output[i1];
-        pair.b = output[i2];
-        pair.exact_a = expected.exact[i1 - expected.first];
-        pair.exact_b = expected.exact[i2 - expected.first];
-        pair.rounded_a = expected.rounded[i1 - expected.first];
-        pair.rounded_b = expected.rounded[i2 - expected.first];
-        if (angle_dependent) {
-          const std::int64_t m = test.positions[static_cast<std::size_t>(t * components + position_component(spec, j))];
-          pair.angle = static_cast<double>(std::fabs(static_cast<long double>(m) * theta[static_cast<std::size_t>(j)]));
-        }
+        // Every field given (declared, then assigned, the pair was zeroed first: a `rep stos` per pair).
+        const Pair pair{.x = test.input[i1],
+                        .y = test.input[i2],
+                        .a = output[i1],
+                        .b = output[i2],
+                        .exact_a = expected.exact[i1 - expected.first],
+                        .exact_b = expected.exact[i2 - expected.first],
+                        .rounded_a = expected.rounded[i1 - expected.first],
+                        .rounded_b = expected.rounded[i2 - expected.first],
+                        .angle = angle_dependent ? token_angles[static_cast<std::size_t>(j)] : 0.0};
         // A pair certain to pass or to fail the tolerance (pair_rule.h screen_pair) that can raise
         // none of the figures below — the worst e (a later pair only replaces a larger one), the
         // token's worst metric, the worst ulp, abs and margin, nor (failing) enter the worst cases
@@ -317,7 +321,7 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
         // a fraction of the cost for most pairs of a big test.
         if (r.worst_e_position >= 0) {
           const PairScreen screen = screen_pair(pair.x, pair.y, pair.a, pair.b, static_cast<double>(pair.exact_a),
-                                                static_cast<double>(pair.exact_b), pair.rounded_a, pair.rounded_b, pair.angle, rule);
+                                                static_cast<double>(pair.exact_b), pair.rounded_a, pair.rounded_b, pair.angle, screen_rule);
           const double metric_high = e_kind ? screen.e_high : screen.ulp;
           const bool raises_nothing = screen.e_high <= r.worst_e && metric_high <= token_worst && screen.ulp <= r.worst_ulp &&
                                       screen.abs_high <= r.worst_abs &&

@@ -14,6 +14,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
@@ -161,12 +162,31 @@ inline long double pair_norm(long double a, long double b) { return std::sqrt(a 
 
 // A pair's samples (each with its position component m) in order of |m|, ties in the order given
 // (row order): the order in which the frequency fits unwrap the angles (judge/diagnosis.cpp
-// fit_pair, judge/inference.cpp fit_frequency). One pass where they already are in that order —
-// a check's and a sweep's positions arrive sorted — where a sort took a tenth of a sweep's diagnosis.
+// fit_pair, judge/inference.cpp fit_frequency). A natural merge sort — the runs already in order,
+// merged two by two (std::inplace_merge keeps ties in order): a check's or a sweep's sample is one
+// run or a few (its positions arrive sorted, test by test: a chunk's sample, then the sample spread
+// over the chunks), one pass each, where a general sort took a tenth of a sweep's diagnosis.
 template <class Sample>
 void sort_by_position_magnitude(std::vector<Sample>& samples) {
   const auto by_magnitude = [](const Sample& l, const Sample& r) { return std::fabs(l.m) < std::fabs(r.m); };
-  if (!std::is_sorted(samples.begin(), samples.end(), by_magnitude)) std::stable_sort(samples.begin(), samples.end(), by_magnitude);
+  std::vector<std::size_t> runs = {0};  // where each run begins, then the end
+  for (std::size_t i = 1; i < samples.size(); ++i) {
+    if (by_magnitude(samples[i], samples[i - 1])) runs.push_back(i);
+  }
+  runs.push_back(samples.size());
+  while (runs.size() > 2) {
+    std::vector<std::size_t> merged = {0};
+    for (std::size_t k = 0; k + 1 < runs.size(); k += 2) {
+      if (k + 2 < runs.size()) {
+        std::inplace_merge(samples.begin() + static_cast<std::ptrdiff_t>(runs[k]), samples.begin() + static_cast<std::ptrdiff_t>(runs[k + 1]),
+                           samples.begin() + static_cast<std::ptrdiff_t>(runs[k + 2]), by_magnitude);
+        merged.push_back(runs[k + 2]);
+      } else {
+        merged.push_back(runs[k + 1]);  // an odd run out, merged in the next round
+      }
+    }
+    runs = std::move(merged);
+  }
 }
 
 }  // namespace ropecheck::judge

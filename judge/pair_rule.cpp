@@ -206,24 +206,33 @@ PairVerdict judge_pair(const Pair& p, const PairRule& rule) {
   return v;
 }
 
+PairScreenRule::PairScreenRule(const PairRule& r) : rule(r) {
+  const DtypeLimits& dtype_limits = limits(r.dtype);
+  u = static_cast<double>(dtype_limits.u);
+  smallest_normal = static_cast<double>(dtype_limits.smallest_normal);
+  largest = static_cast<double>(dtype_limits.largest);
+  scale = std::max(1.0, std::fabs(r.attention_factor));
+  underflow = r.underflow_roundings * static_cast<double>(dtype_limits.underflow_quantum);
+}
+
 PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
-                       double rounded_b, double angle, const PairRule& rule) {
+                       double rounded_b, double angle, const PairScreenRule& screen) {
   PairScreen s;
+  const PairRule& rule = screen.rule;
   // Non-finite values and NaN fail these comparisons (an infinite x makes ρ infinite below).
   if (rule.dtype == Dtype::f64 || !(std::fabs(a) <= kMaxDouble) || !(std::fabs(b) <= kMaxDouble) ||
       !(std::fabs(rounded_a) <= kMaxDouble) || !(std::fabs(rounded_b) <= kMaxDouble)) {
     return s;
   }
-  const DtypeLimits& dtype_limits = limits(rule.dtype);
-  const double scale = std::max(1.0, std::fabs(rule.attention_factor));
+  const double scale = screen.scale;
   const double rho = std::sqrt(x * x + y * y);  // x, y values of a 16- or 32-bit dtype: no overflow
   // Ordinary for certain: ρ 2^-40 inside both domain boundaries (finite_domain).
-  if (!(rho * (1 - 0x1p-40) >= static_cast<double>(dtype_limits.smallest_normal)) ||
-      !(static_cast<double>(kSqrt2) * rho * scale * (1 + 0x1p-40) <= static_cast<double>(dtype_limits.largest))) {
+  if (!(rho * (1 - 0x1p-40) >= screen.smallest_normal) ||
+      !(static_cast<double>(kSqrt2) * rho * scale * (1 + 0x1p-40) <= screen.largest)) {
     return s;
   }
   const double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
-  const double unit = static_cast<double>(dtype_limits.u) * rho * scale;
+  const double unit = screen.u * rho * scale;
   s.e_high = (difference / unit + 0x1p-20) * (1 + 0x1p-30);
   s.e_low = (difference / unit - 0x1p-20) * (1 - 0x1p-30);
   s.abs_high = (difference + 0x1p-50 * (rho * scale + difference)) * (1 + 0x1p-50);
@@ -234,10 +243,19 @@ PairScreen screen_pair(double x, double y, double a, double b, double exact_a, d
   // only where no zero's sign differs under --strict-zeros.
   const bool zeros_differ = rule.strict_zeros && (zero_signs_differ(a, rounded_a) || zero_signs_differ(b, rounded_b));
   s.sure_pass = !zeros_differ && (e_kind ? s.e_high <= s.allowed : s.ulp <= s.allowed);
-  const double underflow_e =
-      rule.underflow_roundings * static_cast<double>(dtype_limits.underflow_quantum) / unit * (1 + 0x1p-30);
-  s.sure_fail = e_kind ? s.e_low > s.allowed + underflow_e : s.ulp > s.allowed;
+  if (e_kind) {
+    // e_low ≤ e_high: within the tolerance, the pair cannot fail it by any allowance (and the
+    // allowance's division is skipped for most pairs).
+    s.sure_fail = !(s.e_high <= s.allowed) && s.e_low > s.allowed + screen.underflow / unit * (1 + 0x1p-30);
+  } else {
+    s.sure_fail = s.ulp > s.allowed;
+  }
   return s;
+}
+
+PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
+                       double rounded_b, double angle, const PairRule& rule) {
+  return screen_pair(x, y, a, b, exact_a, exact_b, rounded_a, rounded_b, angle, PairScreenRule(rule));
 }
 
 bool passthrough_matches(double got, double input, Dtype dtype, bool strict_zeros) {

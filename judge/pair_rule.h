@@ -117,7 +117,20 @@ struct PairScreen {
   double ulp = 0;      // judge_pair's ulp, exactly
   double allowed = 0;  // judge_pair's allowed, exactly
 };
+// What screen_pair compares with, worked out once per rule (the comparer's, per range of tokens):
+// the dtype's limits as doubles, max(1, |g|), the underflow allowance's quanta. Per pair they
+// were long double loads and conversions, most of the screen's time. The values are those the
+// screen computed per pair, so its bounds and decisions are the same.
+struct PairScreenRule {
+  explicit PairScreenRule(const PairRule& rule);
+  PairRule rule;
+  double u = 0, smallest_normal = 0, largest = 0;  // the dtype's, as doubles
+  double scale = 1;                                // max(1, |g|)
+  double underflow = 0;                            // underflow_roundings · 2^(emin−p)
+};
 // `exact_a`, `exact_b`: the exact outputs rounded to double; the rest as in Pair.
+PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
+                       double rounded_b, double angle, const PairScreenRule& screen);
 PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
                        double rounded_b, double angle, const PairRule& rule);
 

@@ -8,7 +8,9 @@
 // - atan2_by_table: MPFR's atan2 at 256 bits, within the bound written beside it (2^-60, and
 //   2^-62 relative for a small angle), over the table's points and midpoints, every octant, the
 //   pairs the diagnosis forms (x·b − y·a, x·a + y·b of doubles), extreme magnitudes; std::atan2's
-//   value bit for bit on the cold path (zeros, infinities, NaN).
+//   value bit for bit on the cold path (zeros, infinities, NaN);
+// - sort_by_position_magnitude: std::stable_sort's order (ties in the order given), for samples in
+//   order, in a few runs, reversed, random with many ties, one and none.
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
@@ -17,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <algorithm>
 #include <vector>
 
 #include "judge/pair_math.h"
@@ -269,6 +272,57 @@ TEST_F(Atan2ByTable, ColdPathIsStdAtan2) {
                                      << ") = " << static_cast<double>(got) << ", std::atan2's " << static_cast<double>(want);
       }
     }
+  }
+}
+
+// ---- sort_by_position_magnitude -----------------------------------------------------------------
+
+struct Sample {
+  long double m;
+  int order;  // where it was given: ties must keep it
+};
+
+void expect_stable_sort_order(std::vector<Sample> samples) {
+  std::vector<Sample> want = samples;
+  std::stable_sort(want.begin(), want.end(), [](const Sample& l, const Sample& r) { return std::fabs(l.m) < std::fabs(r.m); });
+  ropecheck::judge::sort_by_position_magnitude(samples);
+  ASSERT_EQ(samples.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(samples[i].m == want[i].m && samples[i].order == want[i].order) << "at " << i << " of " << want.size();
+  }
+}
+
+TEST(SortByPositionMagnitude, StableSortsOrder) {
+  std::mt19937_64 rng(3);
+  const auto make = [&](std::vector<long double> ms) {
+    std::vector<Sample> v;
+    for (const long double m : ms) v.push_back({m, static_cast<int>(v.size())});
+    return v;
+  };
+  expect_stable_sort_order({});
+  expect_stable_sort_order(make({5}));
+  expect_stable_sort_order(make({0, 1, 1, 2, 3, 3, 3, 9}));          // one run, ties
+  expect_stable_sort_order(make({4, 5, 6, 0, 1, 2, 3, 7, -1, -5}));  // a few runs, |m| for a negative one
+  std::vector<long double> descending;
+  for (int i = 100; i > 0; --i) descending.push_back(i % 7);
+  expect_stable_sort_order(make(descending));  // many runs of one
+  for (int runs = 1; runs <= 9; ++runs) {
+    // a check's sample: sorted runs (a chunk's tokens, the spread's), each m repeated (the heads)
+    std::vector<long double> ms;
+    std::uniform_int_distribution<int> position(-50, 4095);
+    for (int r = 0; r < runs; ++r) {
+      std::vector<long double> run;
+      for (int t = 0; t < 300; ++t) run.push_back(position(rng));
+      std::sort(run.begin(), run.end(), [](long double l, long double r) { return std::fabs(l) < std::fabs(r); });
+      for (const long double m : run) ms.insert(ms.end(), {m, m, m});
+    }
+    expect_stable_sort_order(make(ms));
+  }
+  std::uniform_int_distribution<int> few(0, 20);
+  for (int n : {2, 3, 17, 1000, 4097}) {
+    std::vector<long double> ms;
+    for (int i = 0; i < n; ++i) ms.push_back(few(rng) - 10);
+    expect_stable_sort_order(make(ms));
   }
 }
 
