@@ -1,5 +1,6 @@
 // check(): the user's own tensors judged by runner/direct.h (the route of `ropecheck check --spec
 // ... --candidate ...`), one group, in the gate's report.
+#include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
@@ -16,11 +17,15 @@
 namespace ropecheck::python {
 namespace {
 
-// A C-contiguous float32 or float64 array as it is (a float32 one is widened a chunk at a time by
-// judge_tensor_values); any other array converted to float64 first. `kept` holds a converted copy.
+// A C-contiguous float32, float16 or float64 array as it is (float32 and float16 are widened a
+// chunk at a time by judge_tensor_values); any other array converted to float64 first. `kept`
+// holds a converted copy.
 judge::TensorValues values_of(const py::array& a, Doubles& kept) {
   if ((a.flags() & py::array::c_style) && a.dtype().is(py::dtype::of<float>())) {
     return std::span<const float>(static_cast<const float*>(a.data()), static_cast<std::size_t>(a.size()));
+  }
+  if ((a.flags() & py::array::c_style) && a.dtype().is(py::dtype("float16"))) {
+    return judge::Binary16Span{std::span<const std::uint16_t>(static_cast<const std::uint16_t*>(a.data()), static_cast<std::size_t>(a.size()))};
   }
   kept = Doubles::ensure(a);
   if (!kept) throw UsageError("expected an array of numbers");

@@ -281,6 +281,18 @@ inline double decode_bits(std::uint64_t bits, Dtype dtype) {
       return static_cast<double>(std::bit_cast<float>(word));
     }
   }
+  // A finite binary16 as the binary32 of the same value: a normal one's fields moved into
+  // binary32's (the exponent rebiased by 127 − 15 = 112), a subnormal one m·2^-24 (exact: m has 10
+  // bits; no subnormal binary32 is formed, so a flush-to-zero mode cannot touch it).
+  if (dtype == Dtype::f16) {
+    const auto half = static_cast<std::uint32_t>(bits & 0xffffu);
+    const std::uint32_t exponent = half & 0x7c00u;
+    if (exponent != 0x7c00u) {
+      const float magnitude = exponent == 0 ? static_cast<float>(half & 0x3ffu) * 0x1p-24f
+                                            : std::bit_cast<float>(((half & 0x7fffu) << 13) + (112u << 23));
+      return static_cast<double>((half & 0x8000u) ? -magnitude : magnitude);
+    }
+  }
   return decode_bits_by_fields(bits, dtype);
 }
 // True when `value` is exactly representable in `dtype` (NaN and ±Inf included).

@@ -10,6 +10,7 @@
 
 #include "judge/diagnosis.h"
 #include "judge/parallel.h"
+#include "reference/rounding.h"
 #include "spec/errors.h"
 #include "reference/rounding.h"
 
@@ -153,13 +154,24 @@ GroupResult TensorJudge::finish() {
 
 namespace {
 
-// judge_tensors over spans of doubles or floats: each chunk's input copied (widened) into one
-// buffer the chunks share (the judge rounds it in place and gives it back); a float output widened
-// into another, a double one read where it is.
-template <class In, class Out>
-GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
-                               std::span<const In> input, std::span<const Out> output, const Claims& claims,
-                               const JudgeOptions& options, const std::string& label) {
+// values[begin, begin + count) as doubles into out[0, count): exact for every type.
+void widen(std::span<const double> values, std::size_t begin, std::size_t count, double* out) {
+  std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(begin), count, out);
+}
+void widen(std::span<const float> values, std::size_t begin, std::size_t count, double* out) {
+  std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(begin), count, out);
+}
+void widen(Binary16Span values, std::size_t begin, std::size_t count, double* out) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], Dtype::f16);
+}
+
+// judge_tensors over spans of doubles, floats or binary16 values: each chunk's input copied
+// (widened) into one buffer the chunks share (the judge rounds it in place and gives it back); a
+// narrower output widened into another, a double one read where it is.
+template <class InSpan, class OutSpan>
+GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, InSpan input,
+                               OutSpan output, const Claims& claims, const JudgeOptions& options, const std::string& label) {
+  constexpr bool output_doubles = std::is_same_v<OutSpan, std::span<const double>>;
   TensorJudge judge(spec, heads, claims, options, label);
   const auto components = static_cast<std::size_t>(position_components(spec));
   const std::size_t token_size = static_cast<std::size_t>(std::max<std::int64_t>(heads, 1)) * static_cast<std::size_t>(spec.head_dim);
@@ -168,26 +180,24 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
   std::vector<double> chunk_input, chunk_output;
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
-    const std::span<const In> in = input.subspan(t * token_size, n * token_size);
-    const std::span<const Out> out = output.subspan(t * token_size, n * token_size);
+    const InSpan in = input.subspan(t * token_size, n * token_size);
+    const OutSpan out = output.subspan(t * token_size, n * token_size);
     // Copied (widened) on every thread: on one, a chunk's 4M values in and out took ~15 ms while
     // the other threads waited. Only the first chunk's buffers are new memory (faulted in on every
     // thread by resize_for_overwrite).
     const std::size_t values = n * token_size;
     resize_for_overwrite(chunk_input, values, options.threads);
-    if constexpr (!std::is_same_v<Out, double>) resize_for_overwrite(chunk_output, values, options.threads);
+    if constexpr (!output_doubles) resize_for_overwrite(chunk_output, values, options.threads);
     const int copy_threads = values < kParallelCopyValues ? 1 : options.threads;
     const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(values), copy_threads);
     parallel_for(ranges.size(), copy_threads, [&](std::size_t w) {
       const TokenRange range = ranges[w];
       const auto begin = static_cast<std::size_t>(range.begin), count = static_cast<std::size_t>(range.end - range.begin);
-      std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(begin), count, chunk_input.begin() + static_cast<std::ptrdiff_t>(begin));
-      if constexpr (!std::is_same_v<Out, double>) {
-        std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(begin), count, chunk_output.begin() + static_cast<std::ptrdiff_t>(begin));
-      }
+      widen(in, begin, count, chunk_input.data() + begin);
+      if constexpr (!output_doubles) widen(out, begin, count, chunk_output.data() + begin);
     });
     std::span<const double> out_values;
-    if constexpr (std::is_same_v<Out, double>) {
+    if constexpr (output_doubles) {
       out_values = out;
     } else {
       out_values = chunk_output;

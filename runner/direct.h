@@ -80,11 +80,18 @@ class TensorJudge {
 GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
                           std::span<const double> input, std::span<const double> output, const Claims& claims,
                           const JudgeOptions& options, const std::string& label = "tensors");
-// The same for tensors held as float64 or float32 values (Python's check): a float32 tensor is
-// widened (exactly) a chunk at a time into buffers the chunks share, not copied whole into float64
-// first (two fresh float64 copies of a 4096 × 32 × 128 float32 x and output took 0.05-0.9 s on one
-// thread before the judging began, and 268 MB).
-using TensorValues = std::variant<std::span<const double>, std::span<const float>>;
+// IEEE binary16 values by their bit patterns (NumPy's float16 as it is, C-contiguous).
+struct Binary16Span {
+  std::span<const std::uint16_t> bits;
+  std::size_t size() const { return bits.size(); }
+  Binary16Span subspan(std::size_t offset, std::size_t count) const { return {bits.subspan(offset, count)}; }
+};
+// The same for tensors held as float64, float32 or binary16 values (Python's check): a float32 or
+// binary16 tensor is widened (exactly) a chunk at a time into buffers the chunks share, not copied
+// whole into float64 first (two fresh float64 copies of a 4096 × 32 × 128 float32 x and output took
+// 0.05-0.9 s on one thread before the judging began, and 268 MB; a float16 tensor took four times
+// its own memory).
+using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span>;
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
                                 TensorValues output, const Claims& claims, const JudgeOptions& options,
                                 const std::string& label = "tensors");

@@ -124,10 +124,10 @@ def check(output, x, positions, spec, model="exact", *, tolerance=None, max_posi
     if outputs.shape != inputs.shape:
         raise ValueError(f"output: expected the shape of x {list(inputs.shape)}, got {list(outputs.shape)}")
     where = _t.positions_of(positions, token_shape, spec, inputs.shape)
-    # float32 and float64 go to C++ as they are (C-contiguous: float32 is widened a chunk at a time
-    # there, not copied whole); other types widened to float64 first.
+    # float32, float16 and float64 go to C++ as they are (C-contiguous: float32 and float16 are
+    # widened a chunk at a time there, not copied whole); other types widened to float64 first.
     def values(a):
-        return np.ascontiguousarray(a) if a.dtype in (np.float32, np.float64) else _t.doubles(a)
+        return np.ascontiguousarray(a) if a.dtype in (np.float32, np.float16, np.float64) else _t.doubles(a)
 
     result = _rc.check(spec, heads, where, values(inputs), values(outputs), args, _c.text(label, "label"))
     for group in result.groups:

@@ -53,28 +53,50 @@ def test_check_agrees_with_the_command_line(ropecheck_bin, tmp_path, model, sin_
     assert result.passed == (model == "f32-angle" and sin_sign == 1.0)
 
 
-def test_check_takes_float32_float64_and_other_layouts_alike():
-    """float32 arrays go to C++ as they are and are widened a chunk at a time; float64 ones, mixed
-    ones and non-contiguous ones are converted first: the same report every way, over a tensor of
-    two chunks (2^22 values each) with NaN, Inf and a mistake in the second chunk."""
-    rng = np.random.default_rng(23)
+def two_chunks_with_mistakes(dtype, seed):
+    """A tensor of two chunks (2^22 values each) in `dtype`, HF's recipe computed in float32 and
+    stored in it, with NaN, Inf and a mistake in the second chunk: (output, x, positions)."""
+    rng = np.random.default_rng(seed)
     tokens = (1 << 22) // 128 + 50
-    positions = rng.integers(0, 1 << 20, size=tokens).astype(np.int64)
-    x = rng.uniform(-2, 2, size=(tokens, 2, 64)).astype(np.float32)
-    out = hf_rope(x, positions)
+    positions = rng.integers(0, 1 << 16, size=tokens).astype(np.int64)
+    x = rng.uniform(-2, 2, size=(tokens, 2, 64)).astype(dtype)
+    out = hf_rope(x.astype(np.float32), positions).astype(dtype)
     out[7, 0, 3] = np.nan
     out[9, 1, 5] = np.inf
     out[tokens - 20, 1, 40] *= -1  # in the second chunk
+    return out, x, positions
+
+
+def assert_same_report_every_way(ways, positions, spec):
+    """Each (output, x) of `ways` fails with the same report, which judged every pair and keeps the
+    second chunk's mistake among its worst cases."""
     reports = []
-    for a, b in [(out, x), (out.astype(np.float64), x.astype(np.float64)), (out, x.astype(np.float64)),
-                 (np.asfortranarray(out), x)]:
-        result = ropecheck.check(a, b, positions, SPEC, model="f32-angle")
+    for a, b in ways:
+        result = ropecheck.check(a, b, positions, spec, model="f32-angle")
         assert not result.passed
         reports.append(result.to_json())
     assert all(r == reports[0] for r in reports[1:])
     [group] = json.loads(reports[0])["groups"]
-    assert group["pairs_checked"] == tokens * 2 * 32
-    assert any(c["token"] == tokens - 20 for c in group["worst_cases"])
+    assert group["pairs_checked"] == positions.size * 2 * 32
+    assert any(c["token"] == positions.size - 20 for c in group["worst_cases"])
+
+
+def test_check_takes_float32_float64_and_other_layouts_alike():
+    """float32 arrays go to C++ as they are and are widened a chunk at a time; float64 ones, mixed
+    ones and non-contiguous ones are converted first: the same report every way."""
+    out, x, positions = two_chunks_with_mistakes(np.float32, 23)
+    assert_same_report_every_way([(out, x), (out.astype(np.float64), x.astype(np.float64)), (out, x.astype(np.float64)),
+                                  (np.asfortranarray(out), x)], positions, SPEC)
+
+
+def test_check_takes_float16_as_it_is_and_widened_alike():
+    """float16 arrays go to C++ as they are (binary16 bit patterns, widened a chunk at a time);
+    float64 ones, big-endian ones and non-contiguous ones are converted first: the same report
+    every way."""
+    out, x, positions = two_chunks_with_mistakes(np.float16, 29)
+    big_endian = out.astype(out.dtype.newbyteorder(">"))
+    assert_same_report_every_way([(out, x), (out.astype(np.float64), x.astype(np.float64)), (big_endian, x),
+                                  (np.asfortranarray(out), x)], positions, "layout=half,head_dim=64,base=10000,dtype=f16")
 
 
 def test_check_result_and_reports(tmp_path):

@@ -334,6 +334,20 @@ TEST(Encoding, Binary32AndBfloat16PatternsFollowTheFormula) {
   }
 }
 
+TEST(Encoding, Binary16PatternsFollowTheFormula) {
+  // Every finite binary16 pattern (sign, 5-bit exponent biased by 15, 10-bit fraction; gradual
+  // underflow below 2^-14), written out, and the generic field decoder's value.
+  for (std::uint32_t half = 0; half < 65536; ++half) {
+    const int exponent = static_cast<int>((half >> 10) & 0x1f);
+    if (exponent == 31) continue;  // ±Inf and NaN: KnownBitPatterns, EveryNarrowPatternRoundTrips
+    const double fraction = static_cast<double>(half & 0x3ff);
+    const double magnitude = exponent == 0 ? std::ldexp(fraction, -24) : std::ldexp(fraction + 1024, exponent - 25);
+    const double expected = (half >> 15) ? -magnitude : magnitude;
+    ASSERT_TRUE(same_value(reference::decode_bits(half, Dtype::f16), expected)) << std::hex << half;
+    ASSERT_TRUE(same_value(reference::decode_bits_by_fields(half, Dtype::f16), expected)) << std::hex << half;
+  }
+}
+
 TEST(Encoding, EveryNarrowPatternRoundTrips) {
   for (Dtype dtype : {Dtype::f16, Dtype::bf16}) {
     for (std::uint64_t bits = 0; bits < 65536; ++bits) {
