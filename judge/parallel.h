@@ -87,12 +87,14 @@ inline void parallel_for(std::size_t n, int threads, const std::function<void(st
 // index order (a stateful callee sees the same sequence whatever the thread count, on the thread
 // it was called from: a Python callable sees Ctrl-C only on the main thread); finish(i, item) on
 // any thread, the calling thread too while it has no item to make; commit(i, item) one item at a
-// time in index order, on whichever thread finished the item it waited for. At most 2·threads
-// items are between prepare and commit at once (bounded memory). The first exception thrown by any
-// step stops the pipeline and is rethrown after every thread has joined. With one thread: the four
-// steps item after item, no thread started.
+// time in index order, on whichever thread finished the item it waited for. At most
+// window_per_worker·threads items are between prepare and commit at once (bounded memory; items
+// of uneven cost want a wider window: the oldest unfinished one holds it, and a thread with no item
+// to take waits). The first exception thrown by any step stops the pipeline and is rethrown after
+// every thread has joined. With one thread: the four steps item after item, no thread started.
 template <class Item, class Prepare, class InOrder, class Finish, class Commit>
-void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_order, Finish finish, Commit commit) {
+void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_order, Finish finish, Commit commit,
+                      std::size_t window_per_worker = 2) {
   const std::size_t workers = std::min<std::size_t>(resolve_threads(threads), n);
   if (workers <= 1) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -103,7 +105,7 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
     }
     return;
   }
-  const std::size_t window = 2 * workers;
+  const std::size_t window = std::max<std::size_t>(1, window_per_worker) * workers;
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<std::pair<std::size_t, Item>> made;  // through in_order, to be finished

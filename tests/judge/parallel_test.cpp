@@ -25,53 +25,57 @@ void wait_a_little(std::size_t i) { std::this_thread::sleep_for(std::chrono::mic
 
 TEST(OrderedPipeline, MiddleStepAndCommitsInIndexOrderOnAnyNumberOfThreads) {
   const std::thread::id caller = std::this_thread::get_id();
-  for (int threads : {1, 2, 3, 8}) {
-    constexpr std::size_t n = 200;
-    std::vector<std::size_t> called, committed;  // written only by the one-at-a-time steps
-    std::atomic<int> off_the_calling_thread{0};    // prepare or in_order elsewhere
-    std::atomic<int> in_middle{0}, most_in_middle{0};
-    std::atomic<int> in_flight{0}, most_in_flight{0};
-    ordered_pipeline<Item>(
-        n, threads,
-        [&](std::size_t i) {
-          if (std::this_thread::get_id() != caller) ++off_the_calling_thread;
-          const int now = ++in_flight;
-          for (int seen = most_in_flight; now > seen && !most_in_flight.compare_exchange_weak(seen, now);) {
-          }
-          wait_a_little(i);
-          return Item{i, 0};
-        },
-        [&](std::size_t i, Item& item) {
-          if (std::this_thread::get_id() != caller) ++off_the_calling_thread;
-          const int now = ++in_middle;
-          for (int seen = most_in_middle; now > seen && !most_in_middle.compare_exchange_weak(seen, now);) {
-          }
-          EXPECT_EQ(item.index, i);
-          called.push_back(i);
-          --in_middle;
-        },
-        [&](std::size_t i, Item& item) {
-          wait_a_little(i + 5);
-          item.square = i * i;
-        },
-        [&](std::size_t i, Item&& item) {
-          EXPECT_EQ(item.index, i);
-          EXPECT_EQ(item.square, i * i);
-          committed.push_back(i);
-          --in_flight;
-        });
-    ASSERT_EQ(called.size(), n) << threads;
-    ASSERT_EQ(committed.size(), n) << threads;
-    for (std::size_t i = 0; i < n; ++i) {
-      EXPECT_EQ(called[i], i) << threads;
-      EXPECT_EQ(committed[i], i) << threads;
+  for (const std::size_t window_per_worker : {std::size_t{2}, std::size_t{8}}) {
+    for (int threads : {1, 2, 3, 8}) {
+      constexpr std::size_t n = 200;
+      std::vector<std::size_t> called, committed;  // written only by the one-at-a-time steps
+      std::atomic<int> off_the_calling_thread{0};    // prepare or in_order elsewhere
+      std::atomic<int> in_middle{0}, most_in_middle{0};
+      std::atomic<int> in_flight{0}, most_in_flight{0};
+      ordered_pipeline<Item>(
+          n, threads,
+          [&](std::size_t i) {
+            if (std::this_thread::get_id() != caller) ++off_the_calling_thread;
+            const int now = ++in_flight;
+            for (int seen = most_in_flight; now > seen && !most_in_flight.compare_exchange_weak(seen, now);) {
+            }
+            wait_a_little(i);
+            return Item{i, 0};
+          },
+          [&](std::size_t i, Item& item) {
+            if (std::this_thread::get_id() != caller) ++off_the_calling_thread;
+            const int now = ++in_middle;
+            for (int seen = most_in_middle; now > seen && !most_in_middle.compare_exchange_weak(seen, now);) {
+            }
+            EXPECT_EQ(item.index, i);
+            called.push_back(i);
+            --in_middle;
+          },
+          [&](std::size_t i, Item& item) {
+            wait_a_little(i + 5);
+            item.square = i * i;
+          },
+          [&](std::size_t i, Item&& item) {
+            EXPECT_EQ(item.index, i);
+            EXPECT_EQ(item.square, i * i);
+            committed.push_back(i);
+            --in_flight;
+          },
+          window_per_worker);
+      ASSERT_EQ(called.size(), n) << threads;
+      ASSERT_EQ(committed.size(), n) << threads;
+      for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(called[i], i) << threads;
+        EXPECT_EQ(committed[i], i) << threads;
+      }
+      EXPECT_EQ(most_in_middle.load(), 1) << threads;
+      // The calls a stateful callee sees are made on the thread it was called from (a Python
+      // callable sees Ctrl-C only on the main thread).
+      EXPECT_EQ(off_the_calling_thread.load(), 0) << threads;
+      // At most window_per_worker·threads items between prepare and commit (one when there is one
+      // thread).
+      EXPECT_LE(most_in_flight.load(), threads == 1 ? 1 : static_cast<int>(window_per_worker) * threads) << threads;
     }
-    EXPECT_EQ(most_in_middle.load(), 1) << threads;
-    // The calls a stateful callee sees are made on the thread it was called from (a Python
-    // callable sees Ctrl-C only on the main thread).
-    EXPECT_EQ(off_the_calling_thread.load(), 0) << threads;
-    // At most 2·threads items between prepare and commit (one when there is one thread).
-    EXPECT_LE(most_in_flight.load(), threads == 1 ? 1 : 2 * threads) << threads;
   }
 }
 
