@@ -6,8 +6,8 @@
 #include <map>
 #include <optional>
 
-#include "judge/pair_math.h"
 #include "judge/inference.h"
+#include "judge/pair_math.h"
 #include "judge/parallel.h"
 #include "judge/pair_rule.h"
 #include "reference/rope.h"

@@ -10,7 +10,6 @@
 
 #include "judge/diagnosis.h"
 #include "judge/parallel.h"
-#include "reference/rounding.h"
 #include "spec/errors.h"
 #include "reference/rounding.h"
 
