@@ -1,25 +1,27 @@
-// The diagnosis's angle arithmetic (judge/pair_math.h), each fast path against an independent oracle:
+// The pair arithmetic of the judge (judge/pair_math.h), each fast path against an independent oracle:
 // - wrap_to_pi: the value of std::remainder(a, 2π) for every a, bit for bit, whether a fast path or
 //   remainder gives it. The cases: the boundaries of the fast paths (±π, the ties ±3π, 4π, 2^32)
-//   and the long doubles next to them, quotients near a half (a·2π/2 for odd a, where the split
-//   path's rounded quotient may be off by one), random angles within ±5π, within ±2^40 and of every
+//   and the long doubles next to them, quotients near a half ((n + 1/2)·2π, where the split
+//   path's rounded quotient may be off by one), multiples of 2π, random angles within ±5π, within ±2^40 and of every
 //   exponent, zeros, infinities and NaN;
 // - ulp32: the frexp/ldexp definition, exactly, over every exponent and the powers of two;
 // - atan2_by_table: MPFR's atan2 at 256 bits, within the bound written beside it (2^-60, and
 //   2^-62 relative for a small angle), over the table's points and midpoints, every octant, the
 //   pairs the diagnosis forms (x·b − y·a, x·a + y·b of doubles), extreme magnitudes; std::atan2's
 //   value bit for bit on the cold path (zeros, infinities, NaN);
+// - pair_norm: MPFR's √(a² + b²) within 2^-62 relative, doubles of every exponent (no overflow,
+//   no underflow) and zeros;
 // - sort_by_position_magnitude: std::stable_sort's order (ties in the order given), for samples in
 //   order, in a few runs, reversed, random with many ties, one and none.
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
-#include <algorithm>
 #include <vector>
 
 #include "judge/pair_math.h"
@@ -273,6 +275,27 @@ TEST_F(Atan2ByTable, ColdPathIsStdAtan2) {
       }
     }
   }
+}
+
+// ---- pair_norm ---------------------------------------------------------------------------------
+
+TEST(PairNorm, WithinTwoToTheMinus62OfMpfr) {
+  mpfr_t a, b, norm;
+  mpfr_inits2(256, a, b, norm, static_cast<mpfr_ptr>(nullptr));
+  std::mt19937_64 rng(31);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-1070, 1023);
+  std::vector<std::pair<double, double>> pairs = {{0.0, 0.0}, {-0.0, 0.0}, {3.0, 4.0}, {0x1p-1074, 0.0}, {0x1p-1074, 0x1p-1074},
+                                                  {std::numeric_limits<double>::max(), std::numeric_limits<double>::max()}};
+  for (int i = 0; i < 100000; ++i) pairs.emplace_back(std::ldexp(unit(rng), exponent(rng)), std::ldexp(unit(rng), exponent(rng)));
+  for (const auto& [x, y] : pairs) {
+    mpfr_set_d(a, x, MPFR_RNDN);
+    mpfr_set_d(b, y, MPFR_RNDN);
+    mpfr_hypot(norm, a, b, MPFR_RNDN);
+    const long double want = mpfr_get_ld(norm, MPFR_RNDN), got = ropecheck::judge::pair_norm(x, y);
+    ASSERT_LE(std::fabs(got - want), 0x1p-62L * want) << std::hexfloat << x << ", " << y;
+  }
+  mpfr_clears(a, b, norm, static_cast<mpfr_ptr>(nullptr));
 }
 
 // ---- sort_by_position_magnitude -----------------------------------------------------------------
