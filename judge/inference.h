@@ -24,7 +24,6 @@
 //    unexplained; ties go to more bit-identical values, then to the simpler change.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>

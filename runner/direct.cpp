@@ -154,10 +154,8 @@ GroupResult TensorJudge::finish() {
 namespace {
 
 // values[begin, begin + count) as doubles into out[0, count): exact for every type.
-void widen(std::span<const double> values, std::size_t begin, std::size_t count, double* out) {
-  std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(begin), count, out);
-}
-void widen(std::span<const float> values, std::size_t begin, std::size_t count, double* out) {
+template <class T>
+void widen(std::span<const T> values, std::size_t begin, std::size_t count, double* out) {
   std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(begin), count, out);
 }
 void widen(Binary16Span values, std::size_t begin, std::size_t count, double* out) {
