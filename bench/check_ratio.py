@@ -4,7 +4,9 @@ recipe in float32) against the same recipe with the wrong base, and the same pai
 `ropecheck.check`. Prints the median wall time of each and the failing/passing ratio, measured in
 one run (judge/README.md "Explanation": the target is at most 2); then the passing and failing
 checks, CLI and Python, on 1 thread against 2, their repeats taken in turn (the target is at least
-1.8).
+1.8), and two one-thread CLI checks side by side against one alone: the ceiling 2·alone/side-by-side
+is what a second core gives this work on this machine at all (shared caches, memory bandwidth, a
+VM's vCPUs), whatever the program does with it.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/check_ratio.py [--bin build/bin/ropecheck] [--repeat 3]
 """
@@ -42,6 +44,14 @@ def medians_in_turn(runs, repeat):
     return [statistics.median(seconds) for seconds in times]
 
 
+def side_by_side(command):
+    """Two runs of `command` at once, until both are done: two independent processes, nothing
+    shared but the machine."""
+    pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
+    for p in pair:
+        p.wait()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default=os.path.join("build", "bin", "ropecheck"))
@@ -63,7 +73,8 @@ def main():
             rows.append((name, cli, py))
             threads.append((name, *medians_in_turn(
                 [lambda t=t: subprocess.run(command + ["--threads", str(t)], capture_output=True, check=False) for t in (1, 2)] +
-                [lambda t=t: ropecheck.check(out, x, positions, SPEC, model="f32-angle", threads=t) for t in (1, 2)], args.repeat)))
+                [lambda t=t: ropecheck.check(out, x, positions, SPEC, model="f32-angle", threads=t) for t in (1, 2)] +
+                [lambda: side_by_side(command + ["--threads", "1"])], args.repeat)))
     print("| check, 4096 x 32 x 128 f32 | CLI (s) | Python (s) |")
     print("|---|---|---|")
     for name, cli, py in rows:
@@ -71,11 +82,11 @@ def main():
     (_, cli_pass, py_pass), (_, cli_fail, py_fail) = rows
     print(f"| failing / passing | {cli_fail / cli_pass:.2f} | {py_fail / py_pass:.2f} |")
     print()
-    print("| check, 4096 x 32 x 128 f32 | --threads 1 (s) | --threads 2 (s) | ratio |")
-    print("|---|---|---|---|")
-    for name, one, two, py_one, py_two in threads:
-        print(f"| {name}, CLI | {one:.2f} | {two:.2f} | {one / two:.2f} |")
-        print(f"| {name}, Python (threads=) | {py_one:.2f} | {py_two:.2f} | {py_one / py_two:.2f} |")
+    print("| check, 4096 x 32 x 128 f32 | --threads 1 (s) | --threads 2 (s) | ratio | two --threads 1 at once (s) | ceiling |")
+    print("|---|---|---|---|---|---|")
+    for name, one, two, py_one, py_two, pair in threads:
+        print(f"| {name}, CLI | {one:.2f} | {two:.2f} | {one / two:.2f} | {pair:.2f} | {2 * one / pair:.2f} |")
+        print(f"| {name}, Python (threads=) | {py_one:.2f} | {py_two:.2f} | {py_one / py_two:.2f} | | |")
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 

@@ -3,8 +3,10 @@ with --threads 1 against --threads 2 (and 0 = all cores where there are more), f
 (the scalar kernel, f64: a marginal pass, so the diagnosis runs too; and f32) and a failing one
 (the float32 recipe judged by the exact model: the explanation runs); then `ropecheck run --impl
 scalar` over the project's golden suites. Prints the median wall time of each and the 1-thread /
-N-thread ratio, measured in one run (the two thread counts' repeats taken in turn); bench/README.md
-keeps the figures.
+N-thread ratio, measured in one run (the two thread counts' repeats taken in turn); and, beside
+them, two --threads 1 runs side by side against one alone: the ceiling 2·alone/side-by-side says
+what a second core gives this work on this machine at all (shared caches, memory bandwidth, a
+VM's vCPUs), whatever the program does with it. bench/README.md keeps the figures.
 
     /usr/bin/python3 bench/sweep_threads.py [--bin build/bin/ropecheck] [--repeat 3] [--threads 2]
 """
@@ -22,18 +24,34 @@ CASES = [
 ]
 
 
-def median_seconds(commands, expected_rc, repeat):
+def median_seconds(commands, expected_rc, repeat, side_by_side=None):
     """The median wall time of each command, the repeats taken in turn (one of each, then the next
-    round): a drift of the shared machine's load reaches every command alike, not the later one."""
-    times = [[] for _ in commands]
+    round): a drift of the shared machine's load reaches every command alike, not the later one.
+    With `side_by_side`, a command run twice at once is one more entry: the wall time until both
+    are done (two independent processes, nothing shared but the machine)."""
+    runs_of = list(commands) + ([side_by_side] if side_by_side else [])
+    times = [[] for _ in runs_of]
     for _ in range(repeat):
-        for command, runs in zip(commands, times):
+        for k, (command, runs) in enumerate(zip(runs_of, times)):
             start = time.perf_counter()
-            done = subprocess.run(command, capture_output=True, check=False)
-            runs.append(time.perf_counter() - start)
+            if side_by_side and k == len(commands):
+                pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
+                codes = [(p.wait(), p.stderr.read()) for p in pair]
+                runs.append(time.perf_counter() - start)
+                done = subprocess.CompletedProcess(command, max(c for c, _ in codes) if all(c == expected_rc for c, _ in codes) else -1,
+                                                   b"", b"".join(e for _, e in codes))
+            else:
+                done = subprocess.run(command, capture_output=True, check=False)
+                runs.append(time.perf_counter() - start)
             if done.returncode != expected_rc:
                 raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
     return [statistics.median(runs) for runs in times]
+
+
+def ceiling(one, two_at_once):
+    """What two cores can give this work here: two one-thread runs side by side against one alone
+    (2.00 where the second core is as fast as the first and nothing is shared)."""
+    return 2 * one / two_at_once
 
 
 def main():
@@ -43,16 +61,19 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--samples", type=int, default=4096)
     args = parser.parse_args()
-    print(f"| sweep --samples {args.samples}, head_dim 128 | --threads 1 (s) | --threads {args.threads} (s) | ratio |")
-    print("|---|---|---|---|")
+    print(f"| sweep --samples {args.samples}, head_dim 128 | --threads 1 (s) | --threads {args.threads} (s) | ratio | "
+          "two --threads 1 at once (s) | ceiling |")
+    print("|---|---|---|---|---|---|")
     for name, impl, dtype, rc in CASES:
         base = [args.bin, "sweep", "--impl", impl, "--spec", SPEC.format(dtype=dtype), "--samples", str(args.samples)]
-        one, many = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], rc, args.repeat)
-        print(f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} |")
+        one, many, pair = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], rc, args.repeat,
+                                         side_by_side=base + ["--threads", "1"])
+        print(f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
     golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "suites")
     base = [args.bin, "run", "--impl", "scalar", "--golden", golden]
-    one, many = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], 0, args.repeat)
-    print(f"| run --impl scalar, the golden suites | {one:.2f} | {many:.2f} | {one / many:.2f} |")
+    one, many, pair = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], 0, args.repeat,
+                                     side_by_side=base + ["--threads", "1"])
+    print(f"| run --impl scalar, the golden suites | {one:.2f} | {many:.2f} | {one / many:.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 

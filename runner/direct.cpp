@@ -161,13 +161,17 @@ void widen(std::span<const T> values, std::size_t begin, std::size_t count, doub
 void widen(Binary16Span values, std::size_t begin, std::size_t count, double* out) {
   for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], Dtype::f16);
 }
+void widen(Bfloat16Span values, std::size_t begin, std::size_t count, double* out) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], Dtype::bf16);
+}
 
 // judge_tensors over spans of doubles, floats or binary16 values: each chunk's input copied
 // (widened) into one buffer the chunks share (the judge rounds it in place and gives it back); a
 // narrower output widened into another, a double one read where it is.
 template <class InSpan, class OutSpan>
 GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, InSpan input,
-                               OutSpan output, const Claims& claims, const JudgeOptions& options, const std::string& label) {
+                               OutSpan output, const Claims& claims, const JudgeOptions& options, const std::string& label,
+                               const std::function<void(std::int64_t)>& progress) {
   constexpr bool output_doubles = std::is_same_v<OutSpan, std::span<const double>>;
   TensorJudge judge(spec, heads, claims, options, label);
   const auto components = static_cast<std::size_t>(position_components(spec));
@@ -200,6 +204,7 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
       out_values = chunk_output;
     }
     chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
+    if (progress) progress(static_cast<std::int64_t>(t + n));
   }
   // The chunk buffers (64 MB) freed while the tensor is diagnosed (joined when the verdict is made).
   const std::future<void> released = release_on_own_thread(std::make_pair(std::move(chunk_input), std::move(chunk_output)));
@@ -237,13 +242,15 @@ void resize_for_overwrite(std::vector<double>& values, std::size_t n, int thread
 GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
                           std::span<const double> input, std::span<const double> output, const Claims& claims,
                           const JudgeOptions& options, const std::string& label) {
-  return judge_tensor_spans(spec, heads, positions, input, output, claims, options, label);
+  return judge_tensor_spans(spec, heads, positions, input, output, claims, options, label, {});
 }
 
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                                TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label) {
-  return std::visit([&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, claims, options, label); },
-                    input, output);
+                                TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label,
+                                const std::function<void(std::int64_t)>& progress) {
+  return std::visit(
+      [&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, claims, options, label, progress); }, input,
+      output);
 }
 
 }  // namespace ropecheck::judge

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <span>
@@ -86,15 +87,23 @@ struct Binary16Span {
   std::size_t size() const { return bits.size(); }
   Binary16Span subspan(std::size_t offset, std::size_t count) const { return {bits.subspan(offset, count)}; }
 };
-// The same for tensors held as float64, float32 or binary16 values (Python's check): a float32 or
-// binary16 tensor is widened (exactly) a chunk at a time into buffers the chunks share, not copied
-// whole into float64 first (two fresh float64 copies of a 4096 × 32 × 128 float32 x and output took
-// 0.05-0.9 s on one thread before the judging began, and 268 MB; a float16 tensor took four times
-// its own memory).
-using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span>;
+// bfloat16 values by their bit patterns (a mapped safetensors or .npy tensor of BF16).
+struct Bfloat16Span {
+  std::span<const std::uint16_t> bits;
+  std::size_t size() const { return bits.size(); }
+  Bfloat16Span subspan(std::size_t offset, std::size_t count) const { return {bits.subspan(offset, count)}; }
+};
+// The same for tensors held as float64, float32, binary16 or bfloat16 values (Python's check, and
+// check --spec over mapped files): a narrower tensor is widened (exactly) a chunk at a time, on
+// every thread, into buffers the chunks share, not copied whole into float64 first (two fresh
+// float64 copies of a 4096 × 32 × 128 float32 x and output took 0.05-0.9 s on one thread before the
+// judging began, and 268 MB; a float16 tensor took four times its own memory). `progress`, when
+// given, is told the tokens judged so far after each chunk.
+using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span, Bfloat16Span>;
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
                                 TensorValues output, const Claims& claims, const JudgeOptions& options,
-                                const std::string& label = "tensors");
+                                const std::string& label = "tensors",
+                                const std::function<void(std::int64_t)>& progress = {});
 
 // Frees what `held` owns on a thread of its own, while the caller goes on (a direct check's chunk
 // buffers, 64 MB each: freed on one thread after the diagnosis, or at the process's exit, their

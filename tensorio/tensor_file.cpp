@@ -1,11 +1,17 @@
 // TensorFile: one tensor of a .npy or safetensors file read in pieces (readers.h).
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "tensorio/reader_detail.h"
@@ -167,6 +173,125 @@ void TensorFile::read_into(const Entry& entry, std::uint64_t first, std::span<do
     decode_to(bytes.data(), n, entry.dtype, out.data() + done);
     done += n;
   }
+}
+
+namespace {
+
+// What the SIGBUS handler knows of the mappings held (MappedTensor): a signal's disposition is the
+// process's, and a handler reads only what is reachable without a lock, so this table is the one
+// state of the module that is not an object's. Slots are claimed and freed under the mutex; the
+// handler reads the atomics alone (a slot's path is written before its range is published).
+struct MappedRange {
+  std::atomic<std::uintptr_t> begin{0}, end{0};
+  char line[600] = {};  // the whole message, written once when the slot is claimed
+};
+constexpr int kMappedRanges = 16;  // a check maps two files; past this, pread
+MappedRange mapped_ranges[kMappedRanges];
+std::mutex mapped_mutex;
+int mappings_held = 0;
+struct sigaction sigbus_before {};
+
+void on_sigbus(int signal, siginfo_t* info, void*) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (const MappedRange& r : mapped_ranges) {
+    const std::uintptr_t begin = r.begin.load(std::memory_order_acquire);
+    if (begin != 0 && address >= begin && address < r.end.load(std::memory_order_relaxed)) {
+      // The reader's one line and exit code 2 (gate/main.cpp prints InputError so); write(2) and
+      // _exit are async-signal-safe.
+      const ssize_t ignored = ::write(STDERR_FILENO, r.line, std::strlen(r.line));
+      (void)ignored;
+      ::_exit(2);
+    }
+  }
+  // Not a mapped tensor's: the disposition there was before, which the faulting read meets again.
+  ::sigaction(signal, &sigbus_before, nullptr);
+}
+
+// Claims a slot for [begin, begin + length) of `path`, installing the handler with the first;
+// -1 when every slot is taken (the caller reads with pread instead).
+int claim_range(const void* begin, std::size_t length, const std::string& path) {
+  const std::lock_guard<std::mutex> lock(mapped_mutex);
+  for (int i = 0; i < kMappedRanges; ++i) {
+    MappedRange& r = mapped_ranges[i];
+    if (r.begin.load(std::memory_order_relaxed) != 0) continue;
+    std::string line = "ropecheck: ";  // as gate/main.cpp prints an InputError: one line
+    for (const char c : path) line += c == '\n' ? std::string("\\n") : c == '\r' ? std::string("\\r") : std::string(1, c);
+    line += ": file: expected its bytes unchanged until the check ends, got a shorter file while it was read\n";
+    std::snprintf(r.line, sizeof r.line, "%s", line.c_str());
+    if (line.size() >= sizeof r.line) r.line[sizeof r.line - 2] = '\n';
+    r.end.store(reinterpret_cast<std::uintptr_t>(begin) + length, std::memory_order_relaxed);
+    r.begin.store(reinterpret_cast<std::uintptr_t>(begin), std::memory_order_release);
+    if (mappings_held++ == 0) {
+      struct sigaction action {};
+      action.sa_sigaction = on_sigbus;
+      action.sa_flags = SA_SIGINFO;
+      sigemptyset(&action.sa_mask);
+      ::sigaction(SIGBUS, &action, &sigbus_before);
+    }
+    return i;
+  }
+  return -1;
+}
+
+void free_range(int slot) {
+  const std::lock_guard<std::mutex> lock(mapped_mutex);
+  mapped_ranges[slot].begin.store(0, std::memory_order_release);
+  if (--mappings_held == 0) ::sigaction(SIGBUS, &sigbus_before, nullptr);
+}
+
+}  // namespace
+
+std::optional<MappedTensor> TensorFile::map() const {
+  if constexpr (std::endian::native != std::endian::little) return std::nullopt;  // the files are little-endian
+  const Entry& entry = *chosen_;
+  const std::string& dtype = entry.dtype;
+  if (dtype != "F64" && dtype != "F32" && dtype != "F16" && dtype != "BF16") return std::nullopt;
+  const auto width = static_cast<std::uint64_t>(width_of(dtype));
+  if (entry.count == 0 || entry.offset % width != 0) return std::nullopt;  // .npy data is 16-aligned; safetensors need not be
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (page_size <= 0) return std::nullopt;
+  const auto page = static_cast<std::uint64_t>(page_size);
+  const std::uint64_t start = entry.offset / page * page;
+  // offset + count·width ≤ the file's size: checked when the file was opened.
+  const std::uint64_t length = entry.offset + entry.count * width - start;
+  void* base = ::mmap(nullptr, static_cast<std::size_t>(length), PROT_READ, MAP_SHARED, fd_, static_cast<off_t>(start));
+  if (base == MAP_FAILED) return std::nullopt;
+  MappedTensor m;
+  m.base_ = base;
+  m.length_ = static_cast<std::size_t>(length);
+  m.data_ = static_cast<const char*>(base) + (entry.offset - start);
+  m.count_ = entry.count;
+  m.dtype_ = dtype;
+  m.slot_ = claim_range(base, m.length_, path_);
+  if (m.slot_ < 0) return std::nullopt;  // m unmaps it
+  return m;
+}
+
+MappedTensor::MappedTensor(MappedTensor&& other) noexcept
+    : base_(std::exchange(other.base_, nullptr)),
+      length_(std::exchange(other.length_, 0)),
+      data_(std::exchange(other.data_, nullptr)),
+      count_(std::exchange(other.count_, 0)),
+      dtype_(std::move(other.dtype_)),
+      slot_(std::exchange(other.slot_, -1)) {}
+
+MappedTensor& MappedTensor::operator=(MappedTensor&& other) noexcept {
+  if (this != &other) {
+    MappedTensor held(std::move(*this));  // unmapped at the end of this scope
+    base_ = std::exchange(other.base_, nullptr);
+    length_ = std::exchange(other.length_, 0);
+    data_ = std::exchange(other.data_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+    dtype_ = std::move(other.dtype_);
+    slot_ = std::exchange(other.slot_, -1);
+  }
+  return *this;
+}
+
+MappedTensor::~MappedTensor() {
+  if (base_ == nullptr) return;
+  if (slot_ >= 0) free_range(slot_);
+  ::munmap(base_, length_);
 }
 
 }  // namespace ropecheck::tensorio

@@ -13,6 +13,7 @@
 #include "gate_test_support.h"
 #include "runner/direct.h"
 #include "spec/errors.h"
+#include "tensorio/readers.h"
 #include "rope_recipe.h"
 
 namespace ropecheck::gate {
@@ -131,8 +132,10 @@ TEST_F(DirectFixture, PlantedMistakesFailAndTheDiagnosisNamesThem) {
   }
 }
 
-// .npy and single-tensor safetensors stream; npz and JSON are read whole, choosing the tensor
-// "input" / "output" or the only one. Every format gives the same verdict for the same values.
+// .npy and safetensors floating-point tensors are mapped and read in place, a safetensors tensor at
+// an offset not aligned to its width is read in chunks; npz and JSON are read whole, choosing the
+// tensor "input" / "output" or the only one. Every format and route gives the same group, figures,
+// cases and diagnosis, for the same values, in f32, bf16 and f16 storage.
 TEST_F(DirectFixture, EveryFileFormatGivesTheSameVerdict) {
   Recipe wrong = recipe_for_spec();
   wrong.flip_sin = true;
@@ -148,24 +151,64 @@ TEST_F(DirectFixture, EveryFileFormatGivesTheSameVerdict) {
     spit(dir / (tag + "_only_out.npz"), encode_npz({{"rotated", "F32", shape, output, {}}}));
     nlohmann::json both = {{"input", input}, {"output", output}};
     spit(dir / (tag + "_both.json"), both.dump());
+    // A 2-byte tensor first: "input" and "output" then start 2 bytes into the data (not 4-aligned).
+    spit(dir / (tag + "_odd.safetensors"), encode_safetensors({{"a", "F16", {1}, {1.0}, {}}, {"input", "F32", shape, input, {}},
+                                                               {"output", "F32", shape, output, {}}}));
+    {
+      const tensorio::TensorFile odd = tensorio::TensorFile::open(dir / (tag + "_odd.safetensors"), "output");
+      ASSERT_NE(odd.find("output")->offset % 4, 0u) << "the odd file's tensor must sit off its alignment";
+      ASSERT_FALSE(odd.map().has_value());
+    }
     const std::vector<std::pair<std::string, std::string>> routes = {
         {npy(dir, tag + "_in.npy", input, tokens, kHeads, 64), npy(dir, tag + "_out.npy", output, tokens, kHeads, 64)},
         {dir / (tag + "_in.safetensors"), dir / (tag + "_out.safetensors")},
         {dir / (tag + "_both.npz"), dir / (tag + "_both.npz")},
         {dir / (tag + "_in.safetensors"), dir / (tag + "_only_out.npz")},
         {dir / (tag + "_both.json"), dir / (tag + "_both.json")},
+        {dir / (tag + "_odd.safetensors"), dir / (tag + "_odd.safetensors")},
+        {dir / (tag + "_in.safetensors"), dir / (tag + "_odd.safetensors")},
     };
-    std::optional<double> worst_e;
+    std::optional<nlohmann::json> first;
     for (const auto& [in, out] : routes) {
       SCOPED_TRACE(in + " / " + out);
       const Ran r = check(in, out);
       EXPECT_EQ(r.code, bad ? 1 : 0) << r.out << r.err;
       if (r.code > 1) continue;
-      const double e = report()["groups"][0]["worst_e"].get<double>();
-      if (worst_e) {
-        EXPECT_EQ(e, *worst_e);
+      nlohmann::json group = report()["groups"][0];
+      ASSERT_TRUE(group.contains("suite"));
+      group.erase("suite");  // the candidate file's name
+      if (first) {
+        EXPECT_EQ(group, *first);
+      } else {
+        first = group;
+        EXPECT_GT(group["pairs_checked"].get<std::int64_t>(), 0);
       }
-      worst_e = e;
+    }
+  }
+  // 16-bit storage: mapped bf16 and f16 tensors (widened from their bit patterns) judge as the same
+  // values held whole in an npz.
+  for (const auto& [dtype, spec_dtype] : {std::pair<std::string, std::string>{"BF16", "bf16"}, {"F16", "f16"}}) {
+    SCOPED_TRACE(dtype);
+    const std::string spec16 = "layout=half,head_dim=64,base=10000,dtype=" + spec_dtype;
+    Recipe r16 = recipe_for_spec();
+    r16.dtype = spec_dtype == "bf16" ? Dtype::bf16 : Dtype::f16;
+    const std::vector<double> input16 = testing_recipe::draw(input.size(), r16.dtype);
+    const std::vector<double> output16 = testing_recipe::rotate(r16, positions, kHeads, input16);
+    const std::vector<std::int64_t> shape{tokens, kHeads, 64};
+    spit(dir / "in16.safetensors", encode_safetensors({{"q", dtype, shape, input16, {}}}));
+    spit(dir / "out16.npy", encode_npy({"", dtype, shape, output16, {}}));
+    spit(dir / "both16.npz", encode_npz({{"input", dtype, shape, input16, {}}, {"output", dtype, shape, output16, {}}}));
+    ASSERT_TRUE(tensorio::TensorFile::open(dir / "out16.npy").map().has_value());
+    std::optional<nlohmann::json> first;
+    for (const auto& [in, out] : {std::pair<std::string, std::string>{dir / "in16.safetensors", dir / "out16.npy"},
+                                  {dir / "both16.npz", dir / "both16.npz"}}) {
+      SCOPED_TRACE(in);
+      const Ran ran = check(in, out, "", "--spec " + spec16);
+      EXPECT_EQ(ran.code, 0) << ran.out << ran.err;
+      nlohmann::json group = report()["groups"][0];
+      group.erase("suite");
+      if (first) EXPECT_EQ(group, *first);
+      else first = group;
     }
   }
 }

@@ -2,6 +2,8 @@
 // and against broken files: every size checked, one exception type, one-line messages.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -10,9 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <initializer_list>
 #include <random>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "reference/rounding.h"
@@ -724,6 +728,104 @@ TEST(ReadersTensorFile, ReadIntoCrossesBlocksThroughOneBlockOfBuffer) {
       }
     }
   }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+// TensorFile::map: a floating-point tensor's stored bytes where they are, for .npy and aligned
+// safetensors tensors; nothing for integers or a tensor off its alignment (read_into reads those).
+TEST(ReadersTensorFile, MapGivesTheStoredBitsOfFloatingPointTensors) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "ropecheck-readers-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path dir = pattern;
+  const auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream out(dir / name, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return (dir / name).string();
+  };
+  const std::vector<double> values = {1.0, -0.0, 0.5, -3.0, 65504.0, std::ldexp(1.0, -24), 2.0, -0.25, 1.5};
+  const std::vector<std::pair<std::string, Dtype>> floats = {{"F64", Dtype::f64}, {"F32", Dtype::f32}, {"F16", Dtype::f16}, {"BF16", Dtype::bf16}};
+  for (const auto& [dtype, format] : floats) {
+    SCOPED_TRACE(dtype);
+    const std::vector<std::int64_t> shape{3, 3};
+    // NumPy has no bfloat16: the .npy writer stores it as float32 (the same values).
+    const bool npy_f32 = dtype == "BF16";
+    for (const auto& [path, stored, stored_format] :
+         {std::tuple{write(dtype + ".npy", encode_npy({"", dtype, shape, values, {}})), npy_f32 ? std::string("F32") : dtype,
+                     npy_f32 ? Dtype::f32 : format},
+          std::tuple{write(dtype + ".safetensors", encode_safetensors({{"t", dtype, shape, values, {}}})), dtype, format}}) {
+      SCOPED_TRACE(path);
+      const TensorFile file = TensorFile::open(path, "t");
+      const std::optional<MappedTensor> mapped = file.map();
+      ASSERT_TRUE(mapped.has_value());
+      EXPECT_EQ(mapped->dtype(), stored);
+      ASSERT_EQ(mapped->elements(), values.size());
+      const auto width = static_cast<std::size_t>(detail::width_of(stored));
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(mapped->data()) % width, 0u);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, static_cast<const char*>(mapped->data()) + i * width, width);  // little-endian host
+        ASSERT_EQ(bits, reference::encode_bits(values[i], stored_format)) << i;
+      }
+    }
+  }
+  EXPECT_FALSE(TensorFile::open(write("I64.npy", encode_npy({"", "I64", {2}, {1.0, 2.0}, {}}))).map().has_value());
+  // A 2-byte tensor first: the F32 one starts 2 bytes into the data.
+  const TensorFile odd = TensorFile::open(write("odd.safetensors", encode_safetensors({{"a", "F16", {1}, {1.0}, {}}, {"b", "F32", {2}, {1.0, 2.0}, {}}})), "b");
+  ASSERT_NE(odd.find("b")->offset % 4, 0u);
+  EXPECT_FALSE(odd.map().has_value());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+// A file truncated while it is mapped: a read past its new end ends the process with the readers'
+// one line naming the file and exit code 2 (as a file found short by pread), not a SIGBUS crash;
+// with no mapping left, SIGBUS is back to what it was.
+TEST(ReadersTensorFileDeathTest, TruncatedWhileMappedIsOneLineAndExitCodeTwo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::string pattern = (std::filesystem::temp_directory_path() / "ropecheck-readers-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path dir = pattern;
+  const std::string path = (dir / "shrinks.npy").string();
+  const std::vector<double> values(1 << 16, 0.5);  // 256 KiB of F32: pages past the header's
+  const auto write = [&] {
+    std::ofstream out(path, std::ios::binary);
+    const std::string bytes = encode_npy({"", "F32", {1 << 16}, values, {}});
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  };
+  write();
+  struct sigaction before {};
+  ASSERT_EQ(::sigaction(SIGBUS, nullptr, &before), 0);
+  EXPECT_EXIT(
+      {
+        const TensorFile file = TensorFile::open(path);
+        const std::optional<MappedTensor> mapped = file.map();
+        if (!mapped) std::_Exit(3);
+        std::filesystem::resize_file(path, 128);  // the header only
+        const volatile float* v = static_cast<const float*>(mapped->data());
+        float sum = 0;
+        for (std::size_t i = 0; i < values.size(); i += 1024) sum += v[i];
+        std::fprintf(stderr, "read %g past the end\n", static_cast<double>(sum));
+        std::_Exit(4);
+      },
+      ::testing::ExitedWithCode(2), "shrinks\\.npy: file: expected its bytes unchanged until the check ends");
+  write();
+  {
+    const TensorFile file = TensorFile::open(path);
+    std::optional<MappedTensor> first = file.map(), second = file.map();
+    ASSERT_TRUE(first && second);
+    struct sigaction held {};
+    ASSERT_EQ(::sigaction(SIGBUS, nullptr, &held), 0);
+    EXPECT_NE(held.sa_flags & SA_SIGINFO, 0);
+    first.reset();
+    ASSERT_EQ(::sigaction(SIGBUS, nullptr, &held), 0);
+    EXPECT_NE(held.sa_flags & SA_SIGINFO, 0) << "one mapping is still held";
+    EXPECT_EQ(static_cast<const float*>(second->data())[7], 0.5f);
+  }
+  struct sigaction after {};
+  ASSERT_EQ(::sigaction(SIGBUS, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+  EXPECT_EQ(after.sa_flags & SA_SIGINFO, before.sa_flags & SA_SIGINFO);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
