@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "gate/positions.h"
 #include "gate/progress.h"
@@ -93,6 +94,8 @@ class TensorSource {
     if (dtype == "F16") return judge::Binary16Span{bits};
     return judge::Bfloat16Span{bits};
   }
+  // The mapping, handed over (none when the values are not mapped): for a caller done reading them.
+  std::optional<tensorio::MappedTensor> take_mapping() { return std::exchange(mapped_, std::nullopt); }
   const std::vector<std::int64_t>& shape() const { return file_ ? file_->shape() : shape_; }
   // Values [first, first + out.size()) into `out`, through `bytes` (buffers the caller reuses).
   void read_into(std::uint64_t first, std::span<double> out, std::string& bytes) const {
@@ -180,8 +183,8 @@ int run_direct_check(const CheckArguments& args) {
   const int components = position_components(spec);
   const std::vector<std::int64_t> positions = parse_positions_option(args.positions, components);
   const auto tokens = static_cast<std::uint64_t>(positions.size() / static_cast<std::size_t>(components));
-  const TensorSource input(args.input, "input");
-  const TensorSource output(args.candidate, "output");
+  TensorSource input(args.input, "input");
+  TensorSource output(args.candidate, "output");
   std::uint64_t heads = static_cast<std::uint64_t>(std::max<std::int64_t>(args.heads, 0));
   const auto head_dim = static_cast<std::uint64_t>(spec.head_dim);
   if (tokens == 0) throw UsageError("--positions: expected at least one token");
@@ -217,10 +220,18 @@ int run_direct_check(const CheckArguments& args) {
   const std::optional<judge::TensorValues> input_values = input.in_place(), output_values = output.in_place();
   if (input_values && output_values) {
     // Both where they are (mapped, or read whole): Python's check, to the line — no reading, each
-    // chunk widened on every thread (runner/direct.h judge_tensor_values).
-    report.groups.push_back(judge::judge_tensor_values(spec, static_cast<std::int64_t>(heads), positions, *input_values, *output_values,
-                                                       claims, options, args.candidate,
-                                                       [&](std::int64_t done) { progress.update(done, "tokens"); }));
+    // chunk widened on every thread (runner/direct.h judge_tensor_values). Once every token is
+    // judged the files are not read again: their mappings are undone on a thread of their own while
+    // the diagnosis runs (2 x 64 MB took 6-7 ms after the reports, on the 2-core VM of bench/README.md).
+    std::future<void> unmapped;
+    report.groups.push_back(judge::judge_tensor_values(
+        spec, static_cast<std::int64_t>(heads), positions, *input_values, *output_values, claims, options, args.candidate,
+        [&](std::int64_t done) {
+          progress.update(done, "tokens");
+          if (done == static_cast<std::int64_t>(tokens)) {
+            unmapped = judge::release_on_own_thread(std::make_pair(input.take_mapping(), output.take_mapping()));
+          }
+        }));
   } else {
     report.groups.push_back(judge_read_in_chunks(spec, heads, tokens, components, positions, input, output, claims, options, args.candidate, progress));
   }

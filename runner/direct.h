@@ -98,7 +98,8 @@ struct Bfloat16Span {
 // every thread, into buffers the chunks share, not copied whole into float64 first (two fresh
 // float64 copies of a 4096 × 32 × 128 float32 x and output took 0.05-0.9 s on one thread before the
 // judging began, and 268 MB; a float16 tensor took four times its own memory). `progress`, when
-// given, is told the tokens judged so far after each chunk.
+// given, is told the tokens judged so far after each chunk; once it is told every token, `input`
+// and `output` are not read again (the diagnosis reads its own copies): a caller may release them.
 using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span, Bfloat16Span>;
 GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
                                 TensorValues output, const Claims& claims, const JudgeOptions& options,
