@@ -179,6 +179,13 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
   const std::size_t tokens = judge.check_sizes(positions, input.size(), output.size());  // add's message when they disagree
   const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(TensorJudge::kChunkElements) / token_size);
   std::vector<double> chunk_input, chunk_output;
+  // The diagnosis sample's arrays (up to 24 MB, TensorJudge::prepare) written while the first
+  // chunk's buffers are populated and widened, where the first add wrote them into fresh pages on
+  // one thread while the others waited; on one thread, left to that add (the same work).
+  std::future<void> prepared;
+  if (resolve_threads(options.threads) > 1 && tokens > 0) {
+    prepared = std::async(std::launch::async, [&judge, tokens] { judge.prepare(static_cast<std::int64_t>(tokens)); });
+  }
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
     const InSpan in = input.subspan(t * token_size, n * token_size);
@@ -203,6 +210,7 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
     } else {
       out_values = chunk_output;
     }
+    if (prepared.valid()) prepared.get();
     chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
     if (progress) progress(static_cast<std::int64_t>(t + n));
   }
