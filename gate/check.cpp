@@ -42,9 +42,10 @@ std::uint64_t file_size(const std::string& path) {
 }
 
 // One tensor of the direct check, mapped or streamed from a .npy or safetensors file (its only
-// tensor, or the one named `preferred`), or held whole when the file is another format (npz, JSON: likewise). The
-// format is told from the first bytes (tensorio/readers.h sniff_format): a file of none is refused
-// from them, and a .npy or safetensors file is never read whole (its reader's error is the error).
+// tensor, or the one named `preferred`), or held whole when the file is another format (npz, JSON:
+// likewise). The format is told from the first bytes (tensorio/readers.h sniff_format): a file of
+// none is refused from them, and a .npy or safetensors file is never read whole (its reader's error
+// is the error).
 class TensorSource {
  public:
   TensorSource(const std::string& path, const std::string& preferred) : path_(path) {
@@ -233,12 +234,12 @@ int run_direct_check(const CheckArguments& args) {
           }
         }));
   } else {
-    report.groups.push_back(judge_read_in_chunks(spec, heads, tokens, components, positions, input, output, claims, options, args.candidate, progress));
+    report.groups.push_back(
+        judge_read_in_chunks(spec, heads, tokens, components, positions, input, output, claims, options, args.candidate, progress));
   }
   if (const std::string note = rounded_inputs_note(report.groups.back()); !note.empty()) report.notes.push_back(note);
   return finish(report, args.reports, {args.input, args.candidate, args.positions});
 }
-
 
 // Whether a file's first bytes are a .npy magic or a safetensors header (8-byte length, then '{'):
 // the formats read a test at a time. An .npz or JSON candidate of any size is read whole.

@@ -150,9 +150,9 @@ class TensorFile {
 };
 
 // A tensor's stored values mapped from its file (TensorFile::map): pread copied each byte from the
-// page cache into the process (2 x 64 MB of a 4096 x 32 x 128 f32 check took 70-90 ms of CPU on
-// the 2-core VM of bench/README.md, taken from the judging's threads); a mapping reads the cached
-// pages where they are. A file truncated while mapped would raise SIGBUS at the first read past its
+// page cache into the process (33-53 ms of CPU for each 64 MB file of a 4096 x 32 x 128 f32 check
+// on the 2-core VM of bench/README.md, taken from the judging's threads); a mapping reads the
+// cached pages where they are (7-14 ms to map and touch each page of such a file). A file truncated while mapped would raise SIGBUS at the first read past its
 // new end: while any mapping is held, a SIGBUS inside one ends the process with the reader's one
 // line ("FILE: file: expected ...") and exit code 2, as a file found short by pread fails; a SIGBUS
 // elsewhere goes to the handler that was there before.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -191,7 +192,7 @@ std::mutex mapped_mutex;
 int mappings_held = 0;
 struct sigaction sigbus_before {};
 
-void on_sigbus(int signal, siginfo_t* info, void*) {
+void on_sigbus(int number, siginfo_t* info, void*) {
   const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
   for (const MappedRange& r : mapped_ranges) {
     const std::uintptr_t begin = r.begin.load(std::memory_order_acquire);
@@ -203,8 +204,10 @@ void on_sigbus(int signal, siginfo_t* info, void*) {
       ::_exit(2);
     }
   }
-  // Not a mapped tensor's: the disposition there was before, which the faulting read meets again.
-  ::sigaction(signal, &sigbus_before, nullptr);
+  // Not a mapped tensor's: the disposition there was before, which a faulting read meets again when
+  // it is retried; a SIGBUS sent by a process (si_code <= 0) is sent again to meet it.
+  ::sigaction(number, &sigbus_before, nullptr);
+  if (info->si_code <= 0) ::raise(number);
 }
 
 // Claims a slot for [begin, begin + length) of `path`, installing the handler with the first;
@@ -243,6 +246,7 @@ void free_range(int slot) {
 
 std::optional<MappedTensor> TensorFile::map() const {
   if constexpr (std::endian::native != std::endian::little) return std::nullopt;  // the files are little-endian
+  if (chosen_ == nullptr) return std::nullopt;  // a safetensors file opened without choosing a tensor
   const Entry& entry = *chosen_;
   const std::string& dtype = entry.dtype;
   if (dtype != "F64" && dtype != "F32" && dtype != "F16" && dtype != "BF16") return std::nullopt;
