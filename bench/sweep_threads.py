@@ -36,10 +36,10 @@ def median_seconds(commands, expected_rc, repeat, side_by_side=None):
             start = time.perf_counter()
             if side_by_side and k == len(commands):
                 pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
-                codes = [(p.wait(), p.stderr.read()) for p in pair]
+                errors = [p.communicate()[1] for p in pair]  # read while they run: a full pipe would stall them
                 runs.append(time.perf_counter() - start)
-                done = subprocess.CompletedProcess(command, max(c for c, _ in codes) if all(c == expected_rc for c, _ in codes) else -1,
-                                                   b"", b"".join(e for _, e in codes))
+                failed = [p.returncode for p in pair if p.returncode != expected_rc]
+                done = subprocess.CompletedProcess(command, failed[0] if failed else expected_rc, b"", b"".join(errors))
             else:
                 done = subprocess.run(command, capture_output=True, check=False)
                 runs.append(time.perf_counter() - start)

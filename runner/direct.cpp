@@ -165,7 +165,7 @@ void widen(Bfloat16Span values, std::size_t begin, std::size_t count, double* ou
   for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], Dtype::bf16);
 }
 
-// judge_tensors over spans of doubles, floats or binary16 values: each chunk's input copied
+// judge_tensors over spans of doubles, floats, binary16 or bfloat16 values: each chunk's input copied
 // (widened) into one buffer the chunks share (the judge rounds it in place and gives it back); a
 // narrower output widened into another, a double one read where it is.
 template <class InSpan, class OutSpan>
