@@ -44,12 +44,22 @@ def medians_in_turn(runs, repeat):
     return [statistics.median(seconds) for seconds in times]
 
 
-def side_by_side(command):
+def run_expecting(command, expected_rc):
+    """One run of `command`; a run that exits otherwise than `expected_rc` ends the benchmark (a
+    check that crashed or refused its input would be timed as a fast one)."""
+    done = subprocess.run(command, capture_output=True, check=False)
+    if done.returncode != expected_rc:
+        raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
+
+
+def side_by_side(command, expected_rc):
     """Two runs of `command` at once, until both are done: two independent processes, nothing
-    shared but the machine."""
-    pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(2)]
-    for p in pair:
-        p.wait()
+    shared but the machine. Their exit codes are held to `expected_rc` as run_expecting's."""
+    pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
+    errors = [p.communicate()[1] for p in pair]  # a check writes a few lines there
+    for p, error in zip(pair, errors):
+        if p.returncode != expected_rc:
+            raise SystemExit(f"{' '.join(command)}: exit {p.returncode}, expected {expected_rc}\n{error.decode()}")
 
 
 def main():
@@ -60,6 +70,7 @@ def main():
     positions = np.arange(4096, dtype=np.int64)
     x = np.random.default_rng(1).standard_normal((4096, 32, 128)).astype(np.float32)
     outputs = {"passing": hf_rope(x, positions, 10000.0), "failing": hf_rope(x, positions, 500000.0)}
+    verdict_rc = {"passing": 0, "failing": 1}  # the CLI's exit codes: pass, fail
     with tempfile.TemporaryDirectory() as folder:
         np.save(os.path.join(folder, "x.npy"), x)
         rows, threads = [], []
@@ -68,13 +79,14 @@ def main():
             np.save(path, out)
             command = [args.bin, "check", "--spec", SPEC, "--positions", "0:4096", "--input", os.path.join(folder, "x.npy"),
                        "--candidate", path, "--model", "f32-angle"]
-            cli, py = medians_in_turn([lambda: subprocess.run(command, capture_output=True, check=False),
+            rc = verdict_rc[name]
+            cli, py = medians_in_turn([lambda: run_expecting(command, rc),
                                        lambda: ropecheck.check(out, x, positions, SPEC, model="f32-angle")], args.repeat)
             rows.append((name, cli, py))
             threads.append((name, *medians_in_turn(
-                [lambda t=t: subprocess.run(command + ["--threads", str(t)], capture_output=True, check=False) for t in (1, 2)] +
+                [lambda t=t: run_expecting(command + ["--threads", str(t)], rc) for t in (1, 2)] +
                 [lambda t=t: ropecheck.check(out, x, positions, SPEC, model="f32-angle", threads=t) for t in (1, 2)] +
-                [lambda: side_by_side(command + ["--threads", "1"])], args.repeat)))
+                [lambda: side_by_side(command + ["--threads", "1"], rc)], args.repeat)))
     print("| check, 4096 x 32 x 128 f32 | CLI (s) | Python (s) |")
     print("|---|---|---|")
     for name, cli, py in rows:

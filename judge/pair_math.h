@@ -15,8 +15,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstddef>
-#include <cstring>
 #include <vector>
+
+#include "reference/rounding.h"
 
 namespace ropecheck::judge {
 
@@ -72,20 +73,10 @@ inline long double ulp32(long double v) {
   if (v < 0x1p-126L) return 0x1p-149L;
 #if LDBL_MANT_DIG == 64 && LDBL_MAX_EXP == 16384 && (defined(__x86_64__) || defined(__i386__))
   if (std::isfinite(v)) {
-    // Bytes 0–7: the significand, its integer bit explicit; 8–9: sign and the exponent biased by
-    // 16383. A normal v (here v ≥ 2^-126) has e = biased − 16383; 2^(e − 23) has the integer bit
-    // alone in its significand.
-    unsigned char bytes[sizeof(long double)] = {};
-    std::memcpy(bytes, &v, 10);
-    const unsigned biased = (static_cast<unsigned>(bytes[9]) << 8 | bytes[8]) & 0x7fffu;
-    const unsigned ulp_biased = biased - 23;
-    const std::uint64_t integer_bit = std::uint64_t{1} << 63;
-    long double ulp = 0;
-    std::memcpy(bytes, &integer_bit, 8);
-    bytes[8] = static_cast<unsigned char>(ulp_biased & 0xffu);
-    bytes[9] = static_cast<unsigned char>(ulp_biased >> 8);
-    std::memcpy(&ulp, bytes, 10);
-    return ulp;
+    // A normal v (here v ≥ 2^-126, positive) has e = biased − 16383; 2^(e − 23) has the integer
+    // bit alone in its significand and the biased exponent less 23 (reference/rounding.h X87Fields).
+    const unsigned biased = reference::x87_fields(v).sign_exponent & 0x7fffu;
+    return reference::from_x87_fields({std::uint64_t{1} << 63, static_cast<std::uint16_t>(biased - 23)});
   }
 #endif
   int e = 0;

@@ -108,6 +108,10 @@ PairVerdict judge_pair(const Pair& pair, const PairRule& rule);
 // = abs_high for the double difference d. The ulp is judge_pair's own expression (double
 // arithmetic), the same value. A tolerance failure is sure when e_low exceeds the tolerance plus
 // the underflow allowance in e units (its quanta ÷ the double unit, times 1 + 2^-30).
+// Machine-checked (proofs/formal/README.md "The screen"): gappa/screen.g bounds every rounding of
+// both chains (with binary64 inputs too: e_d = k·e + w, |k − 1| ≤ 1.36·2^-50, |w| ≤ 1.87e-9), and
+// coq/GateTolerance.v screen_enclosure and screen_abs_enclosure give e_low ≤ judge_pair's e ≤
+// e_high, a sure failure failing judge_pair's test in long double, and abs ≤ abs_high.
 struct PairScreen {
   bool sure_pass = false;  // judge_pair would find: ordinary domain, measured, pass
   bool sure_fail = false;  // judge_pair would find: ordinary domain, measured, Failure::tolerance

@@ -50,6 +50,27 @@ constexpr double max_finite(Dtype d) {
   return 0x1.fffffffffffffp1023;
 }
 
+// The fields of an x87 80-bit long double, the one format the reference rounds from (see the
+// static_assert below): bytes 0–7 the significand with its integer bit explicit (bit 63), bytes
+// 8–9 the sign (bit 15) and the exponent biased by 16383. Every reading or writing of the format
+// goes through these two (round_x87_to_format below; judge/pair_math.h ulp32).
+struct X87Fields {
+  std::uint64_t significand = 0;
+  std::uint16_t sign_exponent = 0;
+};
+inline X87Fields x87_fields(long double value) {
+  X87Fields f;
+  std::memcpy(&f.significand, &value, sizeof f.significand);
+  std::memcpy(&f.sign_exponent, reinterpret_cast<const unsigned char*>(&value) + sizeof f.significand, sizeof f.sign_exponent);
+  return f;
+}
+inline long double from_x87_fields(X87Fields f) {
+  long double value = 0;
+  std::memcpy(&value, &f.significand, sizeof f.significand);
+  std::memcpy(reinterpret_cast<unsigned char*>(&value) + sizeof f.significand, &f.sign_exponent, sizeof f.sign_exponent);
+  return value;
+}
+
 namespace detail {
 // 2^n for |n| ≤ 1023 by repeated doubling or halving (exact): for the static_asserts only.
 constexpr double exact_pow2(int n) {
@@ -76,10 +97,7 @@ static_assert(max_finite_is_formula(Dtype::f64) && max_finite_is_formula(Dtype::
 // subnormals are below 2^−16382, far below half of any format's smallest value: they give ±0.
 inline long double round_x87_to_format(long double value, Format f, double max_finite_value) {
   static_assert(std::numeric_limits<long double>::digits == 64, "the x87 80-bit format");
-  std::uint64_t sig = 0;
-  std::uint16_t sign_exponent = 0;
-  std::memcpy(&sig, &value, sizeof sig);
-  std::memcpy(&sign_exponent, reinterpret_cast<const unsigned char*>(&value) + sizeof sig, sizeof sign_exponent);
+  const auto [sig, sign_exponent] = x87_fields(value);
   const bool negative = (sign_exponent >> 15) != 0;
   const int biased = sign_exponent & 0x7fff;
   double result = 0;

@@ -158,11 +158,9 @@ template <class T>
 void widen(std::span<const T> values, std::size_t begin, std::size_t count, double* out) {
   std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(begin), count, out);
 }
-void widen(Binary16Span values, std::size_t begin, std::size_t count, double* out) {
-  for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], Dtype::f16);
-}
-void widen(Bfloat16Span values, std::size_t begin, std::size_t count, double* out) {
-  for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], Dtype::bf16);
+template <Dtype kDtype>
+void widen(Bits16Span<kDtype> values, std::size_t begin, std::size_t count, double* out) {
+  for (std::size_t i = 0; i < count; ++i) out[i] = reference::decode_bits(values.bits[begin + i], kDtype);
 }
 
 // judge_tensors over spans of doubles, floats, binary16 or bfloat16 values: each chunk's input copied

@@ -81,18 +81,16 @@ class TensorJudge {
 GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
                           std::span<const double> input, std::span<const double> output, const Claims& claims,
                           const JudgeOptions& options, const std::string& label = "tensors");
-// IEEE binary16 values by their bit patterns (NumPy's float16 as it is, C-contiguous).
-struct Binary16Span {
+// Values of a 16-bit dtype by their bit patterns, C-contiguous: one type per dtype, so that the
+// variant below tells them apart and the widening reads the dtype from the type.
+template <Dtype kDtype>
+struct Bits16Span {
   std::span<const std::uint16_t> bits;
   std::size_t size() const { return bits.size(); }
-  Binary16Span subspan(std::size_t offset, std::size_t count) const { return {bits.subspan(offset, count)}; }
+  Bits16Span subspan(std::size_t offset, std::size_t count) const { return {bits.subspan(offset, count)}; }
 };
-// bfloat16 values by their bit patterns (a mapped safetensors or .npy tensor of BF16).
-struct Bfloat16Span {
-  std::span<const std::uint16_t> bits;
-  std::size_t size() const { return bits.size(); }
-  Bfloat16Span subspan(std::size_t offset, std::size_t count) const { return {bits.subspan(offset, count)}; }
-};
+using Binary16Span = Bits16Span<Dtype::f16>;   // IEEE binary16 (NumPy's float16 as it is)
+using Bfloat16Span = Bits16Span<Dtype::bf16>;  // bfloat16 (a mapped safetensors or .npy tensor of BF16)
 // The same for tensors held as float64, float32, binary16 or bfloat16 values (Python's check, and
 // check --spec over mapped files): a narrower tensor is widened (exactly) a chunk at a time, on
 // every thread, into buffers the chunks share, not copied whole into float64 first (two fresh

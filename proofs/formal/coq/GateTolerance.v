@@ -750,3 +750,59 @@ Proof.
             + (G * (x * sin phih + y * cos phih) - G * (x * sin (p * theta) + y * cos (p * theta)))) by ring.
     eapply Rle_trans; [apply Rabs_triang |]. lra.
 Qed.
+
+(* The screen (judge/pair_rule.cpp screen_pair): a double-precision look at a pair of 32-bit or
+   narrower data, sure only where judge_pair's verdict cannot differ, so that the comparer skips
+   judge_pair for it (judge/group.cpp). With e = D/(u*rho*max(1,|g|)) for judge_pair's exact
+   value, gappa/screen.g proves the premises below: the screen's e_d = k*e + w, judge_pair's long
+   double quotient r = kl*e + wl (its e is ve = RN64(r): |ve - r| <= 2^-52*r + t, the binary64
+   rounding, t its 2^-1075 below the normal range), and e_high, e_low within 2^-51 of their
+   expressions in e_d (e_low <= 0 when e_d <= 2^-20). Then e_low <= ve <= e_high: a pair whose
+   e_high is within the tolerance passes it in judge_pair, and one whose e_low exceeds it fails it.
+   The last conclusion, el < r, is the other half of a sure failure: judge_pair also passes a pair
+   whose difference is within tol*unit plus the underflow allowance uf, in long double; the screen
+   requires e_low > tol + X, X >= uf/unit_l (its RN(RN(uf/unit_d)*(1 + 2^-30)), unit_d within
+   2^-50 and unit_l within 2^-61 of unit by gappa/screen.g), so difference = r*unit_l > tol*unit_l
+   + uf. *)
+Lemma screen_between : forall x a, Rabs x <= a -> - a <= x <= a.
+Proof. intros x a H. unfold Rabs in H. destruct (Rcase_abs x); lra. Qed.
+
+Theorem screen_enclosure : forall e k w ed eh el kl wl r ve t,
+  0 <= e -> 0 <= r -> 0 <= ve -> 0 <= t <= / 1606938044258990275541962092341162602522202993782792835301376 ->
+  Rabs (k - 1) <= 12 / 10000000000000000 -> Rabs w <= 187 / 100000000000 -> ed = k * e + w ->
+  Rabs (kl - 1) <= / 1152921504606846976 -> Rabs wl <= / 549755813888 -> r = kl * e + wl ->
+  Rabs (ve - r) <= r / 4503599627370496 + t ->
+  (ed + / 1048576) * (1 + / 1073741824) * (1 - / 2251799813685248) <= eh ->
+  (el <= 0 \/ el <= (ed - / 1048576) * (1 - / 1073741824) * (1 + / 2251799813685248)) ->
+  el <= ve /\ ve <= eh /\ (0 < el -> el < r).
+Proof.
+  intros e k w ed eh el kl wl r ve t He Hr Hve Ht Hk Hw Hed Hkl Hwl Hrr Hver Heh Hel.
+  assert (Hke : Rabs (k * e - e) <= 12 / 10000000000000000 * e).
+  { replace (k * e - e) with ((k - 1) * e) by ring. rewrite Rabs_mult, (Rabs_pos_eq e) by lra.
+    apply Rmult_le_compat_r; lra. }
+  assert (Hkle : Rabs (kl * e - e) <= / 1152921504606846976 * e).
+  { replace (kl * e - e) with ((kl - 1) * e) by ring. rewrite Rabs_mult, (Rabs_pos_eq e) by lra.
+    apply Rmult_le_compat_r; lra. }
+  apply screen_between in Hke. apply screen_between in Hkle. apply screen_between in Hver.
+  apply screen_between in Hw. apply screen_between in Hwl.
+  destruct Hke, Hkle, Hver, Hw, Hwl.
+  split; [| split].
+  - destruct Hel as [Hel | Hel]; lra.
+  - lra.
+  - intro Hpos. destruct Hel as [Hel | Hel]; lra.
+Qed.
+
+(* The screen's abs_high against judge_pair's abs = RN64(difference): |abs - D| <= 2^-52*D + t;
+   the screen's difference d = (D + eta)(1 + eps), |eta| <= 2^-53*sr + 2^-1075, sr = rho*max(1,|g|)
+   >= 2^-127 (the screen's domain); abs_high within 2^-50 of its expression (gappa/screen.g). *)
+Theorem screen_abs_enclosure : forall D d sr vabs abs_high t,
+  0 <= D -> / 170141183460469231731687303715884105728 <= sr -> 0 <= t <= / 1606938044258990275541962092341162602522202993782792835301376 ->
+  Rabs (vabs - D) <= D / 4503599627370496 + t ->
+  Rabs (d - D) <= D / 4503599627370496 + sr / 4503599627370496 + t ->
+  (d + / 1125899906842624 * (sr + d)) * (1 + / 1125899906842624) * (1 - / 1125899906842624) <= abs_high ->
+  vabs <= abs_high.
+Proof.
+  intros D d sr vabs abs_high t HD Hsr Ht Hv Hd Hh.
+  apply screen_between in Hv. apply screen_between in Hd. destruct Hv, Hd.
+  lra.
+Qed.

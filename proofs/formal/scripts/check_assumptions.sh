@@ -41,6 +41,7 @@ theorems=(
   GateTolerance.gate_recipe_scaled_default
   GateTolerance.f32_angle_error GateTolerance.rotation_lipschitz
   GateTolerance.gate_f32_angle_default GateTolerance.gate_f32_angle_scaled_default
+  GateTolerance.screen_enclosure GateTolerance.screen_abs_enclosure
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
