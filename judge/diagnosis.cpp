@@ -249,13 +249,14 @@ std::int64_t spread_token_budget(std::int64_t max_values, std::int64_t token_siz
   return std::max<std::int64_t>(2, max_values / 2 / token_size);
 }
 
-// A vector's storage for n values, written once (its pages faulted in), then emptied: clear keeps
-// the capacity, so later inserts up to n values write into pages already there.
+// A vector's storage for n values with its pages faulted in (judge/parallel.h
+// resize_for_overwrite), then emptied: clear keeps the capacity, so later inserts up to n values
+// write into pages already there.
 template <class T>
 void fault_in(std::vector<T>& values, std::size_t n) {
   if (values.capacity() >= n) return;
   values.clear();
-  values.resize(n);
+  resize_for_overwrite(values, n, 1);
   values.clear();
 }
 }  // namespace

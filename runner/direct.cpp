@@ -1,7 +1,5 @@
 #include "runner/direct.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <future>
@@ -218,32 +216,6 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
 }
 
 }  // namespace
-
-void resize_for_overwrite(std::vector<double>& values, std::size_t n, int threads) {
-  constexpr std::size_t kPopulatedBytes = std::size_t{1} << 20;  // below: the faults cost less than threads
-  if (n <= values.capacity() || n < kPopulatedBytes / sizeof(double)) {
-    values.resize(n);
-    return;
-  }
-  std::vector<double> fresh;
-  fresh.reserve(n);
-  // The whole pages inside the new storage, in ranges of pages on the threads.
-  constexpr std::uintptr_t kPage = 4096;
-  const auto first = (reinterpret_cast<std::uintptr_t>(fresh.data()) + kPage - 1) & ~(kPage - 1);
-  const auto last = reinterpret_cast<std::uintptr_t>(fresh.data() + n) & ~(kPage - 1);
-  if (last > first) {
-    const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>((last - first) / kPage), threads);
-    parallel_for(ranges.size(), threads, [&](std::size_t w) {
-      const std::uintptr_t begin = first + static_cast<std::uintptr_t>(ranges[w].begin) * kPage;
-      const std::uintptr_t end = first + static_cast<std::uintptr_t>(ranges[w].end) * kPage;
-#ifdef MADV_POPULATE_WRITE  // Linux 5.14; elsewhere the writes below fault the pages in
-      if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
-#endif
-    });
-  }
-  fresh.resize(n);
-  values.swap(fresh);
-}
 
 GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
                           std::span<const double> input, std::span<const double> output, const Claims& claims,

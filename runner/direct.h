@@ -114,12 +114,4 @@ std::future<void> release_on_own_thread(Held&& held) {
   return std::async(std::launch::async | std::launch::deferred, [owned = std::forward<Held>(held)]() mutable { owned = Held{}; });
 }
 
-// `values` sized to n for a caller that overwrites every value (a chunk's buffer before it is read
-// or widened into): when that takes new memory, its pages are faulted in on `threads` threads
-// first (madvise MADV_POPULATE_WRITE over ranges of pages), then zeroed as a resize zeroes them. A
-// fresh 32 MB array took 8192 page faults, 23-25 ms on one thread on the 2-core VM of
-// bench/README.md; populated, 16 ms of one thread's time, split over the threads, then 2 ms of
-// zeros. Where the system refuses the advice the writes fault the pages in as before.
-void resize_for_overwrite(std::vector<double>& values, std::size_t n, int threads);
-
 }  // namespace ropecheck::judge

@@ -166,6 +166,11 @@ class MappedTensor {
   std::uint64_t elements() const { return count_; }
   // The values' bytes: elements() of the dtype's width, aligned to it.
   const void* data() const { return data_; }
+  // Lets go of the pages that hold nothing at or after value `element` (a caller done with the
+  // values before it): they leave the process's resident set (madvise MADV_DONTNEED; the file's
+  // pages stay in the page cache, and reading them again would map them again). Safe beside reads
+  // of later values on other threads.
+  void release_before(std::uint64_t element) const;
 
  private:
   friend class TensorFile;

@@ -292,6 +292,16 @@ MappedTensor& MappedTensor::operator=(MappedTensor&& other) noexcept {
   return *this;
 }
 
+void MappedTensor::release_before(std::uint64_t element) const {
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (base_ == nullptr || page_size <= 0) return;
+  const auto page = static_cast<std::uint64_t>(page_size);
+  const std::uint64_t data_offset = static_cast<std::uint64_t>(static_cast<const char*>(data_) - static_cast<const char*>(base_));
+  const std::uint64_t end = data_offset + std::min(element, count_) * static_cast<std::uint64_t>(width_of(dtype_));
+  const std::uint64_t whole_pages = end / page * page;  // the page holding value `element` is kept
+  if (whole_pages > 0) (void)::madvise(base_, static_cast<std::size_t>(whole_pages), MADV_DONTNEED);
+}
+
 MappedTensor::~MappedTensor() {
   if (base_ == nullptr) return;
   if (slot_ >= 0) free_range(slot_);

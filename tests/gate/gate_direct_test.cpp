@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "gate_test_support.h"
+#include "judge/parallel.h"
 #include "runner/direct.h"
 #include "spec/errors.h"
 #include "tensorio/readers.h"
@@ -472,7 +473,7 @@ TEST_F(DirectFixture, InputsOutsideTheSpecsDtypeAreRoundedWithANote) {
   EXPECT_EQ(report()["groups"][0]["worst_e"].get<double>(), e);
 }
 
-// A chunk buffer sized for overwriting (runner/direct.h resize_for_overwrite): grown into new
+// A chunk buffer sized for overwriting (judge/parallel.h resize_for_overwrite): grown into new
 // memory it holds n zeros however many threads populated its pages (a range left out, or a missed
 // swap, would show as a wrong size or as the old values); sized down or within its capacity it
 // keeps its storage, as the chunks after the first rely on.

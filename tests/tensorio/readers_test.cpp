@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cinttypes>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -774,6 +776,63 @@ TEST(ReadersTensorFile, MapGivesTheStoredBitsOfFloatingPointTensors) {
   const TensorFile odd = TensorFile::open(write("odd.safetensors", encode_safetensors({{"a", "F16", {1}, {1.0}, {}}, {"b", "F32", {2}, {1.0, 2.0}, {}}})), "b");
   ASSERT_NE(odd.find("b")->offset % 4, 0u);
   EXPECT_FALSE(odd.map().has_value());
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+}
+
+// The resident pages of the mapping that holds `address`, from /proc/self/smaps (kB); -1 if not found.
+long mapping_rss_kb(const void* address) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &begin, &end) == 2) {  // a mapping's first line
+      inside = begin <= at && at < end;
+    } else if (inside && line.rfind("Rss:", 0) == 0) {
+      return std::stol(line.substr(4));
+    }
+  }
+  return -1;
+}
+
+// release_before lets go of the pages wholly before a value, and of no later one: the mapping's
+// resident set shrinks by them, and every value reads as stored, those let go included.
+TEST(ReadersTensorFile, ReleaseBeforeLetsGoOfTheEarlierPagesOnly) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "ropecheck-readers-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path dir = pattern;
+  constexpr std::size_t kValues = std::size_t{1} << 20;  // 4 MB of float32: 1024 pages
+  std::vector<double> values(kValues);
+  for (std::size_t i = 0; i < kValues; ++i) values[i] = static_cast<double>(i % 4096) - 2048.0;
+  const std::string path = (dir / "t.npy").string();
+  {
+    const std::string bytes = encode_npy({"", "F32", {static_cast<std::int64_t>(kValues)}, values, {}});
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  const TensorFile file = TensorFile::open(path);
+  const std::optional<MappedTensor> mapped = file.map();
+  ASSERT_TRUE(mapped.has_value());
+  const auto* data = static_cast<const float*>(mapped->data());
+  const auto read_all = [&] {
+    for (std::size_t i = 0; i < kValues; ++i) {
+      if (static_cast<double>(data[i]) != values[i]) return i;
+    }
+    return kValues;
+  };
+  ASSERT_EQ(read_all(), kValues);  // every page touched
+  const long touched = mapping_rss_kb(data);
+  ASSERT_GE(touched, 4000) << "the mapping's pages after reading them all";
+  mapped->release_before(kValues / 2);  // the first 2 MB
+  const long after = mapping_rss_kb(data + kValues - 1);
+  EXPECT_LE(after, touched - 2000);
+  EXPECT_GE(after, 2048);  // the second half stays
+  EXPECT_EQ(read_all(), kValues);  // pages let go read the file again
+  mapped->release_before(0);  // nothing before the first value: nothing let go, no error
+  mapped->release_before(kValues * 2);  // past the end: the whole tensor
+  EXPECT_EQ(read_all(), kValues);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
