@@ -11,8 +11,11 @@
 # |eps_sq| ≤ 2^-53 + 2^-800 ≤ 2^-52 (a square that underflows errs by 2^-1075, below 2^-800 of
 # rho2 ≥ 2^-254), and 2^-63 in long double. rho2 = x² + y².
 # The screen's premises: ρ within 2^-40 of the dtype's normal range, √2·ρ·s ≤ its largest value,
-# s = max(1, |g|) ≥ 1: rho2 ∈ [2^-254, 2^256], s ∈ [1, 2^256]; e ≤ 2^281 and abs ≤ 2^129 there,
-# inside the ranges of e_d and d below.
+# s = max(1, |g|) ≥ 1: rho2 ∈ [2^-254, 2^256], s ∈ [1, 2^256]. e_d and d range over every finite
+# double (a candidate's output need not be a value of the dtype); Gappa's binary64 has no largest
+# value, so where the program's e_high or abs_high overflows it is +∞ — still an upper bound — and
+# judge_pair's e, RN64 of its long double quotient, is +∞ only where that quotient exceeds the
+# largest double, and then e_high (above it by 2^-30 relative) is +∞ too.
 #
 # Let A be judge_pair's exact output (the comparer's long double value), D = |a − A| for the
 # candidate's a (the maximum over the pair's two components: each satisfies what follows, and
@@ -58,7 +61,7 @@ e_low_exact = (e_d - 1b-20) * (1 - 1b-30);
 abs_high = rnd(rnd(d + rnd(1b-50 * rnd(rnd(rho_d * s) + d))) * (1 + 1b-50));
 abs_high_exact = (d + 1b-50 * (rho * s + d)) * (1 + 1b-50);
 
-{ e_d in [0, 1b1000] /\ d in [0, 1b1000] /\ rho2 in [1b-254, 1b256] /\ u in [1b-24, 1b-8] /\ s in [1, 1b256]
+{ e_d in [0, 1b1024] /\ d in [0, 1b1024] /\ rho2 in [1b-254, 1b256] /\ u in [1b-24, 1b-8] /\ s in [1, 1b256]
   /\ eps_sq in [-1b-52, 1b-52] /\ eps_sq_l in [-1b-63, 1b-63]
   /\ eps_sub in [-1b-53, 1b-53] /\ eps_q in [-1b-53, 1b-53]
   /\ eta_r in [-1b-53, 1b-53] /\ eta_t in [-1b-1075, 1b-1075] /\ t_q in [-1b-1075, 1b-1075]
@@ -72,7 +75,7 @@ abs_high_exact = (d + 1b-50 * (rho * s + d)) * (1 + 1b-50);
   /\ w_l in [-1b-39, 1b-39]
   /\ e_high -/ e_high_exact in [-1b-51, 1b-51]
   /\ abs_high -/ abs_high_exact in [-1b-50, 1b-50]
-  /\ (e_d in [4503599627370497b-72, 1b1000] -> e_low -/ e_low_exact in [-1b-51, 1b-51]) }
+  /\ (e_d in [4503599627370497b-72, 1b1024] -> e_low -/ e_low_exact in [-1b-51, 1b-51]) }
 
 # squares relative to rho2 (Gappa does not see it through the product alone)
 (squares - rho2) / rho2 -> eps_sq { rho2 <> 0 };
