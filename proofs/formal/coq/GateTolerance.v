@@ -761,9 +761,11 @@ Qed.
    e_high is within the tolerance passes it in judge_pair, and one whose e_low exceeds it fails it.
    The last conclusion, el < r, is the other half of a sure failure: judge_pair also passes a pair
    whose difference is within tol*unit plus the underflow allowance uf, in long double; the screen
-   requires e_low > tol + X, X >= uf/unit_l (its RN(RN(uf/unit_d)*(1 + 2^-30)), unit_d within
-   2^-50 and unit_l within 2^-61 of unit by gappa/screen.g), so difference = r*unit_l > tol*unit_l
-   + uf. *)
+   requires e_low > tol + X with X = RN(RN(uf/unit_d)*(1 + 2^-30)) >= uf/unit_l (by hand: X >=
+   uf/unit_d*(1 + 2^-30)*(1 - 2^-52)^2, unit_d within 2^-50 and unit_l within 2^-61 of unit by
+   gappa/screen.g), so difference = r*unit_l > tol*unit_l + uf.
+   The powers of two are written out (lra reads no powers): 2^200, 2^60, 2^39, 2^52, 2^20, 2^30,
+   2^51 here; 2^127, 2^52, 2^50 in screen_abs_enclosure. *)
 Lemma screen_between : forall x a, Rabs x <= a -> - a <= x <= a.
 Proof. intros x a H. unfold Rabs in H. destruct (Rcase_abs x); lra. Qed.
 
