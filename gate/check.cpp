@@ -152,6 +152,7 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
   };
   std::future<Chunk> next = std::async(std::launch::async, read_chunk, std::uint64_t{0}, Chunk{});
   // While the first chunk is read: writing the diagnosis's arrays was the first serial step after it.
+  judge.expect(static_cast<std::int64_t>(tokens));
   judge.prepare(static_cast<std::int64_t>(tokens));
   Chunk spare;
   // The arrays no later read takes are freed while the last chunk is judged and diagnosed

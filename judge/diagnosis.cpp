@@ -281,6 +281,14 @@ void DiagnosisSampler::prepare(std::int64_t token_size, int components, std::int
   spread_.token_index.reserve(spread_tokens);
 }
 
+void DiagnosisSampler::expect_tokens(std::int64_t token_size, std::int64_t tokens) {
+  if (token_size <= 0 || tokens <= 0 || tests_offered_ > 0) return;
+  const std::int64_t budget = spread_token_budget(max_values_, token_size);
+  std::int64_t stride = 1;
+  while ((tokens - 1) / stride + 1 > budget) stride *= 2;  // ceil(tokens / stride) tokens kept
+  spread_stride_ = stride;
+}
+
 void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const double> output, int components,
                               std::int64_t first_token) {
   const std::int64_t token_size = test.heads * test.head_dim;

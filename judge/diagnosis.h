@@ -82,6 +82,15 @@ class DiagnosisSampler {
   // chunk) calls it then, where offer's first copy into fresh pages was the one serial step between
   // two chunks' judging.
   void prepare(std::int64_t token_size, int components, std::int64_t tokens);
+  // Before the first offer, from a caller that knows how many tokens of `token_size` values its
+  // tests hold in all (a direct check's chunks): the spread sample's stride set to the one offer
+  // would end at (the least power of two that keeps at most its budget of tokens), so that offer
+  // copies only the tokens it keeps — from a stride of 1, the first chunk's spread copied every
+  // token it met and halved its list again and again (~30 MB of copies on one thread, while the
+  // others waited). The same tokens are kept where every test's tokens are a multiple of that
+  // stride (the chunks of a direct check); else as many, at that stride from each test's first.
+  // Cheap (no memory); ignored once a test was offered.
+  void expect_tokens(std::int64_t token_size, std::int64_t tokens);
   // Null before any test was offered.
   const DiagnosisSample* sample() const { return sample_ ? &*sample_ : nullptr; }
   // What the diagnosis reads: the sample above and, once tests were offered, a sample spread over

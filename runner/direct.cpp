@@ -133,6 +133,11 @@ void TensorJudge::prepare(std::int64_t tokens) {
   s.sampler.prepare(s.heads * s.group.spec.head_dim, position_components(s.group.spec), tokens);
 }
 
+void TensorJudge::expect(std::int64_t tokens) {
+  State& s = *state_;
+  s.sampler.expect_tokens(s.heads * s.group.spec.head_dim, tokens);
+}
+
 GroupResult TensorJudge::finish() {
   State& s = *state_;
   if (s.judged) {
@@ -178,6 +183,7 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
   // The diagnosis sample's arrays (up to 24 MB, TensorJudge::prepare) written while the first
   // chunk's buffers are populated and widened, where the first add wrote them into fresh pages on
   // one thread while the others waited; on one thread, left to that add (the same work).
+  judge.expect(static_cast<std::int64_t>(tokens));
   std::future<void> prepared;
   if (resolve_threads(options.threads) > 1 && tokens > 0) {
     prepared = std::async(std::launch::async, [&judge, tokens] { judge.prepare(static_cast<std::int64_t>(tokens)); });

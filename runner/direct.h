@@ -56,6 +56,10 @@ class TensorJudge {
   // it (check --spec, while the first chunk is read). Optional; the verdict is the same.
   // `tokens`: the tensor's.
   void prepare(std::int64_t tokens);
+  // The tensor's tokens in all, told before the first add: the diagnosis's sample spread over the
+  // chunks then copies only the tokens it keeps (judge/diagnosis.h DiagnosisSampler::
+  // expect_tokens). Optional; the verdict is the same. Cheap: call it at any thread count.
+  void expect(std::int64_t tokens);
 
   // The verdict over every chunk added: one group (GroupResult::suite = label) of one test (none
   // when no token was added), whose cases have no test id (Case::test_id 0).

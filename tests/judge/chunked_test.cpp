@@ -183,9 +183,6 @@ TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
   EXPECT_EQ(sampler.sample()->output, fresh.output);
 }
 
-// prepare (a direct check calls it while its first chunk is read) only writes the arrays in
-// advance: the samples kept are those of a sampler never prepared, and the first test's sample
-// lands in the prepared storage (no array grows past it).
 // A test without tokens gives an empty sample (its stride divided by zero before).
 TEST(DiagnosisSampler, TestWithoutTokensGivesAnEmptySample) {
   const golden::RopeTest empty = sample_test(4, 0, 6);
@@ -195,6 +192,9 @@ TEST(DiagnosisSampler, TestWithoutTokensGivesAnEmptySample) {
   EXPECT_TRUE(sample.output.empty());
 }
 
+// prepare (a direct check calls it while its first chunk is read) only writes the arrays in
+// advance: the samples kept are those of a sampler never prepared, and the first test's sample
+// lands in the prepared storage (no array grows past it).
 TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
   const golden::RopeTest a = sample_test(1, 30, 4), b = sample_test(2, 30, 5);
   const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25);
@@ -223,6 +223,63 @@ TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
     EXPECT_TRUE(std::equal(got[i].token_index.begin(), got[i].token_index.end(), want[i].token_index.begin(),
                            want[i].token_index.end())) << i;
   }
+}
+
+// Comparing the samples two samplers diagnose from, field by field.
+void expect_same_samples(const DiagnosisSampler& got_sampler, const DiagnosisSampler& want_sampler) {
+  const std::vector<DiagnosedTest> want = want_sampler.diagnosed(), got = got_sampler.diagnosed();
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].test->tokens, want[i].test->tokens) << i;
+    EXPECT_EQ(got[i].test->positions, want[i].test->positions) << i;
+    EXPECT_EQ(got[i].test->input, want[i].test->input) << i;
+    EXPECT_TRUE(std::equal(got[i].output.begin(), got[i].output.end(), want[i].output.begin(), want[i].output.end())) << i;
+    EXPECT_TRUE(std::equal(got[i].token_index.begin(), got[i].token_index.end(), want[i].token_index.begin(),
+                           want[i].token_index.end())) << i;
+  }
+}
+
+// expect_tokens (a direct check tells the sampler its tensor's tokens before the first chunk) only
+// starts the spread sample at the stride it would end at: over chunks whose tokens are a multiple
+// of that stride, the samples kept are those of a sampler never told, at every split tried; over
+// chunks that are not, at most the spread's budget of tokens is kept, each at a multiple of the
+// final stride from its chunk's first token.
+TEST(DiagnosisSampler, ExpectedTokensKeepTheSameSpread) {
+  constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values; the spread keeps at most 4
+  for (const std::int64_t chunk : {16, 32, 64}) {
+    constexpr std::int64_t kTokens = 64;  // final stride 16: ceil(64 / 16) = 4 tokens kept
+    DiagnosisSampler plain(kMaxValues), told(kMaxValues);
+    told.expect_tokens(8, kTokens);
+    for (std::int64_t first = 0; first < kTokens; first += chunk) {
+      const golden::RopeTest t = sample_test(first / chunk + 1, chunk, static_cast<std::uint64_t>(first + 7));
+      std::vector<double> out(t.input.size());
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<double>(first) + static_cast<double>(k);
+      const double worst = static_cast<double>(first % 3);  // the worst test is not the last one
+      for (DiagnosisSampler* s : {&plain, &told}) s->offer(t, out, 1, worst, first);
+    }
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    expect_same_samples(told, plain);
+    const std::vector<DiagnosedTest> spread = told.diagnosed();
+    if (chunk < kTokens) {
+      ASSERT_EQ(spread.size(), 2u);
+      EXPECT_EQ(std::vector<std::int64_t>(spread[1].token_index.begin(), spread[1].token_index.end()),
+                (std::vector<std::int64_t>{0, 16, 32, 48}));
+    }
+  }
+  // Chunks of 12 tokens: 6 chunks and 2 more tokens, none a multiple of the stride 16.
+  DiagnosisSampler told(kMaxValues);
+  told.expect_tokens(8, 74);
+  for (std::int64_t first = 0; first < 74; first += 12) {
+    const std::int64_t n = std::min<std::int64_t>(12, 74 - first);
+    const golden::RopeTest t = sample_test(first + 1, n, static_cast<std::uint64_t>(first + 3));
+    const std::vector<double> out(t.input.size(), 1.0);
+    told.offer(t, out, 1, 1.0, first);
+  }
+  const std::vector<DiagnosedTest> spread = told.diagnosed();
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_GE(spread[1].test->tokens, 1);
+  EXPECT_LE(spread[1].test->tokens, 4);
+  for (const std::int64_t token : spread[1].token_index) EXPECT_EQ(token % 12 % 16, 0) << token;
 }
 
 // With several threads a sweep judges one chunk while the next one is called, and the diagnosis
