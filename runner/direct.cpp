@@ -43,6 +43,9 @@ struct TensorJudge::State {
   std::int64_t tokens_seen = 0;
   std::int64_t inputs_rounded = 0;
   DiagnosisSampler sampler;
+  // prepare_in_background's work, waited for before the sampler is first offered a chunk (declared
+  // last: destroyed first, so a judge that throws waits for it before the sampler goes).
+  std::future<void> prepared;
 };
 
 TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label)
@@ -124,6 +127,7 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   chunk.part.offset_tokens(first_token);
   if (s.judged) s.judged->combine(std::move(chunk));
   else s.judged.emplace(std::move(chunk));
+  if (s.prepared.valid()) s.prepared.get();
   s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token, s.options.threads);
   return std::move(test.input);
 }
@@ -133,6 +137,12 @@ void TensorJudge::prepare(std::int64_t tokens) {
   s.sampler.prepare(s.heads * s.group.spec.head_dim, position_components(s.group.spec), tokens);
 }
 
+void TensorJudge::prepare_in_background(std::int64_t tokens) {
+  State& s = *state_;
+  if (s.prepared.valid()) s.prepared.get();
+  s.prepared = std::async(std::launch::async, [this, tokens] { prepare(tokens); });
+}
+
 void TensorJudge::expect(std::int64_t tokens) {
   State& s = *state_;
   s.sampler.expect_tokens(s.heads * s.group.spec.head_dim, tokens);
@@ -140,6 +150,7 @@ void TensorJudge::expect(std::int64_t tokens) {
 
 GroupResult TensorJudge::finish() {
   State& s = *state_;
+  if (s.prepared.valid()) s.prepared.get();
   if (s.judged) {
     s.comparer->add_judged_parts(kTestId, std::move(*s.judged));
     s.judged.reset();
@@ -180,14 +191,14 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
   const std::size_t tokens = judge.check_sizes(positions, input.size(), output.size());  // add's message when they disagree
   const std::size_t chunk = std::max<std::size_t>(1, static_cast<std::size_t>(TensorJudge::kChunkElements) / token_size);
   std::vector<double> chunk_input, chunk_output;
-  // The diagnosis sample's arrays (up to 24 MB, TensorJudge::prepare) written while the first
-  // chunk's buffers are populated and widened, where the first add wrote them into fresh pages on
-  // one thread while the others waited; on one thread, left to that add (the same work).
   judge.expect(static_cast<std::int64_t>(tokens));
-  std::future<void> prepared;
-  if (resolve_threads(options.threads) > 1 && tokens > 0) {
-    prepared = std::async(std::launch::async, [&judge, tokens] { judge.prepare(static_cast<std::int64_t>(tokens)); });
-  }
+  // The diagnosis sample's arrays (up to 24 MB, TensorJudge::prepare) are written on a thread of
+  // their own while the first chunk is judged, not while its buffers are populated: pages are
+  // faulted in no faster on more threads (MADV_POPULATE_WRITE of 64 MB took 26-34 ms on one
+  // thread or on two, on the 2-core VM of bench/README.md), so there the sample's faults put off
+  // the judging (its first pair judged 6 ms later, medians of 10 runs). On one thread, left to the
+  // first add (the same work).
+  const bool prepare_aside = resolve_threads(options.threads) > 1 && tokens > 0;
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
     const InSpan in = input.subspan(t * token_size, n * token_size);
@@ -212,7 +223,7 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
     } else {
       out_values = chunk_output;
     }
-    if (prepared.valid()) prepared.get();
+    if (prepare_aside && t == 0) judge.prepare_in_background(static_cast<std::int64_t>(tokens));
     chunk_input = judge.add(positions.subspan(t * components, n * components), std::move(chunk_input), out_values);
     if (progress) progress(static_cast<std::int64_t>(t + n));
   }

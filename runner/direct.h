@@ -56,6 +56,10 @@ class TensorJudge {
   // it (check --spec, while the first chunk is read). Optional; the verdict is the same.
   // `tokens`: the tensor's.
   void prepare(std::int64_t tokens);
+  // prepare's work on a thread of its own, started now: the first add waits for it only before it
+  // takes its sample (once its chunk is judged), finish too. For a caller on several threads that
+  // is about to judge its first chunk: the arrays' pages are faulted in while it is judged.
+  void prepare_in_background(std::int64_t tokens);
   // The tensor's tokens in all, told before the first add: the diagnosis's sample spread over the
   // chunks then copies only the tokens it keeps (judge/diagnosis.h DiagnosisSampler::
   // expect_tokens). Optional; the verdict is the same. Cheap: call it at any thread count.
