@@ -6,12 +6,17 @@ one run (judge/README.md "Explanation": the target is at most 2); then the passi
 checks, CLI and Python, on 1 thread against 2, their repeats taken in turn (the target is at least
 1.8), and two one-thread CLI checks side by side against one alone: the ceiling 2·alone/side-by-side
 is what a second core gives this work on this machine at all (shared caches, memory bandwidth, a
-VM's vCPUs), whatever the program does with it.
+VM's vCPUs), whatever the program does with it. Beside the ratio, where it goes: the CPU time the
+two-thread run takes against the one-thread run's (above 1: the threads slow each other down, or
+do work one thread does not), and the share of the two cores' time it kept busy (below 1: a
+thread waited — a serial step, or a vCPU the host took away); ratio = 2 · busy / CPU ratio, where
+a one-thread run keeps its core busy.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/check_ratio.py [--bin build/bin/ropecheck] [--repeat 3]
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -32,16 +37,23 @@ def hf_rope(x, positions, base):
     return (x * cos + np.concatenate([-x[..., 64:], x[..., :64]], -1) * sin).astype(np.float32)
 
 
+def cpu_seconds():
+    """User and system time of this process and of its finished children so far."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def medians_in_turn(runs, repeat):
-    """The median wall time of each of `runs`, one of each per round: a drift of the shared
-    machine's load reaches them alike."""
+    """The median wall time and the median CPU time (every thread's, the child's where the run is a
+    process) of each of `runs`, one of each per round: a drift of the shared machine's load reaches
+    them alike."""
     times = [[] for _ in runs]
     for _ in range(repeat):
         for run, seconds in zip(runs, times):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), cpu_seconds()
             run()
-            seconds.append(time.perf_counter() - start)
-    return [statistics.median(seconds) for seconds in times]
+            seconds.append((time.perf_counter() - start, cpu_seconds() - cpu_start))
+    return [(statistics.median(w for w, _ in seconds), statistics.median(c for _, c in seconds)) for seconds in times]
 
 
 def run_expecting(command, expected_rc):
@@ -80,8 +92,8 @@ def main():
             command = [args.bin, "check", "--spec", SPEC, "--positions", "0:4096", "--input", os.path.join(folder, "x.npy"),
                        "--candidate", path, "--model", "f32-angle"]
             rc = verdict_rc[name]
-            cli, py = medians_in_turn([lambda: run_expecting(command, rc),
-                                       lambda: ropecheck.check(out, x, positions, SPEC, model="f32-angle")], args.repeat)
+            (cli, _), (py, _) = medians_in_turn([lambda: run_expecting(command, rc),
+                                                 lambda: ropecheck.check(out, x, positions, SPEC, model="f32-angle")], args.repeat)
             rows.append((name, cli, py))
             threads.append((name, *medians_in_turn(
                 [lambda t=t: run_expecting(command + ["--threads", str(t)], rc) for t in (1, 2)] +
@@ -94,11 +106,15 @@ def main():
     (_, cli_pass, py_pass), (_, cli_fail, py_fail) = rows
     print(f"| failing / passing | {cli_fail / cli_pass:.2f} | {py_fail / py_pass:.2f} |")
     print()
-    print("| check, 4096 x 32 x 128 f32 | --threads 1 (s) | --threads 2 (s) | ratio | two --threads 1 at once (s) | ceiling |")
-    print("|---|---|---|---|---|---|")
-    for name, one, two, py_one, py_two, pair in threads:
-        print(f"| {name}, CLI | {one:.2f} | {two:.2f} | {one / two:.2f} | {pair:.2f} | {2 * one / pair:.2f} |")
-        print(f"| {name}, Python (threads=) | {py_one:.2f} | {py_two:.2f} | {py_one / py_two:.2f} | | |")
+    print("| check, 4096 x 32 x 128 f32 | --threads 1 (s) | --threads 2 (s) | ratio | CPU time 2 / 1 | two cores busy | "
+          "two --threads 1 at once (s) | ceiling |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, *runs in threads:
+        (one, cpu_one), (two, cpu_two), (py_one, py_cpu_one), (py_two, py_cpu_two), (pair, _) = runs
+        print(f"| {name}, CLI | {one:.2f} | {two:.2f} | {one / two:.2f} | {cpu_two / cpu_one:.2f} | {cpu_two / (2 * two):.2f} | "
+              f"{pair:.2f} | {2 * one / pair:.2f} |")
+        print(f"| {name}, Python (threads=) | {py_one:.2f} | {py_two:.2f} | {py_one / py_two:.2f} | {py_cpu_two / py_cpu_one:.2f} | "
+              f"{py_cpu_two / (2 * py_two):.2f} | | |")
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 
