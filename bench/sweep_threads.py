@@ -6,12 +6,15 @@ scalar` over the project's golden suites. Prints the median wall time of each an
 N-thread ratio, measured in one run (the two thread counts' repeats taken in turn); and, beside
 them, two --threads 1 runs side by side against one alone: the ceiling 2·alone/side-by-side says
 what a second core gives this work on this machine at all (shared caches, memory bandwidth, a
-VM's vCPUs), whatever the program does with it. bench/README.md keeps the figures.
+VM's vCPUs), whatever the program does with it. Beside the ratio, where the rest goes (as in
+check_ratio.py): the CPU time the N-thread run takes against the one-thread run's, and the share
+of the N cores' time it kept busy. bench/README.md keeps the figures.
 
     /usr/bin/python3 bench/sweep_threads.py [--bin build/bin/ropecheck] [--repeat 3] [--threads 2]
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import time
@@ -24,13 +27,21 @@ CASES = [
 ]
 
 
+def children_cpu_seconds():
+    """User and system time of the finished children so far (every thread of each)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def median_seconds(commands, expected_rc, repeat, side_by_side=None):
     """The median wall time of each command, the repeats taken in turn (one of each, then the next
     round): a drift of the shared machine's load reaches every command alike, not the later one.
     With `side_by_side`, a command run twice at once is one more entry: the wall time until both
-    are done (two independent processes, nothing shared but the machine)."""
+    are done (two independent processes, nothing shared but the machine). Then the median CPU time
+    of each of `commands` (not of the pair)."""
     runs_of = list(commands) + ([side_by_side] if side_by_side else [])
     times = [[] for _ in runs_of]
+    cpu = [[] for _ in commands]
     for _ in range(repeat):
         for k, (command, runs) in enumerate(zip(runs_of, times)):
             start = time.perf_counter()
@@ -41,11 +52,13 @@ def median_seconds(commands, expected_rc, repeat, side_by_side=None):
                 failed = [p.returncode for p in pair if p.returncode != expected_rc]
                 done = subprocess.CompletedProcess(command, failed[0] if failed else expected_rc, b"", b"".join(errors))
             else:
+                cpu_start = children_cpu_seconds()
                 done = subprocess.run(command, capture_output=True, check=False)
                 runs.append(time.perf_counter() - start)
+                cpu[k].append(children_cpu_seconds() - cpu_start)
             if done.returncode != expected_rc:
                 raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
-    return [statistics.median(runs) for runs in times]
+    return [statistics.median(runs) for runs in times] + [statistics.median(seconds) for seconds in cpu]
 
 
 def ceiling(one, two_at_once):
@@ -62,18 +75,22 @@ def main():
     parser.add_argument("--samples", type=int, default=4096)
     args = parser.parse_args()
     print(f"| sweep --samples {args.samples}, head_dim 128 | --threads 1 (s) | --threads {args.threads} (s) | ratio | "
-          "two --threads 1 at once (s) | ceiling |")
-    print("|---|---|---|---|---|---|")
+          f"CPU time {args.threads} / 1 | {args.threads} cores busy | two --threads 1 at once (s) | ceiling |")
+    print("|---|---|---|---|---|---|---|---|")
+
+    def row(name, one, many, pair, cpu_one, cpu_many):
+        return (f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} | {cpu_many / cpu_one:.2f} | "
+                f"{cpu_many / (args.threads * many):.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
+
     for name, impl, dtype, rc in CASES:
         base = [args.bin, "sweep", "--impl", impl, "--spec", SPEC.format(dtype=dtype), "--samples", str(args.samples)]
-        one, many, pair = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], rc, args.repeat,
-                                         side_by_side=base + ["--threads", "1"])
-        print(f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
+        print(row(name, *median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], rc, args.repeat,
+                                        side_by_side=base + ["--threads", "1"])))
     golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "suites")
     base = [args.bin, "run", "--impl", "scalar", "--golden", golden]
-    one, many, pair = median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], 0, args.repeat,
-                                     side_by_side=base + ["--threads", "1"])
-    print(f"| run --impl scalar, the golden suites | {one:.2f} | {many:.2f} | {one / many:.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
+    print(row("run --impl scalar, the golden suites",
+              *median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], 0, args.repeat,
+                              side_by_side=base + ["--threads", "1"])))
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 
