@@ -74,13 +74,14 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--samples", type=int, default=4096)
     args = parser.parse_args()
+    threads = args.threads or os.cpu_count() or 1  # --threads 0: one per core
     print(f"| sweep --samples {args.samples}, head_dim 128 | --threads 1 (s) | --threads {args.threads} (s) | ratio | "
-          f"CPU time {args.threads} / 1 | {args.threads} cores busy | two --threads 1 at once (s) | ceiling |")
+          f"CPU time {threads} / 1 | {threads} cores busy | two --threads 1 at once (s) | ceiling |")
     print("|---|---|---|---|---|---|---|---|")
 
     def row(name, one, many, pair, cpu_one, cpu_many):
         return (f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} | {cpu_many / cpu_one:.2f} | "
-                f"{cpu_many / (args.threads * many):.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
+                f"{cpu_many / (threads * many):.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
 
     for name, impl, dtype, rc in CASES:
         base = [args.bin, "sweep", "--impl", impl, "--spec", SPEC.format(dtype=dtype), "--samples", str(args.samples)]
