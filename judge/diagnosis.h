@@ -87,8 +87,9 @@ class DiagnosisSampler {
   // would end at (the least power of two that keeps at most its budget of tokens), so that offer
   // copies only the tokens it keeps — from a stride of 1, the first chunk's spread copied every
   // token it met and halved its list again and again (about 4 ms of copies on one thread, while
-  // the others waited, in a check of 4096 x 32 x 128: perf). The same tokens are kept where every test's tokens are a multiple of that
-  // stride (the chunks of a direct check); else as many, at that stride from each test's first.
+  // the others waited, in a check of 4096 x 32 x 128: perf). The same tokens are kept where every
+  // test's tokens are a multiple of that stride (the chunks of a direct check); else as many, at
+  // that stride from each test's first.
   // Cheap (no memory); ignored once a test was offered.
   void expect_tokens(std::int64_t token_size, std::int64_t tokens);
   // Null before any test was offered.

@@ -192,6 +192,22 @@ TEST(DiagnosisSampler, TestWithoutTokensGivesAnEmptySample) {
   EXPECT_TRUE(sample.output.empty());
 }
 
+// The samples two samplers diagnose from, compared field by field.
+void expect_same_samples(const DiagnosisSampler& got_sampler, const DiagnosisSampler& want_sampler) {
+  const std::vector<DiagnosedTest> want = want_sampler.diagnosed(), got = got_sampler.diagnosed();
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].test->tokens, want[i].test->tokens) << i;
+    EXPECT_EQ(got[i].test->positions, want[i].test->positions) << i;
+    EXPECT_EQ(got[i].test->input, want[i].test->input) << i;
+    EXPECT_TRUE(std::equal(got[i].output.begin(), got[i].output.end(), want[i].output.begin(), want[i].output.end())) << i;
+    EXPECT_EQ(got[i].first_token, want[i].first_token) << i;
+    EXPECT_EQ(got[i].token_stride, want[i].token_stride) << i;
+    EXPECT_TRUE(std::equal(got[i].token_index.begin(), got[i].token_index.end(), want[i].token_index.begin(),
+                           want[i].token_index.end())) << i;
+  }
+}
+
 // prepare (a direct check calls it while its first chunk is read) only writes the arrays in
 // advance: the samples kept are those of a sampler never prepared, and the first test's sample
 // lands in the prepared storage (no array grows past it).
@@ -210,33 +226,8 @@ TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
     s->offer(b, out_b, 1, 2.0, 30);  // worse: b's sample, in a's arrays
   }
   EXPECT_EQ(prepared.sample()->test.input.capacity(), capacity);
-  const std::vector<DiagnosedTest> want = plain.diagnosed(), got = prepared.diagnosed();
-  ASSERT_EQ(got.size(), want.size());
-  ASSERT_EQ(got.size(), 2u);  // the worst test's sample and the spread one
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].test->tokens, want[i].test->tokens) << i;
-    EXPECT_EQ(got[i].test->positions, want[i].test->positions) << i;
-    EXPECT_EQ(got[i].test->input, want[i].test->input) << i;
-    EXPECT_TRUE(std::equal(got[i].output.begin(), got[i].output.end(), want[i].output.begin(), want[i].output.end())) << i;
-    EXPECT_EQ(got[i].first_token, want[i].first_token) << i;
-    EXPECT_EQ(got[i].token_stride, want[i].token_stride) << i;
-    EXPECT_TRUE(std::equal(got[i].token_index.begin(), got[i].token_index.end(), want[i].token_index.begin(),
-                           want[i].token_index.end())) << i;
-  }
-}
-
-// Comparing the samples two samplers diagnose from, field by field.
-void expect_same_samples(const DiagnosisSampler& got_sampler, const DiagnosisSampler& want_sampler) {
-  const std::vector<DiagnosedTest> want = want_sampler.diagnosed(), got = got_sampler.diagnosed();
-  ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_EQ(got[i].test->tokens, want[i].test->tokens) << i;
-    EXPECT_EQ(got[i].test->positions, want[i].test->positions) << i;
-    EXPECT_EQ(got[i].test->input, want[i].test->input) << i;
-    EXPECT_TRUE(std::equal(got[i].output.begin(), got[i].output.end(), want[i].output.begin(), want[i].output.end())) << i;
-    EXPECT_TRUE(std::equal(got[i].token_index.begin(), got[i].token_index.end(), want[i].token_index.begin(),
-                           want[i].token_index.end())) << i;
-  }
+  ASSERT_EQ(prepared.diagnosed().size(), 2u);  // the worst test's sample and the spread one
+  expect_same_samples(prepared, plain);
 }
 
 // expect_tokens (a direct check tells the sampler its tensor's tokens before the first chunk) only
