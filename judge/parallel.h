@@ -235,9 +235,9 @@ auto map_token_ranges(std::int64_t tokens, int threads, Fn fn) {
 }
 
 // Faults in the whole pages inside [data, data + bytes) on `threads` threads (madvise
-// MADV_POPULATE_WRITE over ranges of pages): new memory that is about to be written whole. Where
-// the system refuses the advice (before Linux 5.14) it does nothing, and the writes fault the
-// pages in as they would have.
+// MADV_POPULATE_WRITE over ranges of pages, its aligned 2 MiB blocks advised as transparent huge
+// pages first): new memory that is about to be written whole. Where the system refuses the advice
+// (before Linux 5.14) it does nothing, and the writes fault the pages in as they would have.
 void populate_pages(void* data, std::size_t bytes, int threads);
 
 // `values` sized to n for a caller that overwrites every value (a chunk's buffer before it is read
