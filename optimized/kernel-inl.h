@@ -201,14 +201,15 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
   }
 }
 
-// Half layout, bfloat16, an Ops32 with 16-element blocks (Avx2Ops32::blocks16): pairs
-// [0, 16·⌊pairs/16⌋), whose table entries split16_tables has put in the Ops32's block order; returns
-// the first pair not done. Same per-lane operations as the one-vector loop.
+// Half layout, bfloat16, an Ops32 with even/odd blocks (Avx2Ops32::even_odd_blocks) of
+// B = O::block_pairs pairs (two vectors): pairs [0, B·⌊pairs/B⌋), whose table entries split_tables
+// has put in the Ops32's block order; returns the first pair not done. Same per-lane operations as
+// the one-vector loop.
 template <class O, bool kStream, class T>
-inline int rotate_blocks16(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
+inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
   using V = typename O::V;
   int j = 0;
-  for (; j + 16 <= pairs; j += 16) {
+  for (; j + O::block_pairs <= pairs; j += O::block_pairs) {
     V x0;
     V x1;
     V y0;
@@ -217,10 +218,10 @@ inline int rotate_blocks16(const T* in, T* out, int pairs, const float* cos32, c
     V c1;
     V s0;
     V s1;
-    O::load16(in + j, x0, x1);
-    O::load16(in + pairs + j, y0, y1);
-    O::load16(cos32 + j, c0, c1);
-    O::load16(sin32 + j, s0, s1);
+    O::load_block(in + j, x0, x1);
+    O::load_block(in + pairs + j, y0, y1);
+    O::load_block(cos32 + j, c0, c1);
+    O::load_block(sin32 + j, s0, s1);
     V a0;
     V b0;
     V a1;
@@ -228,23 +229,23 @@ inline int rotate_blocks16(const T* in, T* out, int pairs, const float* cos32, c
     rotate<O>(x0, y0, c0, s0, a0, b0);
     rotate<O>(x1, y1, c1, s1, a1, b1);
     if constexpr (kStream) {
-      O::stream16(out + j, a0, a1);
-      O::stream16(out + pairs + j, b0, b1);
+      O::stream_block(out + j, a0, a1);
+      O::stream_block(out + pairs + j, b0, b1);
     } else {
-      O::store16(out + j, a0, a1);
-      O::store16(out + pairs + j, b0, b1);
+      O::store_block(out + j, a0, a1);
+      O::store_block(out + pairs + j, b0, b1);
     }
   }
   return j;
 }
 
-// The token's binary32 table in the block order of rotate_blocks16 (every full block of 16 pairs;
-// the rest stays in pair order for the other loops).
+// The token's binary32 table in the block order of rotate_blocks (every full block of
+// O::block_pairs pairs; the rest stays in pair order for the other loops).
 template <class O>
-inline void split16_tables(int pairs, float* cos32, float* sin32) {
-  for (int j = 0; j + 16 <= pairs; j += 16) {
-    O::split16(cos32 + j);
-    O::split16(sin32 + j);
+inline void split_tables(int pairs, float* cos32, float* sin32) {
+  for (int j = 0; j + O::block_pairs <= pairs; j += O::block_pairs) {
+    O::split_block(cos32 + j);
+    O::split_block(sin32 + j);
   }
 }
 
@@ -258,8 +259,8 @@ inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, con
   const int pairs = plan.pairs;
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
-    if constexpr (Ops32::blocks16(static_cast<const T*>(nullptr))) {  // bfloat16 on AVX2: 16 pairs at once
-      j = rotate_blocks16<Ops32, kStream>(in, out, pairs, cos32, sin32);
+    if constexpr (Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {  // bfloat16: two vectors at once
+      j = rotate_blocks<Ops32, kStream>(in, out, pairs, cos32, sin32);
     }
     for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
       V a;
@@ -315,12 +316,12 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
     for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
   };
   bool rotated = false;
-  if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
-    if (plan.pairs % 16 == 0) {  // whole blocks only (rotary_dim a multiple of 32): one tight loop
+  if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
+    if (plan.pairs % Ops32::block_pairs == 0) {  // whole blocks only: one tight loop
       for (std::int64_t h = 0; h < tensor.heads; ++h) {
         const T* head_in = in + h * tensor.input_head_stride;
         prefetch(head_in);
-        rotate_blocks16<Ops32, kStream>(head_in, out + h * tensor.output_head_stride, plan.pairs, cos32, sin32);
+        rotate_blocks<Ops32, kStream>(head_in, out + h * tensor.output_head_stride, plan.pairs, cos32, sin32);
       }
       rotated = true;
     }
@@ -430,8 +431,8 @@ void process_binary32(const CallView& call, std::int64_t token_begin, std::int64
   for (std::int64_t t = token_begin; t < token_end; ++t) {
     const std::int64_t* position_row = call.positions + t * call.plan.components;
     if (!next_table_by_rotation(call.plan, position_row, work)) angle_table(call.plan, position_row, work);
-    if constexpr (kLayout == LayoutCode::half && Ops32::blocks16(static_cast<const T*>(nullptr))) {
-      split16_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
+    if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
+      split_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
     }
     const bool prefetch_next = t + 1 < token_end;
     rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, prefetch_next, work.cos32, work.sin32);
@@ -455,9 +456,9 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
 
 // Every head of one tensor at one token, binary64 rotation. With prefetch_next, the next token's
 // input is prefetched head by head, one token ahead of its use, as rotate_heads_binary32 does: the
-// hardware's prefetchers alone left the f32 kernels at 0.82-0.89x memcpy out of place and
-// 0.85-0.94x in place on an Intel Xeon (bench/README.md "CPU with AVX-512"); prefetched,
-// 1.06-1.11x and 1.47-1.60x.
+// hardware's prefetchers alone left the f32 kernels at 0.81-0.93x memcpy out of place and
+// 0.84-0.96x in place on an Intel Xeon (bench/README.md "CPU with AVX-512"); prefetched,
+// 0.95-1.13x and 1.31-1.74x.
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads(const CallView& call, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                   const double* cos_j, const double* sin_j) {

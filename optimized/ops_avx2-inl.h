@@ -167,16 +167,17 @@ struct Avx2Ops32 {
   static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
 
-  // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks16, half layout): one 32-byte load
+  // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks, half layout): one 32-byte load
   // holds 16 elements in 8 words; shifting each word left by 16 bits gives the binary32 values of
   // the even elements (0 2 … 14), masking its low half those of the odd ones (1 3 … 15), and the
   // results go back the same way (bf16_pair_words). The token's binary32 table is split once into
-  // the same even/odd order per block (split16), so that one block costs no shuffles. The same
+  // the same even/odd order per block (split_block), so that one block costs no shuffles. The same
   // values as the 8-element loads and stores, in fewer instructions.
-  static constexpr bool blocks16(const void*) { return false; }
-  static constexpr bool blocks16(const BF16*) { return true; }
+  static constexpr bool even_odd_blocks(const void*) { return false; }
+  static constexpr bool even_odd_blocks(const BF16*) { return true; }
+  static constexpr int block_pairs = 2 * lanes;
   // 16 table entries in place: (0 1 … 15) → (0 2 … 14 | 1 3 … 15).
-  static void split16(float* p) {
+  static void split_block(float* p) {
     const V first = _mm256_loadu_ps(p);
     const V second = _mm256_loadu_ps(p + 8);
     // shuffle_ps per 128-bit half: (f0 f2 s0 s2 | f4 f6 s4 s6); qwords 0 2 1 3 give (f0 f2 f4 f6 s0 s2 s4 s6)
@@ -185,13 +186,13 @@ struct Avx2Ops32 {
     _mm256_storeu_ps(p, _mm256_castpd_ps(even));
     _mm256_storeu_ps(p + 8, _mm256_castpd_ps(odd));
   }
-  static void load16(const BF16* p, V& even, V& odd) { load_pairs(p, even, odd); }
-  static void load16(const float* p, V& even, V& odd) {
+  static void load_block(const BF16* p, V& even, V& odd) { load_pairs(p, even, odd); }
+  static void load_block(const float* p, V& even, V& odd) {
     even = _mm256_loadu_ps(p);
     odd = _mm256_loadu_ps(p + 8);
   }
-  static void store16(BF16* p, V even, V odd) { store_pairs(p, even, odd); }
-  static void stream16(BF16* p, V even, V odd) { stream_pairs(p, even, odd); }
+  static void store_block(BF16* p, V even, V odd) { store_pairs(p, even, odd); }
+  static void stream_block(BF16* p, V even, V odd) { stream_pairs(p, even, odd); }
 
   // Interleaved pairs, 8 pairs (16 elements): each 32-bit word holds a pair, x in its low half.
   static void load_pairs(const BF16* p, V& x, V& y) {

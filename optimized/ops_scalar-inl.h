@@ -111,8 +111,9 @@ struct ScalarOps {
 struct ScalarOps32 {
   static constexpr int lanes = 1;
   using V = float;
-  // no 16-element blocks (Avx2Ops32::blocks16): this Ops32's own lanes are used
-  static constexpr bool blocks16(const void*) { return false; }
+  // no even/odd blocks (Avx2Ops32::even_odd_blocks): this Ops32's own lanes are used
+  static constexpr bool even_odd_blocks(const void*) { return false; }
+  static constexpr int block_pairs = 2 * lanes;
 
   ROPECHECK_HD static V load(const float* p) { return *p; }
   ROPECHECK_HD static V load(const F16* p) { return half_to_float(p->bits); }

@@ -360,7 +360,8 @@ INSTANTIATE_TEST_SUITE_P(Cpu, StreamingStores, ::testing::Values("avx2", "avx512
 // the attention factors are chosen so that those values include exact ties with an even and with an
 // odd last kept bit (c = 1 − 2^-9: x = 1 gives 1.1111111|1 × 2^-1; c = 2^-1 + 2^-9: 1.0000000|1 × 2^-1),
 // which the test checks before comparing every output bit for bit with the scalar kernel, in both
-// layouts (half: 16-pair blocks; interleaved: 8-pair words).
+// layouts (half: even/odd blocks of two vectors, 16 pairs on AVX2 and 32 — this head_dim's — on
+// AVX-512; interleaved: pairs in 32-bit words).
 class Bfloat16Rounding : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Bfloat16Rounding, EveryInputAgreesWithTheScalarKernel) {
