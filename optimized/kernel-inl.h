@@ -214,27 +214,20 @@ inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, con
     V x1;
     V y0;
     V y1;
-    V c0;
-    V c1;
-    V s0;
-    V s1;
-    O::load_block(in + j, x0, x1);
-    O::load_block(in + pairs + j, y0, y1);
-    O::load_block(cos32 + j, c0, c1);
-    O::load_block(sin32 + j, s0, s1);
+    O::load_pairs(in + j, x0, x1);  // the even elements' binary32 values, the odd ones'
+    O::load_pairs(in + pairs + j, y0, y1);
+    const V c0 = O::load(cos32 + j);  // split_block's order: the even pairs', the odd pairs'
+    const V c1 = O::load(cos32 + j + O::lanes);
+    const V s0 = O::load(sin32 + j);
+    const V s1 = O::load(sin32 + j + O::lanes);
     V a0;
     V b0;
     V a1;
     V b1;
     rotate<O>(x0, y0, c0, s0, a0, b0);
     rotate<O>(x1, y1, c1, s1, a1, b1);
-    if constexpr (kStream) {
-      O::stream_block(out + j, a0, a1);
-      O::stream_block(out + pairs + j, b0, b1);
-    } else {
-      O::store_block(out + j, a0, a1);
-      O::store_block(out + pairs + j, b0, b1);
-    }
+    put_pairs<O, kStream>(out + j, a0, a1);  // back as words: even element low, odd high
+    put_pairs<O, kStream>(out + pairs + j, b0, b1);
   }
   return j;
 }

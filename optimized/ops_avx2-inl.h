@@ -186,13 +186,6 @@ struct Avx2Ops32 {
     _mm256_storeu_ps(p, _mm256_castpd_ps(even));
     _mm256_storeu_ps(p + 8, _mm256_castpd_ps(odd));
   }
-  static void load_block(const BF16* p, V& even, V& odd) { load_pairs(p, even, odd); }
-  static void load_block(const float* p, V& even, V& odd) {
-    even = _mm256_loadu_ps(p);
-    odd = _mm256_loadu_ps(p + 8);
-  }
-  static void store_block(BF16* p, V even, V odd) { store_pairs(p, even, odd); }
-  static void stream_block(BF16* p, V even, V odd) { stream_pairs(p, even, odd); }
 
   // Interleaved pairs, 8 pairs (16 elements): each 32-bit word holds a pair, x in its low half.
   static void load_pairs(const BF16* p, V& x, V& y) {

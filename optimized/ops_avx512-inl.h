@@ -121,13 +121,6 @@ struct Avx512Ops32 {
     _mm512_storeu_ps(p, even);
     _mm512_storeu_ps(p + 16, odd);
   }
-  static void load_block(const BF16* p, V& even, V& odd) { load_pairs(p, even, odd); }
-  static void load_block(const float* p, V& even, V& odd) {
-    even = _mm512_loadu_ps(p);
-    odd = _mm512_loadu_ps(p + 16);
-  }
-  static void store_block(BF16* p, V even, V odd) { store_pairs(p, even, odd); }
-  static void stream_block(BF16* p, V even, V odd) { stream_pairs(p, even, odd); }
 
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V load(const F16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
