@@ -58,6 +58,11 @@ const std::vector<Case>& cases() {
                          {3, 99, 4096, 2147483647}});
       }
       v.push_back(Case{std::string("layout=") + layout + ",head_dim=6,rotary_dim=2,base=10000,dtype=f32", 3, 2, {0, 5, 1 << 30}});
+      // bfloat16 past one even/odd block and not a whole number of them (50 pairs; half layout:
+      // AVX-512 one block of 32, one vector of 16 and a tail of 2, AVX2 three blocks of 16 and a
+      // tail of 2)
+      v.push_back(Case{std::string("layout=") + layout + ",head_dim=128,rotary_dim=100,base=10000,dtype=bf16", 4, 3,
+                       {3, 99, 4096, 2147483647}});
       v.push_back(Case{std::string("layout=") + layout + ",head_dim=10,rotary_dim=10,base=10000000,dtype=f16", 3, 2, {2, 31, 60000}});
     }
     // every scaling type (half layout, head_dim 128 as in Llama), f32; f64 for those with A ≠ 1
