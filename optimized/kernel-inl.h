@@ -292,21 +292,27 @@ inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, con
   }
 }
 
+// The input of the head at `head_in` one token later, prefetched (64-byte lines of head_dim
+// elements): issued head by head one token ahead of its use, while the next table is computed
+// memory has reads in flight. The caller issues it only while a next token is in its range.
+template <class T>
+inline void prefetch_next_token(const TensorView& tensor, const T* head_in, int head_dim) {
+  const char* next = reinterpret_cast<const char*>(head_in + tensor.input_token_stride);
+  const std::int64_t head_bytes = static_cast<std::int64_t>(head_dim) * static_cast<std::int64_t>(sizeof(T));
+  for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
+}
+
 // Every head of one tensor at one token, binary32 rotation. The pass-through dims are copied in a
 // second loop, so that the rotation loop calls no function (a call would make the compiler reload
 // the vector constants for every head). With prefetch_next, the next token's input is prefetched
-// head by head, one token ahead of its use (while the next table is computed, memory then has
-// reads in flight).
+// head by head (prefetch_next_token).
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                            const float* cos32, const float* sin32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  const std::int64_t head_bytes = static_cast<std::int64_t>(plan.head_dim) * static_cast<std::int64_t>(sizeof(T));
   const auto prefetch = [&](const T* head_in) {
-    if (!prefetch_next) return;
-    const char* next = reinterpret_cast<const char*>(head_in + tensor.input_token_stride);
-    for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
+    if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
   };
   bool rotated = false;
   if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
@@ -448,7 +454,7 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
 }
 
 // Every head of one tensor at one token, binary64 rotation. With prefetch_next, the next token's
-// input is prefetched head by head, one token ahead of its use, as rotate_heads_binary32 does: the
+// input is prefetched head by head (prefetch_next_token), as rotate_heads_binary32 does: the
 // hardware's prefetchers alone left the f32 kernels at 0.81-0.93x memcpy out of place and
 // 0.84-0.96x in place on an Intel Xeon (bench/README.md "CPU with AVX-512"); prefetched,
 // 0.95-1.13x and 1.31-1.74x.
@@ -457,13 +463,9 @@ void rotate_heads(const CallView& call, const TensorView& tensor, std::int64_t t
                   const double* cos_j, const double* sin_j) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  const std::int64_t head_bytes = static_cast<std::int64_t>(call.plan.head_dim) * static_cast<std::int64_t>(sizeof(T));
   for (std::int64_t h = 0; h < tensor.heads; ++h) {
     const T* head_in = in + h * tensor.input_head_stride;
-    if (prefetch_next) {
-      const char* next = reinterpret_cast<const char*>(head_in + tensor.input_token_stride);
-      for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
-    }
+    if (prefetch_next) prefetch_next_token(tensor, head_in, call.plan.head_dim);
     rotate_head<T, kLayout, kStream>(call.plan, head_in, out + h * tensor.output_head_stride, cos_j, sin_j);
   }
 }
