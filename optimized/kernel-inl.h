@@ -292,6 +292,19 @@ inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, con
   }
 }
 
+// The 64-byte line at p prefetched into every cache level. On x86 a `prefetcht0` in volatile asm,
+// which no optimisation removes: GCC 12 (-O3) found a function whose only effect is
+// __builtin_prefetch to be const (IPA pure-const) and deleted the calls to it, so the binary32
+// rotation, which reached its prefetch through a lambda, ran without one on every SIMD ISA
+// (bench/README.md "Prefetching the next token").
+inline void prefetch_line(const char* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p, 0, 3);
+#endif
+}
+
 // The input of the head at `head_in` one token later, prefetched (64-byte lines of head_dim
 // elements): issued head by head one token ahead of its use, while the next table is computed
 // memory has reads in flight. The caller issues it only while a next token is in its range.
@@ -299,7 +312,7 @@ template <class T>
 inline void prefetch_next_token(const TensorView& tensor, const T* head_in, int head_dim) {
   const char* next = reinterpret_cast<const char*>(head_in + tensor.input_token_stride);
   const std::int64_t head_bytes = static_cast<std::int64_t>(head_dim) * static_cast<std::int64_t>(sizeof(T));
-  for (std::int64_t b = 0; b < head_bytes; b += 64) __builtin_prefetch(next + b, 0, 3);
+  for (std::int64_t b = 0; b < head_bytes; b += 64) prefetch_line(next + b);
 }
 
 // Every head of one tensor at one token, binary32 rotation. The pass-through dims are copied in a
@@ -311,15 +324,12 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
                            const float* cos32, const float* sin32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
-  const auto prefetch = [&](const T* head_in) {
-    if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
-  };
   bool rotated = false;
   if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
     if (plan.pairs % Ops32::block_pairs == 0) {  // whole blocks only: one tight loop
       for (std::int64_t h = 0; h < tensor.heads; ++h) {
         const T* head_in = in + h * tensor.input_head_stride;
-        prefetch(head_in);
+        if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
         rotate_blocks<Ops32, kStream>(head_in, out + h * tensor.output_head_stride, plan.pairs, cos32, sin32);
       }
       rotated = true;
@@ -327,7 +337,7 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
   }
   for (std::int64_t h = 0; h < tensor.heads && !rotated; ++h) {
     const T* head_in = in + h * tensor.input_head_stride;
-    prefetch(head_in);
+    if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
     rotate_pairs_binary32<T, kLayout, kStream>(plan, head_in, out + h * tensor.output_head_stride, cos32, sin32);
   }
   if (in != out && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
