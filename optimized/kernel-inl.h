@@ -206,28 +206,32 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
 // has put in the Ops32's block order; returns the first pair not done. Same per-lane operations as
 // the one-vector loop.
 template <class O, bool kStream, class T>
-inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
+inline void rotate_block(const T* x_in, const T* y_in, T* x_out, T* y_out, const float* cos32, const float* sin32) {
   using V = typename O::V;
+  V x0;
+  V x1;
+  V y0;
+  V y1;
+  O::load_pairs(x_in, x0, x1);  // the even elements' binary32 values, the odd ones'
+  O::load_pairs(y_in, y0, y1);
+  const V c0 = O::load(cos32);  // split_block's order: the even pairs', the odd pairs'
+  const V c1 = O::load(cos32 + O::lanes);
+  const V s0 = O::load(sin32);
+  const V s1 = O::load(sin32 + O::lanes);
+  V a0;
+  V b0;
+  V a1;
+  V b1;
+  rotate<O>(x0, y0, c0, s0, a0, b0);
+  rotate<O>(x1, y1, c1, s1, a1, b1);
+  put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
+  put_pairs<O, kStream>(y_out, b0, b1);
+}
+template <class O, bool kStream, class T>
+inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
   int j = 0;
   for (; j + O::block_pairs <= pairs; j += O::block_pairs) {
-    V x0;
-    V x1;
-    V y0;
-    V y1;
-    O::load_pairs(in + j, x0, x1);  // the even elements' binary32 values, the odd ones'
-    O::load_pairs(in + pairs + j, y0, y1);
-    const V c0 = O::load(cos32 + j);  // split_block's order: the even pairs', the odd pairs'
-    const V c1 = O::load(cos32 + j + O::lanes);
-    const V s0 = O::load(sin32 + j);
-    const V s1 = O::load(sin32 + j + O::lanes);
-    V a0;
-    V b0;
-    V a1;
-    V b1;
-    rotate<O>(x0, y0, c0, s0, a0, b0);
-    rotate<O>(x1, y1, c1, s1, a1, b1);
-    put_pairs<O, kStream>(out + j, a0, a1);  // back as words: even element low, odd high
-    put_pairs<O, kStream>(out + pairs + j, b0, b1);
+    rotate_block<O, kStream>(in + j, in + pairs + j, out + j, out + pairs + j, cos32 + j, sin32 + j);
   }
   return j;
 }
@@ -317,8 +321,9 @@ inline void prefetch_next_token(const TensorView& tensor, const T* head_in, int 
 
 // Every head of one tensor at one token, binary32 rotation. The pass-through dims are copied in a
 // second loop, so that the rotation loop calls no function (a call would make the compiler reload
-// the vector constants for every head). With prefetch_next, the next token's input is prefetched
-// head by head (prefetch_next_token).
+// the vector constants for every head). With prefetch_next, the next token's input is prefetched:
+// in the even/odd blocks' loop one block's lines at a time, elsewhere head by head
+// (prefetch_next_token).
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                            const float* cos32, const float* sin32) {
@@ -327,10 +332,27 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
   bool rotated = false;
   if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
     if (plan.pairs % Ops32::block_pairs == 0) {  // whole blocks only: one tight loop
-      for (std::int64_t h = 0; h < tensor.heads; ++h) {
-        const T* head_in = in + h * tensor.input_head_stride;
-        if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
-        rotate_blocks<Ops32, kStream>(head_in, out + h * tensor.output_head_stride, plan.pairs, cos32, sin32);
+      // the loop's invariants in locals: the stores (through vector types, which may alias
+      // anything) would otherwise make the compiler reload them from plan and tensor every head,
+      // and the per-head set-up took as many cycles as a fifth of the head's blocks (llvm-mca)
+      constexpr int kBlock = Ops32::block_pairs;
+      const std::int64_t pairs = plan.pairs;
+      const std::int64_t heads = tensor.heads;
+      const std::int64_t in_stride = tensor.input_head_stride;
+      const std::int64_t out_stride = tensor.output_head_stride;
+      // the next token's lines of the head, one block's worth (2·kBlock elements) with each block;
+      // without a next token, the head's own lines again (in cache: no branch in the loop)
+      const std::int64_t next_token = prefetch_next ? tensor.input_token_stride : 0;
+      constexpr int kLines = 2 * kBlock * static_cast<int>(sizeof(T)) / 64;
+      const T* head_in = in;
+      T* head_out = out;
+      for (std::int64_t h = 0; h < heads; ++h, head_in += in_stride, head_out += out_stride) {
+        for (std::int64_t j = 0; j < pairs; j += kBlock) {
+          const char* next = reinterpret_cast<const char*>(head_in + next_token + 2 * j);
+          for (int l = 0; l < kLines; ++l) prefetch_line(next + 64 * l);
+          rotate_block<Ops32, kStream>(head_in + j, head_in + pairs + j, head_out + j, head_out + pairs + j, cos32 + j,
+                                       sin32 + j);
+        }
       }
       rotated = true;
     }
