@@ -201,10 +201,10 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
   }
 }
 
-// Half layout, bfloat16, an Ops32 with even/odd blocks (Avx2Ops32::even_odd_blocks) of
-// B = O::block_pairs pairs (two vectors): pairs [0, B·⌊pairs/B⌋), whose table entries split_tables
-// has put in the Ops32's block order; returns the first pair not done. Same per-lane operations as
-// the one-vector loop.
+// One block of the half layout, bfloat16, an Ops32 with even/odd blocks
+// (Avx2Ops32::even_odd_blocks): B = O::block_pairs pairs (two vectors), x and y halves at x_in and
+// y_in, the table at cos32/sin32 in the Ops32's block order (split_tables). Same per-lane
+// operations as the one-vector loop.
 template <class O, bool kStream, class T>
 inline void rotate_block(const T* x_in, const T* y_in, T* x_out, T* y_out, const float* cos32, const float* sin32) {
   using V = typename O::V;
@@ -227,6 +227,7 @@ inline void rotate_block(const T* x_in, const T* y_in, T* x_out, T* y_out, const
   put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
   put_pairs<O, kStream>(y_out, b0, b1);
 }
+// Pairs [0, B·⌊pairs/B⌋) of one head by blocks; returns the first pair not done.
 template <class O, bool kStream, class T>
 inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
   int j = 0;
@@ -344,6 +345,7 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
       // without a next token, the head's own lines again (in cache: no branch in the loop)
       const std::int64_t next_token = prefetch_next ? tensor.input_token_stride : 0;
       constexpr int kLines = 2 * kBlock * static_cast<int>(sizeof(T)) / 64;
+      static_assert(kLines >= 1 && kLines * 64 == 2 * kBlock * static_cast<int>(sizeof(T)), "whole lines");
       const T* head_in = in;
       T* head_out = out;
       for (std::int64_t h = 0; h < heads; ++h, head_in += in_stride, head_out += out_stride) {
