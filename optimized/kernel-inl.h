@@ -490,7 +490,7 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
 // Every head of one tensor at one token, binary64 rotation. With prefetch_next, the next token's
 // input is prefetched head by head (prefetch_next_token), as rotate_heads_binary32 does: the
 // hardware's prefetchers alone left the f32 kernels at 0.81-0.93x memcpy out of place and
-// 0.84-0.96x in place on an Intel Xeon (bench/README.md "CPU with AVX-512"); prefetched,
+// 0.84-0.96x in place on an Intel Xeon (bench/README.md "Prefetching the next token"); prefetched,
 // 0.95-1.13x and 1.31-1.74x.
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads(const CallView& call, const TensorView& tensor, std::int64_t token, bool prefetch_next,
