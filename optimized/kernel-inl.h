@@ -237,6 +237,40 @@ inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, con
   return j;
 }
 
+// The unit of rotate_heads_binary32's whole-unit loop: pairs [j, j + O::block_pairs) of one head
+// (two vectors of pairs, the next token's lines of 2·O::block_pairs elements prefetched with it) —
+// a block (rotate_block) for an Ops32 with even/odd blocks, else two vectors of the one-vector
+// loops of rotate_pairs_binary32. cos32/sin32 point at pair j. Same per-lane operations as those
+// loops.
+template <class O, LayoutCode kLayout, bool kStream, class T>
+inline void rotate_unit(const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
+                        const float* sin32) {
+  using V = typename O::V;
+  if constexpr (kLayout == LayoutCode::half) {
+    if constexpr (O::even_odd_blocks(static_cast<const T*>(nullptr))) {
+      rotate_block<O, kStream>(in + j, in + pairs + j, out + j, out + pairs + j, cos32, sin32);
+    } else {
+      for (int u = 0; u < 2 * O::lanes; u += O::lanes) {
+        V a;
+        V b;
+        rotate<O>(O::load(in + j + u), O::load(in + pairs + j + u), O::load(cos32 + u), O::load(sin32 + u), a, b);
+        put<O, kStream>(out + j + u, a);
+        put<O, kStream>(out + pairs + j + u, b);
+      }
+    }
+  } else {
+    for (int u = 0; u < 2 * O::lanes; u += O::lanes) {
+      V x;
+      V y;
+      O::load_pairs(in + 2 * (j + u), x, y);
+      V a;
+      V b;
+      rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
+      put_pairs<O, kStream>(out + 2 * (j + u), a, b);
+    }
+  }
+}
+
 // The token's binary32 table in the block order of rotate_blocks (every full block of
 // O::block_pairs pairs; the rest stays in pair order for the other loops).
 template <class O>
@@ -322,38 +356,39 @@ inline void prefetch_next_token(const TensorView& tensor, const T* head_in, int 
 
 // Every head of one tensor at one token, binary32 rotation. The pass-through dims are copied in a
 // second loop, so that the rotation loop calls no function (a call would make the compiler reload
-// the vector constants for every head). With prefetch_next, the next token's input is prefetched:
-// in the even/odd blocks' loop one block's lines at a time, elsewhere head by head
-// (prefetch_next_token).
+// the vector constants for every head). Where the rotary pairs are whole units of
+// Ops32::block_pairs (every SIMD Ops32; head_dim 64, 128, 256 …), both layouts and both 16-bit
+// types go through one tight loop of units (rotate_unit), which prefetches the next token's input
+// one unit's lines at a time; otherwise rotate_pairs_binary32 per head, the next token's head
+// prefetched before it (prefetch_next_token).
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                            const float* cos32, const float* sin32) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
   bool rotated = false;
-  if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
-    if (plan.pairs % Ops32::block_pairs == 0) {  // whole blocks only: one tight loop
+  if constexpr (Ops32::lanes > 1) {
+    if (plan.pairs % Ops32::block_pairs == 0) {  // whole units only: one tight loop
       // the loop's invariants in locals: the stores (through vector types, which may alias
       // anything) would otherwise make the compiler reload them from plan and tensor every head,
       // and the per-head set-up took as many cycles as a fifth of the head's blocks (llvm-mca)
-      constexpr int kBlock = Ops32::block_pairs;
+      constexpr int kUnit = Ops32::block_pairs;
       const std::int64_t pairs = plan.pairs;
       const std::int64_t heads = tensor.heads;
       const std::int64_t in_stride = tensor.input_head_stride;
       const std::int64_t out_stride = tensor.output_head_stride;
-      // the next token's lines of the head, one block's worth (2·kBlock elements) with each block;
+      // the next token's lines of the head, one unit's worth (2·kUnit elements) with each unit;
       // without a next token, the head's own lines again (in cache: no branch in the loop)
       const std::int64_t next_token = prefetch_next ? tensor.input_token_stride : 0;
-      constexpr int kLines = 2 * kBlock * static_cast<int>(sizeof(T)) / 64;
-      static_assert(kLines >= 1 && kLines * 64 == 2 * kBlock * static_cast<int>(sizeof(T)), "whole lines");
+      constexpr int kLines = 2 * kUnit * static_cast<int>(sizeof(T)) / 64;
+      static_assert(kLines >= 1 && kLines * 64 == 2 * kUnit * static_cast<int>(sizeof(T)), "whole lines");
       const T* head_in = in;
       T* head_out = out;
       for (std::int64_t h = 0; h < heads; ++h, head_in += in_stride, head_out += out_stride) {
-        for (std::int64_t j = 0; j < pairs; j += kBlock) {
+        for (std::int64_t j = 0; j < pairs; j += kUnit) {
           const char* next = reinterpret_cast<const char*>(head_in + next_token + 2 * j);
           for (int l = 0; l < kLines; ++l) prefetch_line(next + 64 * l);
-          rotate_block<Ops32, kStream>(head_in + j, head_in + pairs + j, head_out + j, head_out + pairs + j, cos32 + j,
-                                       sin32 + j);
+          rotate_unit<Ops32, kLayout, kStream>(head_in, head_out, pairs, j, cos32 + j, sin32 + j);
         }
       }
       rotated = true;
