@@ -132,7 +132,7 @@ void apply_chunked(const ApplyPlan& plan, Shape shape, std::span<const std::int6
 // value 0 (they are judged by class only); pass-through dims hold the input.
 // Under Model::f32_recipe both are the recipe's correctly rounded result.
 // Path::fast: |exact − true| ≤ 2^-61·|A|·ρ per component (A the attention factor, ρ = √(x² + y²)
-// of the input pair; reference/README.md "The fast path").
+// of the input pair; reference/README.md "How `apply` is correctly rounded").
 struct Evaluation {
   std::vector<double> rounded;
   std::vector<long double> exact;

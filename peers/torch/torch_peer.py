@@ -1,4 +1,4 @@
-"""The PyTorch peer as scripts/peers runs it (peers/README.md, "File-route peers"):
+"""The PyTorch peer as scripts/peers runs it (peers/README.md, "A file-route peer"):
 
     torch_peer.py INPUTS.npz OUT_DIR
 

@@ -1,8 +1,9 @@
 """Every pointer in the repository resolves to a file of the repository, and nothing cites what a
 reader cannot follow. Scans the tracked text files (code, READMEs, docs, golden suites' notes,
 scripts) for repository paths ("judge/group.h", "docs/rope.md", "[x](../docs/design.md)") and
-checks each names a tracked file or folder; and refuses citations of documents the repository does
-not contain (upper-case design and math notes at the root, numbered seeds or issues: the
+checks each names a tracked file or folder, and that each part of a Markdown file a pointer names
+by its title in quotes (`bench/README.md "CUDA"`) is in that file; and refuses citations of
+documents the repository does not contain (upper-case design and math notes at the root, numbered seeds or issues: the
 project's own docs/design.md and docs/rope.md hold those facts).
 
     /usr/bin/python3 tests/docs/check_pointers.py [REPOSITORY]
@@ -22,6 +23,10 @@ TEXT_SUFFIXES = (".md", ".h", ".cpp", ".c", ".cu", ".py", ".cmake", ".txt", ".v"
 PATH = re.compile(r"(?<![\w./:$@{-])((?:\.\./|\./)?(?:[A-Za-z0-9_][A-Za-z0-9_.-]*/)+[A-Za-z0-9_][A-Za-z0-9_.-]*"
                   r"\.(?:md|h|cpp|c|cu|py|cmake|json|v|g|toml|sh|txt|yaml|yml|in))(?![\w/])")
 NOT_OURS = ("build", "build-", "usr/", "tmp/", "proc/", "dev/", "etc/", "home/", "site-packages", "my-", "my_")
+# A pointer into a Markdown file's part: the file, then the part's title in double quotes
+# (bench/README.md "CUDA"), on the same line or at the start of the next line of the same comment.
+SECTION = re.compile(r"(?<![\w./\"-])((?:[A-Za-z0-9_][A-Za-z0-9_.-]*/)*[A-Za-z0-9_][A-Za-z0-9_.-]*\.md),?[ \t]*(?:\n[ \t]*(?://|#|\*)?[ \t]*)?"
+                     r"\"([^\s\"|][^\"\n]{1,99})\"")
 FORBIDDEN = re.compile(r"\b(?:DESIGN|ROPE)\.md\b|\bseeds? 0\d\d\b|\bissues? #?\d+\b|\bIssue #?\d+\b")
 
 
@@ -31,6 +36,29 @@ def tracked(root):
         print(f"skipped: {root} is not a git checkout (the tracked files are what is checked)")
         sys.exit(77)
     return [line for line in done.stdout.splitlines() if line]
+
+
+def flat(text):
+    return " ".join(text.split())
+
+
+def missing_sections(root, name, text, known):
+    """The part titles that `name` cites in a Markdown file of the repository which that file does
+    not contain (whitespace and line breaks aside)."""
+    found = []
+    here = os.path.dirname(name)
+    for match in SECTION.finditer(text):
+        pointer, title = match.group(1), match.group(2)
+        target = next((c for c in (os.path.normpath(pointer), os.path.normpath(os.path.join(here, pointer))) if c in known),
+                      None)
+        if target is None:
+            continue  # not a file of the repository (the path check reports the ones that should be)
+        with open(os.path.join(root, target), encoding="utf-8") as handle:
+            if flat(title) in flat(handle.read()):
+                continue
+        number = text.count("\n", 0, match.start()) + 1
+        found.append(f"{name}:{number}: {target} has no part {title!r}")
+    return found
 
 
 def main():
@@ -72,6 +100,7 @@ def main():
                 if any(c in known or c in folders for c in candidates):
                     continue
                 broken.append(f"{name}:{number}: {pointer} is not a file of the repository")
+        broken.extend(missing_sections(root, name, "\n".join(lines), known))
     for line in broken:
         print(line)
     print(f"{len(broken)} broken pointer(s) in {len(files)} tracked files" if broken else "every pointer resolves")
