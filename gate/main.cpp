@@ -34,9 +34,10 @@ int main(int argc, char** argv) {
   // block (up to 32 MB), after which a big suite's per-test vectors come from the heap and fragment
   // it (a 64-test sidecar check peaked at 1037 MB). Mapping every block above 1 MiB instead kept
   // the memory that of one test but cost a zeroed page fault per 4 KiB of every per-test vector:
-  // a third of a 537 M-value check's time, in the kernel (bench/README.md "Your config at real
-  // size"). Blocks up to 256 MiB (a test of 2^25 values as doubles) come from the heap, and freed
-  // memory stays there for the next test of the same size unless 512 MiB of it is free at the top.
+  // a third of a 537 M-value check's time, in the kernel (bench/README.md
+  // "Judging on two cores"). Blocks up to 256 MiB (a test of 2^25 values as doubles) come from
+  // the heap, and freed memory stays there for the next test of the same size unless 512 MiB of it
+  // is free at the top.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #endif
