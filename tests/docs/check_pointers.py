@@ -3,8 +3,8 @@ reader cannot follow. Scans the tracked text files (code, READMEs, docs, golden 
 scripts) for repository paths ("judge/group.h", "docs/rope.md", "[x](../docs/design.md)") and
 checks each names a tracked file or folder, and that each part of a Markdown file a pointer names
 by its title in quotes (`bench/README.md "CUDA"`) is in that file; and refuses citations of
-documents the repository does not contain (upper-case design and math notes at the root, numbered seeds or issues: the
-project's own docs/design.md and docs/rope.md hold those facts).
+documents the repository does not contain (upper-case design and math notes at the root, numbered
+seeds or issues: the project's own docs/design.md and docs/rope.md hold those facts).
 
     /usr/bin/python3 tests/docs/check_pointers.py [REPOSITORY]
 
@@ -25,8 +25,8 @@ PATH = re.compile(r"(?<![\w./:$@{-])((?:\.\./|\./)?(?:[A-Za-z0-9_][A-Za-z0-9_.-]
 NOT_OURS = ("build", "build-", "usr/", "tmp/", "proc/", "dev/", "etc/", "home/", "site-packages", "my-", "my_")
 # A pointer into a Markdown file's part: the file, then the part's title in double quotes
 # (bench/README.md "CUDA"), on the same line or at the start of the next line of the same comment.
-SECTION = re.compile(r"(?<![\w./\"-])((?:[A-Za-z0-9_][A-Za-z0-9_.-]*/)*[A-Za-z0-9_][A-Za-z0-9_.-]*\.md),?[ \t]*(?:\n[ \t]*(?://|#|\*)?[ \t]*)?"
-                     r"\"([^\s\"|][^\"\n]{1,99})\"")
+SECTION = re.compile(r"(?<![\w./\"-])((?:[A-Za-z0-9_][A-Za-z0-9_.-]*/)*[A-Za-z0-9_][A-Za-z0-9_.-]*\.md),?"
+                     r"[ \t]*(?:\n[ \t]*(?://|#|\*)?[ \t]*)?\"([^\s\"|][^\"\n]{1,99})\"")
 FORBIDDEN = re.compile(r"\b(?:DESIGN|ROPE)\.md\b|\bseeds? 0\d\d\b|\bissues? #?\d+\b|\bIssue #?\d+\b")
 
 
@@ -49,8 +49,8 @@ def missing_sections(root, name, text, known):
     here = os.path.dirname(name)
     for match in SECTION.finditer(text):
         pointer, title = match.group(1), match.group(2)
-        target = next((c for c in (os.path.normpath(pointer), os.path.normpath(os.path.join(here, pointer))) if c in known),
-                      None)
+        candidates = (os.path.normpath(pointer), os.path.normpath(os.path.join(here, pointer)))
+        target = next((c for c in candidates if c in known), None)
         if target is None:
             continue  # not a file of the repository (the path check reports the ones that should be)
         with open(os.path.join(root, target), encoding="utf-8") as handle:
