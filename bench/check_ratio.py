@@ -16,15 +16,15 @@ a one-thread run keeps its core busy.
 """
 import argparse
 import os
-import resource
-import statistics
-import subprocess
+import sys
 import tempfile
-import time
 
 import numpy as np
 
 import ropecheck
+
+sys.dont_write_bytecode = True  # run from the source tree: no __pycache__ beside the script
+from run_timing import ceiling, medians_in_turn, run_expecting, side_by_side  # noqa: E402 (bench/run_timing.py)
 
 SPEC = "layout=half,head_dim=128,base=10000,dtype=f32"
 
@@ -35,43 +35,6 @@ def hf_rope(x, positions, base):
     cos = np.concatenate([np.cos(angle)] * 2, -1)[:, None, :]
     sin = np.concatenate([np.sin(angle)] * 2, -1)[:, None, :]
     return (x * cos + np.concatenate([-x[..., 64:], x[..., :64]], -1) * sin).astype(np.float32)
-
-
-def cpu_seconds():
-    """User and system time of this process and of its finished children so far."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def medians_in_turn(runs, repeat):
-    """The median wall time and the median CPU time (every thread's, the child's where the run is a
-    process) of each of `runs`, one of each per round: a drift of the shared machine's load reaches
-    them alike."""
-    times = [[] for _ in runs]
-    for _ in range(repeat):
-        for run, seconds in zip(runs, times):
-            start, cpu_start = time.perf_counter(), cpu_seconds()
-            run()
-            seconds.append((time.perf_counter() - start, cpu_seconds() - cpu_start))
-    return [(statistics.median(w for w, _ in seconds), statistics.median(c for _, c in seconds)) for seconds in times]
-
-
-def run_expecting(command, expected_rc):
-    """One run of `command`; a run that exits otherwise than `expected_rc` ends the benchmark (a
-    check that crashed or refused its input would be timed as a fast one)."""
-    done = subprocess.run(command, capture_output=True, check=False)
-    if done.returncode != expected_rc:
-        raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
-
-
-def side_by_side(command, expected_rc):
-    """Two runs of `command` at once, until both are done: two independent processes, nothing
-    shared but the machine. Their exit codes are held to `expected_rc` as run_expecting's."""
-    pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
-    errors = [p.communicate()[1] for p in pair]  # a check writes a few lines there
-    for p, error in zip(pair, errors):
-        if p.returncode != expected_rc:
-            raise SystemExit(f"{' '.join(command)}: exit {p.returncode}, expected {expected_rc}\n{error.decode()}")
 
 
 def main():
@@ -112,7 +75,7 @@ def main():
     for name, *runs in threads:
         (one, cpu_one), (two, cpu_two), (py_one, py_cpu_one), (py_two, py_cpu_two), (pair, _) = runs
         print(f"| {name}, CLI | {one:.2f} | {two:.2f} | {one / two:.2f} | {cpu_two / cpu_one:.2f} | {cpu_two / (2 * two):.2f} | "
-              f"{pair:.2f} | {2 * one / pair:.2f} |")
+              f"{pair:.2f} | {ceiling(one, pair):.2f} |")
         print(f"| {name}, Python (threads=) | {py_one:.2f} | {py_two:.2f} | {py_one / py_two:.2f} | {py_cpu_two / py_cpu_one:.2f} | "
               f"{py_cpu_two / (2 * py_two):.2f} | | |")
     print(f"load average: {os.getloadavg()[0]:.2f}")

@@ -14,10 +14,10 @@ of the N cores' time it kept busy. bench/README.md keeps the figures.
 """
 import argparse
 import os
-import resource
-import statistics
-import subprocess
-import time
+import sys
+
+sys.dont_write_bytecode = True  # run from the source tree: no __pycache__ beside the script
+from run_timing import ceiling, medians_in_turn, run_expecting, side_by_side  # noqa: E402 (bench/run_timing.py)
 
 SPEC = "layout=half,head_dim=128,base=500000,dtype={dtype}"
 CASES = [
@@ -25,46 +25,6 @@ CASES = [
     ("passing, scalar kernel, f32", "scalar", "f32", 0),
     ("failing, float32 recipe, f32", "reference-f32-recipe", "f32", 1),
 ]
-
-
-def children_cpu_seconds():
-    """User and system time of the finished children so far (every thread of each)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def median_seconds(commands, expected_rc, repeat, side_by_side=None):
-    """The median wall time of each command, the repeats taken in turn (one of each, then the next
-    round): a drift of the shared machine's load reaches every command alike, not the later one.
-    With `side_by_side`, a command run twice at once is one more entry: the wall time until both
-    are done (two independent processes, nothing shared but the machine). Then the median CPU time
-    of each of `commands` (not of the pair)."""
-    runs_of = list(commands) + ([side_by_side] if side_by_side else [])
-    times = [[] for _ in runs_of]
-    cpu = [[] for _ in commands]
-    for _ in range(repeat):
-        for k, (command, runs) in enumerate(zip(runs_of, times)):
-            start = time.perf_counter()
-            if side_by_side and k == len(commands):
-                pair = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for _ in range(2)]
-                errors = [p.communicate()[1] for p in pair]  # read while they run: a full pipe would stall them
-                runs.append(time.perf_counter() - start)
-                failed = [p.returncode for p in pair if p.returncode != expected_rc]
-                done = subprocess.CompletedProcess(command, failed[0] if failed else expected_rc, b"", b"".join(errors))
-            else:
-                cpu_start = children_cpu_seconds()
-                done = subprocess.run(command, capture_output=True, check=False)
-                runs.append(time.perf_counter() - start)
-                cpu[k].append(children_cpu_seconds() - cpu_start)
-            if done.returncode != expected_rc:
-                raise SystemExit(f"{' '.join(command)}: exit {done.returncode}, expected {expected_rc}\n{done.stderr.decode()}")
-    return [statistics.median(runs) for runs in times] + [statistics.median(seconds) for seconds in cpu]
-
-
-def ceiling(one, two_at_once):
-    """What two cores can give this work here: two one-thread runs side by side against one alone
-    (2.00 where the second core is as fast as the first and nothing is shared)."""
-    return 2 * one / two_at_once
 
 
 def main():
@@ -79,19 +39,20 @@ def main():
           f"CPU time {threads} / 1 | {threads} cores busy | two --threads 1 at once (s) | ceiling |")
     print("|---|---|---|---|---|---|---|---|")
 
-    def row(name, one, many, pair, cpu_one, cpu_many):
+    def row(name, base, rc):
+        one_thread, many_threads = base + ["--threads", "1"], base + ["--threads", str(args.threads)]
+        (one, cpu_one), (many, cpu_many), (pair, _) = medians_in_turn(
+            [lambda: run_expecting(one_thread, rc), lambda: run_expecting(many_threads, rc),
+             lambda: side_by_side(one_thread, rc)], args.repeat)
         return (f"| {name} | {one:.2f} | {many:.2f} | {one / many:.2f} | {cpu_many / cpu_one:.2f} | "
                 f"{cpu_many / (threads * many):.2f} | {pair:.2f} | {ceiling(one, pair):.2f} |")
 
     for name, impl, dtype, rc in CASES:
         base = [args.bin, "sweep", "--impl", impl, "--spec", SPEC.format(dtype=dtype), "--samples", str(args.samples)]
-        print(row(name, *median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], rc, args.repeat,
-                                        side_by_side=base + ["--threads", "1"])))
+        print(row(name, base, rc))
     golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "suites")
     base = [args.bin, "run", "--impl", "scalar", "--golden", golden]
-    print(row("run --impl scalar, the golden suites",
-              *median_seconds([base + ["--threads", "1"], base + ["--threads", str(args.threads)]], 0, args.repeat,
-                              side_by_side=base + ["--threads", "1"])))
+    print(row("run --impl scalar, the golden suites", base, 0))
     print(f"load average: {os.getloadavg()[0]:.2f}")
 
 
