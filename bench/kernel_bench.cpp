@@ -13,13 +13,19 @@
 //   vs_scalar      = scalar time / kernel time (same mode, dtype and threads)
 // Modes: on_the_fly (cos/sin computed by the kernel), cache (an f32 cos/sin cache), in_place (on the
 // fly, output = input: one read and one write stream, like the copy; out of place, the output lines
-// are also read for ownership before being written).
+// are also read for ownership before being written), in_place_cold (in place, 1 thread, SIMD kernels:
+// before each timed copy its source and destination, and before each timed kernel call its tensor,
+// are evicted from every cache level, so that both read from memory: a tensor that does not stay
+// in the last-level cache, as on CPUs whose L3 is smaller than it or is taken by other processes).
 // The copy/* rows time the copy alone (its GB/s). decode/* times one decode step (1 token, 32 q +
 // 8 k heads: the library's fixed cost per call); fill_cache/f32 the cos/sin table alone.
 // CUDA (where a GPU exists; skipped otherwise): the same workload in device memory, the "cuda"
 // kernel with device pointers against a device-to-device copy of the same bytes (vs_copy, target
 // ≥ 0.9). Results are in bench/README.md.
 #include <benchmark/benchmark.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>  // _mm_clflush, _mm_mfence (SSE2)
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -164,6 +170,20 @@ bool skipped_as_unavailable(benchmark::State& state, const std::string& implemen
   return true;
 }
 
+// Writes back and evicts every 64-byte line of [p, p + bytes) from every cache level (x86 clflush),
+// so that the next access reads memory. False where there is no such instruction here.
+bool evict_from_caches(const unsigned char* p, std::size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  for (std::size_t offset = 0; offset < bytes; offset += 64) _mm_clflush(p + offset);
+  _mm_mfence();
+  return true;
+#else
+  (void)p;
+  (void)bytes;
+  return false;
+#endif
+}
+
 void BM_Copy(benchmark::State& state, std::string dtype, int threads) {
   Workload& w = workload(dtype);
   for (auto _ : state) {
@@ -179,8 +199,13 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
   if (skipped_as_unavailable(state, implementation)) return;
   Workload& w = workload(dtype);
   ropecheck_call call = w.call(mode == "cache", threads);
-  if (mode == "in_place") {  // on the fly, rotating the output buffer in place (as vLLM does):
+  const bool cold = mode == "in_place_cold";
+  if (mode == "in_place" || cold) {  // on the fly, rotating the output buffer in place (as vLLM does):
     call.q.input = w.output.data();  // the paired copy refills it with the input every iteration
+  }
+  if (cold && !evict_from_caches(w.output.data(), w.bytes)) {
+    state.SkipWithError("in_place_cold needs a cache-line flush instruction (x86 clflush)");
+    return;
   }
   double kernel_total = 0;
   double copy_total = 0;
@@ -190,9 +215,14 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
   double copy_cpu_total = 0;
   std::vector<double> ratios;  // copy time / kernel time of each iteration
   for (auto _ : state) {
+    if (cold) {  // outside the timed calls
+      evict_from_caches(w.input.data(), w.bytes);
+      evict_from_caches(w.output.data(), w.bytes);
+    }
     double c_cpu = thread_cpu_seconds();
     const double c = timed([&] { copy(w.output.data(), w.input.data(), w.bytes, threads); });
     c_cpu = thread_cpu_seconds() - c_cpu;
+    if (cold) evict_from_caches(w.output.data(), w.bytes);
     std::int32_t status = 0;
     double s_cpu = thread_cpu_seconds();
     const double s = timed([&] { status = ropecheck_kernel_apply(implementation.c_str(), &call); });
@@ -382,6 +412,13 @@ const int kRegistered = [] {
               ->MinTime(0.5);
         }
       }
+    }
+    for (const char* implementation : {"avx2", "avx512", "avx512bf16"}) {
+      benchmark::RegisterBenchmark((std::string("kernel/") + implementation + "/in_place_cold/" + dtype + "/threads:1").c_str(),
+                                   BM_Kernel, std::string(implementation), std::string("in_place_cold"), std::string(dtype), 1)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(16);  // the evictions, untimed, take about 0.2 s an iteration on the Xeon VM
     }
   }
   for (const char* dtype : {"f32", "bf16", "f16"}) {
