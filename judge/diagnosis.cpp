@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "judge/inference.h"
 #include "judge/pair_math.h"
@@ -52,26 +54,56 @@ struct PairFit {
   bool resolved = false;            // some sample's |m|·ulp32(θ'_j) is far above the output's rounding
 };
 
-PairFit fit_pair(std::vector<AngleSample> samples, long double theta, long double noise) {
+// The fit over `runs`, whose concatenation is in order of |m| (non-decreasing).
+PairFit fit_sorted_runs(const std::vector<std::span<const AngleSample>>& runs, long double theta, long double noise) {
   PairFit fit;
-  sort_by_position_magnitude(samples);
   long double sxy = 0, sxx = 0;
   const long double theta_ulp = ulp32(theta);
-  for (const AngleSample& s : samples) {
-    const long double predicted = sxx > 0 ? sxy / sxx * s.m : 0;
-    const long double d = predicted + wrap_to_pi(s.delta - predicted);
-    sxy += s.m * d;
-    sxx += s.m * s.m;
-    if (std::fabs(s.m) * theta_ulp > 16 * noise) fit.resolved = true;
+  for (const std::span<const AngleSample> run : runs) {
+    for (const AngleSample& s : run) {
+      const long double predicted = sxx > 0 ? sxy / sxx * s.m : 0;
+      const long double d = predicted + wrap_to_pi(s.delta - predicted);
+      sxy += s.m * d;
+      sxx += s.m * s.m;
+      if (std::fabs(s.m) * theta_ulp > 16 * noise) fit.resolved = true;
+    }
   }
   if (sxx == 0 || theta == 0) return fit;
   fit.frequency_error = sxy / sxx;
   // Resolved too when the fitted error itself stands far above the rounding at the largest
   // position (a one-ulp error may be invisible where a 30-ulp one is plain).
   long double largest = 0;
-  for (const AngleSample& s : samples) largest = std::max(largest, std::fabs(s.m));
+  for (const std::span<const AngleSample> run : runs) {
+    for (const AngleSample& s : run) largest = std::max(largest, std::fabs(s.m));
+  }
   if (largest * std::fabs(fit.frequency_error) > 16 * noise) fit.resolved = true;
   return fit;
+}
+
+// The fit of one pair index over its samples, the parts' in row order: the parts as they lie when
+// their concatenation is already in order of |m| (a sweep's positions, a check's tokens in
+// order), else their concatenation sorted (sort_by_position_magnitude, a stable sort: the order
+// does not depend on how the rows were cut).
+PairFit fit_pair(const std::vector<const std::vector<AngleSample>*>& parts, long double theta, long double noise) {
+  std::vector<std::span<const AngleSample>> runs;
+  long double previous = 0;
+  bool in_order = true;
+  for (const std::vector<AngleSample>* part : parts) {
+    for (const AngleSample& s : *part) {
+      if (std::fabs(s.m) < previous) {
+        in_order = false;
+        break;
+      }
+      previous = std::fabs(s.m);
+    }
+    if (!in_order) break;
+    runs.emplace_back(*part);
+  }
+  if (in_order) return fit_sorted_runs(runs, theta, noise);
+  std::vector<AngleSample> samples;
+  for (const std::vector<AngleSample>* part : parts) samples.insert(samples.end(), part->begin(), part->end());
+  sort_by_position_magnitude(samples);
+  return fit_sorted_runs({std::span<const AngleSample>(samples)}, theta, noise);
 }
 
 }  // namespace
@@ -172,19 +204,20 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   }
 
   // Per pair index: the fitted frequency error, over the pair's samples of every part in row order
-  // (the pair indices on every thread, each joining its own samples).
+  // (the pair indices on every thread). The parts' samples are read where they lie (fit_pair), not
+  // joined into a vector per pair: no second copy of the sample, and no thread freeing the blocks
+  // another thread's allocator handed out while that one allocates (they waited on each other's
+  // locks: 2.5-4.0 ms for the fits of a sweep of 4096 samples on two threads, 3.8 on one).
   const long double noise = 4 * u;  // the angle the output's own rounding can account for
   std::vector<std::optional<PairFit>> fits(static_cast<std::size_t>(pairs));
   parallel_for(fits.size(), threads, [&](std::size_t j) {
-    std::vector<AngleSample> samples;
-    std::size_t n = 0;
-    for (const Decomposition& part : parts) n += part.samples[j].size();
-    samples.reserve(n);
-    for (Decomposition& part : parts) {
-      samples.insert(samples.end(), part.samples[j].begin(), part.samples[j].end());
-      std::vector<AngleSample>().swap(part.samples[j]);
+    std::vector<const std::vector<AngleSample>*> samples;
+    bool any = false;
+    for (const Decomposition& part : parts) {
+      samples.push_back(&part.samples[j]);
+      any = any || !part.samples[j].empty();
     }
-    if (!samples.empty()) fits[j] = fit_pair(std::move(samples), theta[j], noise);
+    if (any) fits[j] = fit_pair(samples, theta[j], noise);
   });
   parts.clear();
   std::vector<std::pair<int, long double>> frequency_ulps;  // (pair, |error| in ulps of θ'_j)
