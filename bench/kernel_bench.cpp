@@ -423,7 +423,7 @@ const int kRegistered = [] {
                                    BM_Kernel, std::string(implementation), std::string("in_place_cold"), std::string(dtype), 1)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
-          ->Iterations(16);  // the evictions, untimed, take about 0.2 s an iteration on the Xeon VM
+          ->Iterations(16);  // the evictions, untimed, take about 0.2 s an iteration on the Emerald Rapids VM of bench/README.md
     }
   }
   for (const char* dtype : {"f32", "bf16", "f16"}) {
