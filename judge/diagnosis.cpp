@@ -72,9 +72,10 @@ PairFit fit_sorted_runs(const std::vector<std::span<const AngleSample>>& runs, l
   fit.frequency_error = sxy / sxx;
   // Resolved too when the fitted error itself stands far above the rounding at the largest
   // position (a one-ulp error may be invisible where a 30-ulp one is plain).
+  // The runs are in order of |m|: the largest is the last sample's (sxx > 0: there is one).
   long double largest = 0;
   for (const std::span<const AngleSample> run : runs) {
-    for (const AngleSample& s : run) largest = std::max(largest, std::fabs(s.m));
+    if (!run.empty()) largest = std::fabs(run.back().m);
   }
   if (largest * std::fabs(fit.frequency_error) > 16 * noise) fit.resolved = true;
   return fit;

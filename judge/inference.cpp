@@ -965,7 +965,13 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
     }
     if (any) f.offset = std::round(k);
   };
-  parallel_for(2, threads, [&](std::size_t task) { task == 0 ? fit_gain() : fit_schedule_and_offset(); });
+  parallel_for(2, threads, [&](std::size_t task) {
+    if (task == 0) {
+      fit_gain();
+    } else {
+      fit_schedule_and_offset();
+    }
+  });
   return f;
 }
 
