@@ -261,6 +261,9 @@ class GroupComparer {
     void combine(JudgedTest&& later);
   };
   JudgedTest judge_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) const;
+  // Builds what judge_evaluated needs first (the reference's constants), which its first call
+  // would: a caller may do it on a thread that is idle before the first test is ready.
+  void prepare_evaluation() const { (void)evaluation_plan(); }
   void add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged);
   // One test judged in parts (a direct check's tensor, streamed in chunks: judge_evaluated on each
   // chunk, combined in token order, each chunk's case tokens offset to the tensor's): recorded as

@@ -861,7 +861,9 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
 
 // ---- the fits from the candidate's own angles ----------------------------------------------------
 
-Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
+// The per-pair θ̂ alone where `failing` is false (a passing or marginal group's diagnosis reports
+// them and names no change of the spec); the gain, the schedule and the offset too where it is true.
+Fits fit(const Spec& spec, const std::vector<Row>& rows, bool failing, int threads) {
   Fits f;
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
@@ -883,7 +885,7 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
     const int last = std::min(pairs, first + kFitBlock);
     for (int j = first; j < last; ++j) {
       obs[static_cast<std::size_t>(j)].reserve(rows.size());
-      pair_gains[static_cast<std::size_t>(j)].reserve(rows.size());
+      if (failing) pair_gains[static_cast<std::size_t>(j)].reserve(rows.size());
     }
     for (const Row& r : rows) {
       const golden::RopeTest& test = *r.test;
@@ -899,11 +901,12 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, int threads) {
         const long double m = static_cast<long double>(test.positions[static_cast<std::size_t>(r.t * components + position_component(spec, j))]);
         const long double phi = atan2_by_table(x * b - y * a, x * a + y * b);
         obs[static_cast<std::size_t>(j)].push_back({m, phi, wrap_to_pi(phi - wrap_to_pi(sign * m * theta[static_cast<std::size_t>(j)]))});
-        pair_gains[static_cast<std::size_t>(j)].push_back(pair_norm(a, b) / (pair_norm(x, y) * std::fabs(g)));
+        if (failing) pair_gains[static_cast<std::size_t>(j)].push_back(pair_norm(a, b) / (pair_norm(x, y) * std::fabs(g)));
       }
     }
     for (int j = first; j < last; ++j) f.theta_hat[static_cast<std::size_t>(j)] = fit_frequency(obs[static_cast<std::size_t>(j)]);
   });
+  if (!failing) return f;
   // The gain, the median over every pair of every row (an order statistic: the same value in any
   // order of the pairs), on one thread while the schedule and the offset are fitted on another.
   const auto fit_gain = [&] {
@@ -1021,7 +1024,7 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
       for (std::int64_t h = 0; h < std::min<std::int64_t>(2, dt.test->heads); ++h) rows.push_back({dt.test, dt.output, t, h});
     }
   }
-  const Fits fits = fit(spec, rows, threads);
+  const Fits fits = fit(spec, rows, failing, threads);
   for (int j = 0; j < spec.rotary_dim / 2; ++j) {
     const std::optional<long double>& t = fits.theta_hat[static_cast<std::size_t>(j)];
     const long double sign = spec.direction == Direction::inverse ? -1 : 1;

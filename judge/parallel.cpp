@@ -3,8 +3,79 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <system_error>
+#include <thread>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 namespace ropecheck::judge {
+
+#if defined(__linux__)
+struct WorkerThread::State {
+  std::function<void()> body;
+  pthread_t id{};
+  bool joinable = false;
+  bool placed = false;  // started with a mask of the CPUs but the creator's: allowed restores it
+  cpu_set_t allowed{};
+};
+
+void* WorkerThread::run(void* argument) {
+  auto* state = static_cast<State*>(argument);
+  // Where it was started off its creator's CPU, it may now run on every CPU the process may: it
+  // stays where it began unless the kernel moves it.
+  if (state->placed) (void)pthread_setaffinity_np(pthread_self(), sizeof state->allowed, &state->allowed);
+  state->body();
+  return nullptr;
+}
+
+WorkerThread::WorkerThread(std::function<void()> body) : state_(std::make_unique<State>()) {
+  state_->body = std::move(body);
+  pthread_attr_t attributes;
+  if (const int rc = pthread_attr_init(&attributes); rc != 0) throw std::system_error(rc, std::generic_category(), "pthread_attr_init");
+  // The CPUs the process may run on, but the one this thread runs on now (a set of at most
+  // CPU_SETSIZE CPUs: on a larger machine sched_getaffinity fails and the thread starts where the
+  // kernel puts it).
+  const int here = sched_getcpu();
+  if (here >= 0 && here < CPU_SETSIZE && sched_getaffinity(0, sizeof state_->allowed, &state_->allowed) == 0) {
+    cpu_set_t elsewhere = state_->allowed;
+    CPU_CLR(here, &elsewhere);
+    if (CPU_COUNT(&elsewhere) > 0 && pthread_attr_setaffinity_np(&attributes, sizeof elsewhere, &elsewhere) == 0) {
+      state_->placed = true;
+    }
+  }
+  const int rc = pthread_create(&state_->id, &attributes, run, state_.get());
+  (void)pthread_attr_destroy(&attributes);
+  if (rc != 0) throw std::system_error(rc, std::generic_category(), "pthread_create");
+  state_->joinable = true;
+}
+
+void WorkerThread::join() {
+  if (!state_ || !state_->joinable) throw std::system_error(std::make_error_code(std::errc::invalid_argument), "WorkerThread::join");
+  if (const int rc = pthread_join(state_->id, nullptr); rc != 0) throw std::system_error(rc, std::generic_category(), "pthread_join");
+  state_->joinable = false;
+}
+
+WorkerThread::~WorkerThread() {
+  if (state_ && state_->joinable) std::terminate();  // as std::thread's: a running thread must be joined
+}
+#else
+struct WorkerThread::State {
+  std::thread thread;
+};
+
+WorkerThread::WorkerThread(std::function<void()> body) : state_(std::make_unique<State>()) {
+  state_->thread = std::thread(std::move(body));
+}
+
+void WorkerThread::join() { state_->thread.join(); }
+
+WorkerThread::~WorkerThread() = default;
+#endif
+
+WorkerThread::WorkerThread(WorkerThread&& other) noexcept = default;
 
 void populate_pages(void* data, std::size_t bytes, int threads) {
 #ifdef MADV_POPULATE_WRITE  // Linux 5.14

@@ -13,6 +13,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -20,6 +21,31 @@
 #include <vector>
 
 namespace ropecheck::judge {
+
+// A thread of parallel_for's or ordered_pipeline's, started on another CPU than the calling
+// thread's where the process may run on another, then free to run on any of them. Left to itself
+// the kernel often started a new thread on its creator's CPU, busy, and moved it only after the
+// two had shared that CPU for milliseconds while the other vCPU idled: the diagnosis's second
+// thread began its first task 1.0 and 3.0 ms after it was started in two of three sweeps (0.02-0.03
+// ms when started elsewhere), and perf sched showed a sweep's pipeline worker on the calling
+// thread's CPU for 30 ms (bench/README.md "A sweep's serial part"). Joined by join() (which must
+// be called before destruction, as std::thread's); a body that throws terminates, as
+// std::thread's.
+class WorkerThread {
+ public:
+  explicit WorkerThread(std::function<void()> body);  // throws std::system_error when no thread is had
+  WorkerThread(WorkerThread&& other) noexcept;
+  WorkerThread(const WorkerThread&) = delete;
+  WorkerThread& operator=(const WorkerThread&) = delete;
+  WorkerThread& operator=(WorkerThread&&) = delete;
+  ~WorkerThread();
+  void join();
+
+ private:
+  struct State;
+  static void* run(void* state);  // the thread's start: its CPUs, then the body
+  std::unique_ptr<State> state_;
+};
 
 inline unsigned resolve_threads(int threads) {
   if (threads > 0) return static_cast<unsigned>(threads);
@@ -64,16 +90,17 @@ inline void parallel_for_workers(std::size_t n, int threads, const std::function
       failed = true;
     }
   };
-  std::vector<std::thread> pool;
+  std::vector<WorkerThread> pool;
   try {
-    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+    pool.reserve(workers - 1);
+    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back([&work, w] { work(w); });
   } catch (...) {
     std::lock_guard<std::mutex> lock(error_mutex);
     if (!error) error = std::current_exception();  // no thread to be had: the started ones stop
     failed = true;
   }
   work(0);
-  for (std::thread& t : pool) t.join();
+  for (WorkerThread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }
 
@@ -90,13 +117,17 @@ inline void parallel_for(std::size_t n, int threads, const std::function<void(st
 // time in index order, on whichever thread finished the item it waited for. At most
 // window_per_worker·threads items are between prepare and commit at once (bounded memory; items
 // of uneven cost want a wider window: the oldest unfinished one holds it, and a thread with no item
-// to take waits). The first exception thrown by any step stops the pipeline and is rethrown after
-// every thread has joined. With one thread: the four steps item after item, no thread started.
+// to take waits). `warm_up`, where given, runs once before any finish: on a started thread while
+// the calling thread makes the first item (the finishing's own set-up, which would otherwise hold
+// the first finish while that thread had nothing else to do), on the calling thread when none is
+// started. The first exception thrown by any step stops the pipeline and is rethrown after every
+// thread has joined. With one thread: the four steps item after item, no thread started.
 template <class Item, class Prepare, class InOrder, class Finish, class Commit>
 void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_order, Finish finish, Commit commit,
-                      std::size_t window_per_worker = 2) {
+                      std::size_t window_per_worker = 2, const std::function<void()>& warm_up = nullptr) {
   const std::size_t workers = std::min<std::size_t>(resolve_threads(threads), n);
   if (workers <= 1) {
+    if (warm_up && n > 0) warm_up();
     for (std::size_t i = 0; i < n; ++i) {
       Item item = prepare(i);
       in_order(i, item);
@@ -144,10 +175,23 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
     }
     committing = false;
   };
-  const auto work = [&] {
+  // Whether warm_up has run (or thrown): no item is finished before it has. Written by the first
+  // started thread alone, under the lock.
+  bool warmed = !warm_up;
+  const auto work = [&](bool first_worker) {
+    if (first_worker && warm_up) {
+      try {
+        warm_up();
+      } catch (...) {
+        fail();
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      warmed = true;
+      changed.notify_all();
+    }
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
-      changed.wait(lock, [&] { return stop || !made.empty() || committed == n; });
+      changed.wait(lock, [&] { return stop || (warmed && !made.empty()) || committed == n; });
       if (stop || made.empty()) return;
       try {
         finish_one(lock);
@@ -158,9 +202,10 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
       }
     }
   };
-  std::vector<std::thread> pool;
+  std::vector<WorkerThread> pool;
   try {
-    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+    pool.reserve(workers - 1);
+    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back([&work, w] { work(w == 1); });
   } catch (...) {
     fail();  // no thread to be had: the started ones stop, and the error is rethrown
   }
@@ -177,7 +222,7 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
           lock.lock();
           made.emplace_back(i, std::move(item));
           changed.notify_all();
-        } else if (!made.empty()) {
+        } else if (warmed && !made.empty()) {
           finish_one(lock);
         } else if (committed == n) {
           break;
@@ -192,7 +237,7 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
       }
     }
   }
-  for (std::thread& t : pool) t.join();
+  for (WorkerThread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }
 

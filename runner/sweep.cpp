@@ -18,7 +18,11 @@
 
 namespace ropecheck::judge {
 
-std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed) {
+namespace {
+
+// The positions every sweep up to max_position samples: 0..63, 2^k − 1, 2^k, 2^k + 1, the
+// maximum; sorted, distinct.
+std::vector<std::int64_t> fixed_positions(std::int64_t max_position) {
   std::vector<std::int64_t> p;
   for (std::int64_t i = 0; i <= std::min<std::int64_t>(63, max_position); ++i) p.push_back(i);
   for (int k = 6; k < 63 && (std::int64_t{1} << k) - 1 <= max_position; ++k) {
@@ -30,6 +34,21 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   p.push_back(max_position);
   std::sort(p.begin(), p.end());
   p.erase(std::unique(p.begin(), p.end()), p.end());
+  return p;
+}
+
+// How many positions sample_positions gives, without drawing them: the whole range where it holds
+// at most `samples`, else the fixed ones and random ones up to `samples`.
+std::int64_t sample_count(std::int64_t max_position, std::int64_t samples) {
+  const std::int64_t wanted = std::max<std::int64_t>(samples, 1);
+  if (max_position < wanted) return max_position + 1;
+  return std::max(wanted, static_cast<std::int64_t>(fixed_positions(max_position).size()));
+}
+
+}  // namespace
+
+std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed) {
+  std::vector<std::int64_t> p = fixed_positions(max_position);
   const std::int64_t wanted = std::max<std::int64_t>(samples, 1);
   if (max_position < wanted) {  // the whole range (not max + 1 <= wanted: it overflows at INT64_MAX)
     p.clear();
@@ -85,7 +104,7 @@ SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions
 }  // namespace
 
 SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) {
-  return calls_of(static_cast<std::int64_t>(sample_positions(o.max_position, o.samples, o.seed).size()), spec, o);
+  return calls_of(sample_count(o.max_position, o.samples), spec, o);
 }
 
 GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
@@ -178,8 +197,10 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
   };
+  // The reference's constants (an MPFR schedule, 0.6 ms) are built by another thread while the
+  // first call is made.
   ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test,
-                               call_implementation, judge_call, record);
+                               call_implementation, judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
   GroupResult g = comparer.finish();
   if (needs_diagnosis(g)) {
     // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -311,6 +312,26 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
   EXPECT_EQ(one.diagnosis->explanation, two.diagnosis->explanation);
   EXPECT_EQ(one.diagnosis->frequency_error_ulps, two.diagnosis->frequency_error_ulps);
   EXPECT_EQ(one.diagnosis->angle_error_rad, two.diagnosis->angle_error_rad);
+}
+
+// How many calls a sweep makes (the command prints it, a shard's report carries it) is counted
+// without drawing the positions: the count must be the drawn positions' count, whether the range
+// is smaller than the samples, the fixed positions more than them, or random ones fill them up.
+TEST(Sweep, CallsCountTheSampledPositions) {
+  const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
+  for (const std::int64_t max_position : {std::int64_t{0}, std::int64_t{1}, std::int64_t{62}, std::int64_t{63}, std::int64_t{64},
+                                          std::int64_t{100}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{100000},
+                                          std::int64_t{2147483647}, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
+    for (const std::int64_t samples : {std::int64_t{1}, std::int64_t{50}, std::int64_t{64}, std::int64_t{67}, std::int64_t{300},
+                                       std::int64_t{4096}, std::int64_t{5000}}) {
+      SweepOptions o;
+      o.max_position = max_position;
+      o.samples = samples;
+      o.seed = 7;
+      const auto drawn = static_cast<std::int64_t>(sample_positions(max_position, samples, o.seed).size());
+      EXPECT_EQ(sweep_calls(spec, o).positions, drawn) << max_position << " " << samples;
+    }
+  }
 }
 
 // The same when the explanation scores the spec's variants and the memory checks (on every thread

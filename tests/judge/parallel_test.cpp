@@ -1,6 +1,7 @@
 // judge/parallel.h's ordered_pipeline, as a sweep and a golden run use it: the first two steps on
 // the calling thread in index order, commits in index order, a bounded number of items in flight,
-// the first exception rethrown after every thread has stopped — on one thread and on several.
+// the warm-up once and before any finish, the first exception rethrown after every thread has
+// stopped — on one thread and on several; and the WorkerThread its threads and parallel_for's run on.
 #include "judge/parallel.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,11 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 namespace ropecheck::judge {
 namespace {
@@ -121,6 +127,91 @@ TEST(OrderedPipeline, FirstExceptionRethrownAndNothingCommittedAfterIt) {
     }
   }
 }
+
+// The warm-up runs once, before any item is finished: on a started thread while the calling thread
+// makes items (several threads), on the calling thread (one); its exception is the pipeline's.
+TEST(OrderedPipeline, WarmUpOnceBeforeAnyFinish) {
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int threads : {1, 2, 3}) {
+    constexpr std::size_t n = 40;
+    std::atomic<int> warm_ups{0}, finished_before_warm_up{0}, finished{0};
+    std::atomic<bool> warmed{false}, on_caller{false};
+    std::vector<std::size_t> committed;
+    ordered_pipeline<Item>(
+        n, threads, [&](std::size_t i) { return Item{i, 0}; }, [&](std::size_t, Item&) {},
+        [&](std::size_t i, Item& item) {
+          if (!warmed) ++finished_before_warm_up;
+          ++finished;
+          item.square = i * i;
+        },
+        [&](std::size_t i, Item&&) { committed.push_back(i); }, 2,
+        [&] {
+          on_caller = std::this_thread::get_id() == caller;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));  // items are made meanwhile
+          ++warm_ups;
+          warmed = true;
+        });
+    EXPECT_EQ(warm_ups.load(), 1) << threads;
+    EXPECT_EQ(finished_before_warm_up.load(), 0) << threads;
+    EXPECT_EQ(finished.load(), static_cast<int>(n)) << threads;
+    EXPECT_EQ(committed.size(), n) << threads;
+    EXPECT_EQ(on_caller.load(), threads == 1) << threads;
+    try {
+      ordered_pipeline<Item>(
+          n, threads, [&](std::size_t i) { return Item{i, 0}; }, [&](std::size_t, Item&) {}, [&](std::size_t, Item&) {},
+          [&](std::size_t, Item&&) {}, 2, [] { throw std::runtime_error("warm-up"); });
+      ADD_FAILURE() << "no exception, threads " << threads;
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "warm-up");
+    }
+  }
+}
+
+TEST(WorkerThread, RunsItsBodyAndJoins) {
+  std::atomic<int> runs{0};
+  std::thread::id id;
+  {
+    WorkerThread t([&] {
+      id = std::this_thread::get_id();
+      ++runs;
+    });
+    WorkerThread moved(std::move(t));  // a pool's vector moves them as it grows
+    moved.join();
+  }
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_NE(id, std::this_thread::get_id());
+}
+
+#if defined(__linux__)
+// Started off its creator's CPU, a worker may then run on every CPU the process may (it restores
+// the mask itself): the same set as its creator's, whichever set that is — all the machine's, or
+// the one CPU a pinned caller is left (where it cannot start elsewhere, and starts where it is).
+TEST(WorkerThread, RunsWhereverItsCreatorMay) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  const auto worker_mask = [] {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    WorkerThread t([&] { EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mask, &mask), 0); });
+    t.join();
+    return mask;
+  };
+  const cpu_set_t all = worker_mask();
+  EXPECT_TRUE(CPU_EQUAL(&all, &allowed));
+  // From a thread pinned to one CPU (its own thread, so this test's leaves its mask as it was).
+  std::thread pinned([&] {
+    const int here = sched_getcpu();
+    ASSERT_GE(here, 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(here, &one);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    const cpu_set_t got = worker_mask();
+    EXPECT_TRUE(CPU_EQUAL(&got, &one));
+  });
+  pinned.join();
+}
+#endif
 
 }  // namespace
 }  // namespace ropecheck::judge
