@@ -104,8 +104,8 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // the order of |m| for the pair's position component (a sweep's positions, a check's tokens in
   // order) its fit takes them as they come and keeps none; else they are kept and sorted first
   // (sort_by_position_magnitude, a stable sort). (Cut by rows, each range kept every pair's
-  // samples, 8 MB in a sweep of 4096 samples, which the fits then read back: on two threads the
-  // fresh pages and the second pass took a tenth of the diagnosis beyond half of one thread's.)
+  // samples, 8 MB in a sweep of 4096 samples, for the fits to read back in a second pass: 26.5 ms
+  // on one thread there against 24.3-25.0 now, bench/README.md "A sweep's serial part".)
   struct RowRef {
     const DiagnosedTest* dt;
     std::int64_t t, h;

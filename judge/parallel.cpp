@@ -3,6 +3,10 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <system_error>
 #include <thread>
 
@@ -27,27 +31,53 @@ void* WorkerThread::run(void* argument) {
   // Where it was started off its creator's CPU, it may now run on every CPU the process may: it
   // stays where it began unless the kernel moves it.
   if (state->placed) (void)pthread_setaffinity_np(pthread_self(), sizeof state->allowed, &state->allowed);
-  state->body();
+  try {
+    state->body();
+  } catch (...) {
+    std::terminate();  // as std::thread's: nothing may leave a thread's start routine
+  }
   return nullptr;
 }
+
+namespace {
+// The process's threads now (field 20 of /proc/self/stat, after the command name's closing
+// parenthesis: state is field 3), or 0 where it cannot be read.
+long process_threads() {
+  std::FILE* stat = std::fopen("/proc/self/stat", "r");
+  if (stat == nullptr) return 0;
+  char text[1024];
+  const std::size_t size = std::fread(text, 1, sizeof text - 1, stat);
+  std::fclose(stat);
+  text[size] = '\0';
+  const char* p = std::strrchr(text, ')');
+  if (p == nullptr) return 0;
+  for (int field = 2; field < 20 && p != nullptr; ++field) p = std::strchr(p + 1, ' ');  // to the space before field 20
+  return p == nullptr ? 0 : std::strtol(p + 1, nullptr, 10);
+}
+}  // namespace
 
 WorkerThread::WorkerThread(std::function<void()> body) : state_(std::make_unique<State>()) {
   state_->body = std::move(body);
   pthread_attr_t attributes;
   if (const int rc = pthread_attr_init(&attributes); rc != 0) throw std::system_error(rc, std::generic_category(), "pthread_attr_init");
-  // The CPUs the process may run on, but the one this thread runs on now (a set of at most
-  // CPU_SETSIZE CPUs: on a larger machine sched_getaffinity fails and the thread starts where the
-  // kernel puts it).
+  // The CPUs the process may run on, but the one this thread runs on now, where its threads are
+  // no more than those (a set of at most CPU_SETSIZE CPUs: on a larger machine sched_getaffinity
+  // fails and the thread starts where the kernel puts it).
   const int here = sched_getcpu();
   if (here >= 0 && here < CPU_SETSIZE && sched_getaffinity(0, sizeof state_->allowed, &state_->allowed) == 0) {
     cpu_set_t elsewhere = state_->allowed;
     CPU_CLR(here, &elsewhere);
-    if (CPU_COUNT(&elsewhere) > 0 && pthread_attr_setaffinity_np(&attributes, sizeof elsewhere, &elsewhere) == 0) {
+    const long threads = process_threads();
+    if (threads >= 1 && threads <= CPU_COUNT(&elsewhere) && pthread_attr_setaffinity_np(&attributes, sizeof elsewhere, &elsewhere) == 0) {
       state_->placed = true;
     }
   }
-  const int rc = pthread_create(&state_->id, &attributes, run, state_.get());
+  int rc = pthread_create(&state_->id, &attributes, run, state_.get());
   (void)pthread_attr_destroy(&attributes);
+  if (rc != 0 && state_->placed) {  // the mask refused (the process's CPUs changed meanwhile): start it anywhere
+    state_->placed = false;
+    rc = pthread_create(&state_->id, nullptr, run, state_.get());
+  }
   if (rc != 0) throw std::system_error(rc, std::generic_category(), "pthread_create");
   state_->joinable = true;
 }

@@ -23,14 +23,17 @@
 namespace ropecheck::judge {
 
 // A thread of parallel_for's or ordered_pipeline's, started on another CPU than the calling
-// thread's where the process may run on another, then free to run on any of them. Left to itself
-// the kernel often started a new thread on its creator's CPU, busy, and moved it only after the
-// two had shared that CPU for milliseconds while the other vCPU idled: the diagnosis's second
-// thread began its first task 1.0 and 3.0 ms after it was started in two of three sweeps (0.02-0.03
-// ms when started elsewhere), and perf sched showed a sweep's pipeline worker on the calling
-// thread's CPU for 30 ms (bench/README.md "A sweep's serial part"). Joined by join() (which must
-// be called before destruction, as std::thread's); a body that throws terminates, as
-// std::thread's.
+// thread's where the process may run on another and has no more threads than there are other
+// CPUs, then free to run on any of them. Left to itself the kernel often started a new thread on
+// its creator's CPU, busy, and moved it only after the two had shared that CPU for milliseconds
+// while the other vCPU idled: the diagnosis's second thread began its first task 1.0 and 3.0 ms
+// after it was started in two of three sweeps (0.02-0.03 ms when started elsewhere), and perf
+// sched showed a sweep's pipeline worker on the calling thread's CPU for 30 ms. Where the process
+// has more threads, the other CPUs may be as busy as the creator's, and the kernel's choice is
+// kept: put elsewhere regardless, the judging threads of a 2 GB sidecar check shared the reading
+// thread's CPU (9.3-9.5 s against 8.0-8.4; bench/README.md "A sweep's serial part"). Joined by
+// join() (which must be called before destruction, as std::thread's); a body that throws
+// terminates, as std::thread's.
 class WorkerThread {
  public:
   explicit WorkerThread(std::function<void()> body);  // throws std::system_error when no thread is had

@@ -41,7 +41,7 @@ std::vector<std::int64_t> fixed_positions(std::int64_t max_position) {
 // at most `samples`, else the fixed ones and random ones up to `samples`.
 std::int64_t sample_count(std::int64_t max_position, std::int64_t samples) {
   const std::int64_t wanted = std::max<std::int64_t>(samples, 1);
-  if (max_position < wanted) return max_position + 1;
+  if (max_position < wanted) return std::max<std::int64_t>(0, max_position + 1);
   return std::max(wanted, static_cast<std::int64_t>(fixed_positions(max_position).size()));
 }
 

@@ -319,7 +319,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
 // is smaller than the samples, the fixed positions more than them, or random ones fill them up.
 TEST(Sweep, CallsCountTheSampledPositions) {
   const Spec spec = parse_spec("layout=half,head_dim=128,base=500000,dtype=f32");
-  for (const std::int64_t max_position : {std::int64_t{0}, std::int64_t{1}, std::int64_t{62}, std::int64_t{63}, std::int64_t{64},
+  for (const std::int64_t max_position : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{1}, std::int64_t{62}, std::int64_t{63}, std::int64_t{64},
                                           std::int64_t{100}, std::int64_t{4095}, std::int64_t{4096}, std::int64_t{100000},
                                           std::int64_t{2147483647}, std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::max()}) {
     for (const std::int64_t samples : {std::int64_t{1}, std::int64_t{50}, std::int64_t{64}, std::int64_t{67}, std::int64_t{300},
