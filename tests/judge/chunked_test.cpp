@@ -6,6 +6,7 @@
 // severities (sign flips, ulp offsets with ties, NaN, pass-through changes) spread over chunks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -330,6 +331,30 @@ TEST(Sweep, CallsCountTheSampledPositions) {
       o.seed = 7;
       const auto drawn = static_cast<std::int64_t>(sample_positions(max_position, samples, o.seed).size());
       EXPECT_EQ(sweep_calls(spec, o).positions, drawn) << max_position << " " << samples;
+    }
+  }
+}
+
+// The sampled positions: sorted, distinct, in range, the fixed ones (0..63, 2^k − 1, 2^k, 2^k + 1,
+// the maximum) among them, as many as asked; the same for the same seed, others for another.
+TEST(Sweep, SampledPositionsAreDistinctSortedAndSeeded) {
+  for (const std::int64_t max_position : {std::int64_t{100}, std::int64_t{5000}, std::int64_t{2147483647}}) {
+    for (const std::int64_t samples : {std::int64_t{300}, std::int64_t{4096}}) {
+      const std::vector<std::int64_t> p = sample_positions(max_position, samples, 7);
+      EXPECT_EQ(static_cast<std::int64_t>(p.size()), std::min(samples, max_position + 1)) << max_position << " " << samples;
+      for (std::size_t i = 1; i < p.size(); ++i) ASSERT_LT(p[i - 1], p[i]);
+      ASSERT_FALSE(p.empty());
+      EXPECT_GE(p.front(), 0);
+      EXPECT_EQ(p.back(), max_position);
+      const auto has = [&](std::int64_t v) { return std::binary_search(p.begin(), p.end(), v); };
+      for (std::int64_t v = 0; v <= 63; ++v) EXPECT_TRUE(has(v)) << v;
+      for (int k = 6; (std::int64_t{1} << k) + 1 <= max_position; ++k) {
+        EXPECT_TRUE(has((std::int64_t{1} << k) - 1) && has(std::int64_t{1} << k) && has((std::int64_t{1} << k) + 1)) << k;
+      }
+      EXPECT_EQ(sample_positions(max_position, samples, 7), p);
+      if (max_position > samples) {
+        EXPECT_NE(sample_positions(max_position, samples, 8), p);
+      }
     }
   }
 }
