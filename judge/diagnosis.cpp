@@ -137,7 +137,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
     std::size_t angle_row = 0;
     int angle_pair = 0;
   };
-  const int block = std::clamp(pairs / (4 * static_cast<int>(resolve_threads(threads))), 1, 8);
+  const int block = pair_block_size(pairs, threads);
   const int blocks = (pairs + block - 1) / block;
   std::vector<Figures> block_figures(static_cast<std::size_t>(blocks));
   std::vector<std::optional<PairFit>> fits(static_cast<std::size_t>(pairs));
@@ -213,9 +213,11 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
     }
     for (int i = 0; i < count; ++i) {
       PairFitter& fitter = fitters[static_cast<std::size_t>(i)];
-      std::vector<AngleSample>& samples = kept[static_cast<std::size_t>(i)];
-      sort_by_position_magnitude(samples);
-      for (const AngleSample& sample : samples) fitter.add(sample.m, sample.delta);
+      if (!streamed[static_cast<std::size_t>(i)]) {
+        std::vector<AngleSample>& samples = kept[static_cast<std::size_t>(i)];
+        sort_by_position_magnitude(samples);
+        for (const AngleSample& sample : samples) fitter.add(sample.m, sample.delta);
+      }
       if (fitter.any()) fits[static_cast<std::size_t>(first + i)] = fitter.fit();
     }
     block_figures[b] = f;

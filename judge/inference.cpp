@@ -871,18 +871,19 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, bool failing, int threa
   std::vector<long double> theta(static_cast<std::size_t>(pairs));
   for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
   // Per pair, on every thread: its observations over the rows in row order, its gains, and θ̂.
-  // The pairs go in blocks of kFitBlock (a task per block): a row's values of neighbouring pairs
-  // share cache lines, read once per block. (Cut by rows instead, each pair's observations were
-  // joined from every range afterwards: a copy that cost more than the fits on a second thread.)
-  constexpr int kFitBlock = 8;
+  // The pairs go in blocks (judge/parallel.h pair_block_size, a task per block): a row's values of
+  // neighbouring pairs share cache lines, read once per block. (Cut by rows instead, each pair's
+  // observations were joined from every range afterwards: a copy that cost more than the fits on a
+  // second thread.)
+  const int block_pairs = pair_block_size(pairs, threads);
   const long double sign = spec.direction == Direction::inverse ? -1 : 1;
   std::vector<std::vector<Observation>> obs(static_cast<std::size_t>(pairs));
   std::vector<std::vector<long double>> pair_gains(static_cast<std::size_t>(pairs));
   f.theta_hat.resize(static_cast<std::size_t>(pairs));
-  const int blocks = (pairs + kFitBlock - 1) / kFitBlock;
+  const int blocks = (pairs + block_pairs - 1) / block_pairs;
   parallel_for(static_cast<std::size_t>(blocks), threads, [&](std::size_t block) {
-    const int first = static_cast<int>(block) * kFitBlock;
-    const int last = std::min(pairs, first + kFitBlock);
+    const int first = static_cast<int>(block) * block_pairs;
+    const int last = std::min(pairs, first + block_pairs);
     for (int j = first; j < last; ++j) {
       obs[static_cast<std::size_t>(j)].reserve(rows.size());
       if (failing) pair_gains[static_cast<std::size_t>(j)].reserve(rows.size());

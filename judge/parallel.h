@@ -248,6 +248,16 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
 // thread: starting threads would cost more than the copy.
 inline constexpr std::size_t kParallelCopyValues = std::size_t{1} << 18;
 
+// Pair indices [0, pairs) in blocks of this many (the last may be fewer), one task per block, for
+// work that walks a test's rows once per block: a row's values of neighbouring pairs share cache
+// lines, read once per block. At most 8 pairs (a 64-byte line of doubles in each half of a
+// half-layout row, two neighbouring lines of an interleaved one), and about 4 blocks per thread where there are pairs enough, so that no thread is left alone with
+// the last block for long (the diagnosis's decomposition and the spec inference's fits).
+inline int pair_block_size(int pairs, int threads) {
+  constexpr int kMostPairs = 8, kBlocksPerThread = 4;
+  return std::clamp(pairs / (kBlocksPerThread * static_cast<int>(resolve_threads(threads))), 1, kMostPairs);
+}
+
 // Tokens [0, tokens) cut into contiguous ranges for `threads` threads (at least one range): one
 // range on one thread, else up to kRangesPerThread per thread, handed out by parallel_for as threads
 // come free (a whole-test cut per thread left one thread idle while a slowed one finished; at 4 a
