@@ -79,7 +79,8 @@ std::string to_json(const Report& r) {
                         {"position_offset", d.position_offset},
                         {"rotation_e", number(d.rotation_e)},
                         {"explanation", d.explanation.empty() ? ojson(nullptr) : ojson(d.explanation)},
-                        {"explanation_kind", d.explanation_kind.empty() ? ojson(nullptr) : ojson(d.explanation_kind)}};
+                        {"explanation_kind", d.explanation_kind.empty() ? ojson(nullptr) : ojson(d.explanation_kind)},
+                        {"headline", d.headline.empty() ? ojson(nullptr) : ojson(d.headline)}};
       ojson frequencies = ojson::array();
       for (const judge::GroupDiagnosis::Frequency& f : d.frequencies) {
         frequencies.push_back({{"pair", f.pair}, {"expected", number(f.expected)}, {"fitted", std::isnan(f.fitted) ? ojson(nullptr) : ojson(number(f.fitted))}});

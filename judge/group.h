@@ -103,6 +103,10 @@ struct GroupDiagnosis {
   // change does. Empty when nothing is named (a passing group never names anything).
   std::string explanation;
   std::string explanation_kind;     // base, layout, scaling, ... (judge/README.md "Explanation"); empty: none
+  // The explanation without the figures of its group (shares, token lists): what groups failing
+  // the same way have in common, so that a summary says it once for all of them
+  // (judge/verdict.h distinct_explanations). Empty exactly when `explanation` is.
+  std::string headline;
   // Per pair index: θ'_j of the spec and θ̂_j fitted from the candidate's own angles (NaN where the
   // angles do not resolve it): the plot of the HTML report.
   struct Frequency {

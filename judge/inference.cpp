@@ -1008,6 +1008,7 @@ void FailedCalls::explain(GroupResult& g) const {
                                           : kind_ + " (" + first_line(message_).substr(0, 160) + ") at position " + std::to_string(position_) +
                                                 " (first failing position)";
   d.mistake = d.explanation;
+  d.headline = kind_ == "status" ? raised_summary(message_, -1) : kind_ + " (" + first_line(message_).substr(0, 160) + ")";
   d.lines.insert(d.lines.begin(), d.explanation);
 }
 
@@ -1056,6 +1057,7 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
     if (m.kind == "memory_stride" && m.matched > 0) {
       matched = ", " + std::to_string(m.matched) + " of them another row's input norms";
     }
+    d.headline = "your outputs have " + m.what;
     d.explanation = "your outputs have " + m.what + " at tokens " + token_ranges_text(m.tokens, m.stride) + " (" +
                     std::to_string(m.faulty_rows) + " of " + std::to_string(m.rows) + " rows" + matched +
                     (m.stride > 1 ? "; sampled at a stride of " + std::to_string(m.stride) + " tokens" : std::string()) +
@@ -1101,11 +1103,13 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
     d.mistake_within = b.within;
     d.mistake_identical = b.identical;
     if (list[best].kind == "position_offset") d.position_offset = static_cast<double>(list[best].position_shift);
+    d.headline = "your outputs are RoPE with " + list[best].change;
     d.explanation = "your outputs are RoPE with " + list[best].change + ": bit-identical in " + percent(b.identical) +
                     " of values, within the f32-angle bound in " + percent(b.within) + " of pairs";
   } else if (const auto it = memory.find("memory_stride"); it != memory.end() && explains_rest(it->second)) {
     name_memory(it->second);
   } else {
+    d.headline = "no single change of the spec reproduces them";
     d.explanation = "no single change of the spec reproduces them (the spec as given explains " + percent(given.within) +
                     " of pairs); closest: " + list[best].change + " (" + percent(b.within) + ")";
   }
