@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "gate/report.h"
+#include "judge/tolerance.h"
 #include "runner/golden_run.h"
 #include "runner/implementation.h"
 
 namespace ropecheck::gate {
 
 struct JudgeArguments {
-  std::string model = "exact";
+  std::string model = std::string(judge::name(judge::kDefaultModel));  // judge/tolerance.h
   std::string tolerance;  // the one grammar: judge/tolerance.h parse_tolerance
   std::optional<std::int64_t> max_position;
   std::string skip_flags;  // comma-separated golden flags

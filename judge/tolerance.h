@@ -24,6 +24,11 @@ namespace ropecheck::judge {
 //    computes θ'_j correctly rounded (torch's pow-then-reciprocal is up to 6 ulps off, ggml's running
 //    product up to 45: peers/README.md); it fits an implementation fed a correctly rounded θ table.
 enum class Model { exact, f32_angle, f32_recipe };
+// The claim every judging route applies when the user names none: f32-angle, the class a careful
+// float32 implementation (HF-style cached cos/sin, fused, float64 then cast) belongs to, so that
+// such code passes on default settings (judge/README.md "Models"). The project's own kernels are
+// gated on the exact claim, named explicitly (scripts/run).
+inline constexpr Model kDefaultModel = Model::f32_angle;
 std::string_view name(Model model);
 // "exact" | "f32-angle" | "f32-recipe"; throws UsageError naming --model.
 Model parse_model(std::string_view text);
