@@ -1,5 +1,6 @@
 // ropecheck: the command-line front end. Each subcommand lives in gate/commands/.
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "gate/commands/command.h"
 #include "spec/spec.h"
+#include "spec/suggest.h"
 
 namespace {
 
@@ -25,6 +27,31 @@ std::string one_line(const std::string& text) {
 }
 
 void print_error(const std::string& text) { std::fprintf(stderr, "ropecheck: %s\n", one_line(text).c_str()); }
+
+// " (did you mean '--model'?)" for the first argument of the form --word that no option of the
+// command given takes (spec/suggest.h); "" when there is none or nothing is close.
+std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
+  const std::vector<CLI::App*> subs = app.get_subcommands();
+  CLI::App* command = subs.empty() ? &app : subs.front();
+  for (CLI::App* sub = command; sub != nullptr;) {  // the deepest command given (golden export, report merge)
+    command = sub;
+    const std::vector<CLI::App*> inner = sub->get_subcommands();
+    sub = inner.empty() ? nullptr : inner.front();
+  }
+  std::vector<std::string> names;
+  for (const CLI::Option* option : command->get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  }
+  const std::vector<std::string_view> words(names.begin(), names.end());
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.size() < 3 || arg.substr(0, 2) != "--") continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(words.begin(), words.end(), arg) != words.end()) continue;
+    return ropecheck::did_you_mean(arg, words);
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -85,10 +112,13 @@ int main(int argc, char** argv) {
       for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
         names += (names.empty() ? "" : ", ") + sub->get_name();
       }
-      print_error("unknown command '" + std::string(argv[1]) + "': expected one of " + names + " (see --help)");
+      std::vector<std::string_view> words;
+      for (const Command& c : kCommands) words.push_back(c.name);
+      print_error("unknown command '" + std::string(argv[1]) + "': expected one of " + names + ropecheck::did_you_mean(argv[1], words) +
+                  " (see --help)");
       return 2;
     }
-    print_error(std::string(e.what()) + " (see --help)");
+    print_error(std::string(e.what()) + unknown_option_hint(app, argc, argv) + " (see --help)");
     return 2;
   } catch (const ropecheck::UsageError& e) {
     print_error(e.what());

@@ -362,18 +362,28 @@ std::string sweep_text(const ojson& report) {
   const ojson& g = report.at("groups").at(0);
   char line[512];
   std::string out = "implementation: " + report.value("implementation", "") + "\n";
+  out += "claim: model " + report.value("model", "") + "\n";
   out += "spec: " + g.value("spec", "") + "\n";
   std::snprintf(line, sizeof line, "samples: %zu positions in [0, %lld]\n", g.at("points").size(),
                 static_cast<long long>(report.at("sweep").value("max_position", std::int64_t{0})));
   out += line;
-  std::snprintf(line, sizeof line, "worst e: %.6g at position %lld\n", metric(g.at("worst_e")),
-                static_cast<long long>(g.value("worst_e_position", std::int64_t{-1})));
+  // e and its share of the bound at its angle (the bound grows with the angle under f32-angle).
+  const double margin = g.contains("worst_margin") ? metric(g.at("worst_margin")) : 0;
+  std::snprintf(line, sizeof line, "worst e: %.6g at position %lld (%s %.3g %s)\n", metric(g.at("worst_e")),
+                static_cast<long long>(g.value("worst_e_position", std::int64_t{-1})),
+                margin <= 1 ? "within the bound: at most" : "out of the bound:", margin, margin <= 1 ? "of it" : "times it");
   out += line;
   if (g.at("horizon").is_null()) {
     out += "accuracy horizon: none\n";
   } else {
     out += "accuracy horizon: " + std::to_string(g.at("horizon").get<std::int64_t>()) +
            (g.value("horizon_complete", false) ? " (every sampled position)" : "") + "\n";
+  }
+  if (g.contains("diagnosis") && g.at("diagnosis").is_object()) {
+    const ojson& d = g.at("diagnosis");
+    if (d.contains("explanation") && d.at("explanation").is_string()) {
+      out += "explanation: " + d.at("explanation").get<std::string>() + "\n";
+    }
   }
   out += "result: " + g.value("verdict", "") + "\n";
   return out;

@@ -234,6 +234,7 @@ std::string edge_summary(const GroupResult& g) {
   add(g.whole_tests_failed, "test(s) without usable output (crash, missing, wrong size, ...)");
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  if (!g.first_whole_test_failure.empty()) out += "; first: " + g.first_whole_test_failure;
   return out;
 }
 

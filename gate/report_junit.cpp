@@ -49,8 +49,13 @@ std::string to_junit(const Report& r) {
       const std::string edge = edge_summary(g);
       if (!edge.empty()) worst += "; edge cases: " + edge;
       if (!g.verdict_reason.empty()) worst += "; " + g.verdict_reason;
+      // Why, first: the explanation where one accounts for the outputs (judge/README.md "Explanation").
+      std::string why;
+      if (g.diagnosis && !g.diagnosis->explanation.empty()) why = g.diagnosis->explanation + "; ";
       if (g.diagnosis) {
-        for (const std::string& line : g.diagnosis->lines) worst += "; diagnosis: " + line;
+        for (const std::string& line : g.diagnosis->lines) {
+          if (line != g.diagnosis->explanation) worst += "; diagnosis: " + line;
+        }
       }
       if (g.attention) {
         const AttentionCells c = attention_cells(*g.attention);
@@ -58,7 +63,9 @@ std::string to_junit(const Report& r) {
                 " (its row's tolerance " + c.output_tol + ")";
       }
       body << "   <failure type=\"accuracy\" message=\""
-           << xml_escape(std::to_string(ids.size()) + " failing test(s): " + join_ids(ids) + "; " + worst) << "\">"
+           << xml_escape(why + std::to_string(ids.size()) + " failing test(s): " + join_ids(ids) + "; " + worst + " (model " +
+                         std::string(judge::name(r.model)) + ")")
+           << "\">"
            << xml_escape(text) << "</failure>\n";
     } else if (g.verdict == "skip") {
       ++skipped;

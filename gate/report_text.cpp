@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gate/report_parts.h"
+#include "judge/verdict.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::gate {
@@ -119,9 +120,41 @@ constexpr std::size_t kSummaryDetailedGroups = 3;  // with their explanation and
 
 }  // namespace
 
+namespace {
+
+// Why the failing groups fail, one line per distinct explanation (judge/verdict.h
+// distinct_explanations), then what no explanation covers, then whether another claim would have
+// decided otherwise (judge/README.md "Models").
+std::string explanation_lines(const Report& r, const std::vector<const GroupResult*>& failing) {
+  std::ostringstream s;
+  std::size_t explained = 0;
+  for (const judge::ExplanationLine& line : judge::distinct_explanations(r.groups)) {
+    explained += line.groups.size();
+    s << "explanation: " << (line.groups.size() == 1 ? group_name(r.groups[line.groups.front()]) + ": " : std::string())
+      << line.text << "\n";
+  }
+  if (failing.size() > explained && failing.size() > kSummaryDetailedGroups) {
+    s << "unexplained: " << failing.size() - explained << " failing group(s) (--verbose: their diagnosis)\n";
+  }
+  // Failing the exact claim with (nearly) every sampled pair within the f32-angle bound: the
+  // weaker claim of code that computes its angle in binary32 fits these groups.
+  std::size_t weaker = 0;
+  for (const GroupResult* g : failing) {
+    weaker += r.model == judge::Model::exact && g->diagnosis && g->diagnosis->explanation.empty() &&
+              g->diagnosis->f32_angle_share >= 0.99;
+  }
+  if (weaker > 0) {
+    s << "note: under the weaker claim --model f32-angle (an angle computed in binary32) " << weaker << " of the "
+      << failing.size() << " failing group(s) are within the bound in 99% or more of the sampled pairs\n";
+  }
+  return s.str();
+}
+
+}  // namespace
+
 std::string format_summary(const Report& r) {
   std::ostringstream s;
-  s << "ropecheck " << r.command << ": " << r.implementation << " (model " << name(r.model) << ")\n";
+  s << "ropecheck " << r.command << ": " << r.implementation << ", judged under " << judge::claim_text(r.model) << "\n";
   // The grid: families × dtypes, when there is more than one group.
   if (r.groups.size() > 1) {
     const SummaryGrid grid = summary_grid(r);
@@ -182,16 +215,16 @@ std::string format_summary(const Report& r) {
     }
     s << "\n";
     if (failing.size() > kSummaryDetailedGroups) continue;
-    if (g.diagnosis && !g.diagnosis->lines.empty()) {
-      s << "  " << (g.diagnosis->explanation.empty() ? "diagnosis: " + g.diagnosis->lines.front()
-                                                      : "explanation: " + g.diagnosis->explanation)
-        << "\n";
+    // A group no explanation covers gets its first diagnosis line; the explanations follow below.
+    if (g.diagnosis && !g.diagnosis->lines.empty() && g.diagnosis->explanation.empty()) {
+      s << "  diagnosis: " << g.diagnosis->lines.front() << "\n";
     }
     if (!g.worst.empty() && r.worst_listed > 0) s << "  worst: " << describe(g.worst.front()) << "\n";
   }
   if (failing.size() > kSummaryFailingGroups) {
     s << "... and " << failing.size() - kSummaryFailingGroups << " more failing groups (--verbose or the reports list each)\n";
   }
+  s << explanation_lines(r, failing);
   if (marginal > 0) {
     s << "note: " << marginal << " passing group(s) come within a factor 2 of their bound (--verbose: their diagnosis)\n";
   }

@@ -251,8 +251,13 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
 
   // 2. The spec inference (judge/inference.h): the change of the spec that reproduces the outputs.
   const double spec_within = infer_spec(spec, tests, failing, threads, d);
+  d.f32_angle_share = spec_within;
   if (!d.explanation.empty()) {
     d.lines.push_back(d.explanation);
+    // A fitted explanation (a change of the spec, a memory fault) accounts for the outputs: the
+    // generic angle and rotation lines, computed against the spec as given, would read as a
+    // second cause beside it (judge/README.md "Explanation"). Its figures stay in the fields.
+    if (!d.explanation_kind.empty()) return d;
   } else if (failing && model == Model::exact && spec_within >= 0.99) {
     // Only on a failing group: a passing or marginal one (f64 data included) is told nothing.
     d.lines.push_back("outputs are within the f32-angle model's bound: an angle computed in binary32 (--model f32-angle judges this class)");

@@ -112,6 +112,9 @@ void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, std::strin
   ++result.tests;
   ++result.tests_failed;
   ++result.whole_tests_failed;
+  if (result.first_whole_test_failure.empty()) {
+    result.first_whole_test_failure = "test " + std::to_string(test_id) + ": " + kind + ": " + message;
+  }
   record_whole_test_case(test_id, kind, message, lowest);
   result.outcomes.push_back({test_id, "fail", std::move(kind) + ": " + std::move(message)});
 }

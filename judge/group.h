@@ -98,6 +98,10 @@ struct GroupDiagnosis {
   std::string frequency_growth;     // "pair index", "constant" or "" (not resolved above the output's rounding)
   double position_offset = 0;       // the angle error over θ'_j, when it does not grow with the position
   double rotation_e = 0;            // largest |s − 1|/u: the error at the candidate's own angle
+  // Share of the sampled ordinary pairs of the spec as given within the f32-angle model's bound
+  // (judge/inference.h infer_spec); -1 when not measured. On a group failing the exact claim, 0.99
+  // or more says the weaker f32-angle claim fits it (the summary says so).
+  double f32_angle_share = -1;
   // The spec inference (judge/inference.h): one sentence saying what the outputs are — the smallest
   // change of the spec that reproduces them, a memory fault, a call that raised — or that no single
   // change does. Empty when nothing is named (a passing group never names anything).
@@ -145,6 +149,7 @@ struct GroupResult {
   std::int64_t signed_zero_failed = 0;   // --strict-zeros only
   std::int64_t passthrough_checked = 0, passthrough_failed = 0;
   std::int64_t whole_tests_failed = 0;   // crash, missing output, wrong size, ...
+  std::string first_whole_test_failure;  // "test ID: KIND: MESSAGE" of the first of them (the summary names it)
   std::int64_t beyond_required_failed = 0;  // ordinary pairs out of tolerance above --require-horizon
   // Direct checks (runner/direct.h): input values that were not values of the spec's input dtype,
   // rounded to it before judging (the values a kernel of that dtype receives).

@@ -8,6 +8,7 @@
 #include "spec/errors.h"
 #include "judge/tolerance.h"
 #include "spec/schedule.h"
+#include "spec/suggest.h"
 
 namespace ropecheck::judge {
 
@@ -20,11 +21,22 @@ std::string_view name(Model model) {
   return "exact";
 }
 
+std::string claim_text(Model model) {
+  std::string what;
+  switch (model) {
+    case Model::exact: what = "the true rotation, held to a constant bound"; break;
+    case Model::f32_angle: what = "the angle computed in binary32, bound growing with the angle"; break;
+    case Model::f32_recipe: what = "the float32 recipe with theta correctly rounded"; break;
+  }
+  return "model " + std::string(name(model)) + " (" + what + (model == kDefaultModel ? "; the default claim)" : ")");
+}
+
 Model parse_model(std::string_view text) {
   if (text == "exact") return Model::exact;
   if (text == "f32-angle") return Model::f32_angle;
   if (text == "f32-recipe") return Model::f32_recipe;
-  throw UsageError("--model: expected exact, f32-angle or f32-recipe, got '" + std::string(text) + "'");
+  throw UsageError("--model: expected exact, f32-angle or f32-recipe, got '" + std::string(text) + "'" +
+                   did_you_mean(text, {"exact", "f32-angle", "f32-recipe"}));
 }
 
 bool judges_exact_values(Model model) { return model != Model::f32_recipe; }

@@ -30,6 +30,9 @@ enum class Model { exact, f32_angle, f32_recipe };
 // gated on the exact claim, named explicitly (scripts/run).
 inline constexpr Model kDefaultModel = Model::f32_angle;
 std::string_view name(Model model);
+// The claim in a user's words, for the first line of every summary: "model f32-angle (the angle
+// computed in binary32; the default claim)".
+std::string claim_text(Model model);
 // "exact" | "f32-angle" | "f32-recipe"; throws UsageError naming --model.
 Model parse_model(std::string_view text);
 // Whether the model judges against the exact values (exact, f32-angle) or a recipe's (f32-recipe).

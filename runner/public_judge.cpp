@@ -19,7 +19,9 @@ namespace {
 using detail::SpecAccess;
 
 judge::Claims claims_of(const GoldenOptions& options) {
-  return judge::Claims::parse(options.model, options.tolerance);
+  // The default claim is the judge's one (judge/tolerance.h kDefaultModel).
+  return judge::Claims::parse(options.model.empty() ? std::string(judge::name(judge::kDefaultModel)) : options.model,
+                              options.tolerance);
 }
 
 judge::JudgeOptions judge_options_of(const GoldenOptions& options) {
@@ -49,6 +51,7 @@ GoldenGroup public_group(const judge::GroupResult& g) {
   out.worst_e = g.worst_e;
   out.horizon = g.horizon;
   for (const judge::Case& c : g.worst) out.worst.push_back({c.test_id, c.kind, c.position, c.message});
+  if (g.diagnosis) out.explanation = g.diagnosis->explanation;
   return out;
 }
 
@@ -74,6 +77,10 @@ GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const 
     // The run's verdict is the gate's (judge/verdict.h): every group skipped is not a pass.
     const judge::RunVerdict run = judge::run_verdict(judgement.groups);
     verdict.passed = run.pass;
+    verdict.model = std::string(judge::name(claims.model));
+    for (const judge::ExplanationLine& line : judge::distinct_explanations(judgement.groups)) {
+      verdict.explanations.push_back(line.text);
+    }
     verdict.notes = judgement.notes;
     if (run.judged_nothing) verdict.notes.push_back("nothing was judged: every test was skipped");
     return verdict;

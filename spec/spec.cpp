@@ -1,5 +1,6 @@
 // Spec parsing (compact key=value and JSON), validation and canonical printing.
 #include "spec/spec.h"
+#include "spec/suggest.h"
 
 #include "spec/schedule.h"
 
@@ -23,8 +24,9 @@ std::string shown(std::string_view got) {
   return "'" + std::string(got.substr(0, 48)) + "...' (" + std::to_string(got.size()) + " characters)";
 }
 
-[[noreturn]] void fail(std::string_view field, std::string_view expected, std::string_view got) {
-  throw SpecError("spec field '" + std::string(field) + "': expected " + std::string(expected) + ", got " + shown(got));
+[[noreturn]] void fail(std::string_view field, std::string_view expected, std::string_view got, std::string_view hint = {}) {
+  throw SpecError("spec field '" + std::string(field) + "': expected " + std::string(expected) + ", got " + shown(got) +
+                  std::string(hint));
 }
 
 // The longest decimal a spec field takes: far more digits than any parameter has (a base, a factor,
@@ -134,7 +136,9 @@ ScalingType parse_scaling_type(const std::string& t) {
   if (t == "yarn-ggml") return ScalingType::yarn_ggml;
   if (t == "llama3") return ScalingType::llama3;
   if (t == "longrope") return ScalingType::longrope;
-  fail("scaling", "one of none|linear|ntk|dynamic|yarn|yarn-ggml|llama3|longrope", t);
+  fail("scaling",
+       "one of none|linear|ntk|dynamic|yarn|yarn-ggml|llama3|longrope",
+       t, did_you_mean(t, {"none", "linear", "ntk", "dynamic", "yarn", "yarn-ggml", "llama3", "longrope"}));
 }
 
 // The scaling parameters each type accepts (all others are rejected as unknown for that type).
@@ -169,7 +173,11 @@ Spec build(const Fields& f) {
   for (const auto& [key, value] : f) {
     bool known = false;
     for (const auto& k : all_keys()) known = known || k == key;
-    if (!known) fail(key, "a known key (layout, head_dim, rotary_dim, base, dtype, direction, scaling, axes, ...)", key);
+    if (!known) {
+      const std::vector<std::string_view> words(all_keys().begin(), all_keys().end());
+      fail(key, "a known key (layout, head_dim, rotary_dim, base, dtype, direction, scaling, axes, ...)",
+           key, did_you_mean(key, words));
+    }
   }
   auto get = [&](const std::string& key) -> const std::string* {
     auto it = f.find(key);

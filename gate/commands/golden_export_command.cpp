@@ -15,6 +15,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "gate/commands/command.h"
 #include "runner/golden_run.h"
@@ -62,6 +64,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
     std::vector<OutTensor> tensors;
     tensors.push_back({"format", "U", {}, {}, "ropecheck-export/1"});
     std::int64_t exported = 0;
+    std::optional<std::string> first_rope_test, first_attention_test;  // the key the message shows
     for (const LoadedGolden& loaded : suites) {
       inputs.push_back(loaded.path);
       const golden::GoldenFile& file = loaded.file;
@@ -78,6 +81,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
             tensors.push_back(positions_tensor(name("k_positions"), test.k_positions, test.k_tokens, components));
             tensors.push_back({name("causal"), "I64", {}, {test.causal ? 1.0 : 0.0}, {}});
             tensors.push_back({name("spec"), "U", {}, {}, to_string(group.spec)});
+            if (!first_attention_test) first_attention_test = name("scores");
             ++exported;
           }
         }
@@ -97,6 +101,7 @@ void add_golden_export_command(CLI::App& golden, int& status) {
           tensors.push_back(std::move(input));
           tensors.push_back(positions_tensor(tensor_name(file.suite, test.id, "positions"), test.positions, test.tokens, components));
           tensors.push_back({tensor_name(file.suite, test.id, "spec"), "U", {}, {}, to_string(group.spec)});
+          if (!first_rope_test) first_rope_test = tensor_name(file.suite, test.id, "output");
           ++exported;
         }
       }
@@ -104,6 +109,21 @@ void add_golden_export_command(CLI::App& golden, int& status) {
     const std::string bytes = args->format == "npz" ? tensorio::encode_npz(tensors) : tensorio::encode_safetensors(tensors);
     write_atomically(args->out, bytes, inputs);
     std::fprintf(stderr, "ropecheck: exported %lld tests to %s\n", static_cast<long long>(exported), args->out.c_str());
+    // What `check --candidate` reads back (gate/README.md "File layout"): one tensor per test,
+    // named as its input is, in the input's shape.
+    if (first_rope_test) {
+      std::fprintf(stderr,
+                   "ropecheck: for each SUITE/ID/input (with SUITE/ID/positions and SUITE/ID/spec), write your rotated "
+                   "tensor as SUITE/ID/output, same shape [tokens, heads, head_dim], in one .npz or .safetensors file "
+                   "(e.g. %s); then: ropecheck check --golden %s --candidate FILE\n",
+                   first_rope_test->c_str(), args->golden.c_str());
+    }
+    if (first_attention_test) {
+      std::fprintf(stderr,
+                   "ropecheck: for attention tests (SUITE/ID/q, k, v, q_positions, k_positions), write SUITE/ID/scores "
+                   "[heads, q_tokens, k_tokens] and/or SUITE/ID/outputs [q_tokens, heads, v_dim] (e.g. %s)\n",
+                   first_attention_test->c_str());
+    }
     status = 0;
   });
 }

@@ -14,6 +14,7 @@
 #include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
 #include "gate/report.h"
+#include "gate/report_parts.h"
 #include "gate/shard.h"
 #include "runner/registry.h"
 #include "runner/sweep.h"
@@ -62,6 +63,7 @@ int run_sweep(const SweepArguments& a) {
   GroupResult g = judge::sweep(*implementation, spec, sweep, options.group);
 
   std::printf("implementation: %s (%s)\n", implementation->name().c_str(), implementation->selector().c_str());
+  std::printf("claim: %s\n", judge::claim_text(claims.model).c_str());
   std::printf("spec: %s\n", to_string(spec).c_str());
   const judge::SweepCalls calls = judge::sweep_calls(spec, a.sweep);
   std::printf("samples: %" PRId64 " positions in [0, %" PRId64 "], %d pairs each\n", calls.positions, a.sweep.max_position,
@@ -74,7 +76,10 @@ int run_sweep(const SweepArguments& a) {
   if (g.verdict == "skip") {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
-    std::printf("worst e: %.6g at position %" PRId64 ", pair %d\n", g.worst_e, g.worst_e_position, g.worst_e_pair);
+    // e alone does not say pass or fail where the bound grows with the angle: its share of the bound too.
+    std::printf("worst e: %.6g at position %" PRId64 ", pair %d (%s)\n", g.worst_e, g.worst_e_position, g.worst_e_pair,
+                g.worst_margin <= 1 ? ("within the bound: at most " + report_detail::fixed(g.worst_margin) + " of it").c_str()
+                                    : ("out of the bound: " + report_detail::fixed(g.worst_margin) + " times it").c_str());
     if (g.tolerance.per_radian > 0) {
       std::printf("tolerance: %.9g + %.9g*|angle| (%s)\n", g.tolerance.value, g.tolerance.per_radian, g.tolerance.source.c_str());
     } else {
@@ -94,7 +99,9 @@ int run_sweep(const SweepArguments& a) {
     }
     if (!g.verdict_reason.empty()) std::printf("note: %s\n", g.verdict_reason.c_str());
     if (g.diagnosis) {
-      for (const std::string& line : g.diagnosis->lines) std::printf("diagnosis: %s\n", line.c_str());
+      for (const std::string& line : g.diagnosis->lines) {
+        std::printf("%s: %s\n", line == g.diagnosis->explanation ? "explanation" : "diagnosis", line.c_str());
+      }
     }
     std::printf("result: %s\n", g.verdict.c_str());
   }

@@ -39,37 +39,59 @@ def round_to_bfloat16(values):
     return np.where(np.isnan(values), values, rounded)
 
 
-def rope(spec, x, positions):
-    """x: [tokens, heads, head_dim]; positions: [tokens]. Returns the rotated tensor in x's dtype."""
-    head_dim = int(spec["head_dim"])
-    rotary_dim = int(spec.get("rotary_dim", head_dim))
-    base = np.longdouble(spec["base"])
-    pairs = rotary_dim // 2
-    j = np.arange(pairs, dtype=np.longdouble)
-    theta = base ** (-2.0 * j / rotary_dim)
-    angle = positions.astype(np.longdouble)[:, None] * theta[None, :]  # [tokens, pairs]
-    if spec.get("direction", "forward") == "inverse":
-        angle = -angle
-    cos = np.cos(angle)[:, None, :]
-    sin = np.sin(angle)[:, None, :]
+def rotate(spec, x, cos, sin, wide_dtype):
+    """x [tokens, heads, head_dim] rotated in wide_dtype by cos/sin [tokens, 1, pairs], pairs as the
+    spec's layout takes them (docs/rope.md §2), the dims past rotary_dim passed through; returned in
+    x's dtype (bf16: rounded to nearest even, held in float32)."""
+    rotary_dim = 2 * cos.shape[-1]
     if spec["layout"] == "interleaved":
         first, second = np.arange(0, rotary_dim, 2), np.arange(1, rotary_dim, 2)
     else:
-        first, second = np.arange(pairs), np.arange(pairs, rotary_dim)
-    wide = x.astype(np.longdouble)
-    out = wide.copy()
+        first, second = np.arange(rotary_dim // 2), np.arange(rotary_dim // 2, rotary_dim)
+    wide = x.astype(wide_dtype)
+    out = wide.copy()  # the pass-through dims, bit for bit
     xs, ys = wide[..., first], wide[..., second]
     with np.errstate(invalid="ignore", over="ignore"):
         out[..., first] = xs * cos - ys * sin
         out[..., second] = xs * sin + ys * cos
-    out[..., rotary_dim:] = wide[..., rotary_dim:]  # pass-through, bit for bit
     with np.errstate(over="ignore"):  # overflow to ±Inf is the IEEE result the golden files expect
         if spec["dtype"] == "bf16":
             return round_to_bfloat16(out.astype(np.float32))
         return out.astype(x.dtype)
 
 
-def run_candidate(inputs_path, outputs_path):
+def rope_float32(spec, x, positions, bug=None):
+    """The same rotation as a careful float32 implementation computes it (HF transformers' cached
+    cos/sin: inv_freq = 1 / base^(2j/d) and the angle position·inv_freq in float32, cos/sin in
+    float32, the rotation in float32, then cast to x's dtype): the class `--model f32-angle`, the
+    default claim, accepts (judge/README.md "Models"). `bug` plants one mistake for the README's
+    walk-through: "base" uses base 10000 (500000 where the spec's is 10000), "offset" rotates
+    position p + 1."""
+    rotary_dim = int(spec.get("rotary_dim", spec["head_dim"]))
+    base = np.float32(float(spec["base"]))
+    if bug == "base":
+        base = np.float32(500000 if base == 10000 else 10000)
+    inv_freq = np.float32(1) / base ** (np.arange(0, rotary_dim, 2, dtype=np.float32) / np.float32(rotary_dim))
+    p = positions.astype(np.float32) + np.float32(1 if bug == "offset" else 0)
+    angle = p[:, None] * inv_freq[None, :]
+    if spec.get("direction", "forward") == "inverse":
+        angle = -angle
+    return rotate(spec, x, np.cos(angle)[:, None, :], np.sin(angle)[:, None, :], np.float32)
+
+
+def rope(spec, x, positions):
+    """x: [tokens, heads, head_dim]; positions: [tokens]. Returns the rotated tensor in x's dtype."""
+    rotary_dim = int(spec.get("rotary_dim", spec["head_dim"]))
+    base = np.longdouble(spec["base"])
+    j = np.arange(rotary_dim // 2, dtype=np.longdouble)
+    theta = base ** (-2.0 * j / rotary_dim)
+    angle = positions.astype(np.longdouble)[:, None] * theta[None, :]  # [tokens, pairs]
+    if spec.get("direction", "forward") == "inverse":
+        angle = -angle
+    return rotate(spec, x, np.cos(angle)[:, None, :], np.sin(angle)[:, None, :], np.longdouble)
+
+
+def run_candidate(inputs_path, outputs_path, float32=False, bug=None):
     data = np.load(inputs_path, allow_pickle=False)
     outputs = {}
     for name in data.files:
@@ -79,7 +101,10 @@ def run_candidate(inputs_path, outputs_path):
         spec = parse_spec(str(data[prefix + "spec"]))
         if not supported(spec):
             continue
-        outputs[prefix + "output"] = rope(spec, data[name], data[prefix + "positions"])
+        if float32 or bug:
+            outputs[prefix + "output"] = rope_float32(spec, data[name], data[prefix + "positions"], bug)
+        else:
+            outputs[prefix + "output"] = rope(spec, data[name], data[prefix + "positions"])
     np.savez(outputs_path, **outputs)
     return len(outputs)
 
@@ -88,6 +113,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("inputs", nargs="?", help="exported inputs (.npz)")
     parser.add_argument("outputs", nargs="?", help="where to write the outputs (.npz)")
+    parser.add_argument("--float32", action="store_true", help="compute as careful float32 code does (HF-style)")
+    parser.add_argument("--bug", choices=["base", "offset"], help="plant a mistake (float32): another base, or position + 1")
     parser.add_argument("--ropecheck", help="the ropecheck binary: run the whole loop")
     parser.add_argument("--golden", help="golden suite file or folder (with --ropecheck)")
     parser.add_argument("--workdir", default=".", help="folder for the exported and output files")
@@ -95,7 +122,7 @@ def main():
     if not args.ropecheck:
         if not args.inputs or not args.outputs:
             parser.error("expected INPUTS OUTPUTS, or --ropecheck BIN --golden FILE")
-        print(f"wrote {run_candidate(args.inputs, args.outputs)} outputs to {args.outputs}")
+        print(f"wrote {run_candidate(args.inputs, args.outputs, args.float32, args.bug)} outputs to {args.outputs}")
         return 0
     os.makedirs(args.workdir, exist_ok=True)
     inputs = os.path.join(args.workdir, "inputs.npz")
@@ -103,7 +130,7 @@ def main():
     # --force: the work folder's inputs.npz of an earlier run is replaced (export refuses otherwise)
     subprocess.run([args.ropecheck, "golden", "export", "--golden", args.golden, "--format", "npz", "--out", inputs,
                     "--force"], check=True)
-    count = run_candidate(inputs, outputs)
+    count = run_candidate(inputs, outputs, args.float32, args.bug)
     print(f"numpy candidate: {count} outputs")
     return subprocess.run([args.ropecheck, "check", "--golden", args.golden, "--candidate", outputs, "--allow-missing",
                            "--junit", os.path.join(args.workdir, "rope.xml")]).returncode

@@ -10,9 +10,11 @@
 //         }));
 //   }
 //
-// The default bound is the model's (e ≤ 4 for the exact model, 6 with an attention factor:
-// judge/README.md "Models"); GoldenOptions::tolerance overrides it. On failure the message names
-// each failing group with its worst cases (ordinary inputs first), as the text report does. A golden
+// The default claim is f32-angle (the angle computed in binary32; GoldenOptions::model = "exact"
+// holds a function to the true rotation) and the bound is that claim's (judge/README.md "Models");
+// GoldenOptions::tolerance overrides it. On failure the message states the claim, says why the
+// outputs fail (one line per distinct explanation, as every summary does), then names each failing
+// group with its worst cases (ordinary inputs first), as the text report does. A golden
 // file that cannot be read, or a bad option, fails the assertion with its one-line message.
 #pragma once
 
@@ -49,7 +51,10 @@ inline ::testing::AssertionResult MatchesGolden(const std::string& golden_path, 
     }
   }
   if (failed == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << failed << " failing group(s) in " << golden_path << failures.str();
+  std::ostringstream why;
+  for (const std::string& line : verdict.explanations) why << "\n  explanation: " << line;
+  return ::testing::AssertionFailure() << failed << " failing group(s) in " << golden_path << " under model " << verdict.model
+                                       << why.str() << failures.str();
 }
 
 }  // namespace ropecheck

@@ -25,7 +25,8 @@ using RopeFunction = std::function<std::vector<double>(const RopeSpec& spec, Ten
 
 // The options of every judging command (judge/README.md "Options every judging command takes").
 struct GoldenOptions {
-  std::string model = "exact";              // exact | f32-angle | f32-recipe (judge/README.md "Models")
+  // exact | f32-angle | f32-recipe (judge/README.md "Models"); empty: the default claim, f32-angle
+  std::string model;
   std::string tolerance;                    // "e=N", "ulp=N", "theta_ulps=K" (comma-separated); empty: the model's default
   bool strict_zeros = false;                // require the correctly rounded result's sign of zero
   std::optional<std::int64_t> max_position; // tokens above it are not judged (your context length)
@@ -53,11 +54,16 @@ struct GoldenGroup {
   double worst_e = 0;                // over ordinary pairs
   std::optional<std::int64_t> horizon;  // the accuracy horizon; empty when the first position fails
   std::vector<GoldenCase> worst;        // accuracy cases (worst first), then edge cases
+  std::string explanation;              // why it fails, when a change of the spec or a fault explains it
 };
 
 struct GoldenVerdict {
   bool passed = false;  // no group failed, and some group was judged (every group skipped fails)
   std::vector<GoldenGroup> groups;
+  std::string model;                  // the claim judged
+  // One line per distinct explanation of the failing groups, with how many groups it covers
+  // ("4 groups: your outputs are RoPE with base=10000 (expected 500000)").
+  std::vector<std::string> explanations;
   std::vector<std::string> notes;
 };
 

@@ -217,7 +217,8 @@ struct AttentionFixture : ::testing::Test {
     }
     const std::string path = dir / ("candidate." + format);
     spit(path, format == "npz" ? encode_npz(tensors) : encode_safetensors(tensors));
-    return run(kBin + " check --golden " + kGolden + " --candidate " + path + " --json " + (dir / "report.json") + " " + extra, dir);
+    // Attention suites carry expectations for the exact claim only (runner/golden_run.cpp): named here.
+    return run(kBin + " check --model exact --golden " + kGolden + " --candidate " + path + " --json " + (dir / "report.json") + " " + extra, dir);
   }
   nlohmann::json report() { return nlohmann::json::parse(slurp(dir / "report.json")); }
 
@@ -436,7 +437,7 @@ TEST_F(AttentionFixture, MaskedScoresMayBeMinusInfinity) {
     tensors.push_back({in.prefix + "outputs", dtype_tag(in.spec.dtype), {in.q_tokens, in.heads, in.v_dim}, o.outputs, {}});
   }
   spit(dir / "masked.npz", encode_npz(tensors));
-  const Ran r = run(kBin + " check --golden " + kGolden + " --candidate " + (dir / "masked.npz") + " --json " + (dir / "report.json"), dir);
+  const Ran r = run(kBin + " check --model exact --golden " + kGolden + " --candidate " + (dir / "masked.npz") + " --json " + (dir / "report.json"), dir);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{spoiled_id}));
   std::int64_t accepted = 0;
@@ -511,7 +512,7 @@ TEST_F(AttentionFixture, WrongShapeIsOneLineAndExitCode2) {
   // [q_tokens, heads, k_tokens] instead of [heads, q_tokens, k_tokens]: same count, wrong order.
   spit(dir / "transposed.npz",
        encode_npz({{in.prefix + "scores", "F64", {in.q_tokens, in.heads, in.k_tokens}, o.scores, {}}}));
-  const Ran r = run(kBin + " check --golden " + kGolden + " --candidate " + (dir / "transposed.npz") + " --json " + (dir / "report.json"), dir);
+  const Ran r = run(kBin + " check --model exact --golden " + kGolden + " --candidate " + (dir / "transposed.npz") + " --json " + (dir / "report.json"), dir);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_NE(r.err.find("transposed.npz: attention/4/scores: expected shape [2, 3, 4] (heads, q_tokens, k_tokens), got [3, 2, 4]"),

@@ -165,7 +165,9 @@ TEST(ScaledCandidate, CarefulFloat32WithAnAttentionFactorPassesTheDefault) {
   const auto j = nlohmann::json::parse(slurp(report));
   EXPECT_EQ(j["verdict"], "pass");
   EXPECT_EQ(j["groups"][0]["tolerance"]["value"].get<double>(), 6.0);
-  EXPECT_NE(j["groups"][0]["tolerance"]["source"].get<std::string>().find("gate_exact_scaled_default"), std::string::npos);
+  // The default claim is f32-angle (judge/tolerance.h kDefaultModel): its bound with the factor.
+  EXPECT_NE(j["groups"][0]["tolerance"]["source"].get<std::string>().find("gate_f32_angle_scaled_default"), std::string::npos)
+      << j["groups"][0]["tolerance"].dump();
   std::printf("HF-style f32 candidate, g = %.9g: worst e %.3f (default %g)\n", static_cast<double>(g),
               j["groups"][0]["worst_e"].get<double>(), j["groups"][0]["tolerance"]["value"].get<double>());
   EXPECT_GT(j["groups"][0]["worst_e"].get<double>(), 1.0);  // not the golden values themselves
@@ -203,7 +205,7 @@ TEST_F(CheckFixture, RecipeAnglesFailUnderTheExactModelAtLargePositionsOnly) {
   std::vector<std::vector<double>> outputs;
   for (const auto& t : file.groups[0].rope_tests) outputs.push_back(*t.expected_f32_recipe);
   const std::string candidate = write_candidate(dir, "recipe.npz", file, outputs);
-  const Ran r = check(candidate);
+  const Ran r = check(candidate, "--model exact");
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   const auto failed = failed_tests(report());
   // Position 0: the recipe is exact. Position 1: the angle is RN32(θ_j), within 2^-25·θ_j ≤ 2^-25
@@ -225,7 +227,7 @@ TEST_F(CheckFixture, SwappedLayoutFailsEveryRotatedTest) {
   // The half layout pairs (j, j + 3) instead of (2j, 2j + 1): the same rotation at position 0
   // (the identity), a different one everywhere else.
   const golden::GoldenFile swapped = small_golden("layout=half,head_dim=8,rotary_dim=6,base=10000,dtype=f32");
-  const Ran r = check(write_candidate(dir, "swapped.npz", file, expected_outputs(swapped)));
+  const Ran r = check(write_candidate(dir, "swapped.npz", file, expected_outputs(swapped)), "--model exact");
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_EQ(failed_tests(report()), ids_where([](std::int64_t p) { return p != 0; }));
 }
@@ -564,10 +566,11 @@ std::vector<std::vector<double>> wrong_above(const golden::GoldenFile& file, std
 
 TEST_F(CheckFixture, MaxPositionJudgesOnlyTheUsersContext) {
   const std::string candidate = write_candidate(dir, "wrong-above-100.npz", file, wrong_above(file, 100));
-  const Ran all = check(candidate);
+  // Under the exact claim: a constant bound, so that 0.5 off fails at every position.
+  const Ran all = check(candidate, "--model exact");
   EXPECT_EQ(all.code, 1) << all.out << all.err;
   EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{5, 6, 7}));  // positions 65536, 2^24 + 1, 2^31 − 1
-  const Ran within = check(candidate, "--max-position 100");
+  const Ran within = check(candidate, "--model exact --max-position 100");
   EXPECT_EQ(within.code, 0) << within.out << within.err;
   const auto j = report();
   EXPECT_EQ(j["options"]["max_position"], 100);
@@ -580,7 +583,7 @@ TEST_F(CheckFixture, MaxPositionJudgesOnlyTheUsersContext) {
 
 TEST_F(CheckFixture, RequireHorizonToleratesFailuresAboveIt) {
   const std::string candidate = write_candidate(dir, "wrong-above-100.npz", file, wrong_above(file, 100));
-  const Ran r = check(candidate, "--require-horizon 100");
+  const Ran r = check(candidate, "--model exact --require-horizon 100");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   auto j = report();
   EXPECT_EQ(j["groups"][0]["horizon"], 100);  // still measured beyond, and reported
@@ -588,7 +591,7 @@ TEST_F(CheckFixture, RequireHorizonToleratesFailuresAboveIt) {
   EXPECT_EQ(j["groups"][0]["beyond_required_failed"], 3);
   EXPECT_NE(r.out.find("above --require-horizon 100"), std::string::npos) << r.out;
   // The failure at 65536 is within a required horizon of 65536.
-  EXPECT_EQ(check(candidate, "--require-horizon 65536").code, 1);
+  EXPECT_EQ(check(candidate, "--model exact --require-horizon 65536").code, 1);
   EXPECT_EQ(failed_tests(report()), (std::set<std::int64_t>{5}));
 }
 
@@ -711,6 +714,64 @@ TEST(WriteAtomically, ExclusiveNeverReplacesAFileCreatedMeanwhile) {
   replaced << std::ifstream(path).rdbuf();
   EXPECT_EQ(replaced.str(), "ours");
   std::filesystem::remove_all(folder);
+}
+
+// The summary says why: a candidate computing RoPE with another base
+// fails with that base named on the terminal, once, under the claim the first line states; the
+// generic angle lines computed against the spec as given do not stand beside it.
+TEST_F(CheckFixture, TheSummaryNamesTheExplanationAndTheClaim) {
+  const golden::GoldenFile other = small_golden("layout=interleaved,head_dim=8,rotary_dim=6,base=500000,dtype=f32");
+  const Ran r = check(write_candidate(dir, "base.npz", file, expected_outputs(other)));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const std::string first_line = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(first_line.find("judged under model f32-angle"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("explanation: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("base=500000 (expected 10000)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("frequency error"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("diagnosis: "), std::string::npos) << r.out;
+  // --verbose: the explanation is the group's only diagnosis line.
+  const Ran verbose = check(write_candidate(dir, "base.npz", file, expected_outputs(other)), "--verbose");
+  EXPECT_EQ(verbose.out.find("angle: error up to"), std::string::npos) << verbose.out;
+}
+
+// A candidate without some outputs names the first missing tensor in the summary.
+TEST_F(CheckFixture, TheSummaryNamesTheFirstMissingTensor) {
+  auto outputs = expected_outputs(file);
+  outputs.pop_back();  // no output for test 7
+  const Ran r = check(write_candidate(dir, "partial.npz", file, outputs));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("first: test 7: missing: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/7/output"), std::string::npos) << r.out;
+}
+
+// golden export says what to write back, and where.
+TEST_F(CheckFixture, ExportSaysWhichTensorsToWriteBack) {
+  const Ran r = run(kBin + " golden export --golden " + golden_path + " --format npz --out " + (dir / "in.npz"), dir);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("write your rotated tensor as SUITE/ID/output"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(e.g. " + file.suite + "/"), std::string::npos) << r.err;
+}
+
+// A misspelt option, model, spec key or scaling type gets the closest word; an unrelated one none.
+TEST(Messages, DidYouMean) {
+  TempDir dir;
+  const Ran option = run(kBin + " check --modle exact --golden x --candidate y", dir);
+  EXPECT_EQ(option.code, 2);
+  EXPECT_NE(option.err.find("(did you mean '--model'?)"), std::string::npos) << option.err;
+  const Ran model = run(kBin + " check --model f32-angel --golden x --candidate y", dir);
+  EXPECT_EQ(model.code, 2);
+  EXPECT_NE(model.err.find("(did you mean 'f32-angle'?)"), std::string::npos) << model.err;
+  const Ran key = run(kBin + " sweep --impl scalar --spec layout=half,head_dm=64,base=10000,dtype=f32", dir);
+  EXPECT_EQ(key.code, 2);
+  EXPECT_NE(key.err.find("(did you mean 'head_dim'?)"), std::string::npos) << key.err;
+  const Ran scaling = run(kBin + " sweep --impl scalar --spec layout=half,head_dim=64,base=10000,dtype=f32,scaling=yarnn", dir);
+  EXPECT_EQ(scaling.code, 2);
+  EXPECT_NE(scaling.err.find("(did you mean 'yarn'?)"), std::string::npos) << scaling.err;
+  const Ran command = run(kBin + " chek", dir);
+  EXPECT_NE(command.err.find("(did you mean 'check'?)"), std::string::npos) << command.err;
+  const Ran unrelated = run(kBin + " check --zzzzzzzz --golden x --candidate y", dir);
+  EXPECT_EQ(unrelated.code, 2);
+  EXPECT_EQ(unrelated.err.find("did you mean"), std::string::npos) << unrelated.err;
 }
 
 }  // namespace

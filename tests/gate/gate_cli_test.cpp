@@ -194,9 +194,11 @@ TEST(Sweep, ShardsMergeToTheUnshardedReportByteForByte) {
     int code;  // the unsharded sweep's exit status
   } sweeps[] = {
       // the recipe fails the exact model: failing points, worst cases of both lists, a diagnosis
-      {"--impl reference-f32-recipe --spec layout=half,head_dim=16,base=10000,dtype=f32 --samples 200 --max-position 100000", 1},
-      {"--impl reference-f32-recipe --spec layout=half,head_dim=12,rotary_dim=8,base=10000,dtype=f32 --samples 500 --worst 3 "
-       "--strict-zeros",
+      {"--impl reference-f32-recipe --model exact --spec layout=half,head_dim=16,base=10000,dtype=f32 --samples 200 "
+       "--max-position 100000",
+       1},
+      {"--impl reference-f32-recipe --model exact --spec layout=half,head_dim=12,rotary_dim=8,base=10000,dtype=f32 --samples 500 "
+       "--worst 3 --strict-zeros",
        1},
       // a passing kernel close to its bound (a diagnosis too: judge/diagnosis.h needs_diagnosis)
       {"--impl scalar --spec layout=interleaved,head_dim=64,base=500000,dtype=bf16 --samples 1000", 0},
@@ -266,7 +268,7 @@ TEST(Sweep, MergeRefusesShardsThatAreNotOneSweep) {
   } others[] = {
       {"spec", sweep_of("scalar", "layout=half,head_dim=8,base=500000,dtype=f32", "256", ""), {"groups[0].spec", "base=10000"}},
       {"seed", sweep_of("scalar", spec, "256", " --seed 2"), {"sweep.seed", "expected 1"}},
-      {"model", sweep_of("scalar", spec, "256", " --model f32-angle"), {"model", "\"exact\""}},
+      {"model", sweep_of("scalar", spec, "256", " --model exact"), {"model", "\"f32-angle\""}},
       {"samples", sweep_of("scalar", spec, "300", ""), {"sweep.samples", "expected 256"}},
       {"max_position", sweep_of("scalar", spec, "256", " --max-position 100000"), {"sweep.max_position", "2147483647"}},
       {"implementation", sweep_of("reference", spec, "256", ""), {"implementation", "ropecheck kernel scalar"}},

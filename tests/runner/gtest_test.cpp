@@ -34,6 +34,10 @@ TEST(GoldenGtestHelper, AFlippedSineFails) {
   EXPECT_FALSE(result);
   EXPECT_NE(std::string(result.message()).find("interleaved-f32-base10000#"), std::string::npos) << result.message();
   EXPECT_NE(std::string(result.message()).find("[tolerance] position"), std::string::npos) << result.message();
+  // The claim judged, and why, before the groups' figures (judge/verdict.h distinct_explanations).
+  EXPECT_NE(std::string(result.message()).find("under model f32-angle"), std::string::npos) << result.message();
+  EXPECT_NE(std::string(result.message()).find("explanation: "), std::string::npos) << result.message();
+  EXPECT_NE(std::string(result.message()).find("direction=inverse"), std::string::npos) << result.message();
 }
 
 TEST(GoldenGtestHelper, TheVerdictNamesEveryGroup) {
@@ -43,9 +47,11 @@ TEST(GoldenGtestHelper, TheVerdictNamesEveryGroup) {
   for (const ropecheck::GoldenGroup& g : verdict.groups) {
     EXPECT_EQ(g.suite, "interleaved-f32-base10000");
     EXPECT_EQ(g.verdict, "pass") << g.spec;
-    // The exact model's default bound for f32 without an attention factor (judge/README.md "Models").
+    // The default claim is f32-angle: e <= 4 + per_radian*|angle| for f32 without an attention
+    // factor (judge/README.md "Models").
     EXPECT_EQ(g.tolerance_kind, "e");
     EXPECT_EQ(g.tolerance, 4);
+    EXPECT_GT(g.tolerance_per_radian, 0);
     EXPECT_LE(g.worst_e, 1) << "the correctly rounded result has e <= 1 (docs/design.md \"Error metric\")";
   }
 }
