@@ -1547,10 +1547,11 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
   if (best == list.size()) return given.within;
   const Score& b = scores[best];
   const auto reproduces = [&](const Score& sc) {
-    // Rows read from outside the input (or from tokens the sample lacks) are not scored; at least
-    // a tenth of the sample, and 16 rows, must be.
+    // Rows read from outside the input (or from tokens the sample lacks) are not scored; where any
+    // is left out, at least a tenth of the sample, and 16 rows, must be scored.
+    const std::int64_t left_out = sc.outside + sc.unsampled;
     return sc.units > 0 && sc.within >= 0.9 && sc.within > given.within && (1 - sc.within) * 5 <= (1 - given.within) &&
-           sc.rows * 10 >= sc.rows + sc.outside + sc.unsampled && sc.rows >= 16;
+           (left_out == 0 || (sc.rows * 10 >= sc.rows + left_out && sc.rows >= 16));
   };
   if (reproduces(b)) {
     name_variant(list[best], b, d);
