@@ -179,6 +179,9 @@ SPEC_ORION = "layout=half,head_dim=128,base=10000,dtype=f32"
 SPEC_NANOCHAT = "layout=half,head_dim=128,base=10000,dtype=bf16"
 SPEC_LLAMA_F32 = "layout=half,head_dim=128,base=10000,dtype=f32"
 SPEC_PHI3_MINI_F16 = "layout=half,head_dim=96,base=10000,dtype=f16"
+SPEC_LLAMA32_1B = ("layout=half,head_dim=64,base=500000,dtype=bf16,scaling=llama3,factor=32,original_max_position=8192,"
+                   "low_freq_factor=1,high_freq_factor=4")
+SPEC_LLAMA3_F32 = "layout=half,head_dim=128,base=500000,dtype=f32"
 SPEC_DEEPSEEK_ROPE = ("layout=interleaved,head_dim=64,base=10000,dtype=bf16,scaling=yarn,factor=40,"
                       "original_max_position=4096,beta_fast=32,beta_slow=1,mscale=1,mscale_all_dim=1")
 
@@ -429,6 +432,125 @@ def long_max_model_len_cache(x, positions):
     return rotate(x, cos, sin, "half", x.dtype)
 
 
+def gqa_heads_floor_division(x, positions):
+    # fla-org/flash-linear-attention#1029: the group size is G = HQ // H without checking that H
+    # divides HQ, so a grid of H groups of G query heads leaves the last HQ - G*H heads untouched.
+    # Here an in-place rope over q with HQ = 6 query heads and H = 4 kv heads: G = 1, the grid
+    # covers heads 0..3, heads 4 and 5 keep their input.
+    num_heads, num_kv_heads = x.shape[1], 4
+    group = num_heads // num_kv_heads
+    q = x.clone()
+    covered = num_kv_heads * group
+    q[:, :covered] = hf_rope(q[:, :covered], positions, hf_inv_freq(10000.0, 128))
+    return q
+
+
+def rope_flat_grid_head0(x, positions):
+    # paiml/aprender#2079: the NORM rope kernel indexes head = blockIdx.x but was launched on a
+    # flat grid, so every pair landed in block 0: only head 0 was rotated and heads 1..N-1 of the
+    # output buffer stayed 0.0.
+    out = torch.zeros_like(x)
+    out[:, :1] = hf_rope(x[:, :1], positions, hf_inv_freq(10000.0, 128))
+    return out
+
+
+def head_offset_floors_to_zero(x, positions):
+    # BobMcDear/attorch#14: the kernel turns the head's offset into a row index by dividing by the
+    # token stride; on a [tokens, heads, dim] view the head stride is D and the token stride H*D, so
+    # head * D // (H * D) floors to 0 and every head reads head 0's rows.
+    T, H, D = x.shape
+    token_stride, head_stride = H * D, D
+    head_index = [h * head_stride // token_stride for h in range(H)]  # all 0
+    read = x[:, head_index]
+    return hf_rope(read, positions, hf_inv_freq(10000.0, 128))
+
+
+def rope_iterates_heads_as_tokens(x, positions):
+    # elixir-nx/emlx#121: mlx fast::rope on a row-contiguous {B, T, H, D} tensor walks its own "T"
+    # axis over the heads, so head h is rotated at position + h instead of position (head 0 is
+    # right). Decode-style: each token's heads get offset + head index.
+    heads = x.shape[1]
+    outs = [hf_rope(x[:, h:h + 1], positions + h, hf_inv_freq(10000.0, 128)) for h in range(heads)]
+    return torch.cat(outs, 1)
+
+
+def llama3_factors_swapped(x, positions):
+    # Lightning-AI/litgpt#1745: the review of the llama3 frequency bands mixed up which wavelength
+    # bound belongs to low_freq_factor and which to high_freq_factor. Here the reference
+    # apply_scaling loop (high band kept, low band divided by the factor, a smooth band between)
+    # is called with the two factors in each other's place.
+    def apply_scaling(freqs, scale_factor, low_freq_factor, high_freq_factor, old_context_len):
+        low_freq_wavelen = old_context_len / low_freq_factor
+        high_freq_wavelen = old_context_len / high_freq_factor
+        new_freqs = []
+        for freq in freqs.tolist():
+            wavelen = 2 * math.pi / freq
+            if wavelen < high_freq_wavelen:
+                new_freqs.append(freq)
+            elif wavelen > low_freq_wavelen:
+                new_freqs.append(freq / scale_factor)
+            else:
+                smooth = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+                new_freqs.append((1 - smooth) * freq / scale_factor + smooth * freq)
+        return torch.tensor(new_freqs, dtype=freqs.dtype)
+
+    rope_scaling = {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    inv_freq = apply_scaling(hf_inv_freq(500000.0, 128), rope_scaling["factor"], rope_scaling["high_freq_factor"],
+                             rope_scaling["low_freq_factor"], rope_scaling["original_max_position_embeddings"])
+    return hf_rope(x, positions, inv_freq)
+
+
+def llama3_base_10000_decode_plus_one(x, positions):
+    # lyogavin/airllm#369 (rope_theta never copied from the config: the default 10000 for Llama 3's
+    # 500000) in a decode loop that also places each new token one position past its place
+    # (Physical-Intelligence/openpi#705): two mistakes at once.
+    return hf_rope(x, positions + 1, hf_inv_freq(10000.0, 128))
+
+
+def shainet_interleaved_no_llama3(x, positions):
+    # NeuraLegion/shainet#111: Llama 3.2 1B rotated with interleaved pairs (2i, 2i+1) where
+    # HuggingFace Llama pairs i with i + head_dim/2, and without the llama3 rope_scaling
+    # (rope_theta 500000 alone): both fixed in the same PR.
+    return hf_rope(x, positions, hf_inv_freq(500000.0, 64), layout="interleaved")
+
+
+def fused_qkv_key_slice_walked(x, positions):
+    # vllm-project/vllm#17091: the rope kernel ignored the token stride of a sliced key. Here k is
+    # the key slice of one fused [T, 8 q + 2 k + 2 v heads, D] projection (token stride 12 heads);
+    # the kernel walks it from k's first element as a contiguous [T, 2, D] tensor.
+    T, H, D = x.shape
+    q_heads, kv_heads = 8, H
+    g = torch.Generator().manual_seed(17091)
+    qkv = torch.randn(T, q_heads + 2 * kv_heads, D, generator=g).to(x.dtype)
+    qkv[:, q_heads:q_heads + kv_heads] = x
+    flat = qkv.reshape(-1, D)
+    rows = q_heads + torch.arange(T)[:, None] * kv_heads + torch.arange(kv_heads)[None, :]  # row t*H + h from k's start
+    walked = flat[rows]
+    return hf_rope(walked, positions, hf_inv_freq(10000.0, 128))
+
+
+def transposed_view_walked(x, positions):
+    # Dao-AILab/flash-attention#2667: a kernel built its layout with strides synthesized from the
+    # shape (a contiguous [tokens, heads, dim]) and reused only the base pointer, so a transposed
+    # view ([heads, tokens, dim] storage) was read at the wrong addresses.
+    T, H, D = x.shape
+    storage = x.transpose(0, 1).contiguous()  # what the caller holds: [H, T, D]; x is its transpose(0, 1)
+    walked = storage.reshape(T, H, D)         # contiguous strides from the shape, same base pointer
+    return hf_rope(walked, positions, hf_inv_freq(10000.0, 128))
+
+
+def k_head_index_not_rebased(x, positions):
+    # sgl-project/sglang#20559: one launch handles q heads then k heads, and the k pointer is
+    # indexed with the launch's head id instead of head_id - num_qo_heads. With one k head and 8 q
+    # heads, k row r reads k row r + 8: token t holds token t + 8's key (past the end: what lies
+    # after the tensor, zeros here).
+    T, H, D = x.shape
+    num_qo_heads = 8
+    flat = torch.cat((x.reshape(T * H, D), torch.zeros(num_qo_heads, D, dtype=x.dtype)), 0)
+    read = flat[num_qo_heads:num_qo_heads + T * H].view(T, H, D)
+    return hf_rope(read, positions, hf_inv_freq(10000.0, 128))
+
+
 def _c(name, bug_class, report, spec, context, candidate, kind, text, what, **kw):
     dtype = [item.split("=")[1] for item in spec.split(",") if item.startswith("dtype=")][0]
     return Case(name, bug_class, report, spec, context, candidate, kind, text, dtype=dtype, what=what, **kw)
@@ -549,6 +671,56 @@ CASES = [
        "vllm-project/vllm#17091: [Bugfix] Add contiguous call inside rope kernel wrapper",
        SPEC_DEEPSEEK_ROPE, 163840, fused_qk_token_stride_ignored, "memory_stride", "another token's data",
        "q/k slices of a fused projection walked as contiguous", heads=4),
+    _c("gqa_heads_floor_division", "head_unrotated",
+       "fla-org/flash-linear-attention#1029: [Bug] Non-divisible GQA head counts can leave outputs unwritten or read invalid KV heads",
+       SPEC_LLAMA_F32, 4096, gqa_heads_floor_division, "head_unrotated", "heads 4..5 of 6 left unrotated",
+       "in-place rope over G = HQ // H groups: q heads 4, 5 of 6 keep their input", heads=6),
+    _c("aprender_head0_only", "head_zeros",
+       "paiml/aprender#2079: fix(cuda): RoPE NORM GPU kernel rotated only head 0 \u2014 LLaMA/Mistral GPU decode garbage (PMAT-792)",
+       SPEC_LLAMA_F32, 4096, rope_flat_grid_head0, "head_zeros", "heads 1..3 of 4 never written (zeros)",
+       "a flat grid: only head 0 rotated, heads 1..3 left 0.0", heads=4),
+    _c("attorch_every_head_reads_head0", "head_permuted",
+       "BobMcDear/attorch#14: MultiheadAttention resolves every head to head 0: the kernels derive the head offset by dividing "
+       "strides, which is wrong for the layout the layer passes them",
+       SPEC_LLAMA_F32, 4096, head_offset_floors_to_zero, "head_permuted",
+       "heads holding another head's input (head 1 holds head 0's input, head 2 holds head 0's input, head 3 holds head 0's input)",
+       "head offset = h*D // (H*D) = 0: every head reads head 0", heads=4),
+    _c("emlx_heads_as_positions", "head_positions",
+       "elixir-nx/emlx#121: EMLX.Fast.rope*/mlx::core::fast::rope miscomputes rotations for multi-head (H>1) {B,T,H,D} tensors",
+       SPEC_LLAMA_F32, 4096, rope_iterates_heads_as_tokens, "head_positions",
+       "positions that differ by head: head 1 at positions offset by +1, head 2 by +2, head 3 by +3",
+       "heads walked as the sequence axis: head h rotated at position + h", heads=4),
+    _c("litgpt_llama3_factors_swapped", "two_changes",
+       "Lightning-AI/litgpt#1745: Improve rope",
+       SPEC_LLAMA31, 131072, llama3_factors_swapped, "two_changes",
+       "low_freq_factor=4 and high_freq_factor=1 (expected 1 and 4): llama3's two frequency factors swapped",
+       "llama3 apply_scaling with low_freq_factor and high_freq_factor in each other's place"),
+    _c("airllm_base_and_decode_offset", "two_changes",
+       "lyogavin/airllm#369: Carry rope_theta from the config in the MLX Llama path (fixes #368)",
+       SPEC_LLAMA3_F32, 8192, llama3_base_10000_decode_plus_one, "two_changes",
+       "two changes: base=10000 (expected 500000) and positions offset by +1",
+       "Llama 3 at base 10000 and every position one past its place"),
+    _c("shainet_layout_and_scaling", "two_changes",
+       "NeuraLegion/shainet#111: fix: RoPE half-split convention + LLaMA 3 rope_scaling",
+       SPEC_LLAMA32_1B, 131072, shainet_interleaved_no_llama3, "two_changes",
+       "two changes: layout=interleaved (expected half) and scaling=none (expected llama3)",
+       "Llama 3.2 1B with interleaved pairs and no llama3 scaling"),
+    _c("fused_qkv_key_slice", "memory_stride",
+       "vllm-project/vllm#17091: [Bugfix] Add contiguous call inside rope kernel wrapper",
+       SPEC_LLAMA_F32, 4096, fused_qkv_key_slice_walked, "memory_stride",
+       "the token stride ignored (token t, head h reads head row 2t + h as if tokens were 2 head rows apart; the data's tokens "
+       "are 12 head rows apart",
+       "the key slice of a fused QKV (token stride 12 heads) walked as contiguous"),
+    _c("flash_attn_transposed_view", "memory_head_stride",
+       "Dao-AILab/flash-attention#2667: fix(hd256/sm100): make the dedicated hd256 kernel stride-aware (supersede #2666 copy)",
+       SPEC_LLAMA_F32, 4096, transposed_view_walked, "memory_head_stride",
+       "the head stride ignored (a [heads, tokens] layout of 4096 tokens walked as [tokens, heads]",
+       "a [heads, tokens] storage read with strides synthesized for [tokens, heads]", heads=4),
+    _c("sglang_k_head_not_rebased", "memory_offset",
+       "sgl-project/sglang#20559: [Bug] [ROPE] IMA and ivalid logic in rope.cuh",
+       SPEC_LLAMA_F32, 4096, k_head_index_not_rebased, "memory_offset",
+       "row r (token x head) holds row r+8's input (token t holds token t+8's)",
+       "k indexed by the launch's head id, not head_id - num_qo_heads: row r reads row r + 8", heads=1),
     _c("cos_sin_cache_past_end", "raised",
        "vllm-project/vllm#44286: [Bugfix] Fail fast or extend RoPE cache when VLLM_ALLOW_LONG_MAX_MODEL_LEN exceeds "
        "model positions",

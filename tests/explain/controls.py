@@ -22,7 +22,7 @@ from typing import Callable
 
 import torch
 
-from cases import (SPEC_DEEPSEEK_ROPE, SPEC_FLUX_TEXT, SPEC_GLM4, SPEC_GLM4V, SPEC_GPT_OSS, SPEC_GPTJ, SPEC_LAGUNA_YARN,
+from cases import (SPEC_LLAMA32_1B, SPEC_LLAMA3_F32, SPEC_LLAMA_F32, SPEC_DEEPSEEK_ROPE, SPEC_FLUX_TEXT, SPEC_GLM4, SPEC_GLM4V, SPEC_GPT_OSS, SPEC_GPTJ, SPEC_LAGUNA_YARN,
                    SPEC_LLAMA2_F16, SPEC_LLAMA3_8B, SPEC_LLAMA31, SPEC_NANOGPT, SPEC_NOMIC_DYNAMIC, SPEC_PARTIAL_HALF,
                    SPEC_PHI3_LONG, SPEC_PHI3_SHORT, SPEC_QWEN25_DRAFT, SPEC_QWEN25_YARN, SPEC_QWEN3VL)
 
@@ -240,6 +240,9 @@ _PLAN = [
     ("vicuna_linear", SPEC_VICUNA_LINEAR, 16384, ("hf", "f64"), 2),
     ("flux_text", SPEC_FLUX_TEXT, 512, ("fused", "f64"), 2),
     ("deepseek_yarn", SPEC_DEEPSEEK_ROPE, 163840, ("hf", "fused"), 4),
+    ("llama32_1b_llama3", SPEC_LLAMA32_1B, 131072, ("hf", "fused"), 2),
+    ("llama3_f32", SPEC_LLAMA3_F32, 8192, ("hf", "f64"), 2),
+    ("llama_f32_8_heads", SPEC_LLAMA_F32, 4096, ("hf", "fused"), 8),
 ]
 
 

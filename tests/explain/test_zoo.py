@@ -17,7 +17,8 @@ from controls import CONTROLS  # noqa: E402
 
 KINDS = {"base", "base_dtype", "theta_running_product", "layout", "direction", "position_offset", "positions_dtype", "theta_dtype",
          "angle_dtype", "angle_tf32", "cos_sin_dtype", "rotary_dim", "frequency_dim", "partial_pairs", "scaling",
-         "attention_factor", "axes", "memory_zeros", "memory_identity", "memory_stride", "raised"}
+         "attention_factor", "axes", "memory_zeros", "memory_identity", "memory_stride", "raised", "head_unrotated",
+         "head_zeros", "head_permuted", "head_positions", "memory_offset", "memory_head_stride", "two_changes"}
 
 
 def test_the_zoo_is_well_formed():
