@@ -72,10 +72,15 @@ def test_the_exact_claim_is_still_there_to_name():
     assert result.summary().startswith("ropecheck: FAIL: CachedRope does not meet the claim exact (")
 
 
-def test_a_planted_bug_fails_on_defaults_with_its_explanation():
-    buggy = CachedRope(sin_sign=-1.0)
+@pytest.fixture(scope="module")
+def buggy():
+    return CachedRope(sin_sign=-1.0)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_a_planted_bug_fails_on_defaults_with_its_explanation(buggy, dtype):
     with pytest.raises(AssertionError) as raised:
-        ropecheck.assert_rope_close(buggy, spec=spec_of("f32"), as_torch=True, max_position=TABLE - 1, samples=32)
+        ropecheck.assert_rope_close(buggy, spec=spec_of(dtype), as_torch=True, max_position=TABLE - 1, samples=32)
     lines = str(raised.value).splitlines()
     assert re.fullmatch(r"ropecheck: FAIL: CachedRope does not meet the claim f32-angle \((\d+) of \1 group\(s\) failed\)",
                         lines[0]), lines[0]
@@ -84,7 +89,7 @@ def test_a_planted_bug_fails_on_defaults_with_its_explanation():
     assert len(explanations) == 1, lines
     assert re.match(r"  explanation: \d+ groups: your outputs are RoPE with direction=inverse \(expected forward\)",
                     explanations[0]), explanations
-    assert "half-f32-base10000[0]" in explanations[0]
+    assert f"half-{dtype}-base10000[0]" in explanations[0] and "sweep[0]" in explanations[0]
     # No line of a failure reads as a pass.
     assert not [line for line in lines if re.search(r"\bpass(ed|es)?\b", line, re.IGNORECASE)], lines
 
