@@ -90,6 +90,9 @@ def test_a_planted_bug_fails_on_defaults_with_its_explanation(buggy, dtype):
     assert re.match(r"  explanation: \d+ groups: your outputs are RoPE with direction=inverse \(expected forward\)",
                     explanations[0]), explanations
     assert f"half-{dtype}-base10000[0]" in explanations[0] and "sweep[0]" in explanations[0]
+    # Nothing is said of a position the callable was never handed (the diagnosis included).
+    named = [int(p) for p in re.findall(r"position (\d+)", str(raised.value))]
+    assert named and max(named) <= TABLE - 1, named
     # No line of a failure reads as a pass.
     assert not [line for line in lines if re.search(r"\bpass(ed|es)?\b", line, re.IGNORECASE)], lines
 
