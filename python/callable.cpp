@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "judge/inference.h"  // first_line
+#include "judge/inference.h"   // first_line
 #include "runner/isolation.h"  // kCircuitBreakerTimeouts
 
 namespace ropecheck::python {
@@ -40,10 +40,20 @@ void PythonStop::raise_again() const {
 
 namespace {
 
+// The one-line description the package's wrapper stores on an exception from the user's function
+// (python/ropecheck/_callable.py describe: "TYPE: message (raised at FILE:LINE in FUNCTION); hint:
+// ..."); empty when it has none (an exception of the wrapper itself, or one that takes no attribute).
+std::string description_of(const py::error_already_set& e) {
+  const py::object& value = e.value();
+  if (!value || !py::hasattr(value, "_ropecheck_description")) return {};
+  const py::object text = value.attr("_ropecheck_description");
+  return py::isinstance<py::str>(text) ? judge::first_line(text.cast<std::string>()) : std::string();
+}
+
 // One call of `fn` with the GIL held: its outputs, tokens·heads·head_dim values as doubles; a
 // PythonStop for KeyboardInterrupt and SystemExit; std::runtime_error with the first line of any
 // other exception ("IndexError: ...", without the traceback pybind11 appends: reports show it on
-// one line) or of a wrong output.
+// one line; the wrapper's description_of when it gave one) or of a wrong output.
 std::vector<double> call_python(const py::function& fn, const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                 std::span<const double> input) {
   try {
@@ -65,7 +75,8 @@ std::vector<double> call_python(const py::function& fn, const Spec& spec, Shape 
       throw PythonStop::fetch();
     }
     // Converted while the GIL is held: the Python error object must not outlive it.
-    throw std::runtime_error(judge::first_line(e.what()));
+    const std::string described = description_of(e);
+    throw std::runtime_error(described.empty() ? judge::first_line(e.what()) : described);
   }
 }
 
@@ -249,7 +260,8 @@ std::optional<std::string> CallableImplementation::stopped_reason() const {
   std::lock_guard<std::mutex> lock(mutex_);
   if (consecutive_timeouts_ < judge::kCircuitBreakerTimeouts) return std::nullopt;
   // The words of runner/adapters.cpp IsolatedImplementation::stopped_reason.
-  return std::to_string(judge::kCircuitBreakerTimeouts) + " consecutive calls timed out: the implementation is taken to hang "
+  return std::to_string(judge::kCircuitBreakerTimeouts) +
+         " consecutive calls timed out: the implementation is taken to hang "
          "and no further call is made (circuit breaker)";
 }
 

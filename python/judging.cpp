@@ -17,11 +17,12 @@
 #include "gate/check.h"
 #include "gate/judge_args.h"
 #include "gate/report.h"
-#include "runner/adapters.h"
-#include "spec/errors.h"
-#include "runner/golden_run.h"
 #include "judge/inference.h"
+#include "judge/verdict.h"
+#include "runner/adapters.h"
+#include "runner/golden_run.h"
 #include "runner/sweep.h"
+#include "spec/errors.h"
 
 namespace ropecheck::python {
 namespace {
@@ -148,8 +149,8 @@ Report gate_function(py::function fn, const std::string& name, const std::string
 }
 
 // `ropecheck sweep` of `fn` for one spec: sampled positions up to max_position.
-Report sweep_function(py::function fn, const std::string& name, const Spec& spec, std::int64_t max_position,
-                      std::int64_t samples, std::uint64_t seed, const JudgeArguments& args, const CallableLimits& limits) {
+Report sweep_function(py::function fn, const std::string& name, const Spec& spec, std::int64_t max_position, std::int64_t samples,
+                      std::uint64_t seed, const JudgeArguments& args, const CallableLimits& limits) {
   const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
   const judge::JudgeOptions options = gate::judge_options_of(args);
   judge::SweepOptions sweep;
@@ -180,8 +181,7 @@ Report merge_reports(std::vector<Report> reports) {
     for (std::string& n : reports[i].notes) out.notes.push_back(std::move(n));
     for (std::string& f : reports[i].golden_files) out.golden_files.push_back(std::move(f));
   }
-  out.notes.erase(std::remove(out.notes.begin(), out.notes.end(), "nothing was judged: every test was skipped"),
-                  out.notes.end());
+  out.notes.erase(std::remove(out.notes.begin(), out.notes.end(), "nothing was judged: every test was skipped"), out.notes.end());
   out.sweep.reset();  // a merged result is no longer one sweep's shard
   out.decide();
   return out;
@@ -200,6 +200,12 @@ std::string tolerance_text(const judge::Tolerance& t) {
 }
 
 void bind_results(py::module_& m) {
+  py::class_<judge::ExplanationLine>(m, "ExplanationLine",
+                                     "One distinct explanation of a run's failing groups (judge/verdict.h distinct_explanations).")
+      .def_readonly("text", &judge::ExplanationLine::text)
+      .def_readonly("groups", &judge::ExplanationLine::groups, "Indices into Result.groups.")
+      .def("__repr__", [](const judge::ExplanationLine& l) { return "<ropecheck.ExplanationLine " + l.text + ">"; });
+
   py::class_<Case>(m, "Case", "One bad pair or test, as every report lists them (judge/group.h Case).")
       .def_readonly("suite", &Case::suite)
       .def_readonly("test_id", &Case::test_id)
@@ -231,6 +237,10 @@ void bind_results(py::module_& m) {
       .def_readonly("tests", &GroupResult::tests)
       .def_readonly("tests_failed", &GroupResult::tests_failed)
       .def_readonly("tests_skipped", &GroupResult::tests_skipped)
+      .def_readonly("skipped_by_position", &GroupResult::skipped_by_position,
+                    "Tests left out: every position above max_position (never called).")
+      .def_readonly("tokens_beyond_max_position", &GroupResult::tokens_beyond_max_position,
+                    "Tokens above max_position in the other tests: not judged (a callable is not handed them).")
       .def_readonly("pairs_checked", &GroupResult::pairs_checked)
       .def_readonly("pairs_failed", &GroupResult::pairs_failed)
       .def_readonly("worst_e", &GroupResult::worst_e)
@@ -257,8 +267,8 @@ void bind_results(py::module_& m) {
       .def_property_readonly("positions", [](const GroupResult& g) { return position_e({g}).first; })
       .def_property_readonly("position_e", [](const GroupResult& g) { return position_e({g}).second; })
       .def("__repr__", [](const GroupResult& g) {
-        return "<ropecheck.Group " + g.suite + "[" + std::to_string(g.index) + "] " + g.verdict +
-               ", worst e " + number_text(g.worst_e) + ", horizon " + gate::format_horizon(g) + ">";
+        return "<ropecheck.Group " + g.suite + "[" + std::to_string(g.index) + "] " + g.verdict + ", worst e " + number_text(g.worst_e) +
+               ", horizon " + gate::format_horizon(g) + ">";
       });
 
   py::class_<Report>(m, "Result", R"(What check(), gate() and assert_rope_close() return: the gate's report.
@@ -273,6 +283,10 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
       .def_property_readonly("passed", [](const Report& r) { return r.verdict == "pass"; })
       .def_readonly("groups", &Report::groups)
       .def_readonly("notes", &Report::notes)
+      .def_property_readonly(
+          "max_position", [](const Report& r) { return r.scope.max_position; },
+          "The max_position judged with (None: no bound); what it left out: Group.skipped_by_position and "
+          "Group.tokens_beyond_max_position.")
       .def_property_readonly("worst_e",
                              [](const Report& r) {
                                double worst = 0;
@@ -300,10 +314,15 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
                                }
                                return lines;
                              })
-      .def_property_readonly("explanation", [](const Report& r) { return explained(r).first; },
-                             "What the failing outputs are (judge/inference.h): the change of the spec that reproduces them, "
-                             "a memory fault, a call that raised, or that no single change does; \"\" on a pass.")
+      .def_property_readonly(
+          "explanation", [](const Report& r) { return explained(r).first; },
+          "What the failing outputs are (judge/inference.h): the change of the spec that reproduces them, "
+          "a memory fault, a call that raised, or that no single change does; \"\" on a pass.")
       .def_property_readonly("explanation_kind", [](const Report& r) { return explained(r).second; })
+      .def_property_readonly(
+          "explanation_lines", [](const Report& r) { return judge::distinct_explanations(r.groups); },
+          "One ExplanationLine per distinct explanation of the failing groups (\"4 groups: your outputs are RoPE with "
+          "base=10000 (expected 500000)\"): the lines summary() prints; [] on a pass.")
       .def("table", &gate::format_table, "The verdict table `ropecheck check --verbose` prints.")
       .def("summary_text", &gate::format_summary, "The summary `ropecheck check` prints.")
       .def("to_json", &gate::to_json)
@@ -338,14 +357,14 @@ void bind_judging(py::module_& m) {
       .def_readwrite("strict_zeros", &JudgeArguments::strict_zeros)
       .def_readwrite("worst", &JudgeArguments::worst)
       .def_readwrite("allow_missing", &JudgeArguments::allow_missing);
-  py::class_<CallableLimits>(m, "CallableLimits", "How a callable is run: in process, or a forked child per call (isolate) with timeout_seconds.")
+  py::class_<CallableLimits>(m, "CallableLimits",
+                             "How a callable is run: in process, or a forked child per call (isolate) with timeout_seconds.")
       .def(py::init<>())
       .def_readwrite("isolate", &CallableLimits::isolate)
       .def_readwrite("timeout_seconds", &CallableLimits::timeout_seconds);
-  m.def("gate", &gate_function, py::arg("fn"), py::arg("name"), py::arg("suites"), py::arg("keep"), py::arg("args"),
-        py::arg("limits"));
-  m.def("sweep", &sweep_function, py::arg("fn"), py::arg("name"), py::arg("spec"), py::arg("max_position"),
-        py::arg("samples"), py::arg("seed"), py::arg("args"), py::arg("limits"));
+  m.def("gate", &gate_function, py::arg("fn"), py::arg("name"), py::arg("suites"), py::arg("keep"), py::arg("args"), py::arg("limits"));
+  m.def("sweep", &sweep_function, py::arg("fn"), py::arg("name"), py::arg("spec"), py::arg("max_position"), py::arg("samples"),
+        py::arg("seed"), py::arg("args"), py::arg("limits"));
   m.def("merge", &merge_reports);
   bind_check(m);
 }

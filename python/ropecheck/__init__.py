@@ -1,15 +1,18 @@
 """ropecheck in Python: the exact RoPE oracle, and the gate, where RoPE kernels are written and tested.
 
     import ropecheck
-    ropecheck.assert_rope_close(out, x, positions, "layout=half,head_dim=128,base=500000,dtype=bf16",
-                                model="f32-angle")          # in place of torch.testing.assert_close
+    ropecheck.assert_rope_close(out, x, positions, "layout=half,head_dim=128,base=500000,dtype=bf16")
+                                                            # in place of torch.testing.assert_close
     ropecheck.assert_rope_close(my_rope, spec="layout=half,head_dim=128,base=500000,dtype=f32",
-                                model="f32-angle")          # inputs drawn by ropecheck
+                                as_torch=True, max_position=131071)  # inputs drawn by ropecheck
+
+The claim judged, unless model= names another: DEFAULT_MODEL (f32-angle, the judge's default:
+a careful float32 implementation meets it). A callable is handed no position above max_position.
 
 Every function is a thin layer over the C++ libraries (python/README.md): the same spec parser,
 reference, verdict rule, tolerances and reports as the `ropecheck` command.
 
-Tensors: NumPy arrays or CPU torch tensors (bf16 included), shape [..., heads, head_dim] or
+Tensors: NumPy arrays or torch tensors (bf16 included; a callable's on device=), shape [..., heads, head_dim] or
 [tokens, head_dim]; positions an int array with one position per token (broadcast over leading
 batch dims), for multi-axis specs (2d, mrope) a tuple of one int array per component or an int
 array [..., components].
@@ -28,10 +31,12 @@ call runs in a forked child, and its crash or hang is that test's failure (pytho
 """
 import inspect
 import os
+import re
 import warnings
 
 import numpy as np
 
+from . import _callable as _fn
 from . import _checks as _c
 from . import _ropecheck as _rc
 from . import _tensors as _t
@@ -43,8 +48,13 @@ GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 
 MAX_POSITION = 2**31 - 1
 
+# The claim judged when none is named: the C++ default (judge/tolerance.h kDefaultModel, the
+# default of gate/judge_args.h JudgeArguments::model), read from it: f32-angle, the class a careful
+# float32 implementation belongs to.
+DEFAULT_MODEL = _rc.JudgeArguments().model
+
 __all__ = ["Spec", "Result", "Group", "Case", "apply", "check", "assert_rope_close", "gate", "kernels",
-           "GOLDEN_DIR", "MAX_POSITION", "RoundedInputWarning"]
+           "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
 
 
 class RoundedInputWarning(UserWarning):
@@ -60,11 +70,13 @@ def _spec(spec):
 _MODELS = "exact, f32-angle or f32-recipe"
 
 
-def _arguments(model="exact", tolerance=None, max_position=None, skip_flags=None, require_horizon=None,
+def _arguments(model=None, tolerance=None, max_position=None, skip_flags=None, require_horizon=None,
                strict_zeros=False, worst=10, threads=0):
-    """The CLI's judging options (gate/judge_args.h); the C++ side checks them with the CLI's messages."""
+    """The CLI's judging options (gate/judge_args.h); the C++ side checks them with the CLI's messages.
+    model None: the judge's default claim (DEFAULT_MODEL), left to the C++ default."""
     args = _rc.JudgeArguments()
-    args.model = _c.text(model, "--model", _MODELS)
+    if model is not None:
+        args.model = _c.text(model, "--model", _MODELS)
     if tolerance is not None:
         # The one --tolerance grammar (judge/tolerance.h parse_tolerance): "e=3", "ulp=4,theta_ulps=12",
         # or a dict of the same keys; parsed in C++.
@@ -105,11 +117,11 @@ def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", 
     return _t.result_array(out, array.shape, spec.dtype, bf16, as_torch, copy=False)
 
 
-def check(output, x, positions, spec, model="exact", *, tolerance=None, max_position=None, skip_flags=None,
+def check(output, x, positions, spec, model=None, *, tolerance=None, max_position=None, skip_flags=None,
           require_horizon=None, strict_zeros=False, worst=10, threads=0, label="tensors"):
     """Judges `output` as the RoPE of x at positions (runner/direct.h, the rule of `ropecheck check`).
 
-    Options as the CLI's: model ("exact", "f32-angle", "f32-recipe"), tolerance ("e=3", "ulp=4",
+    Options as the CLI's: model ("exact", "f32-angle", "f32-recipe"; None: DEFAULT_MODEL, f32-angle), tolerance ("e=3", "ulp=4",
     "theta_ulps=12"), max_position, skip_flags, require_horizon, strict_zeros. Returns a Result
     (passed, worst_e, horizon, position_e, worst_cases, diagnosis, to_json/to_junit/to_html).
 
@@ -141,23 +153,6 @@ def _name_of(fn):
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
 
 
-def _wrap(fn, as_torch, with_spec):
-    """fn as the C++ judge calls it: (Spec, float64 [tokens, heads, head_dim], int64 [tokens,
-    components]) -> flat float64. fn gets x in the spec's dtype (NumPy, bf16 as float32; or torch
-    with as_torch=True) and positions [tokens] (one component) or [tokens, components]."""
-    def call(spec, x, positions):
-        inputs = _t.result_array(x, x.shape, spec.input_dtype, "float32", as_torch)
-        where = positions[:, 0] if positions.shape[1] == 1 else positions
-        if as_torch:
-            import torch
-
-            where = torch.from_numpy(np.ascontiguousarray(where))
-        out = fn(inputs, where, spec) if with_spec else fn(inputs, where)
-        return _t.doubles(_t.as_numpy(out, "output", spec.dtype))
-
-    return call
-
-
 def _limits(isolate, timeout):
     """How a callable is run (python/README.md "Isolation of a callable"): in this process, or in a
     child forked per call, with `timeout` seconds per call. A timeout implies isolation: a call
@@ -177,16 +172,22 @@ def _limits(isolate, timeout):
     return limits
 
 
-def gate(fn, suites=None, *, spec=None, select=None, model="exact", as_torch=False, name=None, tolerance=None,
-         max_position=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10, threads=0,
-         isolate=None, timeout=None):
+def gate(fn, suites=None, *, spec=None, select=None, model=None, as_torch=False, device=None, name=None,
+         tolerance=None, max_position=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10,
+         threads=0, isolate=None, timeout=None):
     """Runs fn over the golden suites and judges it, as `ropecheck run` runs a kernel.
 
     suites: a golden file or folder (default GOLDEN_DIR, the project's suites). With spec=, only the
     groups of that spec, and fn(x, positions); otherwise fn(x, positions, spec) over every group
     (or those `select(spec)` accepts). x: [tokens, heads, head_dim] in the spec's dtype (NumPy, or
-    torch with as_torch=True); an exception from fn fails that test. Returns a Result whose
-    `groups` are the per-group verdicts.
+    torch with as_torch=True, on `device`: any torch device string, the CPU by default; fn's outputs
+    may lie on any device); an exception from fn fails that test, its message saying where in fn it
+    was raised. Returns a Result whose `groups` are the per-group verdicts.
+
+    model: the claim judged, "exact", "f32-angle" or "f32-recipe"; None: DEFAULT_MODEL (f32-angle).
+    max_position: the largest position fn is handed (its context length - 1): a test whose every
+    position is above it is left out, and fn is called without the tokens above it in the others;
+    result.summary() says how many.
 
     isolate=True: each call runs in a child forked from this process (fn need not be picklable), so
     that a crash (segfault, abort, os._exit) fails that test alone with one line saying how the child
@@ -204,7 +205,8 @@ def gate(fn, suites=None, *, spec=None, select=None, model="exact", as_torch=Fal
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
     limits = _limits(isolate, timeout)
     _check_callable(fn, 2 if spec is not None else 3)
-    return _rc.gate(_wrap(fn, as_torch, spec is None), _label(name, fn), _suites(suites), keep, args, limits)
+    wrapped = _fn.wrap(fn, as_torch, spec is None, args.max_position, _fn.device_of(device, as_torch))
+    return _rc.gate(wrapped, _label(name, fn), _suites(suites), keep, args, limits)
 
 
 def _label(name, fn):
@@ -234,18 +236,20 @@ def _check_callable(fn, arguments):
         pass
 
 
-def judge_callable(fn, spec, model="exact", *, suites=None, max_position=None, samples=256, seed=1, as_torch=False,
-                   name=None, tolerance=None, skip_flags=None, require_horizon=None, strict_zeros=False, worst=10,
-                   threads=0, isolate=None, timeout=None):
+def judge_callable(fn, spec, model=None, *, suites=None, max_position=None, samples=256, seed=1, as_torch=False,
+                   device=None, name=None, tolerance=None, skip_flags=None, require_horizon=None, strict_zeros=False,
+                   worst=10, threads=0, isolate=None, timeout=None):
     """fn(x, positions) judged on the inputs ropecheck draws: the golden groups of `spec` in `suites`
     (if any) and a sweep of `samples` positions up to max_position (default 2^31 - 1: every small
     position, 2^k - 1, 2^k, 2^k + 1, and random ones), as `ropecheck sweep`. One Result.
-    isolate= and timeout= as gate()'s: each call in a forked child, at most `timeout` seconds."""
+    model None: DEFAULT_MODEL (f32-angle). No position above max_position is handed to fn, in the
+    golden groups either (gate()'s rule). as_torch=, device=, isolate= and timeout= as gate()'s."""
     spec = _spec(spec)
     _check_callable(fn, 2)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
     limits = _limits(isolate, timeout)
-    wrapped, label = _wrap(fn, as_torch, False), _label(name, fn)
+    wrapped = _fn.wrap(fn, as_torch, False, args.max_position, _fn.device_of(device, as_torch))
+    label = _label(name, fn)
     samples = _c.integer(samples, "--samples", 1, _c.INT64_MAX)  # the C++ sweep checks its own cap
     seed = _c.integer(seed, "--seed", 0, _c.UINT64_MAX)
     golden = _rc.gate(wrapped, label, _suites(suites), spec.__eq__, args, limits)
@@ -254,13 +258,15 @@ def judge_callable(fn, spec, model="exact", *, suites=None, max_position=None, s
     return _rc.merge([golden, sweep])
 
 
-def assert_rope_close(fn_or_output, x=None, positions=None, spec=None, model="exact", **options):
+def assert_rope_close(fn_or_output, x=None, positions=None, spec=None, model=None, **options):
     """Raises AssertionError unless the RoPE passes ropecheck's gate; returns the Result otherwise.
 
     assert_rope_close(output, x, positions, spec, model=...): the user's tensors (check()).
     assert_rope_close(fn, spec=..., model=...): fn(x, positions) -> output on inputs ropecheck
     draws (judge_callable(): the golden groups of the spec, and a sweep up to max_position).
-    The message says the verdict, the worst e and where, the accuracy horizon and the diagnosis."""
+    model None: DEFAULT_MODEL (f32-angle), the claim a careful float32 implementation meets.
+    The message says the verdict and the claim judged, the explanation, the worst e and where, the
+    accuracy horizon and the diagnosis."""
     if callable(fn_or_output) and not _is_array(fn_or_output):
         if x is not None or positions is not None:
             raise ValueError("assert_rope_close(fn, ...): ropecheck draws the inputs; give spec= (and max_position=), not x or positions")
@@ -283,34 +289,87 @@ def _number(value):
 
 
 def _summary(result, groups_listed=6, cases_listed=3):
-    """The AssertionError message: readable in pytest's output, no hex floats."""
-    lines = [f"ropecheck: {result.verdict.upper()} under model {result.model} ({result.implementation})"]
-    if result.explanation:
-        lines.append(f"  explanation: {result.explanation}")
+    """The AssertionError message: readable in pytest's output, no hex floats. Its first line says
+    the verdict and the claim judged; then one line per distinct explanation of the failing groups
+    (judge/verdict.h distinct_explanations, the line every route's summary prints), the failing
+    groups, what max_position left out, the notes. A failing result has no line that reads as a pass."""
     failing = [g for g in result.groups if g.verdict == "fail"]
+    lines = [_headline(result, failing)]
+    for line in result.explanation_lines:
+        if len(line.groups) == 1:
+            g = result.groups[line.groups[0]]
+            lines.append(f"  explanation: {g.suite}[{g.index}]: {line.text}")
+        else:
+            names = ", ".join(f"{result.groups[i].suite}[{result.groups[i].index}]" for i in line.groups[:4])
+            more = f" and {len(line.groups) - 4} more" if len(line.groups) > 4 else ""
+            lines.append(f"  explanation: {line.text} ({names}{more})")
+    lines.extend(f"  the call: {message}" for message in _raised_messages(failing))
     shown = failing if failing else result.groups
     for g in shown[:groups_listed]:
-        where = ""
-        if g.worst_e_position >= 0:
-            where = f" at position {g.worst_e_position}" + (f", pair {g.worst_e_pair}" if g.worst_e_pair >= 0 else "")
-        lines.append(f"  {g.suite}[{g.index}] {g.verdict}: worst e {_number(g.worst_e)}{where} (tolerance {g.tolerance}); "
-                     f"accuracy horizon {g.horizon_text}; {g.tests_failed}/{g.tests} tests failed")
-        lines.append(f"    spec {g.spec}")
-        if g.verdict_reason:
-            lines.append(f"    {g.verdict_reason}")
-        if g.edge_summary:
-            lines.append(f"    edge cases: {g.edge_summary}")
-        for line in g.diagnosis:
-            if line != g.explanation:
-                lines.append(f"    diagnosis: {line}")
-        for c in g.worst_cases[:cases_listed]:
-            lines.append("    " + _case_text(c))
+        lines.extend(_group_lines(g, cases_listed))
     if len(shown) > groups_listed:
         lines.append(f"  ... and {len(shown) - groups_listed} more failing group(s)")
     if failing and len(result.groups) > len(failing):
-        lines.append(f"  {len(result.groups) - len(failing)} other group(s) passed or were skipped")
+        lines.append(f"  {len(result.groups) - len(failing)} other group(s) without a failure")
+    left_out = _left_out(result)
+    if left_out:
+        lines.append(f"  note: {left_out}")
     lines.extend(f"  note: {n}" for n in result.notes)
     return "\n".join(lines)
+
+
+def _headline(result, failing):
+    claim = f"the claim {result.model}"
+    judged = sum(g.tests for g in result.groups)
+    if result.passed:
+        return (f"ropecheck: PASS: {result.implementation} meets {claim} "
+                f"({len(result.groups)} group(s), {judged} tests judged)")
+    if not failing:
+        return f"ropecheck: FAIL: nothing of {result.implementation} was judged under {claim} (every test skipped)"
+    return (f"ropecheck: FAIL: {result.implementation} does not meet {claim} "
+            f"({len(failing)} of {len(result.groups)} group(s) failed)")
+
+
+def _group_lines(g, cases_listed):
+    where = ""
+    if g.worst_e_position >= 0:
+        where = f" at position {g.worst_e_position}" + (f", pair {g.worst_e_pair}" if g.worst_e_pair >= 0 else "")
+    lines = [f"  {g.suite}[{g.index}] {g.verdict}: worst e {_number(g.worst_e)}{where} (tolerance {g.tolerance}); "
+             f"accuracy horizon {g.horizon_text}; {g.tests_failed}/{g.tests} tests failed",
+             f"    spec {g.spec}"]
+    if g.verdict_reason:
+        lines.append(f"    {g.verdict_reason}")
+    if g.edge_summary:
+        lines.append(f"    edge cases: {g.edge_summary}")
+    lines.extend(f"    diagnosis: {line}" for line in g.diagnosis if line != g.explanation)
+    lines.extend("    " + _case_text(c) for c in g.worst_cases[:cases_listed])
+    return lines
+
+
+def _raised_messages(failing, listed=3):
+    """The distinct messages of the calls that raised or crashed in the groups a failed call
+    explains (explanation_kind "raised"): the exception, where the callable raised it and a hint."""
+    messages = []
+    for g in failing:
+        if g.explanation_kind != "raised":
+            continue
+        for c in g.worst_cases:
+            # A golden test's case ends in " (suite S, test N)" (runner/golden_run.cpp): said once.
+            message = re.sub(r" \(suite [^,()]*, test \d+\)$", "", c.message)
+            if c.dim < 0 and message and message not in messages:
+                messages.append(message)
+    return messages[:listed]
+
+
+def _left_out(result):
+    """What max_position left out: tests whose every position is above it (not called), and tokens
+    above it in the other tests (not judged; a callable is not handed them)."""
+    tests = sum(g.skipped_by_position for g in result.groups)
+    tokens = sum(g.tokens_beyond_max_position for g in result.groups)
+    if result.max_position is None or (tests == 0 and tokens == 0):
+        return ""
+    text = f"{tests} tests above max_position {result.max_position} left out"
+    return text + (f", and {tokens} tokens above it in other tests" if tokens else "")
 
 
 def _case_text(c):
