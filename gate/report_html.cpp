@@ -384,7 +384,8 @@ std::string group_link(const GroupResult& g) {
   return "<a href=\"#" + xml_escape(group_anchor(g)) + "\">" + xml_escape(group_name(g)) + "</a>";
 }
 
-constexpr std::size_t kUnexplainedListed = 3;  // failing groups without an explanation listed one per line, at most
+constexpr std::size_t kUnexplainedListed = 3;   // failing groups without an explanation listed one per line, at most
+constexpr std::size_t kUnexplainedLinked = 10;  // ... linked from their one line when there are more
 
 // What fails in a group that no explanation names: its first diagnosis line, else its edge
 // failures, else why its verdict is what it is.
@@ -419,7 +420,8 @@ void explanation_box(std::ostringstream& s, const Report& r) {
     for (const GroupResult* g : unexplained) s << "<li>" << group_link(*g) << ": " << xml_escape(failure_summary(*g)) << "</li>\n";
   } else if (!unexplained.empty()) {
     s << "<li>" << unexplained.size() << " failing groups with no explanation named; their diagnosis and worst cases are below (";
-    for (std::size_t k = 0; k < unexplained.size(); ++k) s << (k ? ", " : "") << group_link(*unexplained[k]);
+    for (std::size_t k = 0; k < unexplained.size() && k < kUnexplainedLinked; ++k) s << (k ? ", " : "") << group_link(*unexplained[k]);
+    if (unexplained.size() > kUnexplainedLinked) s << ", ... " << unexplained.size() - kUnexplainedLinked << " more";
     s << ")</li>\n";
   }
   for (const PropertyResult& p : r.properties) {
@@ -436,7 +438,7 @@ struct Checked {
   const GroupResult* lowest_horizon = nullptr;  // the judged group whose accuracy fails lowest
   const GroupResult* closest = nullptr;         // the judged RoPE group whose error comes closest to its bound
   bool every_horizon_complete = true;
-  std::map<std::string, std::vector<std::string>> bounds;  // tolerance text -> its groups' dtypes
+  std::map<std::string, std::map<Dtype, int>> bounds;  // tolerance text -> judged RoPE groups held to it, per dtype
 };
 
 Checked checked_figures(const Report& r) {
@@ -454,9 +456,7 @@ Checked checked_figures(const Report& r) {
     c.max_position = std::max(c.max_position, g.max_position);
     if (g.attention) continue;
     if (g.ordinary_checked > 0 && (!c.closest || g.worst_margin > c.closest->worst_margin)) c.closest = &g;
-    std::vector<std::string>& dtypes = c.bounds[tolerance_text(g)];
-    const std::string dtype(ropecheck::name(g.dtype));
-    if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
+    ++c.bounds[tolerance_text(g)][g.dtype];
     if (g.max_position < 0 || g.horizon_complete) continue;
     c.every_horizon_complete = false;
     const std::int64_t h = g.horizon.value_or(-1);
@@ -502,10 +502,14 @@ void checked_box(std::ostringstream& s, const Report& r) {
       << xml_escape(fixed(c.closest->worst_margin)) << " (over " << c.closest->ordinary_checked << " ordinary pairs)</li>\n";
   }
   s << "<li><b>claim " << xml_escape(std::string(name(r.model))) << "</b>: " << claim_text(r.model);
-  for (const auto& [bound, dtypes] : c.bounds) {
-    std::string joined;
-    for (const std::string& d : dtypes) joined += (joined.empty() ? "" : ", ") + d;
-    s << "<br/>bound <code>" << xml_escape(bound) << "</code> (" << xml_escape(joined) << ")";
+  for (const auto& [bound, per_dtype] : c.bounds) {
+    int groups = 0;
+    std::string dtypes;
+    for (const auto& [dtype, count] : per_dtype) {
+      groups += count;
+      dtypes += (dtypes.empty() ? "" : ", ") + std::string(ropecheck::name(dtype)) + " " + std::to_string(count);
+    }
+    s << "<br/><code>" << xml_escape(bound) << "</code>: " << groups << " group(s) (" << xml_escape(dtypes) << ")";
   }
   s << "</li>\n";
   if (r.properties.empty()) {
@@ -539,8 +543,8 @@ void identity_line(std::ostringstream& s, const PropertyResult& p) {
   const bool skipped = p.gave_up && !p.holds;
   const char* status = skipped ? "skip" : p.holds ? "pass" : "fail";
   const char* word = skipped ? "skipped" : p.holds ? "holds" : "fails";
-  s << "<p>identity <code>" << xml_escape(p.name) << "</code>: <span class=\"" << status << "\">" << word << "</span> (" << p.cases
-    << " cases) " << xml_escape(p.failure) << "</p>\n";
+  s << "<p class=\"identity\">identity <code>" << xml_escape(p.name) << "</code>: <span class=\"" << status << "\">" << word << "</span> ("
+    << p.cases << " cases) " << xml_escape(p.failure) << "</p>\n";
 }
 
 void summary_grid_table(std::ostringstream& s, const Report& r) {
@@ -605,7 +609,7 @@ constexpr const char* kStyle =
     "div.explain{background:#fdecea;border-left:4px solid #d22;padding:4px 12px;margin:8px 0}"
     "div.checked{background:#eef5ee;border-left:4px solid #2a7;padding:4px 12px;margin:8px 0}"
     "div.explain h2,div.checked h2{font-size:16px;margin:6px 0}span.covers{color:#555;font-size:13px}"
-    "ul.diagnosis{background:#fff6e0;padding:6px 6px 6px 24px}";
+    "p.identity{margin:2px 0}ul.diagnosis{background:#fff6e0;padding:6px 6px 6px 24px}";
 
 }  // namespace
 

@@ -236,7 +236,7 @@ def check_passing_page(dom, page):
                      "positions up to 2147483647", "horizon: every judged position is within its bound",
                      "claim f32-angle", "identities: none run"):
         assert expected in box, f"{page}: {expected!r} not in {box!r}"
-    assert re.search(r"bound e <= \d\.\d{3} \+ \d+\.\d{3}\*\|angle\| \(f32\)", box), box
+    assert re.search(r"e <= \d\.\d{3} \+ \d+\.\d{3}\*\|angle\|: 4 group\(s\) \(f32 4\)", box), box
     check_plots(dom, page)
 
 
