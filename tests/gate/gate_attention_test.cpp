@@ -578,6 +578,21 @@ TEST_F(AttentionFixture, F32RecipeModelSkipsAttentionGroupsWithTheirReason) {
   }
 }
 
+// A value cell of the HTML case table: its exact hex float, the first word of its hover title; the
+// decimal shown reads back as that value in binary32 or binary64 (the shortest decimal of the value
+// in its dtype's format, gate/report_html.cpp). NaN when the cell shows no value.
+double shown_value(const nlohmann::json& cell) {
+  const auto& titles = cell["titles"];
+  if (titles.size() != 1) return std::nan("");
+  const std::string title = titles[0];
+  const std::optional<double> hex = reference::parse_hex(title.substr(0, title.find(' ')));
+  if (!hex) return std::nan("");
+  const std::string text = cell["text"];
+  const bool reads_back = std::strtod(text.c_str(), nullptr) == *hex || static_cast<double>(std::strtof(text.c_str(), nullptr)) == *hex;
+  EXPECT_TRUE(reads_back) << text << " shown for " << title;
+  return *hex;
+}
+
 // Scores without 1/√d fail every test (MissingScaleFails). The JUnit <failure> of each group lists
 // exactly that group's test ids, and its text one line per worst case naming a test of the group;
 // the HTML table's score rows show the golden score and the candidate's score at the (head,
@@ -642,8 +657,8 @@ TEST_F(AttentionFixture, FailingGroupsReportTheirTestsAndWorstScores) {
                                                            ", key " + std::to_string(k) + ")",
                                                        0),
               0u);
-    EXPECT_EQ(std::strtod(row[7]["text"].get<std::string>().c_str(), nullptr), t.expected_scores[at]);
-    EXPECT_EQ(std::strtod(row[8]["text"].get<std::string>().c_str(), nullptr), attention(in, recipe).scores[at]);
+    EXPECT_EQ(shown_value(row[7]), t.expected_scores[at]);
+    EXPECT_EQ(shown_value(row[8]), attention(in, recipe).scores[at]);
     EXPECT_EQ(row[10]["text"], "-");  // no ULP error for an attention value
     shown.insert(id);
   }

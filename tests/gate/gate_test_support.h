@@ -84,7 +84,8 @@ inline Ran run(const std::string& command, const TempDir& dir) {
 // Reads a JUnit or XHTML report back with Python's XML parser (and, for a page, its HTML parser
 // too), so a report that is not well-formed fails the calling test; returns what the tests look at:
 // the root's attributes, the JUnit testsuites and testcases, the page's title, table rows (cell
-// text and colspan) and paragraphs (text, and each span's class and text).
+// text, colspan, and the title attributes inside the cell: a value's hex float and bits) and
+// paragraphs (text, and each span's class and text).
 inline nlohmann::json read_xml_report(const TempDir& dir, const std::string& path) {
   const std::string script =
       "import sys, json, html.parser, xml.etree.ElementTree as E\n"
@@ -101,7 +102,8 @@ inline nlohmann::json read_xml_report(const TempDir& dir, const std::string& pat
       "print(json.dumps({'root': dict(r.attrib), 'suites': [dict(s.attrib) for s in r.findall('.//{*}testsuite')],\n"
       "    'testcases': [case(c) for c in r.findall('.//{*}testcase')],\n"
       "    'title': None if title is None else text(title),\n"
-      "    'rows': [[{'text': text(d), 'colspan': d.get('colspan')} for d in tr.findall('{*}td')] for tr in r.findall('.//{*}tr')],\n"
+      "    'rows': [[{'text': text(d), 'colspan': d.get('colspan'), 'titles': [e.get('title') for e in d.iter() if e.get('title')]}\n"
+      "              for d in tr.findall('{*}td')] for tr in r.findall('.//{*}tr')],\n"
       "    'paragraphs': [{'text': text(p), 'spans': [[s.get('class'), text(s)] for s in p.findall('{*}span')]}\n"
       "                   for p in r.findall('.//{*}p')]}))\n";
   spit(dir / "read_report.py", script);
