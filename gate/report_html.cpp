@@ -225,6 +225,7 @@ std::string to_html(const Report& r) {
     const bool skipped = p.gave_up && !p.holds;
     s << "<p>identity <code>" << xml_escape(p.name) << "</code>: <span class=\"" << (skipped ? "skip" : p.holds ? "pass" : "fail") << "\">"
       << (skipped ? "skipped" : p.holds ? "holds" : "fails") << "</span> (" << p.cases << " cases) " << xml_escape(p.failure) << "</p>\n";
+    if (!p.replay.empty()) s << "<p>replay: <code>" << xml_escape(p.replay) << "</code></p>\n";
   }
   for (const GroupResult* g : failing) group_section(s, *g);
   s << "<details><summary>Every group (" << r.groups.size() << ") and what was read</summary>\n";

@@ -219,7 +219,8 @@ TEST_F(RunFixture, PropsReportsSkippedAndViolatedIdentities) {
 // f64 beyond ~2^14 rad, so relative_matrix breaks under --model exact on an f64 case (as
 // gate_cli_test's Props.ViolatedIdentityPrintsCounterexampleAndAReplayThatReproducesIt).
 TEST_F(RunFixture, FailingIdentityPrintsAReplayThatReproducesIt) {
-  const Ran r = run_plugin("good", "--impl tiny --model exact --props --props-cases 20 --seed 5");
+  const Ran r = run_plugin(
+      "good", "--impl tiny --model exact --props --props-cases 20 --seed 5 --junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   const std::string expected = "ropecheck run --plugin " + plugin("good") +
                                " --impl tiny --model exact --timeout 1 --props --props-cases 20 --seed 5 --property relative_matrix";
@@ -228,7 +229,7 @@ TEST_F(RunFixture, FailingIdentityPrintsAReplayThatReproducesIt) {
   ASSERT_NE(at, std::string::npos) << r.out;
   const std::size_t next = r.out.find('\n', at) + 1;
   EXPECT_EQ(r.out.substr(next, r.out.find('\n', next) - next), "  replay: " + expected) << r.out;
-  for (const std::string& rapidcheck : {"Using configuration", "RC_PARAMS"}) {
+  for (const char* rapidcheck : {"Using configuration", "RC_PARAMS"}) {
     EXPECT_EQ(r.out.find(rapidcheck), std::string::npos) << r.out;
     EXPECT_EQ(r.err.find(rapidcheck), std::string::npos) << r.err;
   }
@@ -244,12 +245,21 @@ TEST_F(RunFixture, FailingIdentityPrintsAReplayThatReproducesIt) {
   ASSERT_FALSE(failing.is_null()) << first["properties"];
   EXPECT_FALSE(failing["holds"].get<bool>());
   EXPECT_EQ(failing["replay"], expected);
+  // ... and in the JUnit failure's text and the HTML page
+  auto cases = identity_cases(read_xml_report(dir, dir / "junit.xml"));
+  ASSERT_FALSE(cases["relative_matrix"]["failure"].is_null()) << cases["relative_matrix"];
+  EXPECT_NE(cases["relative_matrix"]["failure"]["text"].get<std::string>().find("replay: " + expected + "\n"), std::string::npos)
+      << cases["relative_matrix"];
+  const nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  bool on_page = false;
+  for (const auto& paragraph : page["paragraphs"]) on_page |= paragraph["text"] == "replay: " + expected;
+  EXPECT_TRUE(on_page) << page["paragraphs"];
 
   // The replay (on the same small suite, and its own report): that identity alone, the same failure.
   const Ran again =
       run(kBin + expected.substr(std::string("ropecheck").size()) + " --golden " + golden_path + " --json " + (dir / "report.json"), dir);
   EXPECT_EQ(again.code, 1) << again.out << again.err;
-  for (const std::string& rapidcheck : {"Using configuration", "RC_PARAMS"}) {
+  for (const char* rapidcheck : {"Using configuration", "RC_PARAMS"}) {
     EXPECT_EQ(again.out.find(rapidcheck), std::string::npos) << again.out;
     EXPECT_EQ(again.err.find(rapidcheck), std::string::npos) << again.err;
   }
@@ -267,7 +277,7 @@ TEST_F(RunFixture, PropertyNamesOneIdentityOfProps) {
   Ran r = run(kBin + " run --impl reference --golden " + golden_path + " --props --property nonesuch", dir);
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  for (const std::string& word : {"--property", "relative_matrix", "'nonesuch'"}) {
+  for (const char* word : {"--property", "relative_matrix", "'nonesuch'"}) {
     EXPECT_NE(r.err.find(word), std::string::npos) << r.err;
   }
   r = run(kBin + " run --impl reference --golden " + golden_path + " --property relative_matrix", dir);
