@@ -1,6 +1,6 @@
 /* A minimal RoPE kernel plugin in C99: the template for third-party implementations, and one that
  * passes its own gate under the default claim (examples/plugin/README.md has the commands; CI runs
- * them: tests/examples/plugin_route.cmake).
+ * them: tests/examples/plugin_route.sh).
  *
  * It implements include/ropecheck/kernel.h for one implementation, "example_c": f64, f32, f16 and
  * bf16 data, with θ_j = base^(-2j/d) (/ factor for linear scaling) by powl, the angle position·θ_j,
