@@ -1,5 +1,7 @@
 #include "gate/check.h"
 
+#include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <future>
 #include <string_view>
@@ -267,6 +269,49 @@ bool streamable(const std::string& path) {
   return std::string_view(head, 6) == "\x93NUMPY" || head[8] == '{';
 }
 
+// `text` as one shell word: as is when it has only characters no shell treats specially, else in
+// single quotes (POSIX sh: nothing inside is special; a ' is written '\'').
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./=,:+-@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The `run` command that replays one identity of `run --props`: the same implementation, claim,
+// child limits, cases and seed (RapidCheck's same cases and shrinks), that identity alone. Options
+// left at their defaults are left out.
+std::string replay_command(const RunArguments& args, const std::string& identity) {
+  const RunArguments defaults;
+  std::string command = "ropecheck run";
+  if (!args.plugin.empty()) command += " --plugin " + shell_word(args.plugin);
+  if (!args.implementation.empty()) command += " --impl " + shell_word(args.implementation);
+  if (args.judge.model != defaults.judge.model) command += " --model " + shell_word(args.judge.model);
+  if (!args.judge.tolerance.empty()) command += " --tolerance " + shell_word(args.judge.tolerance);
+  if (args.timeout != defaults.timeout) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.17g", args.timeout);
+    command += " --timeout " + std::string(seconds);
+  }
+  if (args.memory_limit_mib != defaults.memory_limit_mib) command += " --memory-limit " + std::to_string(args.memory_limit_mib);
+  command += " --props";
+  if (args.props_cases != defaults.props_cases) command += " --props-cases " + std::to_string(args.props_cases);
+  return command + " --seed " + std::to_string(args.seed) + " --property " + identity;
+}
+
+// --property: a catalog identity's name, and only with --props.
+void check_property_option(const RunArguments& args) {
+  if (args.property.empty()) return;
+  if (!args.props) throw UsageError("--property: runs one identity of --props; expected --props too");
+  if (proofs::find_identity(args.property)) return;
+  std::string names;
+  for (const proofs::Identity& identity : proofs::catalog()) names += (names.empty() ? "" : ", ") + std::string(identity.name);
+  throw UsageError("--property: expected one of " + names + ", got '" + args.property + "'");
+}
+
 }  // namespace
 
 int run_check(const CheckArguments& args) {
@@ -297,6 +342,7 @@ int run_check(const CheckArguments& args) {
 
 int run_run(const RunArguments& args) {
   if (args.implementation.empty() && args.plugin.empty()) throw UsageError("run: expected --impl NAME or --plugin PATH");
+  check_property_option(args);
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.plugin});
   judge::RegistryOptions registry;
   registry.claims = claims_of(args.judge);
@@ -319,6 +365,7 @@ int run_run(const RunArguments& args) {
     run_options.cases = args.props_cases;
     run_options.seed = args.seed;
     for (const proofs::Identity& identity : proofs::catalog()) {
+      if (!args.property.empty() && identity.name != args.property) continue;
       const proofs::IdentityReport r = proofs::run_identity(identity, *implementation, run_options);
       PropertyResult p;
       p.name = r.name;
@@ -330,6 +377,7 @@ int run_run(const RunArguments& args) {
       p.worst_units = r.tally.worst_units;
       p.failure = r.failure;
       p.counterexample = r.counterexample;
+      if (!p.holds && !p.gave_up) p.replay = replay_command(args, p.name);
       report.properties.push_back(std::move(p));
     }
   }

@@ -54,6 +54,7 @@ struct RunArguments {
   bool props = false;          // also the identity catalog
   int props_cases = 25;
   std::uint64_t seed = 1;
+  std::string property;        // --property: the one identity --props runs; empty: all
   double timeout = 10;         // seconds per plugin call
   std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;  // a plugin's child process
 };

@@ -34,6 +34,7 @@ struct PropertyResult {
   double worst_units = 0;  // worst discrepancy in u·ρ units
   std::string failure;
   std::string counterexample;
+  std::string replay;  // a failure's command that runs this identity alone on the same cases; else empty
 };
 
 // The options that change what was judged, shown in every report.

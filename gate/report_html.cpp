@@ -425,7 +425,10 @@ void explanation_box(std::ostringstream& s, const Report& r) {
     s << ")</li>\n";
   }
   for (const PropertyResult& p : r.properties) {
-    if (!p.holds && !p.gave_up) s << "<li>identity <code>" << xml_escape(p.name) << "</code> fails: " << xml_escape(p.failure) << "</li>\n";
+    if (p.holds || p.gave_up) continue;
+    s << "<li>identity <code>" << xml_escape(p.name) << "</code> fails: " << xml_escape(p.failure);
+    if (!p.replay.empty()) s << "<br/>replay: <code>" << xml_escape(p.replay) << "</code>";
+    s << "</li>\n";
   }
   s << "</ul>\n</div>\n";
 }

@@ -158,7 +158,7 @@ std::string to_json(const Report& r) {
   for (const PropertyResult& p : r.properties) {
     props.push_back({{"name", p.name}, {"formula", p.formula}, {"proof", p.proof}, {"holds", p.holds}, {"cases", p.cases},
                      {"gave_up", p.gave_up}, {"worst_units", number(p.worst_units)}, {"failure", p.failure},
-                     {"counterexample", p.counterexample}});
+                     {"counterexample", p.counterexample}, {"replay", p.replay}});
   }
   j["properties"] = props;
   j["notes"] = r.notes;

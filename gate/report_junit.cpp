@@ -89,7 +89,7 @@ std::string to_junit(const Report& r) {
     } else if (!p.holds) {
       ++failures;
       body << "   <failure type=\"identity\" message=\"" << xml_escape(p.failure) << "\">" << xml_escape(p.counterexample)
-           << "</failure>\n";
+           << (p.replay.empty() ? std::string() : xml_escape("replay: " + p.replay + "\n")) << "</failure>\n";
     }
     body << "  </testcase>\n";
   }

@@ -61,6 +61,7 @@ std::string format_table(const Report& r) {
     s << "identity " << p.name << ": " << (skipped ? "skipped (no supported case)" : p.holds ? "holds" : "FAILS") << " (" << p.cases << " cases, worst "
       << fixed(p.worst_units) << " u" << (p.proof.empty() ? std::string() : "; proven for all inputs: proofs/formal/coq/" + p.proof)
       << ")\n";
+    if (!p.replay.empty()) s << "  replay: " << p.replay << "\n";
   }
   std::int64_t tests = 0, failed = 0, skipped = 0, groups_failed = 0;
   for (const GroupResult& g : r.groups) {
@@ -190,6 +191,7 @@ std::string format_summary(const Report& r) {
     for (const PropertyResult& p : r.properties) {
       if (p.holds || p.gave_up) continue;
       s << "FAIL identity " << p.name << " (" << p.cases << " cases, worst " << fixed(p.worst_units) << " u): " << p.failure << "\n";
+      if (!p.replay.empty()) s << "  replay: " << p.replay << "\n";
     }
   }
   std::vector<const GroupResult*> failing;

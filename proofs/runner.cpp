@@ -2,7 +2,25 @@
 
 #include <rapidcheck.h>
 
+#include <string>
+#include <unordered_map>
+
 namespace ropecheck::proofs {
+namespace {
+
+// Receives RapidCheck's events and prints nothing. rc::detail::checkProperty without a listener uses
+// RapidCheck's global one, which at exit prints an RC_PARAMS line to reproduce any failure, and
+// without a reproduce map it reads the global configuration's, loading it (which prints "Using
+// configuration: seed=..." on stderr and reads RC_PARAMS). Both are given here, the map empty:
+// the callers print their own replay command (gate/commands/props_command.cpp, gate/check.cpp).
+class SilentListener final : public rc::detail::TestListener {
+ public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+}  // namespace
 
 IdentityReport run_identity(const Identity& identity, const Implementation& implementation, const RunOptions& options) {
   IdentityReport report;
@@ -17,7 +35,9 @@ IdentityReport run_identity(const Identity& identity, const Implementation& impl
   metadata.description = report.name;
   Tally& tally = report.tally;
   const auto property = [&identity, &implementation, &tally] { identity.property(implementation, tally); };
-  const rc::detail::TestResult result = rc::detail::checkTestable(property, metadata, params);
+  SilentListener listener;
+  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;
+  const rc::detail::TestResult result = rc::detail::checkTestable(property, metadata, params, listener, no_reproduce);
 
   if (result.is<rc::detail::SuccessResult>()) {
     report.holds = true;

@@ -1,6 +1,7 @@
 // Runs catalog identities against an implementation with RapidCheck, in process, with an explicit
-// seed (rc::detail::checkTestable with its own TestParams: no RC_PARAMS environment variable, no
-// global configuration), and summarises each run for reports.
+// seed (rc::detail::checkTestable with its own TestParams and a listener that prints nothing: no
+// RC_PARAMS environment variable, no global configuration, nothing of RapidCheck's on the terminal),
+// and summarises each run for reports.
 #pragma once
 
 #include <cstdint>

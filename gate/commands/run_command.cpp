@@ -49,6 +49,8 @@ void add_run_command(CLI::App& root, int& status) {
   cmd->add_flag("--props", args->props, "Also run the identity catalog (proofs/) against the implementation");
   cmd->add_option("--props-cases", args->props_cases, "Cases per identity with --props")->check(CLI::Range(1, 100000));
   cmd->add_option("--seed", args->seed, "RapidCheck seed of --props (the same seed replays the same cases)");
+  cmd->add_option("--property", args->property,
+                  "With --props: run this identity only (a failing identity prints the command that replays it)");
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
   cmd->callback([args, &status] { status = run_run(*args); });
 }

@@ -3,6 +3,7 @@
 // reported as that plugin's failure with the test id, and the run completes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -208,6 +209,81 @@ TEST_F(RunFixture, PropsReportsSkippedAndViolatedIdentities) {
   }
   // The golden group fails too (every call refused): one failure per testcase.
   EXPECT_EQ(junit["root"]["failures"], std::to_string(identities + 1));
+}
+
+// A failing identity prints the command that replays it (gate/check.cpp replay_command: the
+// implementation, the claim and the child limits as given, --props, the cases, the seed,
+// --property), and that command runs the identity alone to the same failure; RapidCheck's own
+// lines ("Using configuration", the RC_PARAMS reproduce line) show in neither. The tiny plugin's
+// long double angle is good to about 2^-63 relative: within the exact claim's 4 u for f32, not for
+// f64 beyond ~2^14 rad, so relative_matrix breaks under --model exact on an f64 case (as
+// gate_cli_test's Props.ViolatedIdentityPrintsCounterexampleAndAReplayThatReproducesIt).
+TEST_F(RunFixture, FailingIdentityPrintsAReplayThatReproducesIt) {
+  const Ran r = run_plugin(
+      "good", "--impl tiny --model exact --props --props-cases 20 --seed 5 --junit " + (dir / "junit.xml") + " --html " + (dir / "r.html"));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const std::string expected = "ropecheck run --plugin " + plugin("good") +
+                               " --impl tiny --model exact --timeout 1 --props --props-cases 20 --seed 5 --property relative_matrix";
+  const std::string fail_line = "FAIL identity relative_matrix ";
+  const std::size_t at = r.out.find(fail_line);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::size_t next = r.out.find('\n', at) + 1;
+  EXPECT_EQ(r.out.substr(next, r.out.find('\n', next) - next), "  replay: " + expected) << r.out;
+  for (const char* rapidcheck : {"Using configuration", "RC_PARAMS"}) {
+    EXPECT_EQ(r.out.find(rapidcheck), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find(rapidcheck), std::string::npos) << r.err;
+  }
+  const nlohmann::json first = report();
+  nlohmann::json failing;
+  for (const auto& p : first["properties"]) {
+    if (p["name"] == "relative_matrix") {
+      failing = p;
+    } else if (p["holds"].get<bool>() || p["gave_up"].get<bool>()) {
+      EXPECT_EQ(p["replay"], "") << p.dump();
+    }
+  }
+  ASSERT_FALSE(failing.is_null()) << first["properties"];
+  EXPECT_FALSE(failing["holds"].get<bool>());
+  EXPECT_EQ(failing["replay"], expected);
+  // ... and in the JUnit failure's text and the HTML page
+  auto cases = identity_cases(read_xml_report(dir, dir / "junit.xml"));
+  ASSERT_FALSE(cases["relative_matrix"]["failure"].is_null()) << cases["relative_matrix"];
+  EXPECT_NE(cases["relative_matrix"]["failure"]["text"].get<std::string>().find("replay: " + expected + "\n"), std::string::npos)
+      << cases["relative_matrix"];
+  const nlohmann::json page = read_xml_report(dir, dir / "r.html");
+  bool on_page = false;
+  for (const auto& paragraph : page["paragraphs"]) on_page |= paragraph["text"] == "replay: " + expected;
+  EXPECT_TRUE(on_page) << page["paragraphs"];
+
+  // The replay (on the same small suite, and its own report): that identity alone, the same failure.
+  const Ran again =
+      run(kBin + expected.substr(std::string("ropecheck").size()) + " --golden " + golden_path + " --json " + (dir / "report.json"), dir);
+  EXPECT_EQ(again.code, 1) << again.out << again.err;
+  for (const char* rapidcheck : {"Using configuration", "RC_PARAMS"}) {
+    EXPECT_EQ(again.out.find(rapidcheck), std::string::npos) << again.out;
+    EXPECT_EQ(again.err.find(rapidcheck), std::string::npos) << again.err;
+  }
+  const nlohmann::json replayed = report();
+  ASSERT_EQ(replayed["properties"].size(), 1u) << replayed["properties"];
+  const nlohmann::json& p = replayed["properties"][0];
+  EXPECT_EQ(p["name"], "relative_matrix");
+  EXPECT_FALSE(p["holds"].get<bool>());
+  EXPECT_EQ(p["failure"], failing["failure"]);
+  EXPECT_EQ(p["counterexample"], failing["counterexample"]);
+  EXPECT_EQ(p["replay"], expected);
+}
+
+TEST_F(RunFixture, PropertyNamesOneIdentityOfProps) {
+  Ran r = run(kBin + " run --impl reference --golden " + golden_path + " --props --property nonesuch", dir);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const char* word : {"--property", "relative_matrix", "'nonesuch'"}) {
+    EXPECT_NE(r.err.find(word), std::string::npos) << r.err;
+  }
+  r = run(kBin + " run --impl reference --golden " + golden_path + " --property relative_matrix", dir);
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--property"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--props"), std::string::npos) << r.err;
 }
 
 }  // namespace
