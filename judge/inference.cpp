@@ -1278,8 +1278,10 @@ void name_variant(const Variant& v, const Score& sc, GroupDiagnosis& d) {
   d.mistake_identical = sc.identical;
   const std::string lead = v.memory ? "your outputs have " : "your outputs are RoPE with ";
   d.headline = lead + v.change;
-  d.explanation = lead + v.change + ": bit-identical in " + percent(sc.identical) + " of values, within the f32-angle bound in " +
-                  percent(sc.within) + " of pairs";
+  // The fit is the named change's (its values against the outputs), worded so that it never reads
+  // as the verdict of the spec as given.
+  d.explanation = lead + v.change + " (fit of that change: " + percent(sc.identical) + " of values bit for bit, " +
+                  percent(sc.within) + " of pairs within its f32-angle bound)";
   if (sc.outside > 0 || sc.unsampled > 0) {
     const std::int64_t all = sc.rows + sc.outside + sc.unsampled;
     std::string left;
@@ -1329,8 +1331,8 @@ bool name_heads(const Spec& spec, const std::vector<DiagnosedTest>& tests, const
   d.mistake_within = rest.within;
   d.mistake_identical = rest.identical;
   d.headline = "your outputs have " + d.mistake;
-  d.explanation = d.headline + "; the spec explains the other heads: bit-identical in " + percent(rest.identical) +
-                  " of values, within the f32-angle bound in " + percent(rest.within) + " of pairs";
+  d.explanation = d.headline + "; the spec explains the other heads (fit: " + percent(rest.identical) +
+                  " of values bit for bit, " + percent(rest.within) + " of pairs within its f32-angle bound)";
   return true;
 }
 
