@@ -19,8 +19,9 @@ namespace ropecheck::gate {
 namespace {
 
 // The suites `run` judges by default: an installed command's own (PREFIX/bin/ropecheck beside
-// PREFIX/share/ropecheck/golden, cmake/install.cmake), else the repository's golden/suites that
-// the build tree's command was built from.
+// PREFIX/share/ropecheck/golden, cmake/install.cmake; in the wheel of `pip install .`, the package's
+// ropecheck/bin/ropecheck beside ropecheck/golden, gate/CMakeLists.txt), else the repository's
+// golden/suites that the build tree's command was built from.
 std::string default_golden_dir() {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -42,8 +43,9 @@ void add_run_command(CLI::App& root, int& status) {
                   "scalar | avx2 | avx512 | avx512bf16 | cuda | auto | reference | reference-exact | reference-f32-recipe "
                   "(runner/registry.h); with --plugin: the name passed to the plugin (default auto)");
   cmd->add_option("--plugin", args->plugin, "Shared library exporting the C ABI of include/ropecheck/kernel.h");
-  cmd->add_option("--golden", args->golden, "Golden suite file or folder (default: the installed suites, PREFIX/share/ropecheck/golden, or "
-                  "the repository's golden/suites for a command in the build tree)");
+  cmd->add_option("--golden", args->golden,
+                  "Golden suite file or folder (default: the installed suites, PREFIX/share/ropecheck/golden "
+                  "or the Python package's ropecheck/golden, or the repository's golden/suites for a command in the build tree)");
   add_judge_options(cmd, args->judge);
   add_report_options(cmd, args->reports);
   cmd->add_flag("--props", args->props, "Also run the identity catalog (proofs/) against the implementation");

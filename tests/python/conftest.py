@@ -24,9 +24,9 @@ def ropecheck_bin():
     return path
 
 
-def run_cli(binary, *args):
-    """`ropecheck ARGS`: (exit status, stdout, stderr)."""
-    done = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, timeout=120)
+def run_cli(binary, *args, cwd=None):
+    """`ropecheck ARGS` (in folder `cwd`, else the current one): (exit status, stdout, stderr)."""
+    done = subprocess.run([binary, *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
     return done.returncode, done.stdout, done.stderr
 
 
