@@ -365,7 +365,7 @@ void group_section(std::ostringstream& s, const GroupResult& g) {
 // ---- The first screen ---------------------------------------------------------------------------
 
 // What the claim holds the outputs to (judge/tolerance.h Model), one sentence.
-const char* claim_text(Model model) {
+const char* claim_html(Model model) {
   switch (model) {
     case Model::exact:
       return "the true rotation: every output within a constant bound of the exact value";
@@ -426,9 +426,7 @@ void explanation_box(std::ostringstream& s, const Report& r) {
   }
   for (const PropertyResult& p : r.properties) {
     if (p.holds || p.gave_up) continue;
-    s << "<li>identity <code>" << xml_escape(p.name) << "</code> fails: " << xml_escape(p.failure);
-    if (!p.replay.empty()) s << "<br/>replay: <code>" << xml_escape(p.replay) << "</code>";
-    s << "</li>\n";
+    s << "<li>identity <code>" << xml_escape(p.name) << "</code> fails: " << xml_escape(p.failure) << "</li>\n";
   }
   s << "</ul>\n</div>\n";
 }
@@ -504,7 +502,7 @@ void checked_box(std::ostringstream& s, const Report& r) {
     s << "<li><b>closest to the bound</b>: " << group_link(*c.closest) << ", its largest " << metric_name(*c.closest) << " / bound "
       << xml_escape(fixed(c.closest->worst_margin)) << " (over " << c.closest->ordinary_checked << " ordinary pairs)</li>\n";
   }
-  s << "<li><b>claim " << xml_escape(std::string(name(r.model))) << "</b>: " << claim_text(r.model);
+  s << "<li><b>claim " << xml_escape(std::string(name(r.model))) << "</b>: " << claim_html(r.model);
   for (const auto& [bound, per_dtype] : c.bounds) {
     int groups = 0;
     std::string dtypes;
@@ -548,6 +546,7 @@ void identity_line(std::ostringstream& s, const PropertyResult& p) {
   const char* word = skipped ? "skipped" : p.holds ? "holds" : "fails";
   s << "<p class=\"identity\">identity <code>" << xml_escape(p.name) << "</code>: <span class=\"" << status << "\">" << word << "</span> ("
     << p.cases << " cases) " << xml_escape(p.failure) << "</p>\n";
+  if (!p.replay.empty()) s << "<p>replay: <code>" << xml_escape(p.replay) << "</code></p>\n";
 }
 
 void summary_grid_table(std::ostringstream& s, const Report& r) {

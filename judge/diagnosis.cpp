@@ -254,35 +254,37 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   d.f32_angle_share = spec_within;
   if (!d.explanation.empty()) {
     d.lines.push_back(d.explanation);
-    // A fitted explanation (a change of the spec, a memory fault) accounts for the outputs: the
-    // generic angle and rotation lines, computed against the spec as given, would read as a
-    // second cause beside it (judge/README.md "Explanation"). Its figures stay in the fields.
-    if (!d.explanation_kind.empty()) return d;
   } else if (failing && model == Model::exact && spec_within >= 0.99) {
     // Only on a failing group: a passing or marginal one (f64 data included) is told nothing.
     d.lines.push_back("outputs are within the f32-angle model's bound: an angle computed in binary32 (--model f32-angle judges this class)");
   }
+  // Growth with the pair index: the errors of the top quarter of the pair indices against the
+  // bottom quarter (a running product's error grows linearly: about 7 times as large there).
+  if (d.angle_error_rad > static_cast<double>(noise) && !frequency_ulps.empty()) {
+    std::vector<long double> lower, upper;
+    for (const auto& [j, ulps] : frequency_ulps) {
+      if (4 * j < pairs) lower.push_back(ulps);
+      if (4 * j >= 3 * pairs) upper.push_back(ulps);
+    }
+    auto median = [](std::vector<long double> v) {
+      if (v.empty()) return 0.0L;
+      std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+      return v[v.size() / 2];
+    };
+    const long double lo = median(lower), hi = median(upper);
+    d.frequency_growth = !lower.empty() && !upper.empty() && hi > 3 * lo + 2 ? "pair index" : "constant";
+  }
+  // A fitted explanation (a change of the spec, a memory fault) accounts for the outputs: the
+  // generic angle and rotation lines, computed against the spec as given, would read as a second
+  // cause beside it (judge/README.md "Explanation"); their figures stay in the fields.
+  if (!d.explanation_kind.empty()) return d;
   // The angle line.
   if (d.angle_error_rad <= static_cast<double>(noise)) {
     d.lines.push_back("angle: within the output's own rounding (largest angle error " + number(d.angle_error_rad) + " rad)");
   } else {
     std::string line = "angle: error up to " + number(d.angle_error_rad) + " rad (" + number(d.angle_error_ulps) +
                        " binary32 ulps of the angle) at position " + std::to_string(angle_position);
-    if (!frequency_ulps.empty()) {
-      // Growth with the pair index: the errors of the top quarter of the pair indices against the
-      // bottom quarter (a running product's error grows linearly: about 7 times as large there).
-      std::vector<long double> lower, upper;
-      for (const auto& [j, ulps] : frequency_ulps) {
-        if (4 * j < pairs) lower.push_back(ulps);
-        if (4 * j >= 3 * pairs) upper.push_back(ulps);
-      }
-      auto median = [](std::vector<long double> v) {
-        if (v.empty()) return 0.0L;
-        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-        return v[v.size() / 2];
-      };
-      const long double lo = median(lower), hi = median(upper);
-      d.frequency_growth = !lower.empty() && !upper.empty() && hi > 3 * lo + 2 ? "pair index" : "constant";
+    if (!d.frequency_growth.empty()) {
       line += "; frequency error up to " + number(d.frequency_error_ulps) + " ulp at pair " + std::to_string(d.frequency_error_pair) +
               (d.frequency_growth == "pair index" ? ", growing with the pair index (as a running product theta *= r, or a rounded exponent, gives)"
                                                   : ", about the same over the pair indices");

@@ -46,14 +46,14 @@ def test_hf_recipe_passes_f32_angle(dtype):
     (dict(sin_sign=-1.0), "sign flipped"),
     (dict(offset=1), "positions offset by +1"),
 ])
-def test_planted_bug_fails_with_its_diagnosis(bug, diagnosis):
+def test_planted_bug_fails_with_its_explanation(bug, diagnosis):
     with pytest.raises(AssertionError) as raised:
         ropecheck.assert_rope_close(lambda x, p: hf_rope(x, p, **bug), spec=spec_of("f32"), model="f32-angle",
                                     as_torch=True, samples=64)
     message = str(raised.value)
     assert re.match(r"ropecheck: FAIL: \S*<lambda> does not meet the claim f32-angle \(", message), message
     assert "worst e" in message and "accuracy horizon" in message
-    assert "diagnosis:" in message and diagnosis in message.lower(), message
+    assert "explanation: " in message and diagnosis in message.lower(), message
     assert "0x1." not in message  # decimal numbers, not hex floats
 
 

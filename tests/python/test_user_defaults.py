@@ -1,4 +1,4 @@
-"""What a user meets on default settings (issue 48): the claim judged when none is named is the
+"""What a user meets on default settings (the first five minutes of a new user): the claim judged when none is named is the
 judge's default, f32-angle, so a careful float32 torch RoPE (HF transformers' cached cos/sin table)
 passes gate() and assert_rope_close() in f32, f16 and bf16 while a planted bug still fails; the
 summary's first line names the claim and its explanation lines say what the failing outputs are;
