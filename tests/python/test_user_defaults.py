@@ -63,6 +63,10 @@ def test_a_careful_float32_cache_passes_on_defaults(cached, dtype):
     assert result.model == "f32-angle"
     assert cached.largest == TABLE - 1  # the sweep reaches max_position, and nothing beyond it is handed over
     assert result.summary().startswith(f"ropecheck: PASS: CachedRope meets the claim f32-angle ({len(result.groups)} group(s), ")
+    # A large worst e on a passing group says it is within its bound (which grows with the angle).
+    for g in result.groups:
+        assert 0 <= g.worst_margin <= 1
+    assert result.summary().count("(within the bound: at most ") == len(result.groups), result.summary()
 
 
 def test_the_exact_claim_is_still_there_to_name():
