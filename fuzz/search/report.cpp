@@ -101,6 +101,7 @@ ordered_json to_json(const FuzzReport& report) {
   j["schema"] = std::string(kSchema);
   j["implementation"] = report.implementation;
   j["selector"] = report.selector;
+  j["model"] = report.model;
   j["seed"] = report.seed;
   j["shards"] = ordered_json::array({{{"index", report.shard_index}, {"count", report.shard_count}}});
   j["trials_requested"] = report.trials_requested ? ordered_json(*report.trials_requested) : ordered_json(nullptr);
@@ -154,6 +155,9 @@ std::string to_text(const ordered_json& report) {
       << report.at("trials_unsupported").get<std::int64_t>() << " on unsupported specs), "
       << report.at("cases").get<std::int64_t>() << " cases over " << report.at("specs").size() << " specs"
       << (report.at("stopped_by_time").get<bool>() ? ", stopped by --seconds" : "") << "\n";
+  if (report.contains("model") && report.at("model").is_string()) {
+    out << "claim: model " << report.at("model").get<std::string>() << " (--model; judge/README.md \"Models\")\n";
+  }
   if (report.contains("stopped_reason") && !report.at("stopped_reason").get<std::string>().empty()) {
     out << "stopped early: " << report.at("stopped_reason").get<std::string>() << "\n";
   }
@@ -231,6 +235,7 @@ void check_report(const std::string& file, const ordered_json& j) {
     if (!field(name).is_array()) bad(name, "an array");
   }
   if (!field("stopped_by_time").is_boolean()) bad("stopped_by_time", "true or false");
+  if (j.contains("model") && !j.at("model").is_string()) bad("model", "a string");
   if (j.contains("stopped_reason") && !j.at("stopped_reason").is_string()) bad("stopped_reason", "a string");
   if (!field("violation_counts").is_object()) bad("violation_counts", "an object");
   for (const auto& [key, value] : j.at("violation_counts").items()) {
@@ -300,7 +305,7 @@ ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json
       if (!merged.contains("stopped_reason")) merged["stopped_reason"] = "";
       continue;
     }
-    for (const char* field : {"implementation", "selector", "seed", "specs", "trials_requested", "strict_zeros"}) {
+    for (const char* field : {"implementation", "selector", "model", "seed", "specs", "trials_requested", "strict_zeros"}) {
       if (j.value(field, ordered_json(nullptr)) != merged.value(field, ordered_json(nullptr))) {
         throw std::invalid_argument(file + ": " + field + ": expected the same as " + reports.front().first +
                                     " (reports of one search), got a different one");

@@ -256,6 +256,7 @@ std::vector<Outcome> evaluate(const judge::Implementation& implementation, const
       if (judged_any && v.e <= outcome.e) continue;
       judged_any = true;
       outcome.e = v.e;
+      outcome.bound = tolerance.at(pair.angle);
       // The reported pair: the worst-e one, unless a violation holds the slot.
       if (outcome.violation != Violation::none) continue;
       outcome.worst_pair = j;
@@ -399,6 +400,8 @@ std::string replay_command(const judge::Implementation& candidate, const Spec& s
   const auto space = selector.find(' ');
   if (space != std::string::npos) selector = selector.substr(0, space + 1) + quote(selector.substr(space + 1));
   std::string command = "ropecheck fuzz " + selector + " --spec " + quote(to_string(spec)) + " --replay " + quote(case_text(c));
+  // The claim, where it is not the default (judge/tolerance.h kDefaultModel): the replay judges alike.
+  if (candidate.claims().model != judge::kDefaultModel) command += " --model " + std::string(judge::name(candidate.claims().model));
   if (const std::optional<judge::Tolerance>& tolerance = candidate.claims().tolerance) {
     std::ostringstream t;
     t.precision(17);
@@ -414,6 +417,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
   FuzzReport report;
   report.implementation = candidate.name();
   report.selector = candidate.selector();
+  report.model = std::string(judge::name(candidate.claims().model));
   report.seed = options.seed;
   report.shard_index = options.shard_index;
   report.shard_count = options.shard_count;
@@ -503,7 +507,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
     finding.spec = report.specs[spec_index];
     finding.fuzz_case = best_case;
     finding.outcome = best_outcome;
-    finding.tolerance = tolerance.value;
+    finding.tolerance = best_outcome.bound > 0 ? best_outcome.bound : tolerance.value;
     finding.replay = replay_command(candidate, spec, best_case, options.strict_zeros);
     report.worst.push_back(finding);
     std::sort(report.worst.begin(), report.worst.end(), [](const Finding& a, const Finding& b) {
@@ -532,7 +536,7 @@ FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& o
       finding.fuzz_case = shrink(candidate, spec, tolerance, s.fuzz_case, s.outcome.violation, options.strict_zeros);
       finding.outcome = evaluate(candidate, spec, tolerance, {finding.fuzz_case}, options.strict_zeros)[0];
     }
-    finding.tolerance = tolerance.value;
+    finding.tolerance = finding.outcome.bound > 0 ? finding.outcome.bound : tolerance.value;
     finding.replay = replay_command(candidate, spec, finding.fuzz_case, options.strict_zeros);
     report.violations.push_back(finding);
   }

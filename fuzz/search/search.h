@@ -54,6 +54,7 @@ struct Outcome {
   bool unsupported = false;  // the candidate returned ROPECHECK_ERROR_UNSUPPORTED for the spec
   Violation violation = Violation::none;
   double e = 0;              // worst e over the ordinary pairs (judge/pair_rule.h Domain)
+  double bound = 0;          // the tolerance at that pair's angle (judge/tolerance.h Tolerance::at)
   int worst_pair = -1;       // the pair of `e` (or of the violation)
   double x = 0, y = 0;       // that pair's inputs
   double got_a = 0, got_b = 0;            // the candidate's outputs
@@ -94,6 +95,7 @@ struct Finding {
 struct FuzzReport {
   std::string implementation;
   std::string selector;
+  std::string model;  // the claim judged (judge/tolerance.h name)
   std::uint64_t seed = 0;
   int shard_index = 0, shard_count = 1;
   // The search's own options (shards of one search agree on them: report merge checks).

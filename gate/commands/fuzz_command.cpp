@@ -1,7 +1,7 @@
 // `ropecheck fuzz`: search for the inputs where an implementation is least accurate (fuzz/README.md).
 //   ropecheck fuzz --impl NAME | --plugin PATH.so [--spec SPEC]... [--seconds N] [--trials N] [--seed S]
-//                  [--shard K/N | auto [--shard-count N]] [--tolerance e=E] [--timeout S] [--json F]
-//   ropecheck fuzz --impl NAME | --plugin PATH.so --spec SPEC --replay CASE [--tolerance e=E] [--json F]
+//                  [--shard K/N | auto [--shard-count N]] [--model M] [--tolerance e=E] [--timeout S] [--json F]
+//   ropecheck fuzz --impl NAME | --plugin PATH.so --spec SPEC --replay CASE [--model M] [--tolerance e=E] [--json F]
 // Exit status: 0 no violation, 1 a tolerance breach or property violation, 2 bad arguments.
 #include <cmath>
 #include <cstdio>
@@ -41,6 +41,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::int64_t trials = 0;
     std::uint64_t seed = 1;
     std::optional<std::int64_t> shard_count;  // --shard-count, with --shard auto
+    std::string model = std::string(judge::name(judge::kDefaultModel));  // judge/tolerance.h
     std::string tolerance;
     double timeout = 10;
     std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
@@ -64,6 +65,10 @@ void add_fuzz_command(CLI::App& root, int& status) {
   cmd->add_option("--shard-count", args->shard_count,
                   "With --shard auto: the number of shards where the scheduler does not say it (a Kubernetes "
                   "Indexed Job's completions); checked against a Slurm array's count");
+  cmd->add_option("--model", args->model,
+                  "What the implementation claims to compute: exact | f32-angle (judge/README.md; f32-recipe values are "
+                  "golden only)")
+      ->capture_default_str();
   cmd->add_option("--tolerance", args->tolerance, "e=NUMBER: tolerance in u*rho units (default: the implementation's bound)");
   cmd->add_flag("--strict-zeros", args->strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
@@ -74,6 +79,11 @@ void add_fuzz_command(CLI::App& root, int& status) {
     const std::vector<std::string> inputs = {args->plugin};  // the report never replaces the plugin
     check_report_paths({args->json}, inputs);
     judge::RegistryOptions registry;
+    // The claim, as every judging command reads it (the search compares with the exact values).
+    registry.claims.model = judge::parse_model(args->model);
+    if (!judge::judges_exact_values(registry.claims.model)) {
+      throw UsageError("--model: expected exact or f32-angle (fuzz compares with the exact values), got '" + args->model + "'");
+    }
     if (!args->tolerance.empty()) {
       const judge::ToleranceOverrides overrides = judge::parse_tolerance(args->tolerance);
       // The search ranks cases by e: an element-ULP bound does not apply.
@@ -106,8 +116,8 @@ void add_fuzz_command(CLI::App& root, int& status) {
         throw UsageError(e.what());
       }
       const judge::Tolerance tolerance = candidate->tolerance(specs[0]);
-      const double tol = tolerance.value;
       const fuzz::Outcome outcome = fuzz::evaluate(*candidate, specs[0], tolerance, {c}, args->strict_zeros)[0];
+      const double tol = outcome.bound > 0 ? outcome.bound : tolerance.value;  // at the reported pair's angle
       if (outcome.unsupported) {
         throw UsageError("--spec: the implementation reports this spec as unsupported (ROPECHECK_ERROR_UNSUPPORTED)");
       }

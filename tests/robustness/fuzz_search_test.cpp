@@ -432,10 +432,17 @@ TEST(FuzzCommand, WrongPluginBreachesAndReplayReproducesTheWorstCase) {
   const fs::path dir = fs::temp_directory_path() / ("ropecheck-fuzz-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string plugin = ROPECHECK_TEST_PLUGIN;
-  const std::string base = binary() + " fuzz --plugin " + plugin + " --spec '" + kSpec + "' --trials 3 --seed 5";
+  const std::string base = binary() + " fuzz --plugin " + plugin + " --spec '" + kSpec + "' --trials 3 --seed 5 --model exact";
   const Captured run1 = shell(base + " --json " + (dir / "a.json").string());
   EXPECT_EQ(run1.status, 1) << run1.out;
   EXPECT_NE(run1.out.find("[tolerance]"), std::string::npos) << run1.out;
+  EXPECT_NE(run1.out.find("claim: model exact"), std::string::npos) << run1.out;
+  // Under the default claim, f32-angle, the same float32 angles are within their bound: the bound
+  // grows with the angle, and the worst case's tolerance is the one at its pair's angle.
+  const Captured lenient = shell(binary() + " fuzz --plugin " + plugin + " --spec '" + kSpec + "' --trials 3 --seed 5");
+  EXPECT_NE(lenient.out.find("claim: model f32-angle"), std::string::npos) << lenient.out;
+  EXPECT_EQ(lenient.out.find("[tolerance]"), std::string::npos) << lenient.out;
+  EXPECT_EQ(lenient.out.find("(tolerance 4)"), std::string::npos) << lenient.out;
   const Captured run2 = shell(base + " --json " + (dir / "b.json").string());
   EXPECT_EQ(run1.out, run2.out);
   EXPECT_EQ(read_file(dir / "a.json"), read_file(dir / "b.json"));
