@@ -3,6 +3,7 @@
 //                  [--shard K/N | auto [--shard-count N]] [--model M] [--tolerance e=E] [--timeout S] [--json F]
 //   ropecheck fuzz --impl NAME | --plugin PATH.so --spec SPEC --replay CASE [--model M] [--tolerance e=E] [--json F]
 // Exit status: 0 no violation, 1 a tolerance breach or property violation, 2 bad arguments.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include "gate/shard.h"
 #include "runner/adapters.h"
 #include "runner/registry.h"
+#include "runner/sweep.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::gate {
@@ -29,6 +31,32 @@ namespace {
 namespace fs = std::filesystem;
 
 // Writes `text` to `path` through a temporary file and a rename: never a partial file.
+
+}  // namespace
+
+namespace {
+
+// Why the violations happen: each violating spec (at most kExplainedSpecs) swept at 256 sampled
+// positions through the same inference as every route (judge/inference.h), one line per spec it
+// explains. The search's cases are single pairs: a change of the spec is fitted on a sample.
+std::string fuzz_explanations(const judge::Implementation& candidate, const nlohmann::ordered_json& report, std::uint64_t seed) {
+  constexpr std::size_t kExplainedSpecs = 3;
+  std::vector<std::string> specs;
+  for (const auto& v : report.at("violations")) {
+    if (v.value("violation", "") == "status") continue;  // a call that failed: its message says why
+    const std::string text = v.at("spec").get<std::string>();
+    if (std::find(specs.begin(), specs.end(), text) == specs.end() && specs.size() < kExplainedSpecs) specs.push_back(text);
+  }
+  std::string out;
+  for (const std::string& text : specs) {
+    judge::SweepOptions options;
+    options.samples = 256;
+    options.seed = seed;
+    const GroupResult g = judge::sweep(candidate, parse_spec(text), options, judge::GroupOptions{});
+    if (g.diagnosis && !g.diagnosis->explanation.empty()) out += "explanation (" + text + "): " + g.diagnosis->explanation + "\n";
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -154,7 +182,10 @@ void add_fuzz_command(CLI::App& root, int& status) {
     if (!args->json.empty()) {
       write_atomically(args->json, report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", inputs);
     }
-    std::fputs(fuzz::to_text(report).c_str(), stdout);
+    std::string text = fuzz::to_text(report);
+    const std::string why = fuzz_explanations(*candidate, report, args->seed);
+    text.insert(text.rfind("verdict: "), why);  // before the verdict line, as every summary has it
+    std::fputs(text.c_str(), stdout);
     status = fuzz::verdict_status(report);
   });
 }

@@ -539,5 +539,17 @@ TEST(FuzzCommand, SecondsBudgetHoldsAtTheLargestHeadDim) {
   EXPECT_LT(elapsed, 30.0) << run.out;
 }
 
+// A failing search says why, as every summary does: the off-by-one plugin's violating spec is swept
+// and its explanation printed before the verdict.
+TEST(FuzzCommand, AFailingSearchNamesItsExplanation) {
+  const Captured r = shell(binary() + " fuzz --plugin " + std::string(ROPECHECK_OFFSET_PLUGIN) + " --spec '" + kSpec +
+                           "' --trials 2 --seed 3");
+  EXPECT_EQ(r.status, 1) << r.out;
+  const std::size_t why = r.out.find("explanation (");
+  ASSERT_NE(why, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("positions offset by +1", why), std::string::npos) << r.out;
+  EXPECT_LT(why, r.out.rfind("verdict: fail")) << r.out;
+}
+
 }  // namespace
 }  // namespace ropecheck::fuzz

@@ -17,7 +17,8 @@
  *     64 guard bytes: only the protected pages of runner/abi_call.h catch it);
  *   10 "hog": on position 7, maps 64 GiB of address space (MAP_NORESERVE: no memory is used) and
  *     returns ROPECHECK_ERROR_INTERNAL when that is refused (--memory-limit), else computes;
- *   11 "bad_name": correct, but its resolved name is not UTF-8 ("tiny\xff"). */
+ *   11 "bad_name": correct, but its resolved name is not UTF-8 ("tiny\xff");
+ *   12 "offset": every token rotated at its position + 1 (an off-by-one a summary must name). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,7 +99,7 @@ int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call*
   const int pairs = s->rotary_dim / 2;
   const ropecheck_tensor* q = &call->q;
   for (int64_t t = 0; t < call->tokens; ++t) {
-    const long double position = (long double)call->positions[t];
+    const long double position = (long double)call->positions[t] + (MISBEHAVE == 12 ? 1 : 0);
     for (int64_t h = 0; h < q->heads; ++h) {
       const int64_t in = t * q->input_token_stride + h * q->input_head_stride;
       const int64_t out = t * q->output_token_stride + h * q->output_head_stride;
