@@ -436,4 +436,41 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
   });
 }
 
+std::vector<DiagnosedTest> within_max_position(const std::vector<DiagnosedTest>& tests, const Spec& spec,
+                                               std::optional<std::int64_t> max_position, std::vector<TrimmedTest>& store) {
+  if (!max_position) return tests;
+  store.clear();
+  store.reserve(tests.size());  // no reallocation: the result points into it
+  std::vector<DiagnosedTest> out;
+  const auto components = static_cast<std::ptrdiff_t>(position_components(spec));
+  for (const DiagnosedTest& dt : tests) {
+    const golden::RopeTest& test = *dt.test;
+    std::vector<std::int64_t> kept;
+    for (std::int64_t t = 0; t < test.tokens; ++t) {
+      if (token_position(test, spec, t) <= *max_position) kept.push_back(t);
+    }
+    if (static_cast<std::int64_t>(kept.size()) == test.tokens) {
+      out.push_back(dt);
+      continue;
+    }
+    if (kept.empty()) continue;
+    TrimmedTest& trimmed = store.emplace_back();
+    trimmed.test.id = test.id;
+    trimmed.test.heads = test.heads;
+    trimmed.test.head_dim = test.head_dim;
+    trimmed.test.tokens = static_cast<std::int64_t>(kept.size());
+    const auto row = static_cast<std::ptrdiff_t>(test.heads * test.head_dim);
+    for (const std::int64_t t : kept) {
+      const auto i = static_cast<std::ptrdiff_t>(t);
+      trimmed.test.positions.insert(trimmed.test.positions.end(), test.positions.begin() + i * components,
+                                    test.positions.begin() + (i + 1) * components);
+      trimmed.test.input.insert(trimmed.test.input.end(), test.input.begin() + i * row, test.input.begin() + (i + 1) * row);
+      trimmed.output.insert(trimmed.output.end(), dt.output.begin() + i * row, dt.output.begin() + (i + 1) * row);
+      trimmed.token_index.push_back(dt.user_token(t));
+    }
+    out.push_back({.test = &trimmed.test, .output = trimmed.output, .token_index = trimmed.token_index});
+  }
+  return out;
+}
+
 }  // namespace ropecheck::judge

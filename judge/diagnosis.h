@@ -118,6 +118,20 @@ class DiagnosisSampler {
   double worst_e_ = -1;
 };
 
+// A diagnosed test's tokens at or below --max-position, with the candidate's outputs there: what
+// the judge judged (judge/group.cpp skips the others), so that the diagnosis never fits a token the
+// user left out (a cos/sin table that ends at the context length, say). `token_index` keeps the
+// user's token indices for what the diagnosis names.
+struct TrimmedTest {
+  golden::RopeTest test;
+  std::vector<double> output;
+  std::vector<std::int64_t> token_index;
+};
+// `tests` with every token above `max_position` left out (tests left empty dropped); the copies
+// of the trimmed ones go to `store`, which the result points into.
+std::vector<DiagnosedTest> within_max_position(const std::vector<DiagnosedTest>& tests, const Spec& spec,
+                                               std::optional<std::int64_t> max_position, std::vector<TrimmedTest>& store);
+
 // The diagnosis of one group's tests (judge/group.h GroupDiagnosis). `model` is the model the group
 // was judged under (it decides whether the angle of a binary32 implementation is a finding);
 // `failing`: the group failed (a marginal pass gets the decomposition, never a named change).

@@ -159,7 +159,10 @@ GroupResult TensorJudge::finish() {
   g.inputs_rounded = s.inputs_rounded;
   // A case names its token over the whole tensor (add offset it); there is no test id to name.
   for (Case& c : g.worst) c.test_id = 0;
-  if (const std::vector<DiagnosedTest> samples = s.sampler.diagnosed(); needs_diagnosis(g) && !samples.empty()) {
+  std::vector<TrimmedTest> trimmed;  // what `samples` points into once trimmed
+  if (const std::vector<DiagnosedTest> samples =
+          within_max_position(s.sampler.diagnosed(), s.group.spec, s.options.group.max_position, trimmed);
+      needs_diagnosis(g) && !samples.empty()) {
     g.diagnosis = diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads);
   }
   return g;

@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <vector>
+#include <span>
 
 #include "golden/sidecar.h"
 #include "judge/diagnosis.h"
@@ -17,6 +19,7 @@
 
 namespace ropecheck::judge {
 namespace {
+
 
 // The first of `flags` that `test_flags` carries, or nullptr.
 const std::string* skipped_flag(const std::vector<std::string>& test_flags, const std::vector<std::string>& flags) {
@@ -361,6 +364,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           judged.push_back({.test = p.test, .output = p.result.output});
         }
       }
+      std::vector<TrimmedTest> trimmed;  // what `judged` points into once trimmed
+      judged = within_max_position(judged, group.spec, options.group.max_position, trimmed);
       if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", group_threads);
     }
     work.failed_calls.explain(result);

@@ -776,5 +776,51 @@ TEST(Messages, DidYouMean) {
   EXPECT_EQ(unrelated.err.find("did you mean"), std::string::npos) << unrelated.err;
 }
 
+// The diagnosis reads only what --max-position leaves judged: a test whose later tokens lie above
+// it, where the candidate wrote zeros (a table that ends at the context length), is explained by
+// its tokens within it (base 500000 for 10000), never as zeros written.
+TEST(MaxPosition, TheExplanationReadsOnlyTheJudgedTokens) {
+  TempDir dir;
+  golden::GoldenFile file = small_golden("layout=half,head_dim=32,rotary_dim=32,base=10000,dtype=f32");
+  golden::Group& group = file.groups[0];
+  group.rope_tests.resize(1);
+  golden::RopeTest& t = group.rope_tests[0];
+  t.tokens = 64;
+  t.positions.clear();
+  for (std::int64_t k = 0; k < t.tokens; ++k) t.positions.push_back(k < 32 ? 3 * k : 1000000 + k);
+  std::uint64_t state = 7;
+  t.input.clear();
+  for (std::int64_t i = 0; i < t.tokens * t.heads * t.head_dim; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    t.input.push_back(reference::round_to_format(2 * (static_cast<double>(state >> 11) / 9007199254740992.0) - 1, Dtype::f32));
+  }
+  const reference::Shape shape{t.tokens, t.heads, t.head_dim};
+  t.expected = reference::apply(group.spec, shape, t.positions, t.input);
+  t.expected_f32_recipe.reset();
+  file.number_of_tests = 1;
+  const std::string golden_path = dir / "straddle.json";
+  spit(golden_path, golden::write_golden(file));
+  std::vector<double> out =
+      reference::apply(parse_spec("layout=half,head_dim=32,rotary_dim=32,base=500000,dtype=f32"), shape, t.positions, t.input);
+  const std::size_t row = static_cast<std::size_t>(t.heads * t.head_dim);
+  std::fill(out.begin() + static_cast<std::ptrdiff_t>(32 * row), out.end(), 0.0);
+  const std::string candidate = write_candidate(dir, "straddle.npz", file, {out});
+  const Ran r = run(kBin + " check --golden " + golden_path + " --candidate " + candidate + " --max-position 100", dir);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("your outputs are RoPE with base=500000 (expected 10000)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("zeros"), std::string::npos) << r.out;
+  // The same tensors through the direct route (check --spec): its diagnosis sample alike.
+  std::vector<double> positions(t.positions.begin(), t.positions.end());
+  spit(dir / "positions.npy", encode_npy({"positions", "I64", {t.tokens}, positions, {}}));
+  spit(dir / "input.npy", encode_npy({"input", "F32", {t.tokens, t.heads, t.head_dim}, t.input, {}}));
+  spit(dir / "output.npy", encode_npy({"output", "F32", {t.tokens, t.heads, t.head_dim}, out, {}}));
+  const Ran direct = run(kBin + " check --spec layout=half,head_dim=32,base=10000,dtype=f32 --positions " + (dir / "positions.npy") +
+                             " --input " + (dir / "input.npy") + " --candidate " + (dir / "output.npy") + " --max-position 100",
+                         dir);
+  EXPECT_EQ(direct.code, 1) << direct.out << direct.err;
+  EXPECT_NE(direct.out.find("your outputs are RoPE with base=500000 (expected 10000)"), std::string::npos) << direct.out;
+  EXPECT_EQ(direct.out.find("zeros"), std::string::npos) << direct.out;
+}
+
 }  // namespace
 }  // namespace ropecheck::gate
