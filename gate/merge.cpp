@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "gate/report.h"
 #include "spec/errors.h"
 
 namespace ropecheck::gate {
@@ -367,11 +368,9 @@ std::string sweep_text(const ojson& report) {
   std::snprintf(line, sizeof line, "samples: %zu positions in [0, %lld]\n", g.at("points").size(),
                 static_cast<long long>(report.at("sweep").value("max_position", std::int64_t{0})));
   out += line;
-  // e and its share of the bound at its angle (the bound grows with the angle under f32-angle).
   const double margin = g.contains("worst_margin") ? metric(g.at("worst_margin")) : 0;
-  std::snprintf(line, sizeof line, "worst e: %.6g at position %lld (%s %.3g %s)\n", metric(g.at("worst_e")),
-                static_cast<long long>(g.value("worst_e_position", std::int64_t{-1})),
-                margin <= 1 ? "within the bound: at most" : "out of the bound:", margin, margin <= 1 ? "of it" : "times it");
+  std::snprintf(line, sizeof line, "worst e: %.6g at position %lld (%s)\n", metric(g.at("worst_e")),
+                static_cast<long long>(g.value("worst_e_position", std::int64_t{-1})), margin_text(margin).c_str());
   out += line;
   if (g.at("horizon").is_null()) {
     out += "accuracy horizon: none\n";

@@ -222,6 +222,11 @@ std::string format_horizon(const GroupResult& g) {
   return (g.horizon_complete ? ">=" : "") + std::to_string(*g.horizon);
 }
 
+std::string margin_text(double worst_margin) {
+  return worst_margin <= 1 ? "within the bound: at most " + report_detail::fixed(worst_margin) + " of it"
+                           : "out of the bound: " + report_detail::fixed(worst_margin) + " times it";
+}
+
 std::string edge_summary(const GroupResult& g) {
   std::vector<std::string> parts;
   auto add = [&](std::int64_t n, const char* what) {

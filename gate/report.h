@@ -86,6 +86,10 @@ std::string format_horizon(const GroupResult& group);
 // One line counting a group's edge failures by kind ("" when none): special values, near-overflow
 // or subnormal pairs, signed zeros, pass-through dims, whole tests.
 std::string edge_summary(const GroupResult& group);
+// Where a worst e stands against its bound at its pair's angle (GroupResult::worst_margin: e over
+// the bound): "within the bound: at most 0.243 of it" or "out of the bound: 3.10 times it". Under
+// f32-angle the bound grows with the angle, so e alone does not say pass or fail.
+std::string margin_text(double worst_margin);
 // The note of a direct check whose inputs were rounded to the spec's input dtype
 // (GroupResult::inputs_rounded; "" when none were): the check command and Python's check add it.
 std::string rounded_inputs_note(const GroupResult& group);

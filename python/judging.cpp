@@ -249,6 +249,7 @@ void bind_results(py::module_& m) {
       .def_readonly("worst_e_pair", &GroupResult::worst_e_pair)
       .def_readonly("worst_margin", &GroupResult::worst_margin,
                     "Largest e over its bound at the pair's angle, over the ordinary pairs (> 1: out of tolerance)")
+      .def_property_readonly("margin_text", [](const GroupResult& g) { return gate::margin_text(g.worst_margin); })
       .def_readonly("max_position", &GroupResult::max_position)
       .def_readonly("horizon", &GroupResult::horizon)
       .def_readonly("horizon_complete", &GroupResult::horizon_complete)

@@ -14,7 +14,6 @@
 #include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
 #include "gate/report.h"
-#include "gate/report_parts.h"
 #include "gate/shard.h"
 #include "runner/registry.h"
 #include "runner/sweep.h"
@@ -76,10 +75,8 @@ int run_sweep(const SweepArguments& a) {
   if (g.verdict == "skip") {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
-    // e alone does not say pass or fail where the bound grows with the angle: its share of the bound too.
     std::printf("worst e: %.6g at position %" PRId64 ", pair %d (%s)\n", g.worst_e, g.worst_e_position, g.worst_e_pair,
-                g.worst_margin <= 1 ? ("within the bound: at most " + report_detail::fixed(g.worst_margin) + " of it").c_str()
-                                    : ("out of the bound: " + report_detail::fixed(g.worst_margin) + " times it").c_str());
+                margin_text(g.worst_margin).c_str());
     if (g.tolerance.per_radian > 0) {
       std::printf("tolerance: %.9g + %.9g*|angle| (%s)\n", g.tolerance.value, g.tolerance.per_radian, g.tolerance.source.c_str());
     } else {

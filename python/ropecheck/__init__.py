@@ -334,10 +334,7 @@ def _group_lines(g, cases_listed):
     where = ""
     if g.worst_e_position >= 0:
         where = f" at position {g.worst_e_position}" + (f", pair {g.worst_e_pair}" if g.worst_e_pair >= 0 else "")
-    # e alone does not say pass or fail where the bound grows with the angle: its share of the bound too.
-    share = (f"within the bound: at most {g.worst_margin:.3g} of it" if g.worst_margin <= 1
-             else f"out of the bound: {g.worst_margin:.3g} times it")
-    lines = [f"  {g.suite}[{g.index}] {g.verdict}: worst e {_number(g.worst_e)}{where} ({share}; tolerance {g.tolerance}); "
+    lines = [f"  {g.suite}[{g.index}] {g.verdict}: worst e {_number(g.worst_e)}{where} ({g.margin_text}; tolerance {g.tolerance}); "
              f"accuracy horizon {g.horizon_text}; {g.tests_failed}/{g.tests} tests failed",
              f"    spec {g.spec}"]
     if g.verdict_reason:

@@ -7,7 +7,6 @@ import traceback
 import numpy as np
 
 from . import _checks as _c
-from . import _ropecheck as _rc
 from . import _tensors as _t
 
 # The package's own folder: frames in it are ropecheck's, not the user's.
@@ -45,9 +44,9 @@ def wrap(fn, as_torch, with_spec, max_position=None, device=None):
     max_position: the largest position fn accepts (a cos/sin table's length - 1). Tokens with a
     position component above it are not handed to fn: it is called with the other tokens only (not
     at all when none is left). The judge, given the same bound (python/ropecheck/__init__.py),
-    judges no token above it (judge/group.h tokens_beyond_max_position, skipped_by_position); the
-    left-out tokens' outputs are the exact RoPE, so that the diagnosis, which samples every token
-    of a test, finds nothing at a position fn was never handed."""
+    judges no token above it (judge/group.h tokens_beyond_max_position, skipped_by_position) and
+    its diagnosis reads none (judge/diagnosis.h within_max_position): the left-out tokens' outputs
+    are their inputs, read by nothing."""
 
     def call_on(spec, x, positions):
         inputs = _t.result_array(x, x.shape, spec.input_dtype, "float32", as_torch)
@@ -71,13 +70,7 @@ def wrap(fn, as_torch, with_spec, max_position=None, device=None):
         kept = positions.max(axis=1) <= max_position
         if kept.all():
             return call_on(spec, x, positions)
-        out = np.empty(x.shape, dtype=np.float64)
-        left = ~kept
-        try:
-            exact = _rc.apply(spec, np.ascontiguousarray(x[left]), x.shape[1], np.ascontiguousarray(positions[left]), "exact", 256)
-            out[left] = np.asarray(exact, dtype=np.float64).reshape((int(left.sum()),) + x.shape[1:])
-        except (ValueError, RuntimeError):  # a position the reference refuses: the inputs, judged by nothing either
-            out[left] = x[left]
+        out = np.array(x, dtype=np.float64)  # the left-out tokens' outputs: their inputs
         if kept.any():
             shape = (int(kept.sum()),) + out.shape[1:]
             out[kept] = call_on(spec, np.ascontiguousarray(x[kept]), np.ascontiguousarray(positions[kept])).reshape(shape)
