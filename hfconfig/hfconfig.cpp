@@ -120,16 +120,19 @@ Dtype dtype_of(const Reader& r, const std::string& name, const Json& v) {
 // The keys each rope type reads (transformers' _compute_*_parameters); any other key in the rope
 // object would be a parameter ropecheck does not model and is refused by name.
 const std::set<std::string>& known_rope_keys() {
-  static const std::set<std::string> keys = {
-      "rope_type", "type", "rope_theta", "partial_rotary_factor", "factor", "original_max_position_embeddings",
-      "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate", "low_freq_factor",
-      "high_freq_factor", "short_factor", "long_factor", "mrope_section", "mrope_interleaved"};
+  static const std::set<std::string> keys = {"rope_type",        "type",
+                                             "rope_theta",       "partial_rotary_factor",
+                                             "factor",           "original_max_position_embeddings",
+                                             "beta_fast",        "beta_slow",
+                                             "mscale",           "mscale_all_dim",
+                                             "attention_factor", "truncate",
+                                             "low_freq_factor",  "high_freq_factor",
+                                             "short_factor",     "long_factor",
+                                             "mrope_section",    "mrope_interleaved"};
   return keys;
 }
 
-}  // namespace
-
-Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
+Spec single_spec(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
   const std::string file(file_name);
   Json root;
   JsonNotes notes;
@@ -266,8 +269,8 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
   }
 
   std::optional<std::int64_t> max_position;
-  const char* max_key = r.field("max_position_embeddings") != nullptr || r.field("n_positions") == nullptr
-                            ? "max_position_embeddings" : "n_positions";
+  const char* max_key =
+      r.field("max_position_embeddings") != nullptr || r.field("n_positions") == nullptr ? "max_position_embeddings" : "n_positions";
   if (const Json* v = r.field(max_key)) max_position = r.integer(r.path(max_key), *v);
   auto need_max_position = [&]() {
     if (!max_position) r.fail(r.path("max_position_embeddings"), "an integer (the rope type reads it)", "nothing");
@@ -321,8 +324,8 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
   auto only = [&](std::initializer_list<const char*> allowed) {
     for (auto it = p.begin(); it != p.end(); ++it) {
       const std::string& key = it.key();
-      if (key == "rope_type" || key == "type" || key == "rope_theta" || key == "partial_rotary_factor" ||
-          key == "mrope_section" || key == "mrope_interleaved" || it.value().is_null()) {
+      if (key == "rope_type" || key == "type" || key == "rope_theta" || key == "partial_rotary_factor" || key == "mrope_section" ||
+          key == "mrope_interleaved" || it.value().is_null()) {
         continue;
       }
       bool ok = false;
@@ -353,8 +356,8 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
     // _compute_yarn_parameters: L0 = original_max_position_embeddings or max_position_embeddings;
     // beta_fast/beta_slow default 32/1; attention factor explicit, else the mscale ratio, else
     // 0.1·ln f + 1 (spec/schedule.h attention_factor computes the last two).
-    only({"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
-          "attention_factor", "truncate"});
+    only({"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor",
+          "truncate"});
     sc.type = ScalingType::yarn;
     sc.factor = factor_param(true);
     const auto l0 = integer_param("original_max_position_embeddings");
@@ -417,8 +420,7 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
     sc.attention_factor = decimal_param("attention_factor");
     sc.seq_len = need_seq_len();
   } else {
-    r.fail(type_name, "a rope type ropecheck models (default, linear, dynamic, yarn, llama3, longrope; mrope sections)",
-           "'" + type + "'");
+    r.fail(type_name, "a rope type ropecheck models (default, linear, dynamic, yarn, llama3, longrope; mrope sections)", "'" + type + "'");
   }
 
   // M-RoPE sections (Qwen2-VL, Qwen2.5-VL), interleaved when mrope_interleaved (Qwen3-VL).
@@ -440,6 +442,42 @@ Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t>
     throw SpecError(file + ": " + e.what());
   }
   return s;
+}
+
+}  // namespace
+
+std::string_view layer_kind_name(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::kAll:
+      return "all";
+    case LayerKind::kGlobal:
+      return "global";
+    case LayerKind::kLocal:
+      return "local";
+    case LayerKind::kNoRope:
+      return "nope";
+  }
+  return "all";
+}
+
+std::optional<LayerKind> parse_layer_kind(std::string_view name) {
+  for (LayerKind k : {LayerKind::kAll, LayerKind::kGlobal, LayerKind::kLocal, LayerKind::kNoRope})
+    if (layer_kind_name(k) == name) return k;
+  return std::nullopt;
+}
+
+ModelRotations rotations_from_hf_config(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
+  ModelRotations out;
+  LayerRotation all;
+  all.spec = single_spec(json_text, seq_len, file_name);
+  out.rotations.push_back(std::move(all));
+  return out;
+}
+
+Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name,
+                         const LayerSelector& selector) {
+  (void)selector;
+  return single_spec(json_text, seq_len, file_name);
 }
 
 }  // namespace ropecheck::hfconfig
