@@ -56,34 +56,33 @@ double margin(double e, double tolerance) {
 
 }  // namespace
 
-AttentionComparer::AttentionComparer(std::string suite, int index, const golden::Group& group, GroupOptions group_options)
-    : group_(group), tally_(std::move(group_options)) {
+AttentionComparer::AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope,
+                                     GroupOptions group_options)
+    : group_(group), rope_(std::move(rope)), tally_(std::move(group_options)) {
   const GroupOptions& options = tally_.options();
   tally_.result.kind = "attention";
   tally_.result.suite = std::move(suite);
   tally_.result.index = index;
   tally_.result.spec = to_string(group.spec);
   tally_.result.dtype = group.spec.dtype;
+  for (int j = 0; j < group.spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(group.spec, j));
   AttentionStats a;
-  const double g = attention_factor<double>(group.spec);
-  a.score_tolerance = options.attention_scores ? *options.attention_scores
-                                                : attention_score_bound(group.spec.dtype, group.spec.head_dim, g);
   a.score_source = options.attention_scores ? "--tolerance attention_scores=" + std::to_string(*options.attention_scores)
-                                             : attention_score_source(group.spec.dtype, group.spec.head_dim);
+                                            : attention_score_source(group.spec.dtype, group.spec.head_dim, model);
   a.output_source = options.attention_outputs ? "--tolerance attention_outputs=" + std::to_string(*options.attention_outputs)
-                                               : attention_output_source(group.spec.dtype);
+                                              : attention_output_source(group.spec.dtype, model);
+  if (options.attention_scores) a.score_tolerance = *options.attention_scores;
   tally_.result.tolerance = Tolerance{Tolerance::Kind::e, a.score_tolerance, 0, a.score_source};
   tally_.result.attention = std::move(a);
 }
 
-void AttentionComparer::add(const golden::AttentionTest& test, const std::vector<double>* scores,
-                            const std::vector<double>* outputs, const std::vector<std::string>& missing) {
+void AttentionComparer::add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
+                            const std::vector<std::string>& missing) {
   const Spec& spec = group_.spec;
   const GroupOptions& options = tally_.options();
   AttentionStats& a = *tally_.result.attention;
   ++tally_.result.tests;
-  const std::int64_t heads = test.heads, head_dim = test.head_dim, q_tokens = test.q_tokens, k_tokens = test.k_tokens,
-                     v_dim = test.v_dim;
+  const std::int64_t heads = test.heads, head_dim = test.head_dim, q_tokens = test.q_tokens, k_tokens = test.k_tokens, v_dim = test.v_dim;
   const int components = position_components(spec);
   const reference::Format format = reference::format_of(spec.dtype);
   const long double u = std::ldexp(1.0L, -format.precision);
@@ -96,6 +95,20 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   const std::vector<long double> q_norm = row_norms(test.q, q_tokens * heads, head_dim);
   const std::vector<long double> k_norm = row_norms(test.k, k_tokens * heads, head_dim);
   auto q_position = [&](std::int64_t i) { return largest_component(test.q_positions, components, i); };
+  // ε_t of H1 (judge/tolerance.cpp) per query and key token, from its pairs' largest angle.
+  auto rope_errors = [&](const std::vector<std::int64_t>& positions, std::int64_t tokens) {
+    std::vector<double> eps(static_cast<std::size_t>(tokens));
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      long double largest = 0;
+      for (std::size_t j = 0; j < theta_.size(); ++j) {
+        const std::size_t at = static_cast<std::size_t>(t * components + position_component(spec, static_cast<int>(j)));
+        if (at < positions.size()) largest = std::max(largest, std::fabs(static_cast<long double>(positions[at]) * theta_[j]));
+      }
+      eps[static_cast<std::size_t>(t)] = attention_rope_error(rope_, spec.dtype, static_cast<double>(g), static_cast<double>(largest));
+    }
+    return eps;
+  };
+  const std::vector<double> q_eps = rope_errors(test.q_positions, q_tokens), k_eps = rope_errors(test.k_positions, k_tokens);
   auto visible = [&](std::int64_t i, std::int64_t j) {
     return !test.causal || test.k_positions[static_cast<std::size_t>(j)] <= test.q_positions[static_cast<std::size_t>(i)];
   };
@@ -144,9 +157,8 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   };
   // A failing value: counted against its query row, kept among the worst cases with a message
   // naming where it is (`where`, e.g. "score (head 0, query 1, key 2") and what it missed by.
-  auto record_failure = [&](const char* quantity, const std::string& where, std::int64_t i, std::int64_t h,
-                            std::int64_t dim, double want, double got, const Verdict& v, long double unit, double tol,
-                            double severity, const char* suffix) {
+  auto record_failure = [&](const char* quantity, const std::string& where, std::int64_t i, std::int64_t h, std::int64_t dim, double want,
+                            double got, const Verdict& v, long double unit, double tol, double severity, const char* suffix) {
     row_pass[static_cast<std::size_t>(i)] = 0;
     Case c = new_case(v.special ? "special_value" : "tolerance", quantity, i, h, dim);
     c.accuracy = !v.special;
@@ -157,17 +169,20 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
     c.unit = static_cast<double>(unit);
     c.tolerance = tol;
     c.severity = severity;
-    c.message = where + (v.special ? "): special values disagree: expected " + reference::to_hex(want) + ", got " +
-                                         reference::to_hex(got)
+    c.message = where + (v.special ? "): special values disagree: expected " + reference::to_hex(want) + ", got " + reference::to_hex(got)
                                    : "): e = " + short_number(v.e) + " > " + short_number(tol) + suffix);
     tally_.record_case(std::move(c));
   };
 
   if (scores) {
-    const double tol = a.score_tolerance;
     for (std::int64_t h = 0; h < heads; ++h) {
       for (std::int64_t i = 0; i < q_tokens; ++i) {
         for (std::int64_t j = 0; j < k_tokens; ++j) {
+          const double tol = options.attention_scores
+                                 ? *options.attention_scores
+                                 : attention_score_bound(spec.dtype, static_cast<int>(head_dim), q_eps[static_cast<std::size_t>(i)],
+                                                         k_eps[static_cast<std::size_t>(j)]);
+          a.score_tolerance = std::max(a.score_tolerance, tol);
           const std::size_t at = static_cast<std::size_t>((h * q_tokens + i) * k_tokens + j);
           const double want = test.expected_scores[at], got = (*scores)[at];
           // A masked score may be reported with the mask applied.
@@ -176,16 +191,15 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
             continue;
           }
           ++a.scores_checked;
-          const long double unit = u * scale * q_norm[static_cast<std::size_t>(i * heads + h)] *
-                                   k_norm[static_cast<std::size_t>(j * heads + h)];
+          const long double unit =
+              u * scale * q_norm[static_cast<std::size_t>(i * heads + h)] * k_norm[static_cast<std::size_t>(j * heads + h)];
           const Verdict v = judge(want, got, unit, tol);
           if (!v.special) a.worst_score_e = std::max(a.worst_score_e, v.e);
           const double m = note_margin(i, v, tol);
           if (v.pass) continue;
           ++a.scores_failed;
-          record_failure("score",
-                         "score (head " + std::to_string(h) + ", query " + std::to_string(i) + ", key " + std::to_string(j),
-                         i, h, j, want, got, v, unit, tol, m, "");
+          record_failure("score", "score (head " + std::to_string(h) + ", query " + std::to_string(i) + ", key " + std::to_string(j), i, h,
+                         j, want, got, v, unit, tol, m, "");
         }
       }
     }
@@ -195,17 +209,19 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
     for (std::int64_t i = 0; i < q_tokens; ++i) {
       for (std::int64_t h = 0; h < heads; ++h) {
         long double largest_k = 0;
+        double largest_k_eps = 0;
         bool any_visible = false;
         for (std::int64_t j = 0; j < k_tokens; ++j) {
           if (!visible(i, j)) continue;
           any_visible = true;
           largest_k = std::max(largest_k, k_norm[static_cast<std::size_t>(j * heads + h)]);
+          largest_k_eps = std::max(largest_k_eps, k_eps[static_cast<std::size_t>(j)]);
         }
         const long double sigma = scale * q_norm[static_cast<std::size_t>(i * heads + h)] * largest_k;
         const double tol = options.attention_outputs
                                ? *options.attention_outputs
-                               : attention_output_bound(spec.dtype, static_cast<int>(head_dim), static_cast<double>(g), k_tokens,
-                                                        static_cast<double>(sigma));
+                               : attention_output_bound(spec.dtype, static_cast<int>(head_dim), q_eps[static_cast<std::size_t>(i)],
+                                                        largest_k_eps, k_tokens, static_cast<double>(sigma));
         if (a.outputs_checked == 0 || tol < a.output_tolerance_min) a.output_tolerance_min = tol;
         a.output_tolerance_max = std::max(a.output_tolerance_max, tol);
         for (std::int64_t x = 0; x < v_dim; ++x) {
@@ -213,7 +229,9 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
           const double want = test.expected_outputs[at], got = (*outputs)[at];
           long double largest_v = 0;
           for (std::int64_t j = 0; j < k_tokens; ++j) {
-            if (visible(i, j)) largest_v = std::max(largest_v, std::fabs(static_cast<long double>(test.v[static_cast<std::size_t>((j * heads + h) * v_dim + x)])));
+            if (visible(i, j))
+              largest_v =
+                  std::max(largest_v, std::fabs(static_cast<long double>(test.v[static_cast<std::size_t>((j * heads + h) * v_dim + x)])));
           }
           ++a.outputs_checked;
           // No visible key: the golden value is NaN (0/0), judged by class.
@@ -230,9 +248,8 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
           }
           if (v.pass) continue;
           ++a.outputs_failed;
-          record_failure("output",
-                         "output (query " + std::to_string(i) + ", head " + std::to_string(h) + ", dim " + std::to_string(x),
-                         i, h, x, want, got, v, unit, tol, m, " (this row's bound)");
+          record_failure("output", "output (query " + std::to_string(i) + ", head " + std::to_string(h) + ", dim " + std::to_string(x), i,
+                         h, x, want, got, v, unit, tol, m, " (this row's bound)");
         }
       }
     }
@@ -256,8 +273,8 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   } else {
     ++tally_.result.tests_failed;
     std::string reason = missing.empty() ? "" : missing.front() + "; ";
-    tally_.result.outcomes.push_back({test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) +
-                                                     " over the scores and outputs given"});
+    tally_.result.outcomes.push_back(
+        {test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
   }
 }
 
@@ -269,9 +286,7 @@ void AttentionComparer::fail(const golden::AttentionTest& test, std::string kind
   tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
 }
 
-void AttentionComparer::skip(const golden::AttentionTest& test, std::string reason) {
-  tally_.skip_test(test.id, std::move(reason));
-}
+void AttentionComparer::skip(const golden::AttentionTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }
 
 GroupResult AttentionComparer::finish() { return tally_.finish(); }
 

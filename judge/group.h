@@ -43,9 +43,9 @@ struct Case {
   // (special values, signed zeros, near-overflow or subnormal pairs, pass-through, whole tests) is an
   // edge case.
   bool accuracy = false;
-  std::string domain;    // of the pair (judge/pair_rule.h name(Domain)); empty for whole tests
-  std::string quantity;  // attention cases: "score" or "output"; empty for RoPE pairs and whole tests
-  std::string message;   // one line
+  std::string domain;         // of the pair (judge/pair_rule.h name(Domain)); empty for whole tests
+  std::string quantity;       // attention cases: "score" or "output"; empty for RoPE pairs and whole tests
+  std::string message;        // one line
   std::int64_t position = 0;  // largest position component of the token
   std::int64_t token = 0, head = 0;
   int dim = -1;  // first dim of the pair (or the element), -1 for whole tests
@@ -72,7 +72,9 @@ struct TestOutcome {
 
 // What an attention group measured (GroupResult::attention).
 struct AttentionStats {
-  double score_tolerance = 0;  // the group's score bound (its head_dim and dtype fix it), or the override
+  // The group's largest score bound: under exact its head_dim and dtype fix it; under f32-angle it
+  // grows with the positions' angles (each score is held to its own). Or the override.
+  double score_tolerance = 0;
   std::string score_source;
   // The output bound is per (query, head) row: it grows with the row's σ (judge/tolerance.cpp).
   double output_tolerance_min = 0, output_tolerance_max = 0;
@@ -106,7 +108,7 @@ struct GroupDiagnosis {
   // change of the spec that reproduces them, a memory fault, a call that raised — or that no single
   // change does. Empty when nothing is named (a passing group never names anything).
   std::string explanation;
-  std::string explanation_kind;     // base, layout, scaling, ... (judge/README.md "Explanation"); empty: none
+  std::string explanation_kind;  // base, layout, scaling, ... (judge/README.md "Explanation"); empty: none
   // The explanation without the figures of its group (shares, token lists): what groups failing
   // the same way have in common, so that a summary says it once for all of them
   // (judge/verdict.h distinct_explanations). Empty exactly when `explanation` is.
@@ -122,8 +124,8 @@ struct GroupDiagnosis {
 
 // What the judging options add to the pair rule (runner/golden_run.h JudgeOptions holds them).
 struct GroupOptions {
-  int worst_cases = 10;               // cases kept per list (accuracy, edge)
-  bool strict_zeros = false;          // judge/pair_rule.h
+  int worst_cases = 10;                         // cases kept per list (accuracy, edge)
+  bool strict_zeros = false;                    // judge/pair_rule.h
   std::optional<std::int64_t> max_position;     // tokens above it are not judged
   std::optional<std::int64_t> require_horizon;  // accuracy is required up to it only
   // Attention suites: constant bounds in place of the derived ones.
@@ -143,13 +145,13 @@ struct GroupResult {
   std::int64_t skipped_by_flags = 0, skipped_by_position = 0;  // of tests_skipped
   std::int64_t tokens_beyond_max_position = 0;                 // not judged (--max-position)
   std::int64_t pairs_checked = 0, pairs_failed = 0;
-  std::int64_t ordinary_checked = 0, ordinary_failed = 0;      // the accuracy figures' pairs
-  std::int64_t special_checked = 0, special_failed = 0;        // special inputs, or special outputs
-  std::int64_t edge_failed = 0;          // near-overflow or subnormal pairs out of tolerance
-  std::int64_t signed_zero_failed = 0;   // --strict-zeros only
+  std::int64_t ordinary_checked = 0, ordinary_failed = 0;  // the accuracy figures' pairs
+  std::int64_t special_checked = 0, special_failed = 0;    // special inputs, or special outputs
+  std::int64_t edge_failed = 0;                            // near-overflow or subnormal pairs out of tolerance
+  std::int64_t signed_zero_failed = 0;                     // --strict-zeros only
   std::int64_t passthrough_checked = 0, passthrough_failed = 0;
-  std::int64_t whole_tests_failed = 0;   // crash, missing output, wrong size, ...
-  std::string first_whole_test_failure;  // "test ID: KIND: MESSAGE" of the first of them (the summary names it)
+  std::int64_t whole_tests_failed = 0;      // crash, missing output, wrong size, ...
+  std::string first_whole_test_failure;     // "test ID: KIND: MESSAGE" of the first of them (the summary names it)
   std::int64_t beyond_required_failed = 0;  // ordinary pairs out of tolerance above --require-horizon
   // Direct checks (runner/direct.h): input values that were not values of the spec's input dtype,
   // rounded to it before judging (the values a kernel of that dtype receives).
@@ -157,22 +159,20 @@ struct GroupResult {
   // Accuracy figures, over ordinary pairs: never infinite.
   double worst_e = 0, worst_ulp = 0, worst_abs = 0;
   std::int64_t worst_e_position = -1;
-  int worst_e_pair = -1;                // pair index j of the worst e
-  std::int64_t max_position = -1;       // largest position with an ordinary pair judged (−1: none)
-  std::optional<std::int64_t> horizon;  // largest such position below the first accuracy failure
-  bool horizon_complete = false;        // no accuracy failure: the horizon is every tested position
-  std::string verdict;                  // pass | fail | skip
-  std::string verdict_reason;           // one line when the verdict is not what the tests alone say
-  std::vector<Case> worst;              // accuracy cases (worst first), then edge cases (worst first)
-  std::vector<Point> points;            // one per (test, token) with ordinary pairs: the plot
-  std::vector<TestOutcome> outcomes;    // one per test
+  int worst_e_pair = -1;                    // pair index j of the worst e
+  std::int64_t max_position = -1;           // largest position with an ordinary pair judged (−1: none)
+  std::optional<std::int64_t> horizon;      // largest such position below the first accuracy failure
+  bool horizon_complete = false;            // no accuracy failure: the horizon is every tested position
+  std::string verdict;                      // pass | fail | skip
+  std::string verdict_reason;               // one line when the verdict is not what the tests alone say
+  std::vector<Case> worst;                  // accuracy cases (worst first), then edge cases (worst first)
+  std::vector<Point> points;                // one per (test, token) with ordinary pairs: the plot
+  std::vector<TestOutcome> outcomes;        // one per test
   std::optional<AttentionStats> attention;  // attention groups only
   double worst_margin = 0;                  // largest e/allowed over the ordinary pairs (≥ 1: out of tolerance)
   std::optional<GroupDiagnosis> diagnosis;  // failing or marginal RoPE groups (judge/diagnosis.h)
 
-  std::int64_t edge_failures() const {
-    return special_failed + edge_failed + signed_zero_failed + passthrough_failed + whole_tests_failed;
-  }
+  std::int64_t edge_failures() const { return special_failed + edge_failed + signed_zero_failed + passthrough_failed + whole_tests_failed; }
 };
 
 namespace detail {  // shared by the two comparers (group.cpp, attention.cpp)
@@ -246,8 +246,7 @@ Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model m
 // Accumulates the tests of one golden group (or one sweep).
 class GroupComparer {
  public:
-  GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance,
-                GroupOptions options);
+  GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance, GroupOptions options);
 
   // Judges one test's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
   void add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected);
@@ -316,7 +315,9 @@ class GroupComparer {
 // Accumulates the tests of one attention group (golden kind "attention").
 class AttentionComparer {
  public:
-  AttentionComparer(std::string suite, int index, const golden::Group& group, GroupOptions options);
+  // `rope`: the claim's RoPE bound, which hypothesis H1 of the attention bounds assumes of the
+  // rotated q and k (judge/tolerance.cpp); under f32-angle it grows with each token's angles.
+  AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope, GroupOptions options);
 
   // Judges one test. `scores` ([heads, q_tokens, k_tokens]) and `outputs` ([q_tokens, heads,
   // v_dim]), row-major, are null when the candidate gave none (sizes are the caller's check);
@@ -330,6 +331,8 @@ class AttentionComparer {
 
  private:
   const golden::Group& group_;
+  Tolerance rope_;
+  std::vector<long double> theta_;  // θ'_j per pair
   detail::GroupTally tally_;
 };
 

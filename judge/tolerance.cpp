@@ -1,12 +1,12 @@
 // The tolerance policy: the default bound for each claimed model, with its derivation, and the
 // --tolerance override.
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
-#include "spec/errors.h"
 #include "judge/tolerance.h"
+#include "spec/errors.h"
 #include "spec/schedule.h"
 #include "spec/suggest.h"
 
@@ -14,9 +14,12 @@ namespace ropecheck::judge {
 
 std::string_view name(Model model) {
   switch (model) {
-    case Model::exact: return "exact";
-    case Model::f32_angle: return "f32-angle";
-    case Model::f32_recipe: return "f32-recipe";
+    case Model::exact:
+      return "exact";
+    case Model::f32_angle:
+      return "f32-angle";
+    case Model::f32_recipe:
+      return "f32-recipe";
   }
   return "exact";
 }
@@ -24,9 +27,15 @@ std::string_view name(Model model) {
 std::string claim_text(Model model) {
   std::string what;
   switch (model) {
-    case Model::exact: what = "the true rotation, held to a constant bound"; break;
-    case Model::f32_angle: what = "the angle computed in binary32, bound growing with the angle"; break;
-    case Model::f32_recipe: what = "the float32 recipe with theta correctly rounded"; break;
+    case Model::exact:
+      what = "the true rotation, held to a constant bound";
+      break;
+    case Model::f32_angle:
+      what = "the angle computed in binary32, bound growing with the angle";
+      break;
+    case Model::f32_recipe:
+      what = "the float32 recipe with theta correctly rounded";
+      break;
   }
   return "model " + std::string(name(model)) + " (" + what + (model == kDefaultModel ? "; the default claim)" : ")");
 }
@@ -124,9 +133,8 @@ Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
     t.value = careful;
     t.source = std::string("default for the exact model: a careful implementation (faithful cos/sin") +
                (scaled ? " scaled by the attention factor in the dtype" : "") + ", rotation rounded in " +
-               std::string(ropecheck::name(spec.dtype)) + ", u = 2^-" + p + ") is within " +
-               (scaled ? "(4 + sqrt(2))" : "(2 + sqrt(2))") + "*u*rho*max(1,|g|) to first order (Coq " +
-               (scaled ? "gate_exact_scaled_default" : "gate_exact_default") +
+               std::string(ropecheck::name(spec.dtype)) + ", u = 2^-" + p + ") is within " + (scaled ? "(4 + sqrt(2))" : "(2 + sqrt(2))") +
+               "*u*rho*max(1,|g|) to first order (Coq " + (scaled ? "gate_exact_scaled_default" : "gate_exact_default") +
                ", proofs/formal/coq/GateTolerance.v; judge/tolerance.cpp)";
   } else if (model == Model::f32_angle) {
     t.value = careful;
@@ -135,16 +143,16 @@ Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
     char k[32];
     std::snprintf(k, sizeof k, "%g", theta_ulps);
     t.source = std::string("default for the f32-angle model: the angle rounded to binary32 from a frequency within ") + k +
-               " binary32 ulps and the position rounded to binary32 (|angle error| <= eta*|phi|, eta = (1+2^-24)^2*(1+2*" +
-               k + "*2^-24) - 1), faithful cos/sin, a careful rotation in " + std::string(ropecheck::name(spec.dtype)) +
+               " binary32 ulps and the position rounded to binary32 (|angle error| <= eta*|phi|, eta = (1+2^-24)^2*(1+2*" + k +
+               "*2^-24) - 1), faithful cos/sin, a careful rotation in " + std::string(ropecheck::name(spec.dtype)) +
                ": e <= " + (scaled ? "6" : "4") + " + |phi|*eta/u (Coq " +
                (scaled ? "gate_f32_angle_scaled_default" : "gate_f32_angle_default") +
                ", proofs/formal/coq/GateTolerance.v; judge/tolerance.cpp)";
   } else {
     t.value = scaled ? 8 : careful + 1;
     t.source = std::string("default for the f32-recipe model: ") + (scaled ? "6" : "4") +
-               " for a careful implementation of the recipe + the rounding of the golden recipe value" +
-               (scaled ? ", rounded up" : "") + " (Coq " + (scaled ? "gate_recipe_scaled_default" : "gate_recipe_default") +
+               " for a careful implementation of the recipe + the rounding of the golden recipe value" + (scaled ? ", rounded up" : "") +
+               " (Coq " + (scaled ? "gate_recipe_scaled_default" : "gate_recipe_default") +
                ", proofs/formal/coq/GateTolerance.v; judge/tolerance.cpp)";
   }
   return t;
@@ -159,11 +167,14 @@ Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
 // the data dtype (golden/README.md), so |s_g − s| ≤ u·|s| and |o_g − o| ≤ u·|o|.
 //
 // Hypotheses on the candidate (stated in gate/README.md too):
-//   H1 RoPE: its rotated q̃, k̃ meet the gate's default RoPE bound, e ≤ e_R per pair (above; e_R = 4,
-//      or 6 when g ≠ 1: careful_bound):
-//      each component within e_R·u·max(1,|g|)·ρ of the exact g·R·x; pass-through dims exact. Per
-//      pair the error vector is ≤ √2·e_R·u·max(1,|g|)·ρ long, so over the head
-//      ‖q̃ − q'‖ ≤ ε_R·‖q'‖, q' = g·R·q (‖q'‖ = |g|·‖q‖), ε_R = √2·e_R·u·max(1,|g|)/|g|.
+//   H1 RoPE: its rotated q̃, k̃ meet the claim's default RoPE bound per pair (default_tolerance):
+//      under exact e ≤ e_R (e_R = 4, or 6 when g ≠ 1: careful_bound); under f32-angle
+//      e ≤ e_R + |φ_j|·η/u at the pair's angle φ_j = m·θ'_j (Coq gate_f32_angle_default), so
+//      e ≤ e_t = e_R + Φ_t·η/u for every pair of token t, Φ_t = max_j |φ_j| its largest angle.
+//      Each component is within e_t·u·max(1,|g|)·ρ of the exact g·R·x; pass-through dims exact.
+//      Per pair the error vector is ≤ √2·e_t·u·max(1,|g|)·ρ long, so over the head
+//      ‖q̃ − q'‖ ≤ ε_t·‖q'‖, q' = g·R·q (‖q'‖ = |g|·‖q‖), ε_t = √2·e_t·u·max(1,|g|)/|g|
+//      (attention_rope_error); ε_q of the query token, ε_k of the key token.
 //   H2 working precision: dot products, the scale, the softmax (max, differences, exp, sums,
 //      division) and the PV products and sums are rounded to a binary format of unit roundoff w —
 //      binary32 for f32/f16/bf16 data, binary64 for f64 data — with the standard model
@@ -183,16 +194,19 @@ Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
 //      softmax uses the working-precision scores.
 //
 // Scores. Cauchy–Schwarz with H1: |c⟨q̃,k̃⟩ − c⟨q',k'⟩| ≤ |c|(‖Δq‖‖k'‖ + ‖q'‖‖Δk‖ + ‖Δq‖‖Δk‖)
-// ≤ (2ε_R + ε_R²)·N, where N = |c0|·‖q'‖·‖k'‖, c0 = 1/√d. The dot product in w errs by
+// ≤ (ε_q + ε_k + ε_q·ε_k)·N, where N = |c0|·‖q'‖·‖k'‖, c0 = 1/√d. The dot product in w errs by
 // ≤ γ_d·Σ|q̃_x k̃_x| ≤ γ_d‖q̃‖‖k̃‖ (Higham eq. 3.5, any order, FMA or not), the scale adds 3
-// roundings (H4): γ_{d+3}·(1 + ε_R)²·N. So the working score ŝ_w satisfies |ŝ_w − s| ≤ β_s·N,
-//   β_s = 2ε_R + ε_R² + γ_{d+3}·(1 + ε_R)²,
+// roundings (H4): γ_{d+3}·(1 + ε_q)(1 + ε_k)·N. So the working score ŝ_w satisfies |ŝ_w − s| ≤ β_s·N,
+//   β_s = ε_q + ε_k + ε_q·ε_k + γ_{d+3}·(1 + ε_q)(1 + ε_k)   (under exact ε_q = ε_k = ε_R),
 // the reported ŝ = fl_u(ŝ_w) adds ≤ u·|ŝ_w| ≤ u·(1 + β_s)·N (|s| ≤ N), the golden value u·N:
 //   score e ≤ T_s = β_s/u + (1 + β_s) + 1.
 // E.g. f32, d = 64: ε_R = 5.66u, β_s ≈ (11.3 + 67)·u, T_s ≈ 80.3; bf16, d = 64 (w = 2^-24 ≪ u = 2^-8):
 // T_s ≈ 13.5; f64, d = 16: T_s ≈ 32.3. The dot product's γ_{d+3} dominates when w = u.
+// Under f32-angle ε_t grows with the position: f32 with θ'_0 = 1 at m = 4096 (k = 8, η ≈ 18·2^-24)
+// gives e_t ≈ 4 + 4096·18 and T_s ≈ 2.1e5 — still far below the e ≈ 1/u of a wrong rotation.
 //
-// Outputs. Let σ = |c0|·‖q'_i‖·max_j ‖k'_j‖ (over visible keys), the largest N of the row. The
+// Outputs. Let σ = |c0|·‖q'_i‖·max_j ‖k'_j‖ (over visible keys), the largest N of the row, and β_s
+// the score bound with ε_k the largest over the visible keys (β_s grows with ε_k). The
 // weights are exp(s_j + τ_j − m)·(1 + α_j) for a common m: τ_j is the score error (≤ β_s·σ) plus
 // the roundings of the exp argument — the difference, log2 e and its product, the online
 // rescalings' arguments (whose magnitudes telescope): ≤ 4 roundings of quantities ≤ 2(1 + β_s)σ —
@@ -217,7 +231,7 @@ Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
 // 2^-6, so their own rounding only adds slack.
 namespace {
 
-constexpr int kExpUlps = 2;             // H3
+constexpr int kExpUlps = 2;  // H3
 
 long double unit_roundoff(Dtype dtype) { return std::ldexp(1.0L, -significand_bits(dtype)); }
 // H2: binary64 for f64 data, binary32 otherwise.
@@ -226,25 +240,38 @@ long double gamma(long double k, long double w) { return k * w / (1 - k * w); }
 double round_up(long double v) { return static_cast<double>(std::ceil(v * 64) / 64); }
 
 // β_s: |ŝ_w − s| ≤ β_s·N for the working-precision score.
-long double score_beta(Dtype dtype, int head_dim, double attention_factor) {
-  const long double u = unit_roundoff(dtype), w = working_roundoff(dtype);
-  const long double g = std::fabs(static_cast<long double>(attention_factor));
-  const long double rope_bound = careful_bound(attention_factor);  // e_R (H1)
-  const long double eps_rope = std::sqrt(2.0L) * rope_bound * u * std::max(1.0L, g) / g;
-  return 2 * eps_rope + eps_rope * eps_rope + gamma(head_dim + 3, w) * (1 + eps_rope) * (1 + eps_rope);
+long double score_beta(Dtype dtype, int head_dim, long double eps_q, long double eps_k) {
+  const long double w = working_roundoff(dtype);
+  return eps_q + eps_k + eps_q * eps_k + gamma(head_dim + 3, w) * (1 + eps_q) * (1 + eps_k);
+}
+
+// What H1 assumes of the rotation under `model`, for the sources' text.
+std::string rope_hypothesis(Model model) {
+  return model == Model::f32_angle ? "RoPE within the f32-angle bound (e <= 4 + |phi|*eta/u; 6 + |phi|*eta/u with an attention factor) at "
+                                     "each token's largest angle, so the bound grows with the positions"
+                                   : "RoPE within the gate's RoPE default (e <= 4; 6 with an attention factor)";
 }
 
 }  // namespace
 
-double attention_score_bound(Dtype dtype, int head_dim, double attention_factor) {
+double attention_rope_error(const Tolerance& rope, Dtype dtype, double attention_factor, double largest_angle) {
   const long double u = unit_roundoff(dtype);
-  const long double beta = score_beta(dtype, head_dim, attention_factor);
+  const long double g = std::fabs(static_cast<long double>(attention_factor));
+  const long double e =
+      static_cast<long double>(rope.value) + static_cast<long double>(rope.per_radian) * std::fabs(static_cast<long double>(largest_angle));
+  // Rounded up past long double's own rounding, as f32_angle_eta is.
+  return static_cast<double>(std::sqrt(2.0L) * e * u * std::max(1.0L, g) / g * (1 + std::ldexp(1.0L, -40)));
+}
+
+double attention_score_bound(Dtype dtype, int head_dim, double eps_q, double eps_k) {
+  const long double u = unit_roundoff(dtype);
+  const long double beta = score_beta(dtype, head_dim, eps_q, eps_k);
   return round_up(beta / u + (1 + beta) + 1);
 }
 
-double attention_output_bound(Dtype dtype, int head_dim, double attention_factor, std::int64_t keys, double sigma) {
+double attention_output_bound(Dtype dtype, int head_dim, double eps_q, double eps_k, std::int64_t keys, double sigma) {
   const long double u = unit_roundoff(dtype), w = working_roundoff(dtype);
-  const long double beta = score_beta(dtype, head_dim, attention_factor);
+  const long double beta = score_beta(dtype, head_dim, eps_q, eps_k);
   const long double delta = static_cast<long double>(sigma) * (beta + 8 * w * (1 + beta));
   const long double roundings = 6.0L * static_cast<long double>(std::max<std::int64_t>(keys, 1));
   static_assert(kExpUlps == 2, "the 6n count of roundings assumes exp within 2 ulp (4w, counted as 4 roundings)");
@@ -254,18 +281,18 @@ double attention_output_bound(Dtype dtype, int head_dim, double attention_factor
   return round_up(x / u + (1 + x) + 1);
 }
 
-std::string attention_score_source(Dtype dtype, int head_dim) {
-  return "derived bound for attention scores (judge/tolerance.cpp): RoPE within the gate's RoPE default (e <= 4; 6 with "
-         "an attention factor), dot product and scale in " +
-         std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + " (gamma_" + std::to_string(head_dim + 3) +
-         "), one rounding to " + std::string(ropecheck::name(dtype)) + ", +1 for the golden value's rounding";
+std::string attention_score_source(Dtype dtype, int head_dim, Model model) {
+  return "derived bound for attention scores (judge/tolerance.cpp): " + rope_hypothesis(model) + ", dot product and scale in " +
+         std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + " (gamma_" + std::to_string(head_dim + 3) + "), one rounding to " +
+         std::string(ropecheck::name(dtype)) + ", +1 for the golden value's rounding";
 }
 
-std::string attention_output_source(Dtype dtype) {
-  return "derived bound for attention outputs, per (query, head) row (judge/tolerance.cpp): score errors through the "
-         "softmax (2 tanh(delta/2), delta from the row's sigma), exp within 2 ulp and 6n roundings in " +
-         std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + ", one rounding to " +
-         std::string(ropecheck::name(dtype)) + ", +1 for the golden value's rounding";
+std::string attention_output_source(Dtype dtype, Model model) {
+  return "derived bound for attention outputs, per (query, head) row (judge/tolerance.cpp): " + rope_hypothesis(model) +
+         ", score errors through the softmax (2 tanh(delta/2), delta from the row's sigma), exp within 2 ulp and 6n "
+         "roundings in " +
+         std::string(dtype == Dtype::f64 ? "binary64" : "binary32") + ", one rounding to " + std::string(ropecheck::name(dtype)) +
+         ", +1 for the golden value's rounding";
 }
 
 namespace {

@@ -85,13 +85,18 @@ struct ToleranceOverrides {
 };
 ToleranceOverrides parse_tolerance(std::string_view text);
 
-// Attention bounds (derived in judge/tolerance.cpp, with their hypotheses). g is the spec's
-// attention factor; `keys` the test's k_tokens; `sigma` = |c|·‖q_i‖·max_j ‖k_j‖ over the keys
-// visible to query i (the largest |score| Cauchy–Schwarz allows in that row).
-double attention_score_bound(Dtype dtype, int head_dim, double attention_factor);
-double attention_output_bound(Dtype dtype, int head_dim, double attention_factor, std::int64_t keys, double sigma);
+// Attention bounds (derived in judge/tolerance.cpp, with their hypotheses). H1 holds the rotated
+// q and k to the RoPE bound `rope` of the claim (default_tolerance: constant under exact, growing
+// with the angle under f32-angle); attention_rope_error turns it into ε_R, the relative error of a
+// token's rotated vector, from the largest angle |m·θ'_j| of its pairs (0 for a constant bound).
+// g is the spec's attention factor; ε_q and ε_k those of the query and key (for an output row, the
+// key's largest over the visible keys); `keys` the test's k_tokens; `sigma` = |c|·‖q_i‖·max_j ‖k_j‖
+// over the keys visible to query i (the largest |score| Cauchy–Schwarz allows in that row).
+double attention_rope_error(const Tolerance& rope, Dtype dtype, double attention_factor, double largest_angle);
+double attention_score_bound(Dtype dtype, int head_dim, double eps_q, double eps_k);
+double attention_output_bound(Dtype dtype, int head_dim, double eps_q, double eps_k, std::int64_t keys, double sigma);
 // One line each, printed in reports as the tolerances' source.
-std::string attention_score_source(Dtype dtype, int head_dim);
-std::string attention_output_source(Dtype dtype);
+std::string attention_score_source(Dtype dtype, int head_dim, Model model);
+std::string attention_output_source(Dtype dtype, Model model);
 
 }  // namespace ropecheck::judge

@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <vector>
 #include <span>
+#include <vector>
 
 #include "golden/sidecar.h"
 #include "judge/diagnosis.h"
@@ -19,7 +19,6 @@
 
 namespace ropecheck::judge {
 namespace {
-
 
 // The first of `flags` that `test_flags` carries, or nullptr.
 const std::string* skipped_flag(const std::vector<std::string>& test_flags, const std::vector<std::string>& flags) {
@@ -77,8 +76,8 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder, int thr
         const std::string where = "groups[" + std::to_string(g) + "].tests[" + std::to_string(t) + "].id";
         const auto [it, fresh] = seen.emplace(id, where);
         if (!fresh) {
-          throw InputError(path + ": " + where + ": expected a unique test id, got " + std::to_string(id) + " (also at " +
-                           it->second + ")");
+          throw InputError(path + ": " + where + ": expected a unique test id, got " + std::to_string(id) + " (also at " + it->second +
+                           ")");
         }
       };
       for (std::size_t t = 0; t < file.groups[g].rope_tests.size(); ++t) check(file.groups[g].rope_tests[t].id, t);
@@ -105,8 +104,8 @@ void check_skip_flags(const std::vector<std::string>& flags, const std::vector<L
   }
 }
 
-Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation,
-                       const JudgeOptions& options, const ProgressFn& progress) {
+Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const JudgeOptions& options,
+                       const ProgressFn& progress) {
   Judgement out;
   const Model model = implementation.claims().model;
   std::int64_t total = 0, done = 0;
@@ -168,12 +167,14 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
     return first;
   };
   // ...and what the group records of it: skipped (unsupported; missing under --allow-missing) or failed.
-  const auto record_failure = [&](GroupWork& work, const std::string& suite, const golden::RopeTest& test,
-                                  const ApplyResult& result, const std::optional<std::pair<std::int64_t, ApplyResult>>& first) {
+  const auto record_failure = [&](GroupWork& work, const std::string& suite, const golden::RopeTest& test, const ApplyResult& result,
+                                  const std::optional<std::pair<std::int64_t, ApplyResult>>& first) {
     GroupComparer& c = *work.comparer;
     if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
     switch (result.status) {
-      case ApplyResult::Status::unsupported: c.skip(test, result.message); break;
+      case ApplyResult::Status::unsupported:
+        c.skip(test, result.message);
+        break;
       case ApplyResult::Status::missing:
         if (options.allow_missing) {
           c.skip(test, result.message);
@@ -198,7 +199,9 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       return;
     }
     for (std::size_t gi = 0; gi < file.groups.size(); ++gi) {
-      AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], options.group);
+      // H1 of the attention bounds holds q and k to the claim's default RoPE bound (judge/tolerance.cpp).
+      const Tolerance rope = default_tolerance(model, file.groups[gi].spec, implementation.claims().theta_ulps);
+      AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, options.group);
       std::int64_t by_flags = 0;
       for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
         tick(file.suite);
@@ -207,8 +210,9 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           ++by_flags;
           continue;
         }
-        if (model != Model::exact) {
-          comparer.skip(test, "attention tests carry expectations for the exact model only: judged under --model exact only");
+        if (!judges_exact_values(model)) {
+          comparer.skip(test,
+                        "attention tests carry the exact values: judged under --model exact or f32-angle, not " + std::string(name(model)));
           continue;
         }
         const std::optional<AttentionAnswer> answer = implementation.attention(file.suite, test);
@@ -326,7 +330,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       settle();
       work.pending.push_back({&test,
                               implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
-                              {}, std::nullopt});
+                              {},
+                              std::nullopt});
     }
     settle();
     for (Pending& p : work.pending) {
