@@ -127,6 +127,53 @@ const std::map<std::string, Example>& examples() {
            "original_max_position=4096,seq_len=8192")},
       {"vicuna-7b-v1.5-16k.json",
        one(std::nullopt, "layout=half,head_dim=128,rotary_dim=128,base=10000,dtype=f16,direction=forward,scaling=linear,factor=4")},
+      // Every fourth layer NoPE (empty no_rope_layers: the interval 4); interleaved pairs, llama3
+      // with equal factors.
+      {"llama-4-scout-17b-16e-instruct.json",
+       {std::nullopt,
+        {{"all",
+          "layout=interleaved,head_dim=128,rotary_dim=128,base=500000,dtype=bf16,direction=forward,scaling=llama3,factor=16,"
+          "original_max_position=8192,low_freq_factor=1,high_freq_factor=1",
+          "0-2,4-6,8-10,12-14,16-18,20-22,24-26,28-30,32-34,36-38,40-42,44-46"},
+         {"nope", "", "3,7,11,15,19,23,27,31,35,39,43,47"}},
+        {"attn_temperature_tuning", "use_qk_norm"}}},
+      // Sliding layers (three in four) rotate in even/odd pairs; the global ones have no RoPE.
+      {"command-r7b-12-2024.json",
+       {std::nullopt,
+        {{"local", "layout=interleaved,head_dim=128,rotary_dim=128,base=50000,dtype=bf16,direction=forward,scaling=none",
+          "0-2,4-6,8-10,12-14,16-18,20-22,24-26,28-30"},
+         {"nope", "", "3,7,11,15,19,23,27,31"}}}},
+      // int(128 * 0.5) = 64 dims in even/odd pairs.
+      {"glm-4-9b-chat-hf.json",
+       one(std::nullopt, "layout=interleaved,head_dim=128,rotary_dim=64,base=10000,dtype=bf16,direction=forward,scaling=none", "0-39")},
+      {"ernie-4.5-0.3b-pt.json",
+       one(std::nullopt, "layout=interleaved,head_dim=128,rotary_dim=128,base=500000,dtype=bf16,direction=forward,scaling=none", "0-17")},
+      // The 64-dim decoupled head; YaRN as DeepSeek's code computes it.
+      {"deepseek-v3.json",
+       {std::nullopt,
+        {{"all",
+          "layout=interleaved,head_dim=64,rotary_dim=64,base=10000,dtype=bf16,direction=forward,scaling=yarn,factor=40,"
+          "original_max_position=4096,beta_fast=32,beta_slow=1,truncate=true,mscale=1,mscale_all_dim=1",
+          "0-60"}},
+        {"MLA: the rotation covers the 64 decoupled RoPE dims", "pairs (2i, 2i+1) rotate", "softmax scale"}}},
+      {"kimi-k2-instruct.json",
+       {std::nullopt,
+        {{"all",
+          "layout=interleaved,head_dim=64,rotary_dim=64,base=50000,dtype=bf16,direction=forward,scaling=yarn,factor=32,"
+          "original_max_position=4096,beta_fast=1,beta_slow=1,truncate=true,mscale=1,mscale_all_dim=1",
+          "0-60"}},
+        {"MLA: the rotation covers the 64 decoupled RoPE dims", "pairs (2i, 2i+1) rotate", "softmax scale"}}},
+      // No torch_dtype: bf16 assumed, and said.
+      {"gpt-oss-20b.json",
+       {std::nullopt,
+        {{"all",
+          "layout=half,head_dim=64,rotary_dim=64,base=150000,dtype=bf16,direction=forward,scaling=yarn,factor=32,"
+          "original_max_position=4096,beta_fast=32,beta_slow=1,truncate=false",
+          "0-23"}},
+        {"no torch_dtype: assumed bfloat16"}}},
+      // head_dim 128 given (5120 / 32 would be 160).
+      {"mistral-nemo-instruct-2407.json",
+       one(std::nullopt, "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=bf16,direction=forward,scaling=none", "0-39")},
       // Gemma3TextConfig defaults: rope_local_base_freq 10000 for the sliding layers (default rope),
       // rope_theta 1e6 with the linear x8 for the full ones; every 6th layer full (5, 11, ..., 59).
       {"gemma-3-27b-it.json",
