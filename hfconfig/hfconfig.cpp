@@ -418,6 +418,7 @@ RopeObjects rope_objects(const Reader& r, const ModelType& m, ModelRotations& no
   out.whole = Rope(rope, name);
   const bool per_type = rope != nullptr && std::any_of(rope->begin(), rope->end(), [](const Json& v) { return v.is_object(); });
   if (per_type && m.pattern == LayerPattern::kLocalGlobal) {
+    out.whole = Rope(nullptr, name);  // a layer type without its object: the default rope
     for (auto it = rope->begin(); it != rope->end(); ++it) {
       if (it.key() != "sliding_attention" && it.key() != "full_attention") {
         r.fail(name + "." + it.key(), "sliding_attention|full_attention (one rope object per layer type)", Reader::dump(it.value()));
@@ -891,21 +892,18 @@ void llama4_notes(const Reader& r, ModelRotations& out) {
   }
 }
 
-void mla_notes(const Reader& r, const Spec& spec, ModelRotations& out) {
-  const std::string dims = std::to_string(spec.head_dim);
-  note(out, "MLA: the rotation covers the " + dims +
-                " decoupled RoPE dims (qk_rope_head_dim) of each query head and the shared k_pe, "
-                "not the qk_nope_head_dim dims");
-  if (spec.layout == Layout::interleaved && out.model_type != "deepseek_v2") {
+void mla_notes(const Spec& spec, ModelRotations& out) {
+  note(out, "MLA: the rotation covers the " + std::to_string(spec.head_dim) +
+                " decoupled RoPE dims (qk_rope_head_dim) of each query head and the shared k_pe, not the qk_nope_head_dim dims");
+  if (spec.layout == Layout::interleaved) {
     note(out,
-         "pairs (2i, 2i+1) rotate; the model's code de-interleaves them first (rotate_half on the permuted dims): the same "
-         "q.k, outputs in the permuted order");
+         "pairs (2i, 2i+1) rotate; DeepSeek's modeling_deepseek.py and transformers' deepseek_v3 de-interleave them first "
+         "(rotate_half on the permuted dims): the same q.k, outputs in the permuted order");
   }
   // modeling_deepseek.py DeepseekV3Attention: softmax_scale *= yarn_get_mscale(factor, mscale_all_dim)²
   if (spec.scaling.type == ScalingType::yarn && spec.scaling.mscale_all_dim) {
     note(out, "softmax scale: the attention multiplies it by (0.1 * mscale_all_dim * ln(factor) + 1)^2; outside the rotation");
   }
-  (void)r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -988,7 +986,7 @@ ModelRotations read_rotations(std::string_view json_text, std::optional<std::int
   if (m.extra == Extra::kLlama4) llama4_notes(r, out);
   if (m.extra == Extra::kMla) {
     for (const LayerRotation& g : out.rotations)
-      if (g.spec) mla_notes(r, *g.spec, out);
+      if (g.spec) mla_notes(*g.spec, out);
   }
   out.layer_pattern = pattern_field;
   return out;

@@ -452,6 +452,15 @@ TEST(HfConfig, Gemma3PerLayerTypeRopeParameters) {
   EXPECT_EQ(to_string(*model.rotations[1].spec),
             "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=f16,direction=forward,scaling=linear,factor=8");
   EXPECT_TRUE(model.notes.empty()) << model.notes[0];
+  // A layer type without its object: transformers' default rope at the config class's base.
+  const hfconfig::ModelRotations sliding_only = hfconfig::rotations_from_hf_config(
+      "{" + shape +
+          R"(,"model_type":"gemma3_text","head_dim":128,"num_hidden_layers":6,"rope_parameters":{"sliding_attention":{"rope_theta":500}}})",
+      std::nullopt, "g.json");
+  ASSERT_EQ(sliding_only.rotations.size(), 2u);
+  EXPECT_EQ(sliding_only.rotations[0].spec->base, "500");
+  EXPECT_EQ(to_string(*sliding_only.rotations[1].spec),
+            "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=f16,direction=forward,scaling=none");
   expect_refusal(
       "{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":6,"rope_parameters":{"chunked_attention":{"rope_theta":1}}})",
       "rope_parameters.chunked_attention", "sliding_attention|full_attention");
