@@ -915,6 +915,7 @@ ModelRotations read_rotations(std::string_view json_text, std::optional<std::int
   const Reader r(file, root);
   ModelRotations out;
   const ModelType& m = model_type_of(r, out);
+  out.source = m.source;
   const RopeObjects ropes = rope_objects(r, m, out);
   if (m.extra == Extra::kCohere2) cohere2_legacy(r);
   if (m.extra == Extra::kLlama4) {

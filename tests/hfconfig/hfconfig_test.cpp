@@ -203,6 +203,7 @@ TEST(HfConfig, EveryExampleConfigHasItsHandWrittenRotations) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(files.count(name));
     const hfconfig::ModelRotations model = hfconfig::rotations_from_hf_config(read(name), example.seq_len, name);
+    EXPECT_NE(model.source.find("modeling_"), std::string::npos) << model.source;
     ASSERT_EQ(model.rotations.size(), example.rotations.size());
     for (std::size_t i = 0; i < example.rotations.size(); ++i) {
       const Expected& want = example.rotations[i];
@@ -474,6 +475,7 @@ TEST(HfConfig, DefaultsOfTheConfigClassAreSaid) {
   // Gemma-3 without head_dim: Gemma3TextConfig's 256, not 4096 / 32.
   const hfconfig::ModelRotations gemma =
       hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"gemma3_text","num_hidden_layers":6})", std::nullopt, "g.json");
+  EXPECT_EQ(gemma.source.rfind("gemma3/modeling_gemma3.py", 0), 0u) << gemma.source;
   EXPECT_EQ(gemma.rotations[0].spec->head_dim, 256);
   ASSERT_EQ(gemma.notes.size(), 3u);
   EXPECT_EQ(gemma.notes[0], "no head_dim: 256, the gemma3_text config class's default");
