@@ -52,6 +52,8 @@ enum class Extra {
   kLlama4,   // attn_temperature_tuning, use_qk_norm: said in the notes
   kMla,      // rope_interleave; the softmax scale's mscale² said in the notes
   kCohere2,  // the original release's keys, which transformers does not read, as its code hard-codes them
+  kMrope,    // Qwen2-VL / Qwen2.5-VL: M-RoPE sections, never interleaved
+  kImrope,   // Qwen3-VL: interleaved M-RoPE always, sections [24, 20, 20] by default
 };
 
 struct ModelType {
@@ -81,11 +83,14 @@ constexpr ModelType kModelTypes[] = {
     {.names = "qwen3", .head_dim = 128, .source = "qwen3/modeling_qwen3.py rotate_half (q/k norm before it); Qwen3Config head_dim=128"},
     {.names = "qwen2_vl qwen2_vl_text qwen2_5_vl qwen2_5_vl_text",
      .theta = "1000000",
+     .extra = Extra::kMrope,
      .source = "qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl apply_multimodal_rotary_pos_emb (mrope_section); rope_theta=1e6"},
     {.names = "qwen3_vl qwen3_vl_text",
      .head_dim = 128,
      .theta = "5000000",
-     .source = "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope, rotate_half; Qwen3VLTextConfig rope_theta=5e6"},
+     .extra = Extra::kImrope,
+     .source = "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope (always; mrope_section default [24, 20, 20]), "
+               "rotate_half; Qwen3VLTextConfig rope_theta=5e6, head_dim=128"},
     {.names = "gemma gemma2",
      .head_dim = 256,
      .source = "gemma/modeling_gemma.py, gemma2 rotate_half (Gemma-2: one rotary embedding for sliding and full layers); head_dim=256"},
@@ -733,6 +738,26 @@ void read_axes(const Reader& r, const Rope& rope, Spec& s) {
   }
 }
 
+// The multimodal sections as the Qwen-VL code uses them: Qwen2-VL / Qwen2.5-VL split the
+// frequencies into consecutive sections (apply_multimodal_rotary_pos_emb) whatever
+// mrope_interleaved says; Qwen3-VL always interleaves them (apply_interleaved_mrope), with
+// mrope_section [24, 20, 20] when the config gives none.
+void qwen_vl_axes(const Reader& r, const ModelType& m, const Rope& rope, const Context& ctx, Spec& s) {
+  const Json* flag = rope.param("mrope_interleaved");
+  if (m.extra == Extra::kMrope && flag != nullptr && *flag == true) {
+    r.fail(rope.pname("mrope_interleaved"), "false (Qwen2-VL's code splits the sections, never interleaves)", "true");
+  }
+  if (m.extra != Extra::kImrope) return;
+  if (flag != nullptr && *flag == false) {
+    r.fail(rope.pname("mrope_interleaved"), "true (Qwen3-VL's code always interleaves the sections)", "false");
+  }
+  if (s.axes.kind == AxesKind::none) {
+    s.axes.sections = {24, 20, 20};
+    note(*ctx.out, "no mrope_section: [24, 20, 20], the default of " + ctx.out->model_type + "'s rotary embedding");
+  }
+  s.axes.kind = AxesKind::imrope;
+}
+
 // The pairing: the row's, except DeepSeek-V3's rope_interleave=false (plain rotate_half).
 Layout layout_of(const Reader& r, const ModelType& m) {
   if (m.extra == Extra::kMla && !r.boolean("rope_interleave", true)) return Layout::half;
@@ -754,6 +779,7 @@ Spec rotation(const Reader& r, const ModelType& m, const Rope& rope, const std::
   }
   ScalingReader(r, rope, ctx).read(s.scaling);
   read_axes(r, rope, s);
+  qwen_vl_axes(r, m, rope, ctx, s);
   try {
     validate(s);
   } catch (const SpecError& e) {

@@ -541,6 +541,27 @@ TEST(HfConfig, RefusesModelFieldsItCannotReadByName) {
       "text_config.sliding_window_pattern", "\"6\"");
 }
 
+TEST(HfConfig, QwenVlSectionsAsTheirCodeUsesThem) {
+  const std::string base = R"("hidden_size":4096,"num_attention_heads":32,"torch_dtype":"bfloat16","rope_theta":1e6)";
+  // Qwen3-VL interleaves always, [24, 20, 20] when the config gives no sections.
+  const hfconfig::ModelRotations qwen3 =
+      hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"qwen3_vl_text","head_dim":128})", std::nullopt, "q.json");
+  EXPECT_EQ(to_string(*qwen3.rotations[0].spec),
+            "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=bf16,direction=forward,scaling=none,axes=imrope,sections=24/20/20");
+  ASSERT_EQ(qwen3.notes.size(), 1u);
+  EXPECT_EQ(qwen3.notes[0], "no mrope_section: [24, 20, 20], the default of qwen3_vl_text's rotary embedding");
+  const Spec listed = hfconfig::spec_from_hf_config(
+      "{" + base + R"(,"model_type":"qwen3_vl_text","head_dim":128,"rope_scaling":{"rope_type":"default","mrope_section":[16,24,24]}})",
+      std::nullopt, "q.json");
+  EXPECT_EQ(listed.axes.kind, AxesKind::imrope);
+  expect_refusal("{" + base + R"(,"model_type":"qwen3_vl_text","rope_scaling":{"mrope_section":[24,20,20],"mrope_interleaved":false}})",
+                 "rope_scaling.mrope_interleaved", "false");
+  // Qwen2-VL splits the sections, whatever mrope_interleaved says.
+  expect_refusal(
+      "{" + base + R"(,"model_type":"qwen2_vl","rope_scaling":{"type":"mrope","mrope_section":[16,24,24],"mrope_interleaved":true}})",
+      "rope_scaling.mrope_interleaved", "true");
+}
+
 TEST(HfConfig, Llama3ScalingAcceptsEqualFactors) {
   // Meta's apply_scaling and HF's _compute_llama3_parameters: no band between the factors.
   const Spec spec = parse_spec(
