@@ -778,6 +778,14 @@ Spec rotation(const Reader& r, const ModelType& m, const Rope& rope, const std::
     if (ctx.dtype != Dtype::f32) s.input_dtype = ctx.dtype;
   }
   ScalingReader(r, rope, ctx).read(s.scaling);
+  // DeepSeek's YaRN scales cos/sin by yarn_get_mscale(f, mscale) / yarn_get_mscale(f,
+  // mscale_all_dim) with defaults 1 and 0 (modeling_deepseek.py); HF's rule differs when one is
+  // missing, so a config must give both (or the attention factor).
+  const Scaling& sc = s.scaling;
+  if (m.extra == Extra::kMla && sc.type == ScalingType::yarn && !sc.attention_factor && !(sc.mscale && sc.mscale_all_dim)) {
+    r.fail(rope.pname(sc.mscale ? "mscale_all_dim" : "mscale"),
+           "mscale and mscale_all_dim both (DeepSeek's code and transformers' differ when one is missing)", "nothing");
+  }
   read_axes(r, rope, s);
   qwen_vl_axes(r, m, rope, ctx, s);
   try {

@@ -510,6 +510,14 @@ TEST(HfConfig, RefusesModelFieldsItCannotReadByName) {
   // Llama-4's code computes any rope_scaling as llama3.
   expect_refusal("{" + shape + R"(,"model_type":"llama4_text","num_hidden_layers":4,"rope_scaling":{"rope_type":"linear","factor":2}})",
                  "rope_scaling.rope_type", "'linear'");
+  // MLA's YaRN needs both mscales: DeepSeek's code and transformers' differ when one is missing.
+  expect_refusal(
+      "{" + shape +
+          R"(,"model_type":"deepseek_v3","rope_scaling":{"type":"yarn","factor":40,"original_max_position_embeddings":4096,"mscale":1}})",
+      "rope_scaling.mscale_all_dim", "nothing");
+  expect_refusal(
+      "{" + shape + R"(,"model_type":"kimi_k2","rope_scaling":{"type":"yarn","factor":32,"original_max_position_embeddings":4096}})",
+      "rope_scaling.mscale", "nothing");
   // Cohere2's first-release keys must say what transformers hard-codes.
   expect_refusal("{" + shape + R"(,"model_type":"cohere2","num_hidden_layers":4,"position_embedding_type":"rope"})",
                  "position_embedding_type", "\"rope\"");
