@@ -105,12 +105,12 @@ std::optional<std::int64_t> seq_len_of(const py::object& seq_len) {
   return value;
 }
 
-// layer=None | an int >= 0 (a decoder layer) | 'global' | 'local', as `--layer` (NoPE layers rotate
-// nothing: 'nope' is no rotation to judge).
+// layer=None | an int >= 0 (a decoder layer) | 'all' | 'global' | 'local', as `--layer` (NoPE layers
+// rotate nothing: 'nope' is no rotation to judge).
 hfconfig::LayerSelector selector_of(const py::object& layer) {
   hfconfig::LayerSelector selector;
   if (layer.is_none()) return selector;
-  const std::string expected = "layer: expected an int >= 0 or 'global'|'local', got ";
+  const std::string expected = "layer: expected an int >= 0 or 'all'|'global'|'local', got ";
   if (py::isinstance<py::int_>(layer) && !py::isinstance<py::bool_>(layer)) {
     std::int64_t index = -1;
     try {
@@ -123,7 +123,7 @@ hfconfig::LayerSelector selector_of(const py::object& layer) {
   }
   if (py::isinstance<py::str>(layer)) {
     const std::optional<hfconfig::LayerKind> kind = hfconfig::parse_layer_kind(utf8_of(layer, "layer"));
-    if (kind == hfconfig::LayerKind::kGlobal || kind == hfconfig::LayerKind::kLocal) {
+    if (kind && kind != hfconfig::LayerKind::kNoRope) {
       selector.kind = kind;
       return selector;
     }
@@ -180,16 +180,15 @@ str(spec) is the canonical compact form; an invalid spec raises ValueError namin
                     return parse_spec_json(utf8_of(text, "spec"));
                   },
                   "The JSON form (an object with the compact form's keys).")
-      .def_static("from_hf_config", &spec_from_hf_config, py::arg("config"), py::arg("seq_len") = py::none(),
-                  py::arg("layer") = py::none(),
+      .def_static("from_hf_config", &spec_from_hf_config, py::arg("config"), py::arg("seq_len") = py::none(), py::arg("layer") = py::none(),
                   R"(The spec of a Hugging Face transformers config.json, as `ropecheck spec --hf-config`.
 
 config: the file's path or its parsed dict. seq_len: the sequence length served, required by the
 rope types whose rotation depends on it (dynamic, longrope; hfconfig/README.md). layer: for a
 model whose layers rotate differently (Gemma-3's local and global layers), the rotation of decoder
-layer N (an int, 0-based) or of the 'global' or 'local' layers, as `--layer`; without it such a
-model raises ValueError naming the choices (NoPE layers aside: SmolLM3's rotating layers are its
-one rotation). hf_config_rotations lists them all. What the mapping assumed (a dtype the config
+layer N (an int, 0-based) or of the 'all', 'global' or 'local' layers (the kinds
+hf_config_rotations names), as `--layer`; without it such a model raises ValueError naming the
+choices (NoPE layers aside: SmolLM3's rotating layers are its one rotation). hf_config_rotations lists them all. What the mapping assumed (a dtype the config
 does not give, ...) is issued as UserWarning. A config that ropecheck does not model raises
 ValueError naming the file and the field.)")
       .def("__str__", [](const Spec& s) { return to_string(s); })
@@ -225,9 +224,10 @@ ValueError naming the file and the field.)")
 void bind_hf_config_rotations(py::module_& m) {
   py::class_<hfconfig::LayerRotation>(m, "LayerRotation", R"(The decoder layers of one kind and their rotation.
 
-kind: 'all' (every layer of the model), 'global', 'local' or 'nope' (the names `--layer` takes);
-layers: the 0-based layer indices, ascending; spec: their Spec, None for 'nope' layers (no
-rotation).)")
+kind: 'all' (the layers that rotate, when they all rotate alike), 'global', 'local' (Gemma-3's
+full-attention and sliding-window layers) or 'nope' (layers with no rotation); layer= and `--layer`
+take the first three. layers: the 0-based layer indices, ascending; spec: their Spec, None for
+'nope' layers.)")
       .def_property_readonly("kind", [](const hfconfig::LayerRotation& r) { return std::string(hfconfig::layer_kind_name(r.kind)); })
       .def_readonly("layers", &hfconfig::LayerRotation::layers)
       .def_readonly("spec", &hfconfig::LayerRotation::spec)

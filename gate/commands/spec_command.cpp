@@ -86,7 +86,7 @@ void print_config_rotations(const SpecOptions& options, bool json) {
 void add_spec_command(CLI::App& root, int& status) {
   auto* cmd = root.add_subcommand("spec",
                                   "Print the canonical spec of --spec TEXT, or every rotation of --hf-config config.json [--seq-len N] "
-                                  "(one line per kind of layer; --layer N|global|local: the one it picks; --json: the JSON form)");
+                                  "(one line per kind of layer; --layer N|all|global|local: the one it picks; --json: the JSON form)");
   struct Args {
     SpecOptions spec;
     bool json = false;

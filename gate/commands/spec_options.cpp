@@ -12,7 +12,7 @@ namespace ropecheck::gate {
 namespace {
 
 const char* const kLayerNeedsConfig = "--layer: needs --hf-config (it picks one rotation of a config's layers)";
-const char* const kLayerExpected = "--layer: expected a layer index N >= 0 or global|local, got '";
+const char* const kLayerExpected = "--layer: expected a layer index N >= 0 or all|global|local, got '";
 
 }  // namespace
 
@@ -21,11 +21,11 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
   cmd->add_option("--spec", options.specs,
                   many ? "Spec to use (repeatable), e.g. layout=half,head_dim=128,base=500000,dtype=f32"
                        : "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32 (or --hf-config)")
-      ->expected(1);
+      ->allow_extra_args(false);  // one value per --spec, repeatable
   cmd->add_option("--hf-config", options.hf_configs,
                   many ? "A transformers config.json whose rotation to use (repeatable; hfconfig/README.md)"
                        : "A transformers config.json whose rotation to use instead of --spec (hfconfig/README.md)")
-      ->expected(1);
+      ->allow_extra_args(false);
   cmd->add_option("--seq-len", options.seq_len, "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -39,7 +39,7 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
           },
           "INT >= 1"));
   cmd->add_option("--layer", options.layer,
-                  "With --hf-config: the rotation of decoder layer N (0-based), or of the global|local layers, for a model "
+                  "With --hf-config: the rotation of decoder layer N (0-based), or of the all|global|local layers, for a model "
                   "whose layers rotate differently (`ropecheck spec --hf-config FILE` lists them)")
       ->expected(1);
 }
@@ -67,7 +67,7 @@ hfconfig::LayerSelector layer_selector(const SpecOptions& options) {
     return selector;
   }
   const std::optional<hfconfig::LayerKind> kind = hfconfig::parse_layer_kind(text);
-  if (kind == hfconfig::LayerKind::kGlobal || kind == hfconfig::LayerKind::kLocal) {
+  if (kind && kind != hfconfig::LayerKind::kNoRope) {
     selector.kind = kind;
     return selector;
   }

@@ -1,6 +1,6 @@
 // How a command names its spec: `--spec TEXT` (spec/README.md) or `--hf-config FILE` (a
 // transformers config.json, mapped by hfconfig/) with `--seq-len N` for the rope types that need a
-// sequence length and `--layer N|global|local` for a model whose layers rotate differently (the
+// sequence length and `--layer N|all|global|local` for a model whose layers rotate differently (the
 // same selection for every --hf-config named). Every command that takes a spec uses these
 // functions, so the options read and fail alike everywhere:
 //
@@ -31,7 +31,7 @@ struct SpecOptions {
   std::vector<std::string> specs;       // --spec, in the order given
   std::vector<std::string> hf_configs;  // --hf-config, in the order given
   std::int64_t seq_len = 0;             // --seq-len; 0: not given
-  std::string layer;                    // --layer N|global|local; "": not given
+  std::string layer;                    // --layer N|all|global|local; "": not given
 };
 
 // one: the command judges exactly one spec (given by --spec or --hf-config);
@@ -49,8 +49,8 @@ std::string read_hf_config(const std::string& path);
 // --seq-len as the hfconfig functions take it (none when not given).
 std::optional<std::int64_t> seq_len_of(const SpecOptions& options);
 
-// The rotation --layer picks: an index N >= 0 or a kind, global|local (UsageError for anything
-// else, `nope` included: NoPE layers rotate nothing, so there is no spec to judge).
+// The rotation --layer picks: an index N >= 0 or a kind, all|global|local (hfconfig LayerKind;
+// UsageError for anything else, `nope` included: NoPE layers rotate nothing, no spec to judge).
 hfconfig::LayerSelector layer_selector(const SpecOptions& options);
 
 // Each line of `notes` to stderr as "FILE: note: TEXT".
