@@ -52,6 +52,8 @@ enum class Extra {
   kLlama4,   // attn_temperature_tuning, use_qk_norm: said in the notes
   kMla,      // rope_interleave; the softmax scale's mscale² said in the notes
   kCohere2,  // the original release's keys, which transformers does not read, as its code hard-codes them
+  kMrope,    // Qwen2-VL / Qwen2.5-VL: M-RoPE sections, never interleaved
+  kImrope,   // Qwen3-VL: interleaved M-RoPE always, sections [24, 20, 20] by default
 };
 
 struct ModelType {
@@ -81,11 +83,14 @@ constexpr ModelType kModelTypes[] = {
     {.names = "qwen3", .head_dim = 128, .source = "qwen3/modeling_qwen3.py rotate_half (q/k norm before it); Qwen3Config head_dim=128"},
     {.names = "qwen2_vl qwen2_vl_text qwen2_5_vl qwen2_5_vl_text",
      .theta = "1000000",
+     .extra = Extra::kMrope,
      .source = "qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl apply_multimodal_rotary_pos_emb (mrope_section); rope_theta=1e6"},
     {.names = "qwen3_vl qwen3_vl_text",
      .head_dim = 128,
      .theta = "5000000",
-     .source = "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope, rotate_half; Qwen3VLTextConfig rope_theta=5e6"},
+     .extra = Extra::kImrope,
+     .source = "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope (always; mrope_section default [24, 20, 20]), "
+               "rotate_half; Qwen3VLTextConfig rope_theta=5e6, head_dim=128"},
     {.names = "gemma gemma2",
      .head_dim = 256,
      .source = "gemma/modeling_gemma.py, gemma2 rotate_half (Gemma-2: one rotary embedding for sliding and full layers); head_dim=256"},
@@ -418,6 +423,7 @@ RopeObjects rope_objects(const Reader& r, const ModelType& m, ModelRotations& no
   out.whole = Rope(rope, name);
   const bool per_type = rope != nullptr && std::any_of(rope->begin(), rope->end(), [](const Json& v) { return v.is_object(); });
   if (per_type && m.pattern == LayerPattern::kLocalGlobal) {
+    out.whole = Rope(nullptr, name);  // a layer type without its object: the default rope
     for (auto it = rope->begin(); it != rope->end(); ++it) {
       if (it.key() != "sliding_attention" && it.key() != "full_attention") {
         r.fail(name + "." + it.key(), "sliding_attention|full_attention (one rope object per layer type)", Reader::dump(it.value()));
@@ -732,6 +738,26 @@ void read_axes(const Reader& r, const Rope& rope, Spec& s) {
   }
 }
 
+// The multimodal sections as the Qwen-VL code uses them: Qwen2-VL / Qwen2.5-VL split the
+// frequencies into consecutive sections (apply_multimodal_rotary_pos_emb) whatever
+// mrope_interleaved says; Qwen3-VL always interleaves them (apply_interleaved_mrope), with
+// mrope_section [24, 20, 20] when the config gives none.
+void qwen_vl_axes(const Reader& r, const ModelType& m, const Rope& rope, const Context& ctx, Spec& s) {
+  const Json* flag = rope.param("mrope_interleaved");
+  if (m.extra == Extra::kMrope && flag != nullptr && *flag == true) {
+    r.fail(rope.pname("mrope_interleaved"), "false (Qwen2-VL's code splits the sections, never interleaves)", "true");
+  }
+  if (m.extra != Extra::kImrope) return;
+  if (flag != nullptr && *flag == false) {
+    r.fail(rope.pname("mrope_interleaved"), "true (Qwen3-VL's code always interleaves the sections)", "false");
+  }
+  if (s.axes.kind == AxesKind::none) {
+    s.axes.sections = {24, 20, 20};
+    note(*ctx.out, "no mrope_section: [24, 20, 20], the default of " + ctx.out->model_type + "'s rotary embedding");
+  }
+  s.axes.kind = AxesKind::imrope;
+}
+
 // The pairing: the row's, except DeepSeek-V3's rope_interleave=false (plain rotate_half).
 Layout layout_of(const Reader& r, const ModelType& m) {
   if (m.extra == Extra::kMla && !r.boolean("rope_interleave", true)) return Layout::half;
@@ -752,7 +778,16 @@ Spec rotation(const Reader& r, const ModelType& m, const Rope& rope, const std::
     if (ctx.dtype != Dtype::f32) s.input_dtype = ctx.dtype;
   }
   ScalingReader(r, rope, ctx).read(s.scaling);
+  // DeepSeek's YaRN scales cos/sin by yarn_get_mscale(f, mscale) / yarn_get_mscale(f,
+  // mscale_all_dim) with defaults 1 and 0 (modeling_deepseek.py); HF's rule differs when one is
+  // missing, so a config must give both (or the attention factor).
+  const Scaling& sc = s.scaling;
+  if (m.extra == Extra::kMla && sc.type == ScalingType::yarn && !sc.attention_factor && !(sc.mscale && sc.mscale_all_dim)) {
+    r.fail(rope.pname(sc.mscale ? "mscale_all_dim" : "mscale"),
+           "mscale and mscale_all_dim both (DeepSeek's code and transformers' differ when one is missing)", "nothing");
+  }
   read_axes(r, rope, s);
+  qwen_vl_axes(r, m, rope, ctx, s);
   try {
     validate(s);
   } catch (const SpecError& e) {
@@ -891,21 +926,18 @@ void llama4_notes(const Reader& r, ModelRotations& out) {
   }
 }
 
-void mla_notes(const Reader& r, const Spec& spec, ModelRotations& out) {
-  const std::string dims = std::to_string(spec.head_dim);
-  note(out, "MLA: the rotation covers the " + dims +
-                " decoupled RoPE dims (qk_rope_head_dim) of each query head and the shared k_pe, "
-                "not the qk_nope_head_dim dims");
-  if (spec.layout == Layout::interleaved && out.model_type != "deepseek_v2") {
+void mla_notes(const Spec& spec, ModelRotations& out) {
+  note(out, "MLA: the rotation covers the " + std::to_string(spec.head_dim) +
+                " decoupled RoPE dims (qk_rope_head_dim) of each query head and the shared k_pe, not the qk_nope_head_dim dims");
+  if (spec.layout == Layout::interleaved) {
     note(out,
-         "pairs (2i, 2i+1) rotate; the model's code de-interleaves them first (rotate_half on the permuted dims): the same "
-         "q.k, outputs in the permuted order");
+         "pairs (2i, 2i+1) rotate; DeepSeek's modeling_deepseek.py and transformers' deepseek_v3 de-interleave them first "
+         "(rotate_half on the permuted dims): the same q.k, outputs in the permuted order");
   }
   // modeling_deepseek.py DeepseekV3Attention: softmax_scale *= yarn_get_mscale(factor, mscale_all_dim)²
   if (spec.scaling.type == ScalingType::yarn && spec.scaling.mscale_all_dim) {
     note(out, "softmax scale: the attention multiplies it by (0.1 * mscale_all_dim * ln(factor) + 1)^2; outside the rotation");
   }
-  (void)r;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -917,6 +949,7 @@ ModelRotations read_rotations(std::string_view json_text, std::optional<std::int
   const Reader r(file, root);
   ModelRotations out;
   const ModelType& m = model_type_of(r, out);
+  out.source = m.source;
   const RopeObjects ropes = rope_objects(r, m, out);
   if (m.extra == Extra::kCohere2) cohere2_legacy(r);
   if (m.extra == Extra::kLlama4) {
@@ -988,7 +1021,7 @@ ModelRotations read_rotations(std::string_view json_text, std::optional<std::int
   if (m.extra == Extra::kLlama4) llama4_notes(r, out);
   if (m.extra == Extra::kMla) {
     for (const LayerRotation& g : out.rotations)
-      if (g.spec) mla_notes(r, *g.spec, out);
+      if (g.spec) mla_notes(*g.spec, out);
   }
   out.layer_pattern = pattern_field;
   return out;

@@ -35,6 +35,7 @@ struct LayerRotation {
 
 struct ModelRotations {
   std::string model_type;                // the config's model_type ("" when absent)
+  std::string source;                    // the model code its rotation is read from (hfconfig/README.md's table)
   std::int64_t num_layers = 0;           // num_hidden_layers (0 when the config does not say)
   std::vector<LayerRotation> rotations;  // one per kind, in layer order of first appearance
   std::vector<std::string> notes;        // what was assumed, said in the output (a default dtype, ...)

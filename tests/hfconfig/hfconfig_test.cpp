@@ -203,6 +203,7 @@ TEST(HfConfig, EveryExampleConfigHasItsHandWrittenRotations) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(files.count(name));
     const hfconfig::ModelRotations model = hfconfig::rotations_from_hf_config(read(name), example.seq_len, name);
+    EXPECT_NE(model.source.find("modeling_"), std::string::npos) << model.source;
     ASSERT_EQ(model.rotations.size(), example.rotations.size());
     for (std::size_t i = 0; i < example.rotations.size(); ++i) {
       const Expected& want = example.rotations[i];
@@ -452,6 +453,15 @@ TEST(HfConfig, Gemma3PerLayerTypeRopeParameters) {
   EXPECT_EQ(to_string(*model.rotations[1].spec),
             "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=f16,direction=forward,scaling=linear,factor=8");
   EXPECT_TRUE(model.notes.empty()) << model.notes[0];
+  // A layer type without its object: transformers' default rope at the config class's base.
+  const hfconfig::ModelRotations sliding_only = hfconfig::rotations_from_hf_config(
+      "{" + shape +
+          R"(,"model_type":"gemma3_text","head_dim":128,"num_hidden_layers":6,"rope_parameters":{"sliding_attention":{"rope_theta":500}}})",
+      std::nullopt, "g.json");
+  ASSERT_EQ(sliding_only.rotations.size(), 2u);
+  EXPECT_EQ(sliding_only.rotations[0].spec->base, "500");
+  EXPECT_EQ(to_string(*sliding_only.rotations[1].spec),
+            "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=f16,direction=forward,scaling=none");
   expect_refusal(
       "{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":6,"rope_parameters":{"chunked_attention":{"rope_theta":1}}})",
       "rope_parameters.chunked_attention", "sliding_attention|full_attention");
@@ -465,6 +475,7 @@ TEST(HfConfig, DefaultsOfTheConfigClassAreSaid) {
   // Gemma-3 without head_dim: Gemma3TextConfig's 256, not 4096 / 32.
   const hfconfig::ModelRotations gemma =
       hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"gemma3_text","num_hidden_layers":6})", std::nullopt, "g.json");
+  EXPECT_EQ(gemma.source.rfind("gemma3/modeling_gemma3.py", 0), 0u) << gemma.source;
   EXPECT_EQ(gemma.rotations[0].spec->head_dim, 256);
   ASSERT_EQ(gemma.notes.size(), 3u);
   EXPECT_EQ(gemma.notes[0], "no head_dim: 256, the gemma3_text config class's default");
@@ -499,6 +510,14 @@ TEST(HfConfig, RefusesModelFieldsItCannotReadByName) {
   // Llama-4's code computes any rope_scaling as llama3.
   expect_refusal("{" + shape + R"(,"model_type":"llama4_text","num_hidden_layers":4,"rope_scaling":{"rope_type":"linear","factor":2}})",
                  "rope_scaling.rope_type", "'linear'");
+  // MLA's YaRN needs both mscales: DeepSeek's code and transformers' differ when one is missing.
+  expect_refusal(
+      "{" + shape +
+          R"(,"model_type":"deepseek_v3","rope_scaling":{"type":"yarn","factor":40,"original_max_position_embeddings":4096,"mscale":1}})",
+      "rope_scaling.mscale_all_dim", "nothing");
+  expect_refusal(
+      "{" + shape + R"(,"model_type":"kimi_k2","rope_scaling":{"type":"yarn","factor":32,"original_max_position_embeddings":4096}})",
+      "rope_scaling.mscale", "nothing");
   // Cohere2's first-release keys must say what transformers hard-codes.
   expect_refusal("{" + shape + R"(,"model_type":"cohere2","num_hidden_layers":4,"position_embedding_type":"rope"})",
                  "position_embedding_type", "\"rope\"");
@@ -528,6 +547,27 @@ TEST(HfConfig, RefusesModelFieldsItCannotReadByName) {
   expect_refusal(
       R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text","num_hidden_layers":2,"sliding_window_pattern":"6"},"torch_dtype":"bfloat16"})",
       "text_config.sliding_window_pattern", "\"6\"");
+}
+
+TEST(HfConfig, QwenVlSectionsAsTheirCodeUsesThem) {
+  const std::string base = R"("hidden_size":4096,"num_attention_heads":32,"torch_dtype":"bfloat16","rope_theta":1e6)";
+  // Qwen3-VL interleaves always, [24, 20, 20] when the config gives no sections.
+  const hfconfig::ModelRotations qwen3 =
+      hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"qwen3_vl_text","head_dim":128})", std::nullopt, "q.json");
+  EXPECT_EQ(to_string(*qwen3.rotations[0].spec),
+            "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=bf16,direction=forward,scaling=none,axes=imrope,sections=24/20/20");
+  ASSERT_EQ(qwen3.notes.size(), 1u);
+  EXPECT_EQ(qwen3.notes[0], "no mrope_section: [24, 20, 20], the default of qwen3_vl_text's rotary embedding");
+  const Spec listed = hfconfig::spec_from_hf_config(
+      "{" + base + R"(,"model_type":"qwen3_vl_text","head_dim":128,"rope_scaling":{"rope_type":"default","mrope_section":[16,24,24]}})",
+      std::nullopt, "q.json");
+  EXPECT_EQ(listed.axes.kind, AxesKind::imrope);
+  expect_refusal("{" + base + R"(,"model_type":"qwen3_vl_text","rope_scaling":{"mrope_section":[24,20,20],"mrope_interleaved":false}})",
+                 "rope_scaling.mrope_interleaved", "false");
+  // Qwen2-VL splits the sections, whatever mrope_interleaved says.
+  expect_refusal(
+      "{" + base + R"(,"model_type":"qwen2_vl","rope_scaling":{"type":"mrope","mrope_section":[16,24,24],"mrope_interleaved":true}})",
+      "rope_scaling.mrope_interleaved", "true");
 }
 
 TEST(HfConfig, Llama3ScalingAcceptsEqualFactors) {
