@@ -239,9 +239,11 @@ take the first three. layers: the 0-based layer indices, ascending; spec: their 
   py::class_<hfconfig::ModelRotations>(m, "ModelRotations", R"(Every rotation a config's model applies.
 
 Iterating it (or indexing, len()) gives its LayerRotations, in order of their first layer;
-model_type and num_layers are the config's ('' and 0 when it does not say); notes what the mapping
-assumed (a dtype the config does not give, ...).)")
+model_type and num_layers are the config's ('' and 0 when it does not say); source the model code
+its rotation is read from (hfconfig/README.md's table); notes what the mapping assumed (a dtype the
+config does not give, ...).)")
       .def_readonly("model_type", &hfconfig::ModelRotations::model_type)
+      .def_readonly("source", &hfconfig::ModelRotations::source)
       .def_readonly("num_layers", &hfconfig::ModelRotations::num_layers)
       .def_readonly("rotations", &hfconfig::ModelRotations::rotations)
       .def_readonly("notes", &hfconfig::ModelRotations::notes)

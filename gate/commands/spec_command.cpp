@@ -44,11 +44,13 @@ std::string rotation_line(const hfconfig::LayerRotation& r, std::int64_t num_lay
   return kind + "  " + layers + "  " + (r.spec ? to_string(*r.spec) : std::string("no rotation"));
 }
 
-// The JSON form of several rotations: {"model_type", "num_layers", "rotations": [{"kind",
-// "layers", "spec": the spec's JSON form, or null for NoPE layers}], "notes"}.
+// The JSON form of several rotations: {"model_type", "source" (the model code read),
+// "num_layers", "rotations": [{"kind", "layers", "spec": the spec's JSON form, or null for NoPE
+// layers}], "notes"}.
 std::string rotations_json(const hfconfig::ModelRotations& m) {
   nlohmann::ordered_json out;
   out["model_type"] = m.model_type;
+  out["source"] = m.source;
   out["num_layers"] = m.num_layers;
   out["rotations"] = nlohmann::ordered_json::array();
   for (const hfconfig::LayerRotation& r : m.rotations) {

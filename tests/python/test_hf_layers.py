@@ -136,6 +136,7 @@ def test_listing_json_form(ropecheck_bin):
     assert status == 0 and err == "", err
     doc = json.loads(out)
     assert (doc["model_type"], doc["num_layers"]) == ("gemma3_text", 62)
+    assert doc["source"].startswith("gemma3/modeling_gemma3.py")  # the model code read (hfconfig/README.md)
     assert [(r["kind"], r["layers"]) for r in doc["rotations"]] == [("local", GEMMA3_LOCAL_LAYERS),
                                                                       ("global", GEMMA3_GLOBAL_LAYERS)]
     assert [(r["spec"]["base"], r["spec"]["scaling"]) for r in doc["rotations"]] == [("10000", "none"), ("1000000", "linear")]
@@ -232,6 +233,7 @@ def test_fuzz_takes_one_layer_for_every_config(ropecheck_bin):
 def test_python_lists_every_rotation():
     rotations = ropecheck.hf_config_rotations(GEMMA3)
     assert (rotations.model_type, rotations.num_layers) == ("gemma3_text", 62)
+    assert rotations.source.startswith("gemma3/modeling_gemma3.py")
     assert [(r.kind, r.layers, str(r.spec)) for r in rotations] == [("local", GEMMA3_LOCAL_LAYERS, GEMMA3_LOCAL),
                                                                      ("global", GEMMA3_GLOBAL_LAYERS, GEMMA3_GLOBAL)]
     assert any("rope_theta" in note for note in rotations.notes)

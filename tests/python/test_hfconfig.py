@@ -57,7 +57,7 @@ def test_every_example_config_agrees_with_the_command_line(ropecheck_bin):
                 assert rotations[0].spec == ropecheck.Spec(printed), name
             else:  # several: each kind, its layers and spec, and the one spec --layer KIND picks
                 assert [(r.kind, r.layers) for r in rotations] == [(p["kind"], p["layers"]) for p in printed["rotations"]], name
-                assert rotations.notes == printed["notes"], name
+                assert (rotations.notes, rotations.source) == (printed["notes"], printed["source"]), name
                 for r, p in zip(rotations, printed["rotations"]):
                     assert (r.spec is None) == (p["spec"] is None), name
                     if r.spec is not None:
