@@ -1,8 +1,10 @@
 """Spec.from_hf_config: a transformers config.json (path or dict) gives the spec that `ropecheck
-spec --hf-config` prints (the same hfconfig/ mapping); a config ropecheck does not model raises
-ValueError with the command line's one-line message."""
+spec --hf-config` prints (the same hfconfig/ mapping; every rotation, for a model whose layers
+differ: test_hf_layers.py); a config ropecheck does not model raises ValueError with the command
+line's one-line message."""
 import json
 import os
+import warnings
 
 import pytest
 
@@ -39,13 +41,28 @@ def test_every_example_config_agrees_with_the_command_line(ropecheck_bin):
     checked = 0
     for name in sorted(os.listdir(EXAMPLES)):
         path = os.path.join(EXAMPLES, name)
-        status, out, err = run_cli(ropecheck_bin, "spec", "--hf-config", path, "--seq-len", 10000)
+        status, out, err = run_cli(ropecheck_bin, "spec", "--hf-config", path, "--seq-len", 10000, "--json")
         if status != 0:  # refused by the CLI: refused here with the same line
             with pytest.raises(ValueError) as raised:
-                ropecheck.Spec.from_hf_config(path, seq_len=10000)
+                ropecheck.hf_config_rotations(path, seq_len=10000)
             assert str(raised.value) in err, name
             continue
-        assert str(ropecheck.Spec.from_hf_config(path, seq_len=10000)) == out.strip(), name
+        printed = json.loads(out)
+        rotations = ropecheck.hf_config_rotations(path, seq_len=10000)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the notes: tests/python/test_hf_layers.py
+            if "rotations" not in printed:  # one rotation: its spec's JSON form
+                assert [r.kind for r in rotations] == ["all"], name
+                assert ropecheck.Spec.from_hf_config(path, seq_len=10000) == ropecheck.Spec(printed), name
+                assert rotations[0].spec == ropecheck.Spec(printed), name
+            else:  # several: each kind, its layers and spec, and the one spec --layer KIND picks
+                assert [(r.kind, r.layers) for r in rotations] == [(p["kind"], p["layers"]) for p in printed["rotations"]], name
+                assert (rotations.notes, rotations.source) == (printed["notes"], printed["source"]), name
+                for r, p in zip(rotations, printed["rotations"]):
+                    assert (r.spec is None) == (p["spec"] is None), name
+                    if r.spec is not None:
+                        assert r.spec == ropecheck.Spec(p["spec"]), name
+                        assert ropecheck.Spec.from_hf_config(path, seq_len=10000, layer=r.kind) == r.spec, name
         checked += 1
     assert checked >= 10
 
@@ -66,7 +83,9 @@ def test_gptj_config_gives_f16_inputs_and_f32_outputs():
 @pytest.mark.parametrize("config,seq_len,words", [
     ({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 10000,
       "torch_dtype": "bfloat16", "rope_scaling": {"rope_type": "foo"}}, None, "rope_scaling"),
-    ({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "torch_dtype": "bfloat16"}, None, "rope_theta"),
+    ({"model_type": "llama", "num_attention_heads": 32, "rope_theta": 10000, "torch_dtype": "bfloat16"}, None, "hidden_size"),
+    ({"model_type": "no-such-model", "hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 10000,
+      "torch_dtype": "bfloat16"}, None, "model_type"),
     ({"rope_theta": 10000}, None, "config: field"),
     ("/nonexistent/config.json", None, "--hf-config"),
     (LLAMA, 0, "--seq-len"),
