@@ -1,0 +1,312 @@
+"""What each model type's own code does with positions, per decoder layer: transformers 4.47.1's classes
+where the installed release has the model type, else the faithful ports of 4.57.6 (ports.py).
+
+`model_rotation(raw)` takes a config.json dict (a `text_config` is read as the model reads it) and
+returns a `Model`: `source` (where the code comes from), `num_layers`, and `layer(i)`: None for a
+layer whose attention applies no RoPE, else a `Rotation` with `inv_freq` (the float32 frequencies the
+module holds), `attention` (its attention_scaling) and `rotate(x, positions)`: the rotation of
+x [tokens, heads, head_dim] (torch, the activations' dtype) at int64 positions [tokens] (Qwen2-VL:
+[3, tokens]), computed by the model's own module and apply function, as its attention calls them
+(transposed to HF's [1, heads, tokens, head_dim] and back).
+"""
+import copy
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+import ports
+
+try:
+    import transformers
+    from transformers import CONFIG_MAPPING
+except ImportError:  # the test skips without it
+    transformers = None
+
+INSTALLED = transformers.__version__ if transformers is not None else None
+
+
+@dataclass
+class Rotation:
+    inv_freq: torch.Tensor
+    attention: float
+    rotate: Callable
+
+
+@dataclass
+class Model:
+    source: str
+    num_layers: int
+    layer: Callable[[int], Optional[Rotation]]
+
+
+def text_fields(raw):
+    """The text model's fields: a vision-language config's `text_config` (the top level's torch_dtype kept)."""
+    fields = {k: copy.deepcopy(v) for k, v in raw.items() if not k.startswith("_") and k != "architectures"}
+    if "text_config" in fields:
+        text = fields.pop("text_config")
+        fields = dict({k: v for k, v in fields.items() if k != "model_type"}, **text)
+    return fields
+
+
+def hf_layout(x):
+    """[tokens, heads, d] -> HF's [1, heads, tokens, d]."""
+    return x.permute(1, 0, 2).unsqueeze(0)
+
+
+def from_hf_layout(q):
+    return q.squeeze(0).permute(1, 0, 2).contiguous()
+
+
+# ---- transformers 4.47.1 (installed) ------------------------------------------------------------
+
+def installed(model_type, fields, make_module, apply, head_dim_of, rotary_dims=None):
+    """A model type whose every layer is the same rotary module + apply function of the installed library.
+    make_module(config) builds the module as the model does; apply(q, k, cos, sin) is the model's function;
+    rotary_dims(config): GPT-NeoX's `rotary_ndims` (query[..., :rotary_ndims] rotated, the rest passed)."""
+    config = CONFIG_MAPPING[model_type](**{k: v for k, v in fields.items() if k != "model_type"})
+    module = make_module(config)
+
+    def rotate(x, positions):
+        q = hf_layout(x)
+        position_ids = positions[None, :] if positions.dim() == 1 else positions[:, None, :]
+        cos, sin = module(q, position_ids)
+        if rotary_dims is None:
+            out, _ = apply(q, q, cos, sin)
+        else:
+            n = rotary_dims(config)
+            out, _ = apply(q[..., :n], q[..., :n], cos, sin)
+            out = torch.cat((out, q[..., n:]), dim=-1)
+        return from_hf_layout(out)
+
+    cos0, _ = module(torch.zeros(1, dtype=torch.float32), torch.zeros(1, 1, dtype=torch.int64)
+                     if model_type != "qwen2_vl" else torch.zeros(3, 1, 1, dtype=torch.int64))
+    rotation = Rotation(module.inv_freq.float(), float(cos0.reshape(-1)[0]), rotate)
+    return Model(f"transformers {INSTALLED}", config.num_hidden_layers, lambda i: rotation)
+
+
+def installed_model(model_type, fields):
+    m = transformers.models
+    head = lambda c: c.hidden_size // c.num_attention_heads  # noqa: E731  (the attentions' head_dim, 4.47.1)
+    old_style = lambda cls, dim: lambda c: cls(dim(c), max_position_embeddings=c.max_position_embeddings,  # noqa: E731
+                                               base=c.rope_theta)
+    table = {
+        # LlamaModel: LlamaRotaryEmbedding(config=...) (modeling_llama.py:288), apply_rotary_pos_emb
+        "llama": (lambda c: m.llama.modeling_llama.LlamaRotaryEmbedding(config=c), m.llama.modeling_llama.apply_rotary_pos_emb),
+        "qwen2": (lambda c: m.qwen2.modeling_qwen2.Qwen2RotaryEmbedding(config=c), m.qwen2.modeling_qwen2.apply_rotary_pos_emb),
+        "granite": (lambda c: m.granite.modeling_granite.GraniteRotaryEmbedding(c), m.granite.modeling_granite.apply_rotary_pos_emb),
+        "cohere": (lambda c: m.cohere.modeling_cohere.CohereRotaryEmbedding(config=c), m.cohere.modeling_cohere.apply_rotary_pos_emb),
+        "gpt_neox": (lambda c: m.gpt_neox.modeling_gpt_neox.GPTNeoXRotaryEmbedding(config=c),
+                     m.gpt_neox.modeling_gpt_neox.apply_rotary_pos_emb),
+        "qwen2_vl": (old_style(m.qwen2_vl.modeling_qwen2_vl.Qwen2VLRotaryEmbedding, head),
+                     lambda q, k, cos, sin: m.qwen2_vl.modeling_qwen2_vl.apply_multimodal_rotary_pos_emb(
+                         q, k, cos, sin, QWEN2_VL_SECTIONS[0])),
+        # the attentions that build their module from (head_dim, max_position_embeddings, rope_theta):
+        # MistralAttention (modeling_mistral.py:208), Gemma2Attention (:357), Phi3Attention (:341),
+        # Olmo2Attention (:211), GlmModel (modeling_glm.py:708: dim = head_dim · partial_rotary_factor)
+        "mistral": (old_style(m.mistral.modeling_mistral.MistralRotaryEmbedding, lambda c: c.head_dim),
+                    m.mistral.modeling_mistral.apply_rotary_pos_emb),
+        "gemma2": (old_style(m.gemma2.modeling_gemma2.Gemma2RotaryEmbedding, lambda c: c.head_dim),
+                   m.gemma2.modeling_gemma2.apply_rotary_pos_emb),
+        "phi3": (old_style(m.phi3.modeling_phi3.Phi3RotaryEmbedding, head), m.phi3.modeling_phi3.apply_rotary_pos_emb),
+        "olmo2": (old_style(m.olmo2.modeling_olmo2.Olmo2RotaryEmbedding, head), m.olmo2.modeling_olmo2.apply_rotary_pos_emb),
+        "glm": (old_style(m.glm.modeling_glm.GlmRotaryEmbedding, lambda c: int(c.head_dim * c.partial_rotary_factor)),
+                m.glm.modeling_glm.apply_rotary_pos_emb),
+    }
+    make, apply = table[model_type]
+    if model_type == "qwen2_vl":
+        QWEN2_VL_SECTIONS[0] = fields["rope_scaling"]["mrope_section"]
+    rotary = (lambda c: int(head(c) * c.rotary_pct)) if model_type == "gpt_neox" else None  # GPTNeoXAttention:272
+    return installed(model_type, fields, make, apply, head, rotary)
+
+
+QWEN2_VL_SECTIONS = [None]  # Qwen2VLAttention passes config.rope_scaling["mrope_section"]
+INSTALLED_TYPES = ("llama", "qwen2", "granite", "cohere", "gpt_neox", "qwen2_vl", "mistral", "gemma2", "phi3", "olmo2", "glm")
+
+
+# ---- ports of 4.57.6 ---------------------------------------------------------------------------
+
+def standard(config, rope_type, emb_kind, apply, dtype_out=True):
+    """A rotary module of the Llama pattern (ports.freqs / cos_sin) and an apply function on [1, heads, tokens, d]."""
+    inv_freq, attention = ports.rope_init(config, rope_type)
+
+    def rotate(x, positions):
+        q = hf_layout(x)
+        cos, sin = ports.cos_sin(ports.freqs(inv_freq, positions[None, :]), attention, emb_kind,
+                                 q.dtype if dtype_out else None)
+        return from_hf_layout(apply(q, cos, sin))
+
+    return Rotation(inv_freq, attention, rotate)
+
+
+def complex_rotation(config, rope_type, tokens_first):
+    """Llama-4 / DeepSeek-V2: freqs_cis and the complex apply (ports.apply_complex)."""
+    inv_freq, attention = ports.rope_init(config, rope_type)
+
+    def rotate(x, positions):
+        f = ports.freqs_cis(ports.freqs(inv_freq, positions[None, :]), attention)
+        if tokens_first:  # Llama4TextAttention applies it on [1, tokens, heads, d] (llama4:321-331)
+            return ports.apply_complex(x.unsqueeze(0), f, "tokens_first").squeeze(0)
+        return from_hf_layout(ports.apply_complex(hf_layout(x), f, "heads_first"))
+
+    return Rotation(inv_freq, attention, rotate)
+
+
+def port(path, config, num_layers, layer):
+    return Model(f"port of transformers {ports.VERSION} {ports.MODELS}/{path}", num_layers, layer)
+
+
+def port_qwen3(f):
+    """qwen3: Qwen3Config defaults rope_theta 10000, head_dim 128 (configuration_qwen3.py); Qwen3RotaryEmbedding
+    (modeling_qwen3.py:299-332), apply_rotary_pos_emb (:93-117)."""
+    c = ports.make_config(f, {"rope_theta": 10000.0, "head_dim": 128, "rope_scaling": None})
+    r = standard(c, ports.rope_type_of(c), "cat", ports.apply_half)
+    return port("qwen3/modeling_qwen3.py", c, c.num_hidden_layers, lambda i: r)
+
+
+def port_gemma3(f):
+    """gemma3_text: Gemma3TextConfig (configuration_gemma3.py:177-242: head_dim 256, rope_theta 1e6,
+    rope_local_base_freq 1e4, layer_types from sliding_window_pattern 6); Gemma3TextModel builds the global
+    module from the config (modeling_gemma3.py:472) and the local one from a copy with rope_theta =
+    rope_local_base_freq and rope_scaling default (:476-480); sliding layers take the local one (:377-380)."""
+    c = ports.make_config(f, {"head_dim": 256, "rope_theta": 1_000_000.0, "rope_local_base_freq": 10_000.0,
+                              "rope_scaling": None, "layer_types": None})
+    if c.layer_types is None:
+        c.layer_types = ports.layer_types_from_pattern(c.num_hidden_layers, f.get("sliding_window_pattern", 6))
+    glob = standard(c, ports.rope_type_of(c), "cat", ports.apply_half)
+    local_config = copy.deepcopy(c)
+    local_config.rope_theta = local_config.rope_local_base_freq
+    local_config.rope_scaling = {"rope_type": "default"}
+    local = standard(local_config, "default", "cat", ports.apply_half)
+    return port("gemma3/modeling_gemma3.py", c, c.num_hidden_layers,
+                lambda i: local if c.layer_types[i] == "sliding_attention" else glob)
+
+
+def port_cohere2(f):
+    """cohere2: Cohere2Config (configuration_cohere2.py:174, 206, 220-228: rope_theta 1e4, head_dim =
+    hidden_size // num_attention_heads, layer_types from sliding_window_pattern 4); Cohere2RotaryEmbedding
+    (modeling_cohere2.py:43-76, repeat_interleave), apply_rotary_pos_emb (:142-169); only sliding layers
+    rotate (:217-218)."""
+    c = ports.make_config(f, {"rope_theta": 10000.0, "rope_scaling": None, "layer_types": None})
+    c.head_dim = c.hidden_size // c.num_attention_heads
+    if c.layer_types is None:
+        c.layer_types = ports.layer_types_from_pattern(c.num_hidden_layers, getattr(c, "sliding_window_pattern", 4))
+    r = standard(c, ports.rope_type_of(c), "repeat_interleave", ports.apply_cohere2)
+    return port("cohere2/modeling_cohere2.py", c, c.num_hidden_layers,
+                lambda i: r if c.layer_types[i] == "sliding_attention" else None)
+
+
+def port_smollm3(f):
+    """smollm3: SmolLM3Config (configuration_smollm3.py:176, 218-223: rope_theta 2e6, no_rope_layers from
+    no_rope_layer_interval 4); SmolLM3RotaryEmbedding (modeling_smollm3.py:303-336), apply (:56-80); a layer
+    rotates iff no_rope_layers[i] (:147, 171-173)."""
+    c = ports.make_config(f, {"rope_theta": 2_000_000.0, "rope_scaling": None, "no_rope_layers": None,
+                              "no_rope_layer_interval": 4})
+    if c.no_rope_layers is None:
+        c.no_rope_layers = ports.no_rope_layers_from_interval(c.num_hidden_layers, c.no_rope_layer_interval)
+    r = standard(c, ports.rope_type_of(c), "cat", ports.apply_half)
+    return port("smollm3/modeling_smollm3.py", c, c.num_hidden_layers, lambda i: r if c.no_rope_layers[i] else None)
+
+
+def port_llama4(f):
+    """llama4_text: Llama4TextConfig (configuration_llama4.py:301, 311, 361, 372-379: head_dim 128, rope_theta
+    5e5, no_rope_layers from no_rope_layer_interval 4, [] meaning the default); Llama4TextRotaryEmbedding
+    (modeling_llama4.py:168-198: rope type llama3 whenever rope_scaling is set, :174; freqs_cis), apply_rotary_emb
+    (:201-210); a layer rotates iff no_rope_layers[i] (:296, 329-332)."""
+    c = ports.make_config(f, {"head_dim": 128, "rope_theta": 500000.0, "rope_scaling": None, "no_rope_layers": None,
+                              "no_rope_layer_interval": 4, "attn_temperature_tuning": True})
+    if not c.no_rope_layers:
+        c.no_rope_layers = ports.no_rope_layers_from_interval(c.num_hidden_layers, c.no_rope_layer_interval)
+    r = complex_rotation(c, "llama3" if c.rope_scaling is not None else "default", tokens_first=True)
+    return port("llama4/modeling_llama4.py", c, c.num_hidden_layers, lambda i: r if c.no_rope_layers[i] else None)
+
+
+def mla_config(f):
+    """DeepseekV2Config / DeepseekV3Config: rope_theta 1e4, qk_rope_head_dim 64, head_dim = qk_rope_head_dim
+    (configuration_deepseek_v2.py:214, configuration_deepseek_v3.py:210), beta_fast/beta_slow/factor made float
+    (configuration_deepseek_v3.py:237-240)."""
+    c = ports.make_config(f, {"rope_theta": 10000.0, "qk_rope_head_dim": 64, "rope_scaling": None, "rope_interleave": True})
+    c.head_dim = c.qk_rope_head_dim
+    if c.rope_scaling is not None:
+        if "type" in c.rope_scaling:
+            c.rope_scaling["rope_type"] = c.rope_scaling["type"]
+        for key in ("beta_fast", "beta_slow", "factor"):
+            if key in c.rope_scaling:
+                c.rope_scaling[key] = float(c.rope_scaling[key])
+    return c
+
+
+def port_deepseek_v2(f):
+    """deepseek_v2: DeepseekV2RotaryEmbedding (modeling_deepseek_v2.py:197-231, freqs_cis), apply_rotary_emb
+    (:272-285) on q_pe/k_pe, the qk_rope_head_dim part (:370)."""
+    c = mla_config(f)
+    rope_type = c.rope_scaling.get("rope_type", c.rope_scaling.get("type")) if c.rope_scaling is not None else "default"
+    r = complex_rotation(c, rope_type, tokens_first=False)
+    return port("deepseek_v2/modeling_deepseek_v2.py", c, c.num_hidden_layers, lambda i: r)
+
+
+def port_deepseek_v3(f, path="deepseek_v3/modeling_deepseek_v3.py"):
+    """deepseek_v3 (and Kimi-K2, whose published code is DeepSeek-V3's architecture): DeepseekV3RotaryEmbedding
+    (modeling_deepseek_v3.py:56-89), apply_rotary_pos_emb_interleave (:283-318) on q_rot/k_rot when
+    rope_interleave (default True, :409-412). Its output is in de-interleaved order; ports.reinterleave puts
+    pair j back at dims 2j, 2j+1 (a permutation applied alike to q and k, which leaves q·k unchanged)."""
+    c = mla_config(f)
+    interleave = c.rope_interleave
+    base = standard(c, ports.rope_type_of(c), "cat",
+                    ports.apply_deepseek_v3_interleave if interleave else ports.apply_half)
+    r = base if not interleave else Rotation(base.inv_freq, base.attention,
+                                             lambda x, p: ports.reinterleave(base.rotate(x, p)))
+    return port(path, c, c.num_hidden_layers, lambda i: r)
+
+
+def port_ernie4_5(f):
+    """ernie4_5: Ernie4_5Config (configuration_ernie4_5.py:161, 164, 186: rope_theta 5e5, head_dim 128);
+    Ernie4_5RotaryEmbedding (modeling_ernie4_5.py:42-76, float32 cos/sin), apply_rotary_pos_emb (:141-174)."""
+    c = ports.make_config(f, {"rope_theta": 500000.0, "head_dim": 128, "rope_scaling": None})
+    r = standard(c, ports.rope_type_of(c), "cat", ports.apply_ernie4_5, dtype_out=False)
+    return port("ernie4_5/modeling_ernie4_5.py", c, c.num_hidden_layers, lambda i: r)
+
+
+def port_glm4(f):
+    """glm4: Glm4Config (configuration_glm4.py:110-111, 119: partial_rotary_factor 0.5, head_dim 128, rope_theta
+    1e4); Glm4RotaryEmbedding (modeling_glm4.py:292-325), apply_rotary_pos_emb (:160-199)."""
+    c = ports.make_config(f, {"partial_rotary_factor": 0.5, "head_dim": 128, "rope_theta": 10000.0, "rope_scaling": None})
+    r = standard(c, ports.rope_type_of(c), "cat", ports.apply_glm4)
+    return port("glm4/modeling_glm4.py", c, c.num_hidden_layers, lambda i: r)
+
+
+def port_gpt_oss(f):
+    """gpt_oss: GptOssConfig (configuration_gpt_oss.py:55, 59, 65-72: head_dim 64, rope_theta 150000, yarn x32
+    from 4096 with truncate false); GptOssRotaryEmbedding (modeling_gpt_oss.py:174-207), apply (:222-238)."""
+    c = ports.make_config(f, {"head_dim": 64, "rope_theta": 150000.0,
+                              "rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                               "truncate": False, "original_max_position_embeddings": 4096}})
+    r = standard(c, ports.rope_type_of(c), "none", ports.apply_gpt_oss)
+    return port("gpt_oss/modeling_gpt_oss.py", c, c.num_hidden_layers, lambda i: r)
+
+
+PORTS = {
+    "qwen3": port_qwen3,
+    "gemma3_text": port_gemma3,
+    "gemma3": port_gemma3,  # Gemma3ForConditionalGeneration: its text_config is a Gemma3TextConfig
+    "cohere2": port_cohere2,
+    "smollm3": port_smollm3,
+    "llama4_text": port_llama4,
+    "llama4": port_llama4,  # Llama4ForConditionalGeneration: its text_config is a Llama4TextConfig
+    "deepseek_v2": port_deepseek_v2,
+    "deepseek_v3": port_deepseek_v3,
+    "kimi_k2": lambda f: port_deepseek_v3(f),
+    "ernie4_5": port_ernie4_5,
+    "glm4": port_glm4,
+    "gpt_oss": port_gpt_oss,
+}
+
+
+def model_rotation(raw):
+    fields = text_fields(raw)
+    model_type = raw.get("model_type")
+    if model_type in INSTALLED_TYPES:
+        return installed_model(model_type, fields)
+    if model_type in PORTS:
+        return PORTS[model_type](fields)
+    raise ValueError(f"model_rotations.py: no code wired for model type {model_type!r}")
