@@ -1,12 +1,15 @@
-// transformers config.json -> Spec. Facts from huggingface/transformers
-// src/transformers/modeling_rope_utils.py (_compute_*_parameters, ROPE_INIT_FUNCTIONS), the
-// Qwen2-VL / Qwen3-VL rotary embeddings (mrope_section, apply_interleaved_mrope) and the GPT-J /
-// CodeGen attention (rotate_every_two with float32 sin/cos); hfconfig/README.md says which field
-// maps to which spec key.
+// transformers config.json -> the rotations its model applies. How each model type rotates (the
+// pairing, the rotary part, its config class's defaults, its layer pattern) is in kModelTypes, one
+// row per model type citing the model's own code; the rope object's fields follow
+// huggingface/transformers src/transformers/modeling_rope_utils.py (_compute_*_parameters,
+// ROPE_INIT_FUNCTIONS). hfconfig/README.md has the same table and says which field maps to which
+// spec key.
 #include "hfconfig/hfconfig.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +22,161 @@ namespace ropecheck::hfconfig {
 namespace {
 
 using Json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// The model-type table.
+
+// Which dims of a head rotate, as the model's code slices them.
+enum class RotaryPart {
+  kHeadDim,        // int(head_dim · partial_rotary_factor); head_dim else hidden_size // num_attention_heads
+  kRotaryPct,      // GPT-NeoX: int(head_dim · rotary_pct)
+  kRotaryDim,      // GPT-J, CodeGen: the rotary_dim field, of head_dim = n_embd // n_head
+  kQkRopeHeadDim,  // MLA: the decoupled qk_rope_head_dim dims, rotated whole
+};
+
+// Which layers rotate how, as the config class derives its layer pattern.
+enum class LayerPattern {
+  kUniform,           // one rotation for every layer (sliding and full layers alike)
+  kLocalGlobal,       // sliding layers at rope_local_base_freq unscaled, full layers at rope_theta scaled
+  kSlidingRopeOnly,   // sliding layers rotate, full-attention layers apply no RoPE
+  kNoRopeList,        // no_rope_layers (1 rotates, 0 NoPE) when given, else every interval-th layer NoPE
+  kNoRopeListOrEmpty  // the same, an empty no_rope_layers also falling back to the interval
+};
+
+// Fields read beyond the common ones.
+enum class Extra {
+  kNone,
+  kGptj,    // base fixed at 10000 in the code; f16/bf16 activations times float32 sin/cos tables
+  kNeox,    // the base may be called rotary_emb_base
+  kLlama4,  // attn_temperature_tuning, use_qk_norm: said in the notes
+  kMla,     // rope_interleave; the softmax scale's mscale² said in the notes
+};
+
+struct ModelType {
+  std::string_view name;
+  Layout layout;
+  RotaryPart rotary;
+  const char* theta_default;    // the config class's default rope_theta (the base GPT-J's code fixes)
+  const char* partial_default;  // the config class's default partial_rotary_factor; nullptr: 1
+  LayerPattern pattern;
+  int interval;                 // the default sliding_window_pattern / no_rope_layer_interval
+  const char* published_dtype;  // assumed (and said) when the config gives no torch_dtype; nullptr: required
+  Extra extra;
+  std::string_view source;  // the code the row is read from (transformers paths under src/transformers/models/)
+};
+
+constexpr Layout kHalf = Layout::half;
+constexpr Layout kPairs = Layout::interleaved;
+
+// One row per model_type (the text model's, when a vision-language config nests it). Layout: half =
+// rotate_half pairs (i, i + d/2); interleaved = (2i, 2i+1) pairs. Every fact here is cited in
+// hfconfig/README.md's table with the same source.
+constexpr ModelType kModelTypes[] = {
+    {"llama", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "llama/modeling_llama.py rotate_half; LlamaConfig rope_theta=10000"},
+    {"mistral", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "mistral/modeling_mistral.py rotate_half; MistralConfig rope_theta=10000 (Mistral-NeMo gives head_dim)"},
+    {"mixtral", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "mixtral/modeling_mixtral.py rotate_half; MixtralConfig rope_theta=1e6"},
+    {"qwen2", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen2/modeling_qwen2.py rotate_half; Qwen2Config rope_theta=10000"},
+    {"qwen2_moe", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen2_moe/modeling_qwen2_moe.py rotate_half; Qwen2MoeConfig rope_theta=10000"},
+    {"qwen3", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen3/modeling_qwen3.py rotate_half (q/k norm before it); Qwen3Config rope_theta=10000"},
+    {"qwen3_moe", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen3_moe/modeling_qwen3_moe.py rotate_half; Qwen3MoeConfig rope_theta=10000"},
+    {"qwen2_vl", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen2_vl/modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb (mrope_section); Qwen2VLConfig rope_theta=1e6"},
+    {"qwen2_vl_text", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "as qwen2_vl (Qwen2VLTextConfig)"},
+    {"qwen2_5_vl", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen2_5_vl/modeling_qwen2_5_vl.py apply_multimodal_rotary_pos_emb; Qwen2_5_VLConfig rope_theta=1e6"},
+    {"qwen2_5_vl_text", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "as qwen2_5_vl (Qwen2_5_VLTextConfig)"},
+    {"qwen3_vl", kHalf, RotaryPart::kHeadDim, "5000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope, rotate_half; Qwen3VLTextConfig rope_theta=5e6"},
+    {"qwen3_vl_text", kHalf, RotaryPart::kHeadDim, "5000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone, "as qwen3_vl"},
+    {"gemma", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "gemma/modeling_gemma.py rotate_half; GemmaConfig rope_theta=10000"},
+    {"gemma2", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "gemma2/modeling_gemma2.py rotate_half, one rotary embedding for sliding and full layers; Gemma2Config rope_theta=10000"},
+    {"gemma3", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kLocalGlobal, 6, nullptr, Extra::kNone,
+     "gemma3/modeling_gemma3.py rotate_half, rotary_emb_local (rope_local_base_freq, default rope) for sliding layers; "
+     "Gemma3TextConfig rope_theta=1e6, rope_local_base_freq=10000, sliding_window_pattern=6"},
+    {"gemma3_text", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kLocalGlobal, 6, nullptr, Extra::kNone, "as gemma3"},
+    {"phi3", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "phi3/modeling_phi3.py apply_rotary_pos_emb (q[..., :rotary_dim], rotate_half); Phi3Config rope_theta=10000, "
+     "partial_rotary_factor=1"},
+    {"phi3_v", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "microsoft/Phi-3-vision-128k-instruct modeling_phi3_v.py (Phi-3's rotate_half and su/longrope)"},
+    {"olmo2", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "olmo2/modeling_olmo2.py rotate_half (q/k norm before it); Olmo2Config rope_theta=10000"},
+    {"granite", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "granite/modeling_granite.py rotate_half; GraniteConfig rope_theta=10000"},
+    {"smollm3", kHalf, RotaryPart::kHeadDim, "2000000", nullptr, LayerPattern::kNoRopeList, 4, nullptr, Extra::kNone,
+     "smollm3/modeling_smollm3.py rotate_half, use_rope = no_rope_layers[layer_idx]; SmolLM3Config rope_theta=2e6, "
+     "no_rope_layer_interval=4"},
+    {"gpt_oss", kHalf, RotaryPart::kHeadDim, "150000", nullptr, LayerPattern::kUniform, 0, "bfloat16", Extra::kNone,
+     "gpt_oss/modeling_gpt_oss.py _apply_rotary_emb (torch.chunk halves), one rotary embedding for sliding and full "
+     "layers; GptOssConfig rope_theta=150000; openai/gpt-oss-20b ships bf16 (MXFP4 experts), no torch_dtype"},
+    {"gpt_neox", kHalf, RotaryPart::kRotaryPct, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNeox,
+     "gpt_neox/modeling_gpt_neox.py rotate_half over rotary_ndims; GPTNeoXConfig rotary_pct=0.25, rotary_emb_base=10000"},
+    {"gptj", kPairs, RotaryPart::kRotaryDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kGptj,
+     "gptj/modeling_gptj.py rotate_every_two, create_sinusoidal_positions (base 10000, float32); GPTJConfig rotary_dim=64"},
+    {"codegen", kPairs, RotaryPart::kRotaryDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kGptj,
+     "codegen/modeling_codegen.py rotate_every_two, create_sinusoidal_positions; CodeGenConfig rotary_dim=64"},
+    {"cohere", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "cohere/modeling_cohere.py rotate_half (x[..., ::2], x[..., 1::2]), repeat_interleave; CohereConfig rope_theta=10000"},
+    {"cohere2", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kSlidingRopeOnly, 4, nullptr, Extra::kNone,
+     "cohere2/modeling_cohere2.py: RoPE only where sliding_window is set; Cohere2Config rope_theta=10000, "
+     "sliding_window_pattern=4"},
+    {"glm", kPairs, RotaryPart::kHeadDim, "10000", "0.5", LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "glm/modeling_glm.py rotate_half (x[..., 0::2], x[..., 1::2]), apply_rotary_pos_emb repeat_interleave over "
+     "q[..., :rotary_dim]; GlmConfig partial_rotary_factor=0.5, rope_theta=10000"},
+    {"glm4", kPairs, RotaryPart::kHeadDim, "10000", "0.5", LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "glm4/modeling_glm4.py (GLM's rotate_half and apply_rotary_pos_emb); Glm4Config partial_rotary_factor=0.5"},
+    {"ernie4_5", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "ernie4_5/modeling_ernie4_5.py rotate_half (x[..., 0::2], x[..., 1::2]), repeat_interleave, float32; "
+     "Ernie4_5Config rope_theta=10000"},
+    {"ernie4_5_moe", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
+     "ernie4_5_moe/modeling_ernie4_5_moe.py (ERNIE-4.5's rotary); Ernie4_5_MoeConfig rope_theta=10000"},
+    {"llama4", kPairs, RotaryPart::kHeadDim, "500000", nullptr, LayerPattern::kNoRopeListOrEmpty, 4, nullptr, Extra::kLlama4,
+     "llama4/modeling_llama4.py apply_rotary_emb (view_as_complex pairs, freqs_cis), use_rope = no_rope_layers[layer_idx]; "
+     "Llama4TextConfig rope_theta=500000, no_rope_layer_interval=4"},
+    {"llama4_text", kPairs, RotaryPart::kHeadDim, "500000", nullptr, LayerPattern::kNoRopeListOrEmpty, 4, nullptr, Extra::kLlama4,
+     "as llama4"},
+    {"deepseek_v2", kPairs, RotaryPart::kQkRopeHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kMla,
+     "deepseek_v2/modeling_deepseek_v2.py apply_rotary_emb (view_as_complex) on q_pe/k_pe; DeepseekV2Config "
+     "qk_rope_head_dim=64, rope_theta=10000"},
+    {"deepseek_v3", kPairs, RotaryPart::kQkRopeHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kMla,
+     "deepseek_v3/modeling_deepseek_v3.py apply_rotary_pos_emb_interleave (rope_interleave=True) on q_pe/k_pe; "
+     "deepseek-ai/DeepSeek-V3 modeling_deepseek.py DeepseekV3YarnRotaryEmbedding"},
+    {"kimi_k2", kPairs, RotaryPart::kQkRopeHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kMla,
+     "moonshotai/Kimi-K2-Instruct modeling_deepseek.py (DeepSeek-V3's code: de-interleave, rotate_half, YaRN mscale)"},
+};
+
+const ModelType* find_model_type(std::string_view name) {
+  for (const ModelType& m : kModelTypes)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+// A config without model_type: read as a Llama-style model (rotate_half over the whole head, one
+// rotation for every layer), rope_theta required since no config class says its default.
+constexpr ModelType kGenericLlama = {"",
+                                     kHalf,
+                                     RotaryPart::kHeadDim,
+                                     nullptr,
+                                     nullptr,
+                                     LayerPattern::kUniform,
+                                     0,
+                                     nullptr,
+                                     Extra::kNone,
+                                     "llama/modeling_llama.py rotate_half"};
+
+// ---------------------------------------------------------------------------------------------
+// Reading the config.
 
 // The shortest decimal that reads back as `v`, the closest such when there are several — the
 // digits Python's repr prints, so a config written by json.dump reads back as its own text
@@ -91,20 +249,64 @@ class Reader {
     if (n < lo || n > hi) fail(name, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", dump(v));
     return static_cast<int>(n);
   }
+  bool given_null(const std::string& key) const {
+    const Json* v = find(*cfg_, key);
+    return v != nullptr && v->is_null();
+  }
+  bool boolean(const std::string& key, bool absent) const {
+    const Json* v = field(key);
+    if (v == nullptr) return absent;
+    if (!v->is_boolean()) fail(path(key), "true|false", dump(*v));
+    return v->get<bool>();
+  }
   const Json& required(const std::string& key) const {
     const Json* v = field(key);
     if (v == nullptr) fail(path(key), "a value", "nothing");
     return *v;
   }
 
-  const Json& cfg() const { return *cfg_; }
+  const std::string& file() const { return file_; }
 
  private:
-  std::string_view file_;
+  std::string file_;
   const Json& root_;
   const Json* cfg_;
   std::string prefix_;
 };
+
+// What was assumed, each said once.
+void note(ModelRotations& out, const std::string& text) {
+  if (std::find(out.notes.begin(), out.notes.end(), text) == out.notes.end()) out.notes.push_back(text);
+}
+
+Json parse_root(std::string_view json_text, const std::string& file) {
+  Json root;
+  JsonNotes notes;
+  try {
+    root = parse_json_checked<Json>(json_text, notes);
+  } catch (const Json::exception& e) {
+    throw SpecError(file + ": expected a JSON object (a transformers config.json), got invalid JSON (" + e.what() + ")");
+  }
+  if (notes.too_deep()) throw SpecError(file + ": " + notes.too_deep_message());
+  if (!notes.duplicate.empty()) throw SpecError(file + ": field '" + notes.duplicate + "': expected once, got a duplicate");
+  if (!root.is_object()) throw SpecError(file + ": expected a JSON object (a transformers config.json), got " + root.type_name());
+  return root;
+}
+
+// The row of the config's model_type (the text model's when nested); refused by name when the
+// table has none.
+const ModelType& model_type_of(const Reader& r, ModelRotations& out) {
+  const Json* v = r.field("model_type", true);
+  if (v == nullptr) {
+    note(out, "no model_type: read as a Llama-style model (rotate_half pairs (i, i + d/2), one rotation for every layer)");
+    return kGenericLlama;
+  }
+  if (!v->is_string()) r.fail("model_type", "a string", Reader::dump(*v));
+  out.model_type = v->get<std::string>();
+  if (const ModelType* m = find_model_type(out.model_type)) return *m;
+  r.fail("model_type", "a model type in hfconfig/README.md's table (its rotation is read from the model's code, never guessed)",
+         "'" + out.model_type + "'");
+}
 
 Dtype dtype_of(const Reader& r, const std::string& name, const Json& v) {
   if (v.is_string()) {
@@ -115,6 +317,17 @@ Dtype dtype_of(const Reader& r, const std::string& name, const Json& v) {
     if (t == "float64") return Dtype::f64;
   }
   r.fail(name, "bfloat16|float16|float32|float64", Reader::dump(v));
+}
+
+// torch_dtype (transformers 5 writes "dtype"); the row's published dtype, said in the notes, when
+// the config gives neither.
+Dtype model_dtype(const Reader& r, const ModelType& m, ModelRotations& out) {
+  if (const Json* v = r.field("torch_dtype", true)) return dtype_of(r, "torch_dtype", *v);
+  if (const Json* v = r.field("dtype", true)) return dtype_of(r, "dtype", *v);
+  if (m.published_dtype == nullptr) r.fail("torch_dtype", "bfloat16|float16|float32|float64", "nothing");
+  note(out, std::string("no torch_dtype: assumed ") + m.published_dtype + ", the dtype " + std::string(m.name) +
+                " checkpoints are published in");
+  return dtype_of(r, "torch_dtype", Json(m.published_dtype));
 }
 
 // The keys each rope type reads (transformers' _compute_*_parameters); any other key in the rope
@@ -132,72 +345,95 @@ const std::set<std::string>& known_rope_keys() {
   return keys;
 }
 
-Spec single_spec(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
-  const std::string file(file_name);
-  Json root;
-  JsonNotes notes;
-  try {
-    root = parse_json_checked<Json>(json_text, notes);
-  } catch (const Json::exception& e) {
-    throw SpecError(file + ": expected a JSON object (a transformers config.json), got invalid JSON (" + e.what() + ")");
-  }
-  if (notes.too_deep()) throw SpecError(file + ": " + notes.too_deep_message());
-  if (!notes.duplicate.empty()) {
-    throw SpecError(file + ": field '" + notes.duplicate + "': expected once, got a duplicate");
-  }
-  if (!root.is_object()) throw SpecError(file + ": expected a JSON object (a transformers config.json), got " + root.type_name());
-  const Reader r(file, root);
+// One rope object (rope_parameters, rope_scaling, or one layer type's entry of rope_parameters)
+// and its name for messages; an empty object where the config has none.
+class Rope {
+ public:
+  Rope(const Json* object, std::string name) : object_(object != nullptr ? object : &empty()), name_(std::move(name)) {}
 
-  std::string model_type;
-  if (const Json* v = r.field("model_type", true)) {
-    if (!v->is_string()) r.fail("model_type", "a string", Reader::dump(*v));
-    model_type = v->get<std::string>();
+  const Json* param(const std::string& key) const {
+    const Json* v = Reader::find(*object_, key);
+    return v == nullptr || v->is_null() ? nullptr : v;
   }
-  // DeepSeek-V2/V3 rotate only qk_rope_head_dim dims of each head, de-interleaved first
-  // (rope_interleave): not one of the spec's layouts.
-  if (model_type == "deepseek_v2" || model_type == "deepseek_v3") {
-    r.fail("model_type", "a model type whose rotation is a spec (DeepSeek's rope over qk_rope_head_dim with its permutation is not)",
-           "'" + model_type + "'");
-  }
-  // GPT-J and CodeGen rotate (2i, 2i+1) pairs (rotate_every_two), Cohere likewise (its rotate_half
-  // splits x[..., ::2] / x[..., 1::2]); every other transformers model rotates (i, i + d/2)
-  // (rotate_half). The config does not say it: the model type does.
-  const bool every_two = model_type == "gptj" || model_type == "codegen";
-  const bool interleaved = every_two || model_type == "cohere" || model_type == "cohere2";
-  const bool neox = model_type == "gpt_neox";
+  std::string pname(const std::string& key) const { return name_ + "." + key; }
+  const Json& object() const { return *object_; }
 
-  // The rope object: rope_parameters (newer transformers) or rope_scaling (older), not both.
+  // Every key one ropecheck models (a key it does not know is refused by name, never ignored).
+  void check_keys(const Reader& r) const {
+    for (auto it = object_->begin(); it != object_->end(); ++it) {
+      if (it.value().is_object()) {
+        // transformers 5 allows one rope object per attention layer type (full_attention, ...).
+        r.fail(pname(it.key()), "one rope object for the whole model (per-layer-type rope parameters: give the spec of one layer type)",
+               "an object");
+      }
+      if (!known_rope_keys().count(it.key())) {
+        r.fail(pname(it.key()), "a rope parameter ropecheck models (this one is refused, not ignored)", Reader::dump(it.value()));
+      }
+    }
+  }
+
+ private:
+  static const Json& empty() {
+    static const Json e = Json::object();
+    return e;
+  }
+  const Json* object_;
+  std::string name_;
+};
+
+// The config's rope objects: rope_parameters (newer transformers) or rope_scaling (older), not
+// both. transformers 5 keys Gemma-3's by layer type ("sliding_attention", "full_attention").
+struct RopeObjects {
+  Rope whole{nullptr, ""};
+  std::optional<Rope> sliding;  // per-layer-type form only
+  std::optional<Rope> full;
+};
+
+RopeObjects rope_objects(const Reader& r, const ModelType& m) {
   const Json* rope = r.field("rope_parameters");
-  std::string rope_name = r.path("rope_parameters");
+  std::string name = r.path("rope_parameters");
   if (const Json* old = r.field("rope_scaling")) {
     if (rope != nullptr) r.fail(r.path("rope_scaling"), "one of rope_parameters or rope_scaling", "both");
     rope = old;
-    rope_name = r.path("rope_scaling");
+    name = r.path("rope_scaling");
   }
-  static const Json empty = Json::object();
-  if (rope != nullptr && !rope->is_object()) r.fail(rope_name, "an object", Reader::dump(*rope));
-  const Json& p = rope != nullptr ? *rope : empty;
-  auto param = [&](const std::string& key) -> const Json* {
-    const Json* v = Reader::find(p, key);
-    return v == nullptr || v->is_null() ? nullptr : v;
-  };
-  auto pname = [&](const std::string& key) { return rope_name + "." + key; };
-  for (auto it = p.begin(); it != p.end(); ++it) {
-    if (it.value().is_object()) {
-      // transformers 5 allows one rope object per attention layer type (full_attention, ...).
-      r.fail(pname(it.key()), "one rope object for the whole model (per-layer-type rope parameters: give the spec of one layer type)",
-             "an object");
+  if (rope != nullptr && !rope->is_object()) r.fail(name, "an object", Reader::dump(*rope));
+  RopeObjects out;
+  out.whole = Rope(rope, name);
+  const bool per_type = rope != nullptr && std::any_of(rope->begin(), rope->end(), [](const Json& v) { return v.is_object(); });
+  if (per_type && m.pattern == LayerPattern::kLocalGlobal) {
+    for (auto it = rope->begin(); it != rope->end(); ++it) {
+      if (it.key() != "sliding_attention" && it.key() != "full_attention") {
+        r.fail(name + "." + it.key(), "sliding_attention|full_attention (one rope object per layer type)", Reader::dump(it.value()));
+      }
+      if (!it.value().is_object()) r.fail(name + "." + it.key(), "an object", Reader::dump(it.value()));
+      Rope one(&it.value(), name + "." + it.key());
+      one.check_keys(r);
+      (it.key() == "full_attention" ? out.full : out.sliding) = one;
     }
-    if (!known_rope_keys().count(it.key())) {
-      r.fail(pname(it.key()), "a rope parameter ropecheck models (this one is refused, not ignored)", Reader::dump(it.value()));
-    }
+    return out;
   }
+  out.whole.check_keys(r);
+  return out;
+}
 
-  Spec s;
-  s.layout = interleaved ? Layout::interleaved : Layout::half;
+// What the rotation of one group of layers is read from.
+struct Context {
+  std::optional<std::int64_t> seq_len;
+  std::optional<std::int64_t> max_position;  // max_position_embeddings (n_positions)
+  Dtype dtype = Dtype::f32;
+};
 
-  // head_dim: the config's, else hidden_size // num_attention_heads (n_embd // n_head for GPT-J).
-  if (const Json* v = r.field("head_dim")) {
+// head_dim and rotary_dim, as the row's code slices the head.
+void read_dims(const Reader& r, const ModelType& m, const Rope& rope, Spec& s) {
+  if (m.rotary == RotaryPart::kQkRopeHeadDim) {
+    // The decoupled RoPE head: rotated whole (DeepseekV3Config qk_rope_head_dim=64).
+    const Json* v = r.field("qk_rope_head_dim");
+    s.head_dim = v != nullptr ? r.bounded(r.path("qk_rope_head_dim"), *v, 2, 1 << 16) : 64;
+    s.rotary_dim = s.head_dim;
+    return;
+  }
+  if (const Json* v = r.field("head_dim"); v != nullptr && m.rotary != RotaryPart::kRotaryDim) {
     s.head_dim = r.bounded(r.path("head_dim"), *v, 2, 1 << 16);
   } else {
     const char* hidden_key = r.field("hidden_size") != nullptr || r.field("n_embd") == nullptr ? "hidden_size" : "n_embd";
@@ -209,119 +445,236 @@ Spec single_spec(std::string_view json_text, std::optional<std::int64_t> seq_len
     s.head_dim = static_cast<int>(hidden / heads);
   }
   if (s.head_dim < 2 || s.head_dim > (1 << 16)) r.fail(r.path("head_dim"), "an integer in [2, 65536]", std::to_string(s.head_dim));
-
-  // rotary_dim: GPT-J/CodeGen give it; otherwise int(head_dim * partial_rotary_factor) (GPT-NeoX
-  // calls the factor rotary_pct).
   s.rotary_dim = s.head_dim;
-  if (const Json* v = r.field("rotary_dim")) {
-    s.rotary_dim = r.bounded(r.path("rotary_dim"), *v, 2, 1 << 16);
-  } else {
-    const Json* factor = param("partial_rotary_factor");
-    std::string name = pname("partial_rotary_factor");
-    if (factor == nullptr) {
-      const std::string key = neox && r.field("partial_rotary_factor") == nullptr ? "rotary_pct" : "partial_rotary_factor";
-      factor = r.field(key);
-      name = r.path(key);
+  if (m.rotary == RotaryPart::kRotaryDim) {
+    // GPTJConfig / CodeGenConfig rotary_dim=64 (sliced k[..., :rotary_dim]: at most the head); an
+    // explicit null rotates the whole head.
+    if (const Json* given = r.field("rotary_dim")) {
+      s.rotary_dim = r.bounded(r.path("rotary_dim"), *given, 2, 1 << 16);
+    } else if (!r.given_null("rotary_dim")) {
+      s.rotary_dim = std::min(64, s.head_dim);
     }
-    if (factor != nullptr) {
-      if (!factor->is_number() || !(factor->get<double>() > 0) || !(factor->get<double>() <= 1)) {
-        r.fail(name, "a number in (0, 1]", Reader::dump(*factor));
-      }
-      // Python's int() of the float product: truncation.
-      s.rotary_dim = static_cast<int>(static_cast<double>(s.head_dim) * factor->get<double>());
-      if (s.rotary_dim < 2 || s.rotary_dim % 2 != 0) {
-        r.fail(name, "a factor giving an even rotary dim >= 2 (head_dim=" + std::to_string(s.head_dim) + ")",
-               Reader::dump(*factor) + " (rotary dim " + std::to_string(s.rotary_dim) + ")");
-      }
-    }
+    return;
   }
-
-  // base: rope_theta (in the rope object in newer configs); GPT-NeoX calls it rotary_emb_base;
-  // GPT-J and CodeGen have no field: their modelling code fixes 10000.
-  if (const Json* v = param("rope_theta")) {
-    s.base = r.decimal(pname("rope_theta"), *v);
-  } else if (const Json* v = r.field("rope_theta")) {
-    s.base = r.decimal(r.path("rope_theta"), *v);
-  } else if (const Json* v = neox ? r.field("rotary_emb_base") : nullptr) {
-    s.base = r.decimal(r.path("rotary_emb_base"), *v);
-  } else if (every_two) {
-    s.base = "10000";
-  } else {
-    // The default differs between model types (10000 for Llama, 1000000 for Qwen2, ...): no guess.
-    r.fail(r.path("rope_theta"), "the RoPE base (model types default it differently)", "nothing");
+  // int(head_dim · factor): the rope object's partial_rotary_factor, the config's (GPT-NeoX:
+  // rotary_pct), else the config class's default.
+  const Json* factor = rope.param("partial_rotary_factor");
+  std::string name = rope.pname("partial_rotary_factor");
+  if (factor == nullptr) {
+    const std::string key =
+        m.rotary == RotaryPart::kRotaryPct && r.field("partial_rotary_factor") == nullptr ? "rotary_pct" : "partial_rotary_factor";
+    factor = r.field(key);
+    name = r.path(key);
   }
-
-  // dtype: torch_dtype (transformers 5 writes "dtype"). GPT-J and CodeGen multiply f16/bf16
-  // activations by float32 sin/cos tables (create_sinusoidal_positions): PyTorch promotes, so the
-  // rotated q/k come out in float32 — input dtype torch_dtype, output dtype f32.
-  const Json* dtype = r.field("torch_dtype", true);
-  std::string dtype_name = "torch_dtype";
-  if (dtype == nullptr) {
-    dtype = r.field("dtype", true);
-    dtype_name = "dtype";
+  static const Json quarter = 0.25;
+  Json fallback;
+  if (factor == nullptr && m.rotary == RotaryPart::kRotaryPct) factor = &quarter;
+  if (factor == nullptr && m.partial_default != nullptr) {
+    fallback = std::stod(m.partial_default);
+    factor = &fallback;
   }
-  if (dtype == nullptr) r.fail("torch_dtype", "bfloat16|float16|float32|float64", "nothing");
-  const Dtype model_dtype = dtype_of(r, dtype_name, *dtype);
-  s.dtype = model_dtype;
-  if (every_two && model_dtype != Dtype::f64) {
-    s.dtype = Dtype::f32;
-    if (model_dtype != Dtype::f32) s.input_dtype = model_dtype;
+  if (factor == nullptr) return;
+  if (!factor->is_number() || !(factor->get<double>() > 0) || !(factor->get<double>() <= 1)) {
+    r.fail(name, "a number in (0, 1]", Reader::dump(*factor));
   }
+  // Python's int() of the float product: truncation.
+  s.rotary_dim = static_cast<int>(static_cast<double>(s.head_dim) * factor->get<double>());
+  if (s.rotary_dim < 2 || s.rotary_dim % 2 != 0) {
+    r.fail(name, "a factor giving an even rotary dim >= 2 (head_dim=" + std::to_string(s.head_dim) + ")",
+           Reader::dump(*factor) + " (rotary dim " + std::to_string(s.rotary_dim) + ")");
+  }
+}
 
-  std::optional<std::int64_t> max_position;
-  const char* max_key =
-      r.field("max_position_embeddings") != nullptr || r.field("n_positions") == nullptr ? "max_position_embeddings" : "n_positions";
-  if (const Json* v = r.field(max_key)) max_position = r.integer(r.path(max_key), *v);
-  auto need_max_position = [&]() {
-    if (!max_position) r.fail(r.path("max_position_embeddings"), "an integer (the rope type reads it)", "nothing");
-    return *max_position;
-  };
+// The base of the full-attention (or only) rotation: rope_theta in the rope object, then the
+// config's (GPT-NeoX: rotary_emb_base), then the config class's default, said in the notes.
+std::string read_base(const Reader& r, const ModelType& m, const Rope& rope, ModelRotations& out) {
+  if (m.extra == Extra::kGptj) return m.theta_default;  // create_sinusoidal_positions: base 10000, no field
+  if (const Json* v = rope.param("rope_theta")) return r.decimal(rope.pname("rope_theta"), *v);
+  if (const Json* v = r.field("rope_theta")) return r.decimal(r.path("rope_theta"), *v);
+  if (m.extra == Extra::kNeox) {
+    if (const Json* v = r.field("rotary_emb_base")) return r.decimal(r.path("rotary_emb_base"), *v);
+  }
+  if (m.theta_default == nullptr) {
+    r.fail(r.path("rope_theta"), "the RoPE base (without model_type, no config class says its default)", "nothing");
+  }
+  note(out, "no rope_theta: " + std::string(m.theta_default) + ", the " + std::string(m.name) + " config class's default");
+  return m.theta_default;
+}
 
-  // rope_type, or its older name type. "mrope" (Qwen2-VL's first configs) is the default schedule
-  // with sections; "su" is Phi-3's first name for longrope.
-  std::string type = "default";
-  const Json* type_value = param("rope_type");
-  const Json* legacy_type = param("type");
+// Gemma-3's sliding layers: rope_local_base_freq (the sliding_attention rope object's rope_theta
+// in transformers 5), else Gemma3TextConfig's default 10000.
+std::string read_local_base(const Reader& r, const RopeObjects& ropes, ModelRotations& out) {
+  if (ropes.sliding) {
+    if (const Json* v = ropes.sliding->param("rope_theta")) return r.decimal(ropes.sliding->pname("rope_theta"), *v);
+  }
+  if (const Json* v = r.field("rope_local_base_freq")) return r.decimal(r.path("rope_local_base_freq"), *v);
+  note(out, "no rope_local_base_freq: 10000, the " + out.model_type + " config class's default");
+  return "10000";
+}
+
+// The rope type, or its older name type. "mrope" (Qwen2-VL's first configs) is the default
+// schedule with sections; "su" is Phi-3's first name for longrope.
+std::string rope_type(const Reader& r, const Rope& rope, std::string* type_name) {
+  const Json* type_value = rope.param("rope_type");
+  const Json* legacy_type = rope.param("type");
   if (type_value != nullptr && legacy_type != nullptr && *type_value != *legacy_type) {
-    r.fail(pname("type"), "the same value as rope_type (" + Reader::dump(*type_value) + ")", Reader::dump(*legacy_type));
+    r.fail(rope.pname("type"), "the same value as rope_type (" + Reader::dump(*type_value) + ")", Reader::dump(*legacy_type));
   }
+  *type_name = rope.pname(type_value != nullptr ? "rope_type" : "type");
   if (type_value == nullptr) type_value = legacy_type;
-  const std::string type_name = pname(param("rope_type") != nullptr ? "rope_type" : "type");
-  if (type_value != nullptr) {
-    if (!type_value->is_string()) r.fail(type_name, "a string", Reader::dump(*type_value));
-    type = type_value->get<std::string>();
-  }
-  if (type == "mrope") type = "default";
-  if (type == "su") type = "longrope";
+  if (type_value == nullptr) return "default";
+  if (!type_value->is_string()) r.fail(*type_name, "a string", Reader::dump(*type_value));
+  const std::string type = type_value->get<std::string>();
+  if (type == "mrope") return "default";
+  if (type == "su") return "longrope";
+  return type;
+}
 
-  Scaling& sc = s.scaling;
-  auto factor_param = [&](bool required) -> std::string {
-    const Json* v = param("factor");
+// The scaling parameters of one rope type, each as the type's _compute_*_parameters reads it.
+class ScalingReader {
+ public:
+  ScalingReader(const Reader& r, const Rope& rope, const Context& ctx) : r_(r), rope_(rope), ctx_(ctx) {
+    type_ = rope_type(r, rope, &type_name_);
+  }
+
+  void read(Scaling& sc) const {
+    if (type_ == "default") {
+      only({});
+    } else if (type_ == "linear") {
+      only({"factor"});
+      sc.type = ScalingType::linear;
+      sc.factor = factor(true);
+    } else if (type_ == "ntk") {  // b' = b·f^(d/(d−2)) (_compute_ntk_parameters)
+      only({"factor"});
+      sc.type = ScalingType::ntk;
+      sc.factor = factor(true);
+    } else if (type_ == "dynamic") {
+      // _compute_dynamic_ntk_parameters: b' = b·(f·L/Lmax − (f − 1))^(d/(d−2)) with
+      // Lmax = max_position_embeddings (an original_max_position_embeddings in the object is not read).
+      only({"factor", "original_max_position_embeddings"});
+      sc.type = ScalingType::dynamic;
+      sc.factor = factor(true);
+      sc.original_max_position = max_position();
+      sc.seq_len = seq_len();
+    } else if (type_ == "yarn") {
+      yarn(sc);
+    } else if (type_ == "llama3") {
+      llama3(sc);
+    } else if (type_ == "longrope") {
+      longrope(sc);
+    } else {
+      r_.fail(type_name_, "a rope type ropecheck models (default, linear, dynamic, yarn, llama3, longrope; mrope sections)",
+              "'" + type_ + "'");
+    }
+  }
+
+ private:
+  // _compute_yarn_parameters: L0 = original_max_position_embeddings or max_position_embeddings;
+  // beta_fast/beta_slow default 32/1; attention factor explicit, else the mscale ratio, else
+  // 0.1·ln f + 1 (spec/schedule.h attention_factor computes the last two).
+  void yarn(Scaling& sc) const {
+    only({"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor",
+          "truncate"});
+    sc.type = ScalingType::yarn;
+    sc.factor = factor(true);
+    const auto l0 = integer("original_max_position_embeddings");
+    sc.original_max_position = l0 ? *l0 : max_position();
+    if (auto v = decimal("beta_fast")) sc.beta_fast = *v;
+    if (auto v = decimal("beta_slow")) sc.beta_slow = *v;
+    sc.mscale = decimal("mscale");
+    sc.mscale_all_dim = decimal("mscale_all_dim");
+    sc.attention_factor = decimal("attention_factor");
+    if (const Json* v = rope_.param("truncate")) {
+      if (!v->is_boolean()) r_.fail(rope_.pname("truncate"), "true|false", Reader::dump(*v));
+      sc.truncate = v->get<bool>();
+    }
+  }
+
+  // _compute_llama3_parameters: all four keys required.
+  void llama3(Scaling& sc) const {
+    only({"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"});
+    sc.type = ScalingType::llama3;
+    sc.factor = factor(true);
+    sc.original_max_position = r_.integer(rope_.pname("original_max_position_embeddings"), required("original_max_position_embeddings"));
+    sc.low_freq_factor = r_.decimal(rope_.pname("low_freq_factor"), required("low_freq_factor"));
+    sc.high_freq_factor = r_.decimal(rope_.pname("high_freq_factor"), required("high_freq_factor"));
+  }
+
+  // _compute_longrope_parameters: L0 = original_max_position_embeddings (Phi-3 keeps it beside
+  // max_position_embeddings), and then f = max_position_embeddings / L0 whatever the object's
+  // factor says; the attention factor, unless given, is √(1 + ln f / ln L0) for f > 1, else 1.
+  // Short factors up to L0 tokens, long ones beyond: the sequence length decides.
+  void longrope(Scaling& sc) const {
+    only({"factor", "original_max_position_embeddings", "short_factor", "long_factor", "attention_factor"});
+    sc.type = ScalingType::longrope;
+    sc.short_factor = factors("short_factor");
+    sc.long_factor = factors("long_factor");
+    std::optional<std::int64_t> l0;
+    std::string l0_name;
+    if (const Json* v = r_.field("original_max_position_embeddings")) {
+      l0 = r_.integer(r_.path("original_max_position_embeddings"), *v);
+      l0_name = r_.path("original_max_position_embeddings");
+    } else if (auto v = integer("original_max_position_embeddings")) {
+      l0 = *v;
+      l0_name = rope_.pname("original_max_position_embeddings");
+    }
+    if (l0) {
+      if (*l0 < 1) r_.fail(l0_name, "an integer >= 1", std::to_string(*l0));
+      sc.original_max_position = *l0;
+      // Python's float division, written as Python prints it.
+      sc.factor = shortest_decimal(static_cast<double>(max_position()) / static_cast<double>(*l0));
+    } else {
+      sc.original_max_position = max_position();
+      sc.factor = factor(false);
+    }
+    sc.attention_factor = decimal("attention_factor");
+    sc.seq_len = seq_len();
+  }
+
+  std::vector<std::string> factors(const std::string& key) const {
+    const Json* v = rope_.param(key);
+    if (v == nullptr || !v->is_array()) r_.fail(rope_.pname(key), "an array of rotary_dim/2 numbers", v ? Reader::dump(*v) : "nothing");
+    std::vector<std::string> out;
+    for (const Json& x : *v) out.push_back(r_.decimal(rope_.pname(key), x));
+    return out;
+  }
+  std::string factor(bool required) const {
+    const Json* v = rope_.param("factor");
     if (v == nullptr) {
-      if (required) r.fail(pname("factor"), "a number for rope_type=" + type, "nothing");
+      if (required) r_.fail(rope_.pname("factor"), "a number for rope_type=" + type_, "nothing");
       return {};
     }
-    return r.decimal(pname("factor"), *v);
-  };
-  auto integer_param = [&](const std::string& key) -> std::optional<std::int64_t> {
-    const Json* v = param(key);
+    return r_.decimal(rope_.pname("factor"), *v);
+  }
+  const Json& required(const std::string& key) const {
+    const Json* v = rope_.param(key);
+    if (v == nullptr) r_.fail(rope_.pname(key), "a number for rope_type=" + type_, "nothing");
+    return *v;
+  }
+  std::optional<std::int64_t> integer(const std::string& key) const {
+    const Json* v = rope_.param(key);
     if (v == nullptr) return std::nullopt;
-    return r.integer(pname(key), *v);
-  };
-  auto decimal_param = [&](const std::string& key) -> std::optional<std::string> {
-    const Json* v = param(key);
+    return r_.integer(rope_.pname(key), *v);
+  }
+  std::optional<std::string> decimal(const std::string& key) const {
+    const Json* v = rope_.param(key);
     if (v == nullptr) return std::nullopt;
-    return r.decimal(pname(key), *v);
-  };
-  auto need_seq_len = [&]() -> std::int64_t {
-    if (!seq_len) {
-      throw SpecError(file + ": field '" + type_name + "': expected --seq-len N with rope_type=" + type +
+    return r_.decimal(rope_.pname(key), *v);
+  }
+  std::int64_t seq_len() const {
+    if (!ctx_.seq_len) {
+      throw SpecError(r_.file() + ": field '" + type_name_ + "': expected --seq-len N with rope_type=" + type_ +
                       " (its rotation depends on the sequence length served), got none");
     }
-    return *seq_len;
-  };
+    return *ctx_.seq_len;
+  }
+  std::int64_t max_position() const {
+    if (!ctx_.max_position) r_.fail(r_.path("max_position_embeddings"), "an integer (the rope type reads it)", "nothing");
+    return *ctx_.max_position;
+  }
   // A parameter this rope type does not read would be silently dropped: refuse it by name.
-  auto only = [&](std::initializer_list<const char*> allowed) {
+  void only(std::initializer_list<const char*> allowed) const {
+    const Json& p = rope_.object();
     for (auto it = p.begin(); it != p.end(); ++it) {
       const std::string& key = it.key();
       if (key == "rope_type" || key == "type" || key == "rope_theta" || key == "partial_rotary_factor" || key == "mrope_section" ||
@@ -330,118 +683,263 @@ Spec single_spec(std::string_view json_text, std::optional<std::int64_t> seq_len
       }
       bool ok = false;
       for (const char* a : allowed) ok = ok || key == a;
-      if (!ok) r.fail(pname(key), "no such parameter for rope_type=" + type, Reader::dump(it.value()));
+      if (!ok) r_.fail(rope_.pname(key), "no such parameter for rope_type=" + type_, Reader::dump(it.value()));
     }
-  };
-
-  if (type == "default") {
-    only({});
-  } else if (type == "linear") {
-    only({"factor"});
-    sc.type = ScalingType::linear;
-    sc.factor = factor_param(true);
-  } else if (type == "ntk") {  // b' = b·f^(d/(d−2)) (_compute_ntk_parameters)
-    only({"factor"});
-    sc.type = ScalingType::ntk;
-    sc.factor = factor_param(true);
-  } else if (type == "dynamic") {
-    // _compute_dynamic_ntk_parameters: b' = b·(f·L/Lmax − (f − 1))^(d/(d−2)) with
-    // Lmax = max_position_embeddings (an original_max_position_embeddings in rope_scaling is not read).
-    only({"factor", "original_max_position_embeddings"});
-    sc.type = ScalingType::dynamic;
-    sc.factor = factor_param(true);
-    sc.original_max_position = need_max_position();
-    sc.seq_len = need_seq_len();
-  } else if (type == "yarn") {
-    // _compute_yarn_parameters: L0 = original_max_position_embeddings or max_position_embeddings;
-    // beta_fast/beta_slow default 32/1; attention factor explicit, else the mscale ratio, else
-    // 0.1·ln f + 1 (spec/schedule.h attention_factor computes the last two).
-    only({"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor",
-          "truncate"});
-    sc.type = ScalingType::yarn;
-    sc.factor = factor_param(true);
-    const auto l0 = integer_param("original_max_position_embeddings");
-    sc.original_max_position = l0 ? *l0 : need_max_position();
-    if (auto v = decimal_param("beta_fast")) sc.beta_fast = *v;
-    if (auto v = decimal_param("beta_slow")) sc.beta_slow = *v;
-    sc.mscale = decimal_param("mscale");
-    sc.mscale_all_dim = decimal_param("mscale_all_dim");
-    sc.attention_factor = decimal_param("attention_factor");
-    if (const Json* v = param("truncate")) {
-      if (!v->is_boolean()) r.fail(pname("truncate"), "true|false", Reader::dump(*v));
-      sc.truncate = v->get<bool>();
-    }
-  } else if (type == "llama3") {  // _compute_llama3_parameters: all four keys required
-    only({"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"});
-    sc.type = ScalingType::llama3;
-    sc.factor = factor_param(true);
-    auto required_param = [&](const std::string& key) -> const Json& {
-      const Json* v = param(key);
-      if (v == nullptr) r.fail(pname(key), "a number for rope_type=llama3", "nothing");
-      return *v;
-    };
-    sc.original_max_position = r.integer(pname("original_max_position_embeddings"), required_param("original_max_position_embeddings"));
-    sc.low_freq_factor = r.decimal(pname("low_freq_factor"), required_param("low_freq_factor"));
-    sc.high_freq_factor = r.decimal(pname("high_freq_factor"), required_param("high_freq_factor"));
-  } else if (type == "longrope") {
-    // _compute_longrope_parameters: L0 = original_max_position_embeddings (Phi-3 keeps it beside
-    // max_position_embeddings), and then f = max_position_embeddings / L0 whatever rope_scaling's
-    // factor says; the attention factor, unless given, is √(1 + ln f / ln L0) for f > 1, else 1.
-    // Short factors up to L0 tokens, long ones beyond: the sequence length decides.
-    only({"factor", "original_max_position_embeddings", "short_factor", "long_factor", "attention_factor"});
-    sc.type = ScalingType::longrope;
-    auto factors = [&](const std::string& key) {
-      const Json* v = param(key);
-      if (v == nullptr || !v->is_array()) r.fail(pname(key), "an array of rotary_dim/2 numbers", v ? Reader::dump(*v) : "nothing");
-      std::vector<std::string> out;
-      for (const Json& x : *v) out.push_back(r.decimal(pname(key), x));
-      return out;
-    };
-    sc.short_factor = factors("short_factor");
-    sc.long_factor = factors("long_factor");
-    std::optional<std::int64_t> l0;
-    std::string l0_name;
-    if (const Json* v = r.field("original_max_position_embeddings")) {
-      l0 = r.integer(r.path("original_max_position_embeddings"), *v);
-      l0_name = r.path("original_max_position_embeddings");
-    } else if (auto v = integer_param("original_max_position_embeddings")) {
-      l0 = *v;
-      l0_name = pname("original_max_position_embeddings");
-    }
-    if (l0) {
-      if (*l0 < 1) r.fail(l0_name, "an integer >= 1", std::to_string(*l0));
-      sc.original_max_position = *l0;
-      // Python's float division, written as Python prints it.
-      sc.factor = shortest_decimal(static_cast<double>(need_max_position()) / static_cast<double>(*l0));
-    } else {
-      sc.original_max_position = need_max_position();
-      sc.factor = factor_param(false);
-    }
-    sc.attention_factor = decimal_param("attention_factor");
-    sc.seq_len = need_seq_len();
-  } else {
-    r.fail(type_name, "a rope type ropecheck models (default, linear, dynamic, yarn, llama3, longrope; mrope sections)", "'" + type + "'");
   }
 
-  // M-RoPE sections (Qwen2-VL, Qwen2.5-VL), interleaved when mrope_interleaved (Qwen3-VL).
-  if (const Json* sections = param("mrope_section")) {
-    if (!sections->is_array() || sections->empty()) r.fail(pname("mrope_section"), "an array of pair counts", Reader::dump(*sections));
-    for (const Json& n : *sections) s.axes.sections.push_back(r.bounded(pname("mrope_section"), n, 0, 1 << 16));
+  const Reader& r_;
+  const Rope& rope_;
+  const Context& ctx_;
+  std::string type_;
+  std::string type_name_;
+};
+
+// M-RoPE sections (Qwen2-VL, Qwen2.5-VL), interleaved when mrope_interleaved (Qwen3-VL).
+void read_axes(const Reader& r, const Rope& rope, Spec& s) {
+  if (const Json* sections = rope.param("mrope_section")) {
+    if (!sections->is_array() || sections->empty()) r.fail(rope.pname("mrope_section"), "an array of pair counts", Reader::dump(*sections));
+    for (const Json& n : *sections) s.axes.sections.push_back(r.bounded(rope.pname("mrope_section"), n, 0, 1 << 16));
     s.axes.kind = AxesKind::mrope;
-    if (const Json* flag = param("mrope_interleaved")) {
-      if (!flag->is_boolean()) r.fail(pname("mrope_interleaved"), "true|false", Reader::dump(*flag));
+    if (const Json* flag = rope.param("mrope_interleaved")) {
+      if (!flag->is_boolean()) r.fail(rope.pname("mrope_interleaved"), "true|false", Reader::dump(*flag));
       if (flag->get<bool>()) s.axes.kind = AxesKind::imrope;
     }
-  } else if (param("mrope_interleaved") != nullptr) {
-    r.fail(pname("mrope_section"), "the sections that mrope_interleaved interleaves", "nothing");
+  } else if (rope.param("mrope_interleaved") != nullptr) {
+    r.fail(rope.pname("mrope_sections"), "the sections that mrope_interleaved interleaves", "nothing");
   }
+}
 
+// The pairing: the row's, except DeepSeek-V3's rope_interleave=false (plain rotate_half).
+Layout layout_of(const Reader& r, const ModelType& m) {
+  if (m.extra == Extra::kMla && !r.boolean("rope_interleave", true)) return Layout::half;
+  return m.layout;
+}
+
+// The Spec of one rotation: the rope object `rope` at base `base`.
+Spec rotation(const Reader& r, const ModelType& m, const Rope& rope, const std::string& base, const Context& ctx) {
+  Spec s;
+  s.layout = layout_of(r, m);
+  read_dims(r, m, rope, s);
+  s.base = base;
+  s.dtype = ctx.dtype;
+  // GPT-J and CodeGen multiply f16/bf16 activations by float32 sin/cos tables
+  // (create_sinusoidal_positions): PyTorch promotes, so the rotated q/k come out in float32.
+  if (m.extra == Extra::kGptj && ctx.dtype != Dtype::f64) {
+    s.dtype = Dtype::f32;
+    if (ctx.dtype != Dtype::f32) s.input_dtype = ctx.dtype;
+  }
+  ScalingReader(r, rope, ctx).read(s.scaling);
+  read_axes(r, rope, s);
   try {
     validate(s);
   } catch (const SpecError& e) {
-    throw SpecError(file + ": " + e.what());
+    throw SpecError(r.file() + ": " + e.what());
   }
   return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layer patterns.
+
+std::int64_t layer_count(const Reader& r, bool required) {
+  const char* key = r.field("num_hidden_layers") != nullptr || r.field("n_layer") == nullptr ? "num_hidden_layers" : "n_layer";
+  const Json* v = r.field(key);
+  if (v == nullptr) {
+    if (required) r.fail(r.path(key), "the number of decoder layers (its layers rotate differently)", "nothing");
+    return 0;
+  }
+  const std::int64_t n = r.integer(r.path(key), *v);
+  if (n < 1 || n > (1 << 20)) r.fail(r.path(key), "an integer in [1, 1048576]", std::to_string(n));
+  return n;
+}
+
+// True for each sliding-window layer: layer_types when given, else every sliding_window_pattern-th
+// layer full (`bool((i + 1) % pattern)`, the config classes' rule).
+std::vector<bool> sliding_layers(const Reader& r, const ModelType& m, std::int64_t n, std::string* field) {
+  std::vector<bool> sliding(static_cast<std::size_t>(n));
+  if (const Json* types = r.field("layer_types")) {
+    *field = r.path("layer_types");
+    if (!types->is_array() || static_cast<std::int64_t>(types->size()) < n) {
+      r.fail(*field, "an array of " + std::to_string(n) + " layer types (num_hidden_layers)", Reader::dump(*types));
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Json& t = (*types)[static_cast<std::size_t>(i)];
+      if (t != "sliding_attention" && t != "full_attention") {
+        r.fail(*field, "sliding_attention|full_attention for every layer", Reader::dump(t) + " at layer " + std::to_string(i));
+      }
+      sliding[static_cast<std::size_t>(i)] = t == "sliding_attention";
+    }
+    return sliding;
+  }
+  *field = r.path("sliding_window_pattern");
+  std::int64_t pattern = m.interval;
+  if (const Json* v = r.field("sliding_window_pattern")) pattern = r.bounded(*field, *v, 1, 1 << 20);
+  for (std::int64_t i = 0; i < n; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
+  return sliding;
+}
+
+// True for each layer that rotates: no_rope_layers (1 rotates, 0 does not) when given, else every
+// no_rope_layer_interval-th layer NoPE (`int((i + 1) % interval != 0)`).
+std::vector<bool> rope_layers(const Reader& r, const ModelType& m, std::int64_t n, std::string* field) {
+  std::vector<bool> rotates(static_cast<std::size_t>(n));
+  const Json* list = r.field("no_rope_layers");
+  // Llama4TextConfig falls back to the interval on an empty list (`if no_rope_layers`); SmolLM3Config only on None.
+  if (list != nullptr && !(m.pattern == LayerPattern::kNoRopeListOrEmpty && list->is_array() && list->empty())) {
+    *field = r.path("no_rope_layers");
+    if (!list->is_array() || static_cast<std::int64_t>(list->size()) < n) {
+      r.fail(*field, "an array of " + std::to_string(n) + " values 0|1 (num_hidden_layers)", Reader::dump(*list));
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Json& v = (*list)[static_cast<std::size_t>(i)];
+      if (!(v == 0 || v == 1) || v.is_boolean()) r.fail(*field, "0|1 for every layer", Reader::dump(v) + " at layer " + std::to_string(i));
+      rotates[static_cast<std::size_t>(i)] = v == 1;
+    }
+    return rotates;
+  }
+  *field = r.path("no_rope_layer_interval");
+  std::int64_t interval = m.interval;
+  if (const Json* v = r.field("no_rope_layer_interval")) interval = r.bounded(*field, *v, 1, 1 << 20);
+  for (std::int64_t i = 0; i < n; ++i) rotates[static_cast<std::size_t>(i)] = (i + 1) % interval != 0;
+  return rotates;
+}
+
+// The kind of every layer, and the config field the pattern was read from.
+std::vector<LayerKind> layer_kinds(const Reader& r, const ModelType& m, std::int64_t n, std::string* field) {
+  std::vector<LayerKind> kinds(static_cast<std::size_t>(n), LayerKind::kAll);
+  switch (m.pattern) {
+    case LayerPattern::kUniform:
+      break;
+    case LayerPattern::kLocalGlobal:
+    case LayerPattern::kSlidingRopeOnly: {
+      const LayerKind full = m.pattern == LayerPattern::kLocalGlobal ? LayerKind::kGlobal : LayerKind::kNoRope;
+      const std::vector<bool> sliding = sliding_layers(r, m, n, field);
+      for (std::size_t i = 0; i < kinds.size(); ++i) kinds[i] = sliding[i] ? LayerKind::kLocal : full;
+      break;
+    }
+    case LayerPattern::kNoRopeList:
+    case LayerPattern::kNoRopeListOrEmpty: {
+      const std::vector<bool> rotates = rope_layers(r, m, n, field);
+      for (std::size_t i = 0; i < kinds.size(); ++i) kinds[i] = rotates[i] ? LayerKind::kAll : LayerKind::kNoRope;
+      break;
+    }
+  }
+  return kinds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fields beside the rotation, said in the notes.
+
+bool truthy(const Json* v) {
+  if (v == nullptr) return false;
+  if (v->is_boolean()) return v->get<bool>();
+  if (v->is_number()) return v->get<double>() != 0;
+  return true;
+}
+
+void llama4_notes(const Reader& r, ModelRotations& out) {
+  // modeling_llama4.py Llama4TextAttention: temperature tuning scales the queries of NoPE layers
+  // only (`if self.attn_temperature_tuning and not self.use_rope`); qk_norm (an L2 norm) runs on
+  // the rotated q and k of RoPE layers.
+  if (truthy(r.field("attn_temperature_tuning"))) {
+    note(out,
+         "attn_temperature_tuning: NoPE layers scale queries by log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1; "
+         "not a rotation, and not on the layers that rotate");
+  }
+  if (truthy(r.field("use_qk_norm"))) {
+    note(out, "use_qk_norm: RoPE layers L2-normalise q and k after the rotation; compare the rotation's output before it");
+  }
+}
+
+void mla_notes(const Reader& r, const Spec& spec, ModelRotations& out) {
+  const std::string dims = std::to_string(spec.head_dim);
+  note(out, "MLA: the rotation covers the " + dims +
+                " decoupled RoPE dims (qk_rope_head_dim) of each query head and the shared k_pe, "
+                "not the qk_nope_head_dim dims");
+  if (spec.layout == Layout::interleaved && out.model_type != "deepseek_v2") {
+    note(out,
+         "pairs (2i, 2i+1) rotate; the model's code de-interleaves them first (rotate_half on the permuted dims): the same "
+         "q.k, outputs in the permuted order");
+  }
+  // modeling_deepseek.py DeepseekV3Attention: softmax_scale *= yarn_get_mscale(factor, mscale_all_dim)²
+  if (spec.scaling.type == ScalingType::yarn && spec.scaling.mscale_all_dim) {
+    note(out, "softmax scale: the attention multiplies it by (0.1 * mscale_all_dim * ln(factor) + 1)^2; outside the rotation");
+  }
+  (void)r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grouping layers into rotations.
+
+ModelRotations read_rotations(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
+  const std::string file(file_name);
+  const Json root = parse_root(json_text, file);
+  const Reader r(file, root);
+  ModelRotations out;
+  const ModelType& m = model_type_of(r, out);
+  const RopeObjects ropes = rope_objects(r, m);
+
+  Context ctx;
+  ctx.seq_len = seq_len;
+  ctx.dtype = model_dtype(r, m, out);
+  const char* max_key =
+      r.field("max_position_embeddings") != nullptr || r.field("n_positions") == nullptr ? "max_position_embeddings" : "n_positions";
+  if (const Json* v = r.field(max_key)) ctx.max_position = r.integer(r.path(max_key), *v);
+
+  out.num_layers = layer_count(r, m.pattern != LayerPattern::kUniform);
+  std::string pattern_field;
+  const std::vector<LayerKind> kinds = layer_kinds(r, m, out.num_layers, &pattern_field);
+
+  // One spec per kind that rotates, read once.
+  std::map<LayerKind, Spec> specs;
+  auto spec_of = [&](LayerKind kind) -> const Spec& {
+    auto it = specs.find(kind);
+    if (it != specs.end()) return it->second;
+    Spec s;
+    if (kind == LayerKind::kLocal && m.pattern == LayerPattern::kLocalGlobal) {
+      // Gemma-3's sliding layers: their own base, the default rope type (transformers 5: the
+      // sliding_attention object).
+      const Rope local = ropes.sliding ? *ropes.sliding : Rope(nullptr, r.path("rope_local_base_freq"));
+      s = rotation(r, m, local, read_local_base(r, ropes, out), ctx);
+    } else {
+      const Rope& rope = ropes.full ? *ropes.full : ropes.whole;
+      s = rotation(r, m, rope, read_base(r, m, rope, out), ctx);
+    }
+    return specs.emplace(kind, s).first->second;
+  };
+
+  if (kinds.empty()) {  // a uniform model without num_hidden_layers: one rotation, layers unknown
+    out.rotations.push_back({LayerKind::kAll, spec_of(LayerKind::kAll), {}});
+  }
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    auto it = std::find_if(out.rotations.begin(), out.rotations.end(), [&](const LayerRotation& g) { return g.kind == kinds[i]; });
+    if (it == out.rotations.end()) {
+      LayerRotation g;
+      g.kind = kinds[i];
+      if (kinds[i] != LayerKind::kNoRope) g.spec = spec_of(kinds[i]);
+      out.rotations.push_back(g);
+      it = out.rotations.end() - 1;
+    }
+    it->layers.push_back(static_cast<std::int64_t>(i));
+  }
+
+  // Local and global layers that rotate alike are one rotation.
+  auto local = std::find_if(out.rotations.begin(), out.rotations.end(), [](const LayerRotation& g) { return g.kind == LayerKind::kLocal; });
+  auto global =
+      std::find_if(out.rotations.begin(), out.rotations.end(), [](const LayerRotation& g) { return g.kind == LayerKind::kGlobal; });
+  if (local != out.rotations.end() && global != out.rotations.end() && local->spec == global->spec) {
+    local->kind = LayerKind::kAll;
+    local->layers.insert(local->layers.end(), global->layers.begin(), global->layers.end());
+    std::sort(local->layers.begin(), local->layers.end());
+    out.rotations.erase(global);
+  }
+
+  if (m.extra == Extra::kLlama4) llama4_notes(r, out);
+  if (m.extra == Extra::kMla) {
+    for (const LayerRotation& g : out.rotations)
+      if (g.spec) mla_notes(r, *g.spec, out);
+  }
+  out.layer_pattern = pattern_field;
+  return out;
 }
 
 }  // namespace
@@ -466,18 +964,89 @@ std::optional<LayerKind> parse_layer_kind(std::string_view name) {
   return std::nullopt;
 }
 
-ModelRotations rotations_from_hf_config(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
-  ModelRotations out;
-  LayerRotation all;
-  all.spec = single_spec(json_text, seq_len, file_name);
-  out.rotations.push_back(std::move(all));
+std::string layer_ranges(const std::vector<std::int64_t>& layers) {
+  std::string out;
+  for (std::size_t i = 0; i < layers.size();) {
+    std::size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(layers[i]);
+    if (j > i) out += '-' + std::to_string(layers[j]);
+    i = j + 1;
+  }
   return out;
+}
+
+ModelRotations rotations_from_hf_config(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name) {
+  return read_rotations(json_text, seq_len, file_name);
+}
+
+namespace {
+
+// "local 0-4,6-10; global 5,11": the model's rotations for a message.
+std::string rotations_text(const ModelRotations& model) {
+  std::string out;
+  for (const LayerRotation& g : model.rotations) {
+    if (!out.empty()) out += "; ";
+    out += std::string(layer_kind_name(g.kind)) + " " + (g.layers.empty() ? "every layer" : layer_ranges(g.layers));
+  }
+  return out;
+}
+
+// "local|global": the kinds of the model that rotate.
+std::string rotating_kinds(const ModelRotations& model) {
+  std::string out;
+  for (const LayerRotation& g : model.rotations) {
+    if (!g.spec) continue;
+    if (!out.empty()) out += '|';
+    out += layer_kind_name(g.kind);
+  }
+  return out;
+}
+
+}  // namespace
+
+Spec select_rotation(const ModelRotations& model, const LayerSelector& selector, std::string_view file_name) {
+  const std::string file(file_name);
+  const std::string field = model.layer_pattern.empty() ? "model_type" : model.layer_pattern;
+  auto fail = [&](const std::string& expected, const std::string& got) -> Spec {
+    throw SpecError(file + ": field '" + field + "': expected " + expected + " (" + rotations_text(model) + "), got " + got);
+  };
+  const LayerRotation* chosen = nullptr;
+  if (selector.layer) {
+    const std::int64_t n = *selector.layer;
+    if (n < 0 || (model.num_layers > 0 && n >= model.num_layers)) {
+      const std::string range = model.num_layers > 0 ? "0-" + std::to_string(model.num_layers - 1) : "0 or more";
+      throw SpecError(file + ": field 'num_hidden_layers': expected --layer N in " + range + ", got --layer " + std::to_string(n));
+    }
+    for (const LayerRotation& g : model.rotations) {
+      if (g.layers.empty() || std::binary_search(g.layers.begin(), g.layers.end(), n)) chosen = &g;
+    }
+    if (chosen == nullptr) return fail("--layer N of a decoder layer", "--layer " + std::to_string(n));
+    if (!chosen->spec) return fail("--layer N of a layer that rotates", "--layer " + std::to_string(n) + ", a layer without RoPE");
+  } else if (selector.kind) {
+    const std::string asked(layer_kind_name(*selector.kind));
+    for (const LayerRotation& g : model.rotations)
+      if (g.kind == *selector.kind) chosen = &g;
+    if (chosen == nullptr) return fail("--layer " + rotating_kinds(model) + " or --layer N", "--layer " + asked);
+    if (!chosen->spec) return fail("--layer " + rotating_kinds(model) + " or --layer N of a layer that rotates", "--layer " + asked);
+  } else {
+    for (const LayerRotation& g : model.rotations) {
+      if (!g.spec) continue;
+      if (chosen != nullptr) {
+        return fail("--layer N or --layer " + rotating_kinds(model) + ": layers rotate differently", "no --layer");
+      }
+      chosen = &g;
+    }
+    if (chosen == nullptr) return fail("a layer that rotates", "every layer without RoPE");
+  }
+  return *chosen->spec;
 }
 
 Spec spec_from_hf_config(std::string_view json_text, std::optional<std::int64_t> seq_len, std::string_view file_name,
                          const LayerSelector& selector) {
-  (void)selector;
-  return single_spec(json_text, seq_len, file_name);
+  const ModelRotations model = read_rotations(json_text, seq_len, file_name);
+  return select_rotation(model, selector, file_name);
 }
 
 }  // namespace ropecheck::hfconfig

@@ -444,8 +444,11 @@ void validate(const Spec& s) {
       positive_int("original_max_position", sc.original_max_position);
       positive("low_freq_factor", sc.low_freq_factor);
       positive("high_freq_factor", sc.high_freq_factor);
-      if (!(decimal_value(sc.low_freq_factor) < decimal_value(sc.high_freq_factor))) {
-        fail("high_freq_factor", "a value > low_freq_factor=" + sc.low_freq_factor, sc.high_freq_factor);
+      // Equal factors leave no band to smooth (wavelengths below L0/high keep θ, above L0/low take
+      // θ/f): Llama-4 Scout publishes low = high = 1, and HF's _compute_llama3_parameters and
+      // Meta's apply_scaling compute it so.
+      if (!(decimal_value(sc.low_freq_factor) <= decimal_value(sc.high_freq_factor))) {
+        fail("high_freq_factor", "a value >= low_freq_factor=" + sc.low_freq_factor, sc.high_freq_factor);
       }
       break;
     case ScalingType::longrope: {
