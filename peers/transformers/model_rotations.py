@@ -10,6 +10,7 @@ x [tokens, heads, head_dim] (torch, the activations' dtype) at int64 positions [
 (transposed to HF's [1, heads, tokens, head_dim] and back).
 """
 import copy
+import importlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -70,6 +71,10 @@ def installed(model_type, fields, make_module, apply, head_dim_of, rotary_dims=N
     def rotate(x, positions):
         q = hf_layout(x)
         position_ids = positions[None, :] if positions.dim() == 1 else positions[:, None, :]
+        if model_type == "mixtral":  # MixtralAttention: the cached table up to kv_seq_len, indexed by position_ids
+            cos, sin = module(q, seq_len=int(positions.max()) + 1)
+            out, _ = apply(q, q, cos, sin, position_ids)
+            return from_hf_layout(out)
         cos, sin = module(q, position_ids)
         if rotary_dims is None:
             out, _ = apply(q, q, cos, sin)
@@ -79,9 +84,9 @@ def installed(model_type, fields, make_module, apply, head_dim_of, rotary_dims=N
             out = torch.cat((out, q[..., n:]), dim=-1)
         return from_hf_layout(out)
 
-    cos0, _ = module(torch.zeros(1, dtype=torch.float32), torch.zeros(1, 1, dtype=torch.int64)
-                     if model_type != "qwen2_vl" else torch.zeros(3, 1, 1, dtype=torch.int64))
-    rotation = Rotation(module.inv_freq.float(), float(cos0.reshape(-1)[0]), rotate)
+    zero = torch.zeros(3, 1, 1, dtype=torch.int64) if model_type == "qwen2_vl" else torch.zeros(1, 1, dtype=torch.int64)
+    cos0, _ = module(torch.zeros(1), seq_len=1) if model_type == "mixtral" else module(torch.zeros(1), zero)
+    rotation = Rotation(module.inv_freq.float(), float(cos0.reshape(-1)[0]), rotate)  # cos(0) = attention scaling
     return Model(f"transformers {INSTALLED}", config.num_hidden_layers, lambda i: rotation)
 
 
@@ -94,6 +99,8 @@ def installed_model(model_type, fields):
         # LlamaModel: LlamaRotaryEmbedding(config=...) (modeling_llama.py:288), apply_rotary_pos_emb
         "llama": (lambda c: m.llama.modeling_llama.LlamaRotaryEmbedding(config=c), m.llama.modeling_llama.apply_rotary_pos_emb),
         "qwen2": (lambda c: m.qwen2.modeling_qwen2.Qwen2RotaryEmbedding(config=c), m.qwen2.modeling_qwen2.apply_rotary_pos_emb),
+        "qwen2_moe": (lambda c: m.qwen2_moe.modeling_qwen2_moe.Qwen2MoeRotaryEmbedding(config=c),
+                      m.qwen2_moe.modeling_qwen2_moe.apply_rotary_pos_emb),
         "granite": (lambda c: m.granite.modeling_granite.GraniteRotaryEmbedding(c), m.granite.modeling_granite.apply_rotary_pos_emb),
         "cohere": (lambda c: m.cohere.modeling_cohere.CohereRotaryEmbedding(config=c), m.cohere.modeling_cohere.apply_rotary_pos_emb),
         "gpt_neox": (lambda c: m.gpt_neox.modeling_gpt_neox.GPTNeoXRotaryEmbedding(config=c),
@@ -108,6 +115,11 @@ def installed_model(model_type, fields):
                     m.mistral.modeling_mistral.apply_rotary_pos_emb),
         "gemma2": (old_style(m.gemma2.modeling_gemma2.Gemma2RotaryEmbedding, lambda c: c.head_dim),
                    m.gemma2.modeling_gemma2.apply_rotary_pos_emb),
+        # MixtralAttention (modeling_mixtral.py:299): the cached cos/sin table of 4.47.1's Mixtral
+        "mixtral": (old_style(m.mixtral.modeling_mixtral.MixtralRotaryEmbedding, lambda c: c.head_dim),
+                    m.mixtral.modeling_mixtral.apply_rotary_pos_emb),
+        "gemma": (old_style(m.gemma.modeling_gemma.GemmaRotaryEmbedding, lambda c: c.head_dim),
+                  m.gemma.modeling_gemma.apply_rotary_pos_emb),
         "phi3": (old_style(m.phi3.modeling_phi3.Phi3RotaryEmbedding, head), m.phi3.modeling_phi3.apply_rotary_pos_emb),
         "olmo2": (old_style(m.olmo2.modeling_olmo2.Olmo2RotaryEmbedding, head), m.olmo2.modeling_olmo2.apply_rotary_pos_emb),
         "glm": (old_style(m.glm.modeling_glm.GlmRotaryEmbedding, lambda c: int(c.head_dim * c.partial_rotary_factor)),
@@ -121,7 +133,34 @@ def installed_model(model_type, fields):
 
 
 QWEN2_VL_SECTIONS = [None]  # Qwen2VLAttention passes config.rope_scaling["mrope_section"]
-INSTALLED_TYPES = ("llama", "qwen2", "granite", "cohere", "gpt_neox", "qwen2_vl", "mistral", "gemma2", "phi3", "olmo2", "glm")
+INSTALLED_TYPES = ("llama", "qwen2", "qwen2_moe", "granite", "cohere", "gpt_neox", "qwen2_vl", "mistral", "mixtral", "gemma",
+                   "gemma2", "phi3", "olmo2", "glm")
+# Model types whose code is another's: phi3_v (remote code, Phi3VForCausalLM) runs transformers' Phi-3 text model;
+# qwen2_vl_text is Qwen2-VL's text_config (transformers 4.57.6 names it; 4.47.1 reads the same fields as qwen2_vl).
+ALIASES = {"phi3_v": "phi3", "qwen2_vl_text": "qwen2_vl"}
+
+
+def installed_sinusoidal(model_type, fields):
+    """GPT-J / CodeGen (4.47.1): create_sinusoidal_positions(max_positions, rotary_dim) (modeling_gptj.py:61-64,
+    modeling_codegen.py:41-44), the rows of the positions gathered, split into sin and cos, and
+    apply_rotary_pos_emb (gptj:79-82, repeat_interleave, rotate_every_two) on query[..., :rotary_dim] in
+    [batch, tokens, heads, d] (GPTJAttention.forward :216-231; CodeGenAttention likewise)."""
+    config = CONFIG_MAPPING[model_type](**{k: v for k, v in fields.items() if k != "model_type"})
+    module = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    head_dim = config.n_embd // config.n_head
+    dim = config.rotary_dim or head_dim
+    table = module.create_sinusoidal_positions(config.n_positions, dim)
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.int64) / dim))  # gptj:62, the table's operand
+
+    def rotate(x, positions):
+        q = x.unsqueeze(0)
+        sincos = table[positions[None, :]]
+        sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+        out = module.apply_rotary_pos_emb(q[..., :dim], sin, cos)
+        return torch.cat([out, q[..., dim:]], dim=-1).squeeze(0)
+
+    rotation = Rotation(inv_freq.float(), 1.0, rotate)
+    return Model(f"transformers {INSTALLED}", config.n_layer, lambda i: rotation)
 
 
 # ---- ports of 4.57.6 ---------------------------------------------------------------------------
@@ -152,6 +191,60 @@ def complex_rotation(config, rope_type, tokens_first):
     return Rotation(inv_freq, attention, rotate)
 
 
+def mrope(config, sections, interleaved):
+    """Qwen2.5-VL (modeling_qwen2_5_vl.py:491-526 forward on [3, batch, tokens] positions; apply_multimodal_rotary_pos_emb
+    :545-587, sections doubled and each chunk of cos/sin taken from component i % 3) and Qwen3-VL
+    (modeling_qwen3_vl.py:278-334: apply_interleaved_mrope :299-314 overwrites the temporal angles at indices
+    1, 4, 7.. with the height's and 2, 5, 8.. with the width's up to 3·section; apply_rotary_pos_emb :358-382)."""
+    inv_freq, attention = ports.rope_init(config, ports.rope_type_of(config))
+
+    def rotate(x, positions):
+        q = hf_layout(x)
+        inv_freq_expanded = inv_freq[None, None, :, None].float().expand(3, 1, -1, 1)
+        position_ids_expanded = positions[:, None, None, :].float()
+        f = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(2, 3)
+        if interleaved:
+            freqs_t = f[0]
+            for dim, offset in enumerate((1, 2), start=1):
+                length = sections[dim] * 3
+                idx = slice(offset, length, 3)
+                freqs_t[..., idx] = f[dim, ..., idx]
+            cos, sin = ports.cos_sin(freqs_t, attention, "cat", q.dtype)
+            return from_hf_layout(ports.apply_half(q, cos, sin))
+        cos, sin = ports.cos_sin(f, attention, "cat", q.dtype)
+        doubled = sections * 2
+        cos = torch.cat([m[i % 3] for i, m in enumerate(cos.split(doubled, dim=-1))], dim=-1)
+        sin = torch.cat([m[i % 3] for i, m in enumerate(sin.split(doubled, dim=-1))], dim=-1)
+        return from_hf_layout(ports.apply_half(q, cos, sin))
+
+    return Rotation(inv_freq, attention, rotate)
+
+
+def port_qwen2_5_vl(f):
+    """qwen2_5_vl (and its text_config, qwen2_5_vl_text): Qwen2_5_VLTextConfig rope_theta 1e6, head_dim =
+    hidden_size // num_attention_heads (modeling_qwen2_5_vl.py:609), rope type `mrope` read as default
+    (configuration_qwen2_5_vl.py:256-259)."""
+    c = ports.make_config(f, {"rope_theta": 1000000.0, "rope_scaling": None})
+    c.head_dim = c.hidden_size // c.num_attention_heads
+    if c.rope_scaling is not None and "type" in c.rope_scaling:
+        if c.rope_scaling["type"] == "mrope":
+            c.rope_scaling["type"] = "default"
+        c.rope_scaling["rope_type"] = c.rope_scaling["type"]
+    r = mrope(c, c.rope_scaling["mrope_section"], interleaved=False)
+    return port("qwen2_5_vl/modeling_qwen2_5_vl.py", c, c.num_hidden_layers, lambda i: r)
+
+
+def port_qwen3_vl(f):
+    """qwen3_vl (and qwen3_vl_text): Qwen3VLTextConfig rope_theta 5e6, head_dim 128 (configuration_qwen3_vl.py:175,
+    182); Qwen3VLTextRotaryEmbedding reads rope_scaling's rope_type, default "default" (:284), and mrope_section,
+    default [24, 20, 20] (:297)."""
+    c = ports.make_config(f, {"rope_theta": 5000000.0, "head_dim": 128, "rope_scaling": None})
+    rope_type = c.rope_scaling.get("rope_type", "default") if c.rope_scaling is not None else "default"
+    c.rope_scaling = dict(c.rope_scaling or {}, rope_type=rope_type)
+    r = mrope(c, c.rope_scaling.get("mrope_section", [24, 20, 20]), interleaved=True)
+    return port("qwen3_vl/modeling_qwen3_vl.py", c, c.num_hidden_layers, lambda i: r)
+
+
 def port(path, config, num_layers, layer):
     return Model(f"port of transformers {ports.VERSION} {ports.MODELS}/{path}", num_layers, layer)
 
@@ -162,6 +255,15 @@ def port_qwen3(f):
     c = ports.make_config(f, {"rope_theta": 10000.0, "head_dim": 128, "rope_scaling": None})
     r = standard(c, ports.rope_type_of(c), "cat", ports.apply_half)
     return port("qwen3/modeling_qwen3.py", c, c.num_hidden_layers, lambda i: r)
+
+
+def port_qwen3_moe(f):
+    """qwen3_moe: Qwen3MoeConfig rope_theta 10000 (configuration_qwen3_moe.py:184), no head_dim default: the
+    attention's getattr falls back to hidden_size // num_attention_heads (modeling_qwen3_moe.py:129);
+    Qwen3MoeRotaryEmbedding (:368), rotate_half / apply_rotary_pos_emb (:50-81), the lines of qwen3."""
+    c = ports.make_config(f, {"rope_theta": 10000.0, "rope_scaling": None})
+    r = standard(c, ports.rope_type_of(c), "cat", ports.apply_half)
+    return port("qwen3_moe/modeling_qwen3_moe.py", c, c.num_hidden_layers, lambda i: r)
 
 
 def port_gemma3(f):
@@ -267,6 +369,15 @@ def port_ernie4_5(f):
     return port("ernie4_5/modeling_ernie4_5.py", c, c.num_hidden_layers, lambda i: r)
 
 
+def port_ernie4_5_moe(f):
+    """ernie4_5_moe: Ernie4_5_MoeConfig rope_theta 5e5 (configuration_ernie4_5_moe.py:197), head_dim from
+    hidden_size // num_attention_heads when absent (modeling_ernie4_5_moe.py:207); Ernie4_5_MoeRotaryEmbedding
+    (:82), rotate_half / apply_rotary_pos_emb (:119-159), the lines of ernie4_5."""
+    c = ports.make_config(f, {"rope_theta": 500000.0, "rope_scaling": None})
+    r = standard(c, ports.rope_type_of(c), "cat", ports.apply_ernie4_5, dtype_out=False)
+    return port("ernie4_5_moe/modeling_ernie4_5_moe.py", c, c.num_hidden_layers, lambda i: r)
+
+
 def port_glm4(f):
     """glm4: Glm4Config (configuration_glm4.py:110-111, 119: partial_rotary_factor 0.5, head_dim 128, rope_theta
     1e4); Glm4RotaryEmbedding (modeling_glm4.py:292-325), apply_rotary_pos_emb (:160-199)."""
@@ -287,6 +398,12 @@ def port_gpt_oss(f):
 
 PORTS = {
     "qwen3": port_qwen3,
+    "qwen3_moe": port_qwen3_moe,
+    "qwen2_5_vl": port_qwen2_5_vl,
+    "qwen2_5_vl_text": port_qwen2_5_vl,
+    "qwen3_vl": port_qwen3_vl,
+    "qwen3_vl_text": port_qwen3_vl,
+    "ernie4_5_moe": port_ernie4_5_moe,
     "gemma3_text": port_gemma3,
     "gemma3": port_gemma3,  # Gemma3ForConditionalGeneration: its text_config is a Gemma3TextConfig
     "cohere2": port_cohere2,
@@ -304,7 +421,9 @@ PORTS = {
 
 def model_rotation(raw):
     fields = text_fields(raw)
-    model_type = raw.get("model_type")
+    model_type = ALIASES.get(raw.get("model_type"), raw.get("model_type"))
+    if model_type in ("gptj", "codegen"):
+        return installed_sinusoidal(model_type, fields)
     if model_type in INSTALLED_TYPES:
         return installed_model(model_type, fields)
     if model_type in PORTS:

@@ -1,6 +1,7 @@
 """Every model type of hfconfig's table against the model's own rotary code (issue 49 item 4): for each, a
 small config (few layers, small heads) is written to this test's temp folder; per decoder layer, the
-rotation ropecheck reads from it (`Spec.from_hf_config`, one spec per distinct rotation with its layers)
+rotation ropecheck reads from it (`ropecheck.hf_config_rotations`: one spec per distinct rotation, with
+its layers; `Spec.from_hf_config(config, layer=N)` picks one of them)
 is compared with what the model's code does in that layer (model_rotations.py: transformers 4.47.1's
 classes, or the line-by-line ports of 4.57.6 in ports.py):
 
@@ -22,11 +23,13 @@ classes, or the line-by-line ports of 4.57.6 in ports.py):
 import json
 import math
 import os
+import re
 import sys
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 ropecheck = pytest.importorskip("ropecheck", reason="ropecheck's Python module is not importable (PYTHONPATH=build/python)")
@@ -58,6 +61,9 @@ DEEPSEEK_YARN = {"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1, 
                  "original_max_position_embeddings": 4096}
 KIMI_YARN = {"type": "yarn", "factor": 32.0, "beta_fast": 1.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
              "original_max_position_embeddings": 4096}
+# openai/gpt-oss-20b's published rope object
+GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                "original_max_position_embeddings": 4096}
 MLA = {"qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
        "max_position_embeddings": 163840}
 
@@ -77,8 +83,30 @@ CASES = {
     "gpt_neox": small("gpt_neox", rotary_pct=0.25, rotary_emb_base=10000),
     "qwen2_vl": small("qwen2_vl", hidden_size=512, rope_theta=1e6,
                       rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
+    "mixtral": small("mixtral", head_dim=128, hidden_size=512, rope_theta=1e6),
+    "qwen2_moe": small("qwen2_moe", rope_theta=1e6),
+    "gemma": small("gemma", head_dim=256, hidden_size=512, rope_theta=10000.0),
+    "gptj": {"model_type": "gptj", "n_embd": 256, "n_head": 4, "n_layer": 4, "n_positions": 2048, "rotary_dim": 32,
+             "torch_dtype": "float32"},
+    "codegen": {"model_type": "codegen", "n_embd": 256, "n_head": 4, "n_layer": 4, "n_positions": 2048, "rotary_dim": 32,
+                "torch_dtype": "float32"},
+    "phi3_v": small("phi3_v", hidden_size=384, rope_theta=10000.0),
+    "qwen2_vl_text": small("qwen2_vl_text", hidden_size=512, rope_theta=1e6,
+                           rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
     # ports of 4.57.6
     "qwen3": small("qwen3", head_dim=128, rope_theta=1e6),
+    "qwen3_moe": small("qwen3_moe", head_dim=128, rope_theta=1e6),
+    "qwen2_5_vl": small("qwen2_5_vl", hidden_size=512, rope_theta=1e6,
+                        rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
+    "qwen2_5_vl_text": small("qwen2_5_vl_text", hidden_size=512, rope_theta=1e6,
+                             rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}),
+    "qwen3_vl": {"model_type": "qwen3_vl", "torch_dtype": "float32",
+                 "text_config": dict(small("qwen3_vl_text", head_dim=128, rope_theta=5e6, max_position_embeddings=262144,
+                                           rope_scaling={"rope_type": "default", "mrope_interleaved": True,
+                                                         "mrope_section": [24, 20, 20]}), torch_dtype=None)},
+    "qwen3_vl_text": small("qwen3_vl_text", head_dim=128, rope_theta=5e6,
+                           rope_scaling={"rope_type": "default", "mrope_interleaved": True, "mrope_section": [24, 20, 20]}),
+    "ernie4_5_moe": small("ernie4_5_moe", rope_theta=500000.0, max_position_embeddings=131072),
     "gemma3_text": small("gemma3_text", head_dim=64, num_hidden_layers=7, rope_theta=1e6,
                          rope_scaling={"rope_type": "linear", "factor": 8.0}),
     "gemma3": {"model_type": "gemma3", "torch_dtype": "float32",
@@ -99,30 +127,26 @@ CASES = {
     "ernie4_5": small("ernie4_5", head_dim=64, rope_theta=500000.0, max_position_embeddings=131072),
     "glm4": small("glm4", head_dim=64, partial_rotary_factor=0.5, rope_theta=10000.0),
     "gpt_oss": small("gpt_oss", head_dim=64, num_attention_heads=8, rope_theta=150000.0,
-                     max_position_embeddings=131072),
+                     max_position_embeddings=131072, rope_scaling=GPT_OSS_YARN),
+    # the rope object left to GptOssConfig's default (configuration_gpt_oss.py:65-72), the same yarn
+    "gpt_oss-class-defaults": small("gpt_oss", head_dim=64, num_attention_heads=8, max_position_embeddings=131072),
 }
 
 
 # ---- what ropecheck reads -----------------------------------------------------------------------
 
-def rotations_read(path):
-    """{layer: Spec or None (NoPE)} as ropecheck reads the config (one spec per distinct rotation, with its
-    layers): `Spec.rotations_from_hf_config`, else the layers of `Spec.from_hf_config` alone (one rotation)."""
-    rotations = getattr(ropecheck.Spec, "rotations_from_hf_config", None)
-    if rotations is None:
-        spec = ropecheck.Spec.from_hf_config(path)
-        return None, spec
-    layers = {}
-    for r in rotations(path):
-        for i in r.layers:
-            layers[i] = r.spec
-    return layers, None
-
-
 def layer_specs(path, num_layers):
-    layers, single = rotations_read(path)
-    if layers is None:
-        return {i: single for i in range(num_layers)}
+    """{layer: Spec, or None for a layer ropecheck lists as NoPE} from `ropecheck.hf_config_rotations` (one
+    rotation per layer kind, with its layers); a kind "nope" must carry no spec and the others one."""
+    read = ropecheck.hf_config_rotations(path)
+    layers = {}
+    for r in read:
+        assert (r.kind == "nope") == (r.spec is None), f"{path}: kind {r.kind} with spec {r.spec}"
+        for i in r.layers:
+            assert i not in layers, f"{path}: layer {i} listed twice"
+            layers[i] = r.spec
+    if read.num_layers == 0 and len(read.rotations) == 1 and read.rotations[0].kind == "all":
+        layers = {i: read.rotations[0].spec for i in range(num_layers)}  # the config does not count its layers
     return layers
 
 
@@ -206,7 +230,8 @@ def compare(name, raw, tmp_path):
     specs = layer_specs(path, model.num_layers)
     assert sorted(specs) == list(range(model.num_layers)), (
         f"{name}: ropecheck lists layers {sorted(specs)}, the model has {model.num_layers}")
-    max_position = model_rotations.text_fields(raw).get("max_position_embeddings", 8192)
+    fields = model_rotations.text_fields(raw)
+    max_position = fields.get("max_position_embeddings") or fields.get("n_positions") or 8192
     rows, outputs = {}, {}
     for i in range(model.num_layers):
         rotation, spec = model.layer(i), specs[i]
@@ -233,6 +258,28 @@ def compare(name, raw, tmp_path):
                 assert not ropecheck.check(out, xs, ps, outputs[other][3]).passed, (
                     f"{name}: layers of {k} pass under {other} too")
     return model.source, rows
+
+
+def table_model_types():
+    """The model types of hfconfig/README.md's table (the first column's `names` of the table whose header's
+    first cell says "model type")."""
+    names, in_table = set(), False
+    for line in open(os.path.join(ROOT, "hfconfig", "README.md"), encoding="utf-8"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else None
+        if cells is None:
+            in_table = False
+        elif "model type" in cells[0].lower() or "model_type" in cells[0]:
+            in_table = True
+        elif in_table and not set(cells[0]) <= set("-: "):
+            names.update(re.findall(r"`([a-z0-9_]+)`", cells[0]))
+    return names
+
+
+def test_every_model_type_of_the_table_has_a_case():
+    names = table_model_types()
+    assert names, "hfconfig/README.md has no table whose first column is the model type"
+    cased = {raw.get("model_type") for raw in CASES.values()}
+    assert names <= cased, f"model types of hfconfig/README.md's table without a case here: {sorted(names - cased)}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
