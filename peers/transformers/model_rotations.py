@@ -1,5 +1,7 @@
 """What each model type's own code does with positions, per decoder layer: transformers 4.47.1's classes
-where the installed release has the model type, else the faithful ports of 4.57.6 (ports.py).
+where the installed release has the model type, else the faithful ports of 4.57.6 (ports.py); for
+DeepSeek-V3 and Kimi-K2 also DeepSeek's own inference code (a config with `"_code":
+"deepseek-ai/DeepSeek-V3"`).
 
 `model_rotation(raw)` takes a config.json dict (a `text_config` is read as the model reads it) and
 returns a `Model`: `source` (where the code comes from), `num_layers`, and `layer(i)`: None for a
@@ -11,6 +13,7 @@ x [tokens, heads, head_dim] (torch, the activations' dtype) at int64 positions [
 """
 import copy
 import importlib
+import math
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -396,6 +399,59 @@ def port_gpt_oss(f):
     return port("gpt_oss/modeling_gpt_oss.py", c, c.num_hidden_layers, lambda i: r)
 
 
+DEEPSEEK_V3_COMMIT = "1ea5a1a7ed7429e25ba2fa2c76fe74fa5968d348"
+
+
+def port_deepseek_own(f):
+    """DeepSeek's own inference code, deepseek-ai/DeepSeek-V3@1ea5a1a inference/model.py: `precompute_freqs_cis`
+    (the YaRN table, rows 0..max_seq_len-1) and `apply_rotary_emb` (the pairs (0,1),(2,3).. of q_pe as complex
+    numbers, float32, cast back), as MLA.forward applies them to q_pe and k_pe. ModelArgs from the HF config:
+    qk_rope_head_dim, rope_theta, rope_factor = factor, beta_fast, beta_slow, original_seq_len =
+    original_max_position_embeddings; max_seq_len = max_position_embeddings (the table's rows: YaRN applies
+    when it exceeds original_seq_len). The rotation carries no attention factor: DeepSeek scales the softmax by
+    mscale² instead (MLA.__init__), which is HF's mscale/mscale_all_dim ratio of 1 for its configs."""
+    c = mla_config(f)
+    rs = c.rope_scaling
+    dim, seqlen, base = c.qk_rope_head_dim, c.max_position_embeddings, c.rope_theta
+    beta_fast, beta_slow, factor = rs["beta_fast"], rs["beta_slow"], rs["factor"]
+    original_seq_len = rs["original_max_position_embeddings"]
+
+    def find_correction_dim(num_rotations, dim, base, max_seq_len):  # return dim * math.log(max_seq_len / ...
+        return dim * math.log(max_seq_len / (num_rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    def find_correction_range(low_rot, high_rot, dim, base, max_seq_len):  # math.floor / math.ceil, clamped
+        low = math.floor(find_correction_dim(low_rot, dim, base, max_seq_len))
+        high = math.ceil(find_correction_dim(high_rot, dim, base, max_seq_len))
+        return max(low, 0), min(high, dim - 1)
+
+    def linear_ramp_factor(min, max, dim):  # max += 0.001 when equal; clamp((arange - min) / (max - min), 0, 1)
+        if min == max:
+            max += 0.001
+        linear_func = (torch.arange(dim, dtype=torch.float32) - min) / (max - min)
+        return torch.clamp(linear_func, 0, 1)
+
+    freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))  # freqs = 1.0 / (base ** ...)
+    if seqlen > original_seq_len:  # if seqlen > args.original_seq_len:
+        low, high = find_correction_range(beta_fast, beta_slow, dim, base, original_seq_len)
+        smooth = 1 - linear_ramp_factor(low, high, dim // 2)
+        freqs = freqs / factor * (1 - smooth) + freqs * smooth
+    inv_freq = freqs
+    t = torch.arange(seqlen)  # t = torch.arange(seqlen)
+    table = torch.polar(torch.ones(seqlen, dim // 2), torch.outer(t, freqs))  # polar(ones_like, outer(t, freqs))
+
+    def rotate(x, positions):
+        q = x.unsqueeze(0)  # MLA.forward: q_pe [bsz, seqlen, heads, qk_rope_head_dim]
+        dtype = q.dtype  # apply_rotary_emb:
+        qc = torch.view_as_complex(q.float().view(*q.shape[:-1], -1, 2))
+        freqs_cis = table[positions].view(1, qc.size(1), 1, qc.size(-1))  # Transformer.forward's rows, one per token
+        y = torch.view_as_real(qc * freqs_cis).flatten(3)
+        return y.to(dtype).squeeze(0)
+
+    r = Rotation(inv_freq, 1.0, rotate)
+    return Model(f"port of deepseek-ai/DeepSeek-V3@{DEEPSEEK_V3_COMMIT[:7]} inference/model.py", c.num_hidden_layers,
+                 lambda i: r)
+
+
 PORTS = {
     "qwen3": port_qwen3,
     "qwen3_moe": port_qwen3_moe,
@@ -421,6 +477,8 @@ PORTS = {
 
 def model_rotation(raw):
     fields = text_fields(raw)
+    if raw.get("_code") == "deepseek-ai/DeepSeek-V3":  # the model's own repository rather than transformers
+        return port_deepseek_own(fields)
     model_type = ALIASES.get(raw.get("model_type"), raw.get("model_type"))
     if model_type in ("gptj", "codegen"):
         return installed_sinusoidal(model_type, fields)

@@ -124,6 +124,11 @@ CASES = {
                                        "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096}),
     "deepseek_v3": small("deepseek_v3", **MLA, rope_theta=10000.0, rope_scaling=DEEPSEEK_YARN),
     "kimi_k2": small("kimi_k2", **dict(MLA, max_position_embeddings=131072), rope_theta=50000.0, rope_scaling=KIMI_YARN),
+    # the same two configs through DeepSeek's own inference code (model_rotations.port_deepseek_own)
+    "deepseek_v3-own-code": dict(small("deepseek_v3", **MLA, rope_theta=10000.0, rope_scaling=DEEPSEEK_YARN),
+                                 _code="deepseek-ai/DeepSeek-V3"),
+    "kimi_k2-own-code": dict(small("kimi_k2", **dict(MLA, max_position_embeddings=131072), rope_theta=50000.0,
+                                   rope_scaling=KIMI_YARN), _code="deepseek-ai/DeepSeek-V3"),
     "ernie4_5": small("ernie4_5", head_dim=64, rope_theta=500000.0, max_position_embeddings=131072),
     "glm4": small("glm4", head_dim=64, partial_rotary_factor=0.5, rope_theta=10000.0),
     "gpt_oss": small("gpt_oss", head_dim=64, num_attention_heads=8, rope_theta=150000.0,
