@@ -150,8 +150,7 @@ def layer_specs(path, num_layers):
         for i in r.layers:
             assert i not in layers, f"{path}: layer {i} listed twice"
             layers[i] = r.spec
-    if read.num_layers == 0 and len(read.rotations) == 1 and read.rotations[0].kind == "all":
-        layers = {i: read.rotations[0].spec for i in range(num_layers)}  # the config does not count its layers
+    assert read.num_layers == num_layers, f"{path}: ropecheck counts {read.num_layers} layers, the model {num_layers}"
     return layers
 
 
@@ -206,12 +205,11 @@ def judge_layer(name, layer, rotation, spec, max_position):
     """Runs the model's rotation, judges it under `spec`, returns the row numbers."""
     components = spec.position_components
     x, pos = inputs(spec, max_position, seed=1000 + layer, components=components)
-    out = rotation.rotate(x, pos if components == 1 else pos)
-    xs, ps = x.numpy(), pos.numpy()
-    ps_rc = ps if components == 1 else ps  # [components, tokens]: Qwen2-VL's order (gate/positions.h)
-    result = ropecheck.check(out.numpy(), xs, ps_rc, spec)
+    out = rotation.rotate(x, pos)
+    xs, ps = x.numpy(), pos.numpy()  # M-RoPE positions [components, tokens]: Qwen2-VL's order (gate/positions.h)
+    result = ropecheck.check(out.numpy(), xs, ps, spec)
     assert result.passed, f"{name} layer {layer}: the model's output fails {spec}:\n{result.summary()}"
-    exact = np.asarray(ropecheck.apply(xs, ps_rc, spec), dtype=np.float64)
+    exact = np.asarray(ropecheck.apply(xs, ps, spec), dtype=np.float64)
     per_token = ulp_distance(out.numpy().astype(np.float64), exact, xs.astype(np.float64), spec)
     first = ps if components == 1 else ps[0]
     distance = (float(per_token[first < SMALL].max()), float(per_token.max()))
@@ -223,7 +221,7 @@ def judge_layer(name, layer, rotation, spec, max_position):
     a32 = float(torch.tensor(spec.attention_factor, dtype=torch.float32))
     att = float(torch.tensor(rotation.attention, dtype=torch.float32))
     assert abs(att - a32) <= math.ldexp(abs(a32), -23), f"{name}: attention scaling {att!r}, spec {spec.attention_factor!r}"
-    return out.numpy(), xs, ps_rc, distance, theta_ulps
+    return out.numpy(), xs, ps, distance, theta_ulps
 
 
 def compare(name, raw, tmp_path):
