@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -46,134 +47,143 @@ enum class LayerPattern {
 // Fields read beyond the common ones.
 enum class Extra {
   kNone,
-  kGptj,    // base fixed at 10000 in the code; f16/bf16 activations times float32 sin/cos tables
-  kNeox,    // the base may be called rotary_emb_base
-  kLlama4,  // attn_temperature_tuning, use_qk_norm: said in the notes
-  kMla,     // rope_interleave; the softmax scale's mscale² said in the notes
+  kGptj,     // base fixed at 10000 in the code; f16/bf16 activations times float32 sin/cos tables
+  kNeox,     // the base may be called rotary_emb_base
+  kLlama4,   // attn_temperature_tuning, use_qk_norm: said in the notes
+  kMla,      // rope_interleave; the softmax scale's mscale² said in the notes
+  kCohere2,  // the original release's keys, which transformers does not read, as its code hard-codes them
 };
 
 struct ModelType {
-  std::string_view name;
-  Layout layout;
-  RotaryPart rotary;
-  const char* theta_default;    // the config class's default rope_theta (the base GPT-J's code fixes)
-  const char* partial_default;  // the config class's default partial_rotary_factor; nullptr: 1
-  LayerPattern pattern;
-  int interval;                 // the default sliding_window_pattern / no_rope_layer_interval
-  const char* published_dtype;  // assumed (and said) when the config gives no torch_dtype; nullptr: required
-  Extra extra;
-  std::string_view source;  // the code the row is read from (transformers paths under src/transformers/models/)
+  std::string_view names;                    // the model_type values of the row, space-separated
+  Layout layout = Layout::half;              // half: rotate_half pairs (i, i + d/2); interleaved: (2i, 2i+1)
+  RotaryPart rotary = RotaryPart::kHeadDim;  // which dims rotate
+  int head_dim = 0;                          // the config class's default head_dim; 0: hidden_size // heads
+  const char* theta = "10000";               // the config class's default rope_theta (GPT-J: its code's base)
+  const char* partial = nullptr;             // the config class's default partial_rotary_factor; nullptr: 1
+  LayerPattern pattern = LayerPattern::kUniform;
+  int interval = 0;                       // the default sliding_window_pattern / no_rope_layer_interval
+  const char* published_dtype = nullptr;  // assumed (and said) without torch_dtype; nullptr: required
+  const char* rope_default = nullptr;     // the rope object the config class fills in when the config has none
+  Extra extra = Extra::kNone;
+  std::string_view source;  // the code the row is read from (transformers: src/transformers/models/)
 };
 
-constexpr Layout kHalf = Layout::half;
 constexpr Layout kPairs = Layout::interleaved;
 
-// One row per model_type (the text model's, when a vision-language config nests it). Layout: half =
-// rotate_half pairs (i, i + d/2); interleaved = (2i, 2i+1) pairs. Every fact here is cited in
-// hfconfig/README.md's table with the same source.
+// One row per family of model types (the text model's model_type when a vision-language config
+// nests it). hfconfig/README.md's table has the same rows with the same sources.
 constexpr ModelType kModelTypes[] = {
-    {"llama", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "llama/modeling_llama.py rotate_half; LlamaConfig rope_theta=10000"},
-    {"mistral", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "mistral/modeling_mistral.py rotate_half; MistralConfig rope_theta=10000 (Mistral-NeMo gives head_dim)"},
-    {"mixtral", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "mixtral/modeling_mixtral.py rotate_half; MixtralConfig rope_theta=1e6"},
-    {"qwen2", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen2/modeling_qwen2.py rotate_half; Qwen2Config rope_theta=10000"},
-    {"qwen2_moe", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen2_moe/modeling_qwen2_moe.py rotate_half; Qwen2MoeConfig rope_theta=10000"},
-    {"qwen3", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen3/modeling_qwen3.py rotate_half (q/k norm before it); Qwen3Config rope_theta=10000"},
-    {"qwen3_moe", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen3_moe/modeling_qwen3_moe.py rotate_half; Qwen3MoeConfig rope_theta=10000"},
-    {"qwen2_vl", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen2_vl/modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb (mrope_section); Qwen2VLConfig rope_theta=1e6"},
-    {"qwen2_vl_text", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "as qwen2_vl (Qwen2VLTextConfig)"},
-    {"qwen2_5_vl", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen2_5_vl/modeling_qwen2_5_vl.py apply_multimodal_rotary_pos_emb; Qwen2_5_VLConfig rope_theta=1e6"},
-    {"qwen2_5_vl_text", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "as qwen2_5_vl (Qwen2_5_VLTextConfig)"},
-    {"qwen3_vl", kHalf, RotaryPart::kHeadDim, "5000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope, rotate_half; Qwen3VLTextConfig rope_theta=5e6"},
-    {"qwen3_vl_text", kHalf, RotaryPart::kHeadDim, "5000000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone, "as qwen3_vl"},
-    {"gemma", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "gemma/modeling_gemma.py rotate_half; GemmaConfig rope_theta=10000"},
-    {"gemma2", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "gemma2/modeling_gemma2.py rotate_half, one rotary embedding for sliding and full layers; Gemma2Config rope_theta=10000"},
-    {"gemma3", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kLocalGlobal, 6, nullptr, Extra::kNone,
-     "gemma3/modeling_gemma3.py rotate_half, rotary_emb_local (rope_local_base_freq, default rope) for sliding layers; "
-     "Gemma3TextConfig rope_theta=1e6, rope_local_base_freq=10000, sliding_window_pattern=6"},
-    {"gemma3_text", kHalf, RotaryPart::kHeadDim, "1000000", nullptr, LayerPattern::kLocalGlobal, 6, nullptr, Extra::kNone, "as gemma3"},
-    {"phi3", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "phi3/modeling_phi3.py apply_rotary_pos_emb (q[..., :rotary_dim], rotate_half); Phi3Config rope_theta=10000, "
-     "partial_rotary_factor=1"},
-    {"phi3_v", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "microsoft/Phi-3-vision-128k-instruct modeling_phi3_v.py (Phi-3's rotate_half and su/longrope)"},
-    {"olmo2", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "olmo2/modeling_olmo2.py rotate_half (q/k norm before it); Olmo2Config rope_theta=10000"},
-    {"granite", kHalf, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "granite/modeling_granite.py rotate_half; GraniteConfig rope_theta=10000"},
-    {"smollm3", kHalf, RotaryPart::kHeadDim, "2000000", nullptr, LayerPattern::kNoRopeList, 4, nullptr, Extra::kNone,
-     "smollm3/modeling_smollm3.py rotate_half, use_rope = no_rope_layers[layer_idx]; SmolLM3Config rope_theta=2e6, "
-     "no_rope_layer_interval=4"},
-    {"gpt_oss", kHalf, RotaryPart::kHeadDim, "150000", nullptr, LayerPattern::kUniform, 0, "bfloat16", Extra::kNone,
-     "gpt_oss/modeling_gpt_oss.py _apply_rotary_emb (torch.chunk halves), one rotary embedding for sliding and full "
-     "layers; GptOssConfig rope_theta=150000; openai/gpt-oss-20b ships bf16 (MXFP4 experts), no torch_dtype"},
-    {"gpt_neox", kHalf, RotaryPart::kRotaryPct, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNeox,
-     "gpt_neox/modeling_gpt_neox.py rotate_half over rotary_ndims; GPTNeoXConfig rotary_pct=0.25, rotary_emb_base=10000"},
-    {"gptj", kPairs, RotaryPart::kRotaryDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kGptj,
-     "gptj/modeling_gptj.py rotate_every_two, create_sinusoidal_positions (base 10000, float32); GPTJConfig rotary_dim=64"},
-    {"codegen", kPairs, RotaryPart::kRotaryDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kGptj,
-     "codegen/modeling_codegen.py rotate_every_two, create_sinusoidal_positions; CodeGenConfig rotary_dim=64"},
-    {"cohere", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "cohere/modeling_cohere.py rotate_half (x[..., ::2], x[..., 1::2]), repeat_interleave; CohereConfig rope_theta=10000"},
-    {"cohere2", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kSlidingRopeOnly, 4, nullptr, Extra::kNone,
-     "cohere2/modeling_cohere2.py: RoPE only where sliding_window is set; Cohere2Config rope_theta=10000, "
-     "sliding_window_pattern=4"},
-    {"glm", kPairs, RotaryPart::kHeadDim, "10000", "0.5", LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "glm/modeling_glm.py rotate_half (x[..., 0::2], x[..., 1::2]), apply_rotary_pos_emb repeat_interleave over "
-     "q[..., :rotary_dim]; GlmConfig partial_rotary_factor=0.5, rope_theta=10000"},
-    {"glm4", kPairs, RotaryPart::kHeadDim, "10000", "0.5", LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "glm4/modeling_glm4.py (GLM's rotate_half and apply_rotary_pos_emb); Glm4Config partial_rotary_factor=0.5"},
-    {"ernie4_5", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "ernie4_5/modeling_ernie4_5.py rotate_half (x[..., 0::2], x[..., 1::2]), repeat_interleave, float32; "
-     "Ernie4_5Config rope_theta=10000"},
-    {"ernie4_5_moe", kPairs, RotaryPart::kHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kNone,
-     "ernie4_5_moe/modeling_ernie4_5_moe.py (ERNIE-4.5's rotary); Ernie4_5_MoeConfig rope_theta=10000"},
-    {"llama4", kPairs, RotaryPart::kHeadDim, "500000", nullptr, LayerPattern::kNoRopeListOrEmpty, 4, nullptr, Extra::kLlama4,
-     "llama4/modeling_llama4.py apply_rotary_emb (view_as_complex pairs, freqs_cis), use_rope = no_rope_layers[layer_idx]; "
-     "Llama4TextConfig rope_theta=500000, no_rope_layer_interval=4"},
-    {"llama4_text", kPairs, RotaryPart::kHeadDim, "500000", nullptr, LayerPattern::kNoRopeListOrEmpty, 4, nullptr, Extra::kLlama4,
-     "as llama4"},
-    {"deepseek_v2", kPairs, RotaryPart::kQkRopeHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kMla,
-     "deepseek_v2/modeling_deepseek_v2.py apply_rotary_emb (view_as_complex) on q_pe/k_pe; DeepseekV2Config "
-     "qk_rope_head_dim=64, rope_theta=10000"},
-    {"deepseek_v3", kPairs, RotaryPart::kQkRopeHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kMla,
-     "deepseek_v3/modeling_deepseek_v3.py apply_rotary_pos_emb_interleave (rope_interleave=True) on q_pe/k_pe; "
-     "deepseek-ai/DeepSeek-V3 modeling_deepseek.py DeepseekV3YarnRotaryEmbedding"},
-    {"kimi_k2", kPairs, RotaryPart::kQkRopeHeadDim, "10000", nullptr, LayerPattern::kUniform, 0, nullptr, Extra::kMla,
-     "moonshotai/Kimi-K2-Instruct modeling_deepseek.py (DeepSeek-V3's code: de-interleave, rotate_half, YaRN mscale)"},
+    {.names = "llama", .source = "llama/modeling_llama.py rotate_half; LlamaConfig"},
+    {.names = "mistral", .source = "mistral/modeling_mistral.py rotate_half; MistralConfig (Mistral-NeMo gives head_dim)"},
+    {.names = "mixtral", .theta = "1000000", .source = "mixtral/modeling_mixtral.py rotate_half; MixtralConfig rope_theta=1e6"},
+    {.names = "qwen2 qwen2_moe qwen3_moe", .source = "qwen2/modeling_qwen2.py, qwen2_moe, qwen3_moe rotate_half; their configs"},
+    {.names = "qwen3", .head_dim = 128, .source = "qwen3/modeling_qwen3.py rotate_half (q/k norm before it); Qwen3Config head_dim=128"},
+    {.names = "qwen2_vl qwen2_vl_text qwen2_5_vl qwen2_5_vl_text",
+     .theta = "1000000",
+     .source = "qwen2_vl/modeling_qwen2_vl.py, qwen2_5_vl apply_multimodal_rotary_pos_emb (mrope_section); rope_theta=1e6"},
+    {.names = "qwen3_vl qwen3_vl_text",
+     .head_dim = 128,
+     .theta = "5000000",
+     .source = "qwen3_vl/modeling_qwen3_vl.py apply_interleaved_mrope, rotate_half; Qwen3VLTextConfig rope_theta=5e6"},
+    {.names = "gemma gemma2",
+     .head_dim = 256,
+     .source = "gemma/modeling_gemma.py, gemma2 rotate_half (Gemma-2: one rotary embedding for sliding and full layers); head_dim=256"},
+    {.names = "gemma3 gemma3_text",
+     .head_dim = 256,
+     .theta = "1000000",
+     .pattern = LayerPattern::kLocalGlobal,
+     .interval = 6,
+     .source = "gemma3/modeling_gemma3.py rotate_half, rotary_emb_local (rope_local_base_freq, default rope) on sliding layers; "
+               "Gemma3TextConfig rope_theta=1e6, rope_local_base_freq=10000, sliding_window_pattern=6, head_dim=256"},
+    {.names = "phi3 phi3_v",
+     .source = "phi3/modeling_phi3.py apply_rotary_pos_emb (q[..., :rotary_dim], rotate_half); Phi3Config; "
+               "microsoft/Phi-3-vision-128k-instruct modeling_phi3_v.py"},
+    {.names = "olmo2", .source = "olmo2/modeling_olmo2.py rotate_half (q/k norm before it); Olmo2Config"},
+    {.names = "granite", .source = "granite/modeling_granite.py rotate_half; GraniteConfig"},
+    {.names = "smollm3",
+     .theta = "2000000",
+     .pattern = LayerPattern::kNoRopeList,
+     .interval = 4,
+     .source = "smollm3/modeling_smollm3.py rotate_half, use_rope = no_rope_layers[layer_idx]; SmolLM3Config rope_theta=2e6, "
+               "no_rope_layer_interval=4"},
+    {.names = "gpt_oss",
+     .head_dim = 64,
+     .theta = "150000",
+     .published_dtype = "bfloat16",
+     .rope_default = R"({"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false,
+                         "original_max_position_embeddings": 4096})",
+     .source = "gpt_oss/modeling_gpt_oss.py _apply_rotary_emb (torch.chunk halves), one rotary embedding for sliding and full "
+               "layers; GptOssConfig rope_theta=150000, head_dim=64, its yarn rope_parameters; openai/gpt-oss-20b ships bf16"},
+    {.names = "gpt_neox",
+     .rotary = RotaryPart::kRotaryPct,
+     .extra = Extra::kNeox,
+     .source = "gpt_neox/modeling_gpt_neox.py rotate_half over rotary_ndims; GPTNeoXConfig rotary_pct=0.25, rotary_emb_base=10000"},
+    {.names = "gptj codegen",
+     .layout = kPairs,
+     .rotary = RotaryPart::kRotaryDim,
+     .extra = Extra::kGptj,
+     .source = "gptj/modeling_gptj.py, codegen rotate_every_two, create_sinusoidal_positions (base 10000, float32); rotary_dim=64"},
+    {.names = "cohere",
+     .layout = kPairs,
+     .source = "cohere/modeling_cohere.py rotate_half (x[..., ::2], x[..., 1::2]) with repeat_interleave; CohereConfig"},
+    {.names = "cohere2",
+     .layout = kPairs,
+     .pattern = LayerPattern::kSlidingRopeOnly,
+     .interval = 4,
+     .extra = Extra::kCohere2,
+     .source = "cohere2/modeling_cohere2.py: RoPE only where sliding_window is set (Cohere's pairs); Cohere2Config "
+               "sliding_window_pattern=4"},
+    {.names = "glm glm4",
+     .layout = kPairs,
+     .head_dim = 128,
+     .partial = "0.5",
+     .source = "glm/modeling_glm.py rotate_half (x[..., 0::2], x[..., 1::2]), apply_rotary_pos_emb repeat_interleave over "
+               "q[..., :rotary_dim] (glm4: GlmAttention); GlmConfig/Glm4Config partial_rotary_factor=0.5, head_dim=128"},
+    {.names = "ernie4_5",
+     .layout = kPairs,
+     .head_dim = 128,
+     .theta = "500000",
+     .source = "ernie4_5/modeling_ernie4_5.py apply_rotary_pos_emb (GLM's rotate_half, repeat_interleave, float32); "
+               "Ernie4_5Config rope_theta=500000, head_dim=128"},
+    {.names = "ernie4_5_moe",
+     .layout = kPairs,
+     .theta = "500000",
+     .source = "ernie4_5_moe/modeling_ernie4_5_moe.py (ERNIE-4.5's rotary); Ernie4_5_MoeConfig rope_theta=500000"},
+    {.names = "llama4 llama4_text",
+     .layout = kPairs,
+     .head_dim = 128,
+     .theta = "500000",
+     .pattern = LayerPattern::kNoRopeListOrEmpty,
+     .interval = 4,
+     .extra = Extra::kLlama4,
+     .source = "llama4/modeling_llama4.py apply_rotary_emb (view_as_complex pairs), use_rope = no_rope_layers[layer_idx], "
+               "rope_type llama3 whenever rope_scaling is set; Llama4TextConfig rope_theta=500000, no_rope_layer_interval=4"},
+    {.names = "deepseek_v2 deepseek_v3 kimi_k2",
+     .layout = kPairs,
+     .rotary = RotaryPart::kQkRopeHeadDim,
+     .extra = Extra::kMla,
+     .source = "deepseek_v2/modeling_deepseek_v2.py apply_rotary_emb (view_as_complex), deepseek_v3 "
+               "apply_rotary_pos_emb_interleave (rope_interleave) on q_pe/k_pe; deepseek-ai/DeepSeek-V3 and "
+               "moonshotai/Kimi-K2-Instruct modeling_deepseek.py (YaRN with mscale); qk_rope_head_dim=64"},
 };
 
+// The row naming `name`, or nullptr.
 const ModelType* find_model_type(std::string_view name) {
-  for (const ModelType& m : kModelTypes)
-    if (m.name == name) return &m;
+  for (const ModelType& m : kModelTypes) {
+    for (std::size_t at = 0; at < m.names.size();) {
+      std::size_t end = m.names.find(' ', at);
+      if (end == std::string_view::npos) end = m.names.size();
+      if (m.names.substr(at, end - at) == name) return &m;
+      at = end + 1;
+    }
+  }
   return nullptr;
 }
 
 // A config without model_type: read as a Llama-style model (rotate_half over the whole head, one
 // rotation for every layer), rope_theta required since no config class says its default.
-constexpr ModelType kGenericLlama = {"",
-                                     kHalf,
-                                     RotaryPart::kHeadDim,
-                                     nullptr,
-                                     nullptr,
-                                     LayerPattern::kUniform,
-                                     0,
-                                     nullptr,
-                                     Extra::kNone,
-                                     "llama/modeling_llama.py rotate_half"};
+constexpr ModelType kGenericLlama = {.names = "", .theta = nullptr, .source = "llama/modeling_llama.py rotate_half"};
 
 // ---------------------------------------------------------------------------------------------
 // Reading the config.
@@ -325,8 +335,8 @@ Dtype model_dtype(const Reader& r, const ModelType& m, ModelRotations& out) {
   if (const Json* v = r.field("torch_dtype", true)) return dtype_of(r, "torch_dtype", *v);
   if (const Json* v = r.field("dtype", true)) return dtype_of(r, "dtype", *v);
   if (m.published_dtype == nullptr) r.fail("torch_dtype", "bfloat16|float16|float32|float64", "nothing");
-  note(out, std::string("no torch_dtype: assumed ") + m.published_dtype + ", the dtype " + std::string(m.name) +
-                " checkpoints are published in");
+  note(out,
+       std::string("no torch_dtype: assumed ") + m.published_dtype + ", the dtype " + out.model_type + " checkpoints are published in");
   return dtype_of(r, "torch_dtype", Json(m.published_dtype));
 }
 
@@ -384,12 +394,13 @@ class Rope {
 // The config's rope objects: rope_parameters (newer transformers) or rope_scaling (older), not
 // both. transformers 5 keys Gemma-3's by layer type ("sliding_attention", "full_attention").
 struct RopeObjects {
+  std::shared_ptr<const Json> fallback;  // the config class's rope object, when the config has none
   Rope whole{nullptr, ""};
   std::optional<Rope> sliding;  // per-layer-type form only
   std::optional<Rope> full;
 };
 
-RopeObjects rope_objects(const Reader& r, const ModelType& m) {
+RopeObjects rope_objects(const Reader& r, const ModelType& m, ModelRotations& notes) {
   const Json* rope = r.field("rope_parameters");
   std::string name = r.path("rope_parameters");
   if (const Json* old = r.field("rope_scaling")) {
@@ -399,6 +410,11 @@ RopeObjects rope_objects(const Reader& r, const ModelType& m) {
   }
   if (rope != nullptr && !rope->is_object()) r.fail(name, "an object", Reader::dump(*rope));
   RopeObjects out;
+  if (rope == nullptr && m.rope_default != nullptr) {
+    out.fallback = std::make_shared<const Json>(Json::parse(m.rope_default));
+    rope = out.fallback.get();
+    note(notes, "no rope_scaling: " + out.fallback->dump() + ", the " + notes.model_type + " config class's default");
+  }
   out.whole = Rope(rope, name);
   const bool per_type = rope != nullptr && std::any_of(rope->begin(), rope->end(), [](const Json& v) { return v.is_object(); });
   if (per_type && m.pattern == LayerPattern::kLocalGlobal) {
@@ -422,30 +438,36 @@ struct Context {
   std::optional<std::int64_t> seq_len;
   std::optional<std::int64_t> max_position;  // max_position_embeddings (n_positions)
   Dtype dtype = Dtype::f32;
+  int head_dim = 0;
+  ModelRotations* out = nullptr;  // where the defaults taken are said
 };
 
-// head_dim and rotary_dim, as the row's code slices the head.
-void read_dims(const Reader& r, const ModelType& m, const Rope& rope, Spec& s) {
-  if (m.rotary == RotaryPart::kQkRopeHeadDim) {
-    // The decoupled RoPE head: rotated whole (DeepseekV3Config qk_rope_head_dim=64).
-    const Json* v = r.field("qk_rope_head_dim");
-    s.head_dim = v != nullptr ? r.bounded(r.path("qk_rope_head_dim"), *v, 2, 1 << 16) : 64;
-    s.rotary_dim = s.head_dim;
-    return;
+// The head the rotary part is taken from: head_dim, else the config class's default, else
+// hidden_size // num_attention_heads (n_embd // n_head); MLA's decoupled qk_rope_head_dim (default 64).
+int read_head_dim(const Reader& r, const ModelType& m, ModelRotations& out) {
+  const std::string key = m.rotary == RotaryPart::kQkRopeHeadDim ? "qk_rope_head_dim" : "head_dim";
+  if (const Json* v = r.field(key)) return r.bounded(r.path(key), *v, 2, 1 << 16);
+  if (m.rotary == RotaryPart::kQkRopeHeadDim || m.head_dim > 0) {
+    const int fallback = m.rotary == RotaryPart::kQkRopeHeadDim ? 64 : m.head_dim;
+    note(out, "no " + key + ": " + std::to_string(fallback) + ", the " + out.model_type + " config class's default");
+    return fallback;
   }
-  if (const Json* v = r.field("head_dim"); v != nullptr && m.rotary != RotaryPart::kRotaryDim) {
-    s.head_dim = r.bounded(r.path("head_dim"), *v, 2, 1 << 16);
-  } else {
-    const char* hidden_key = r.field("hidden_size") != nullptr || r.field("n_embd") == nullptr ? "hidden_size" : "n_embd";
-    const char* heads_key = r.field("num_attention_heads") != nullptr || r.field("n_head") == nullptr ? "num_attention_heads" : "n_head";
-    const std::int64_t hidden = r.integer(r.path(hidden_key), r.required(hidden_key));
-    const std::int64_t heads = r.integer(r.path(heads_key), r.required(heads_key));
-    if (heads < 1) r.fail(r.path(heads_key), "an integer >= 1", std::to_string(heads));
-    if (hidden < 1 || hidden / heads > (1 << 16)) r.fail(r.path(hidden_key), "an integer in [1, 65536 * heads]", std::to_string(hidden));
-    s.head_dim = static_cast<int>(hidden / heads);
-  }
-  if (s.head_dim < 2 || s.head_dim > (1 << 16)) r.fail(r.path("head_dim"), "an integer in [2, 65536]", std::to_string(s.head_dim));
+  const char* hidden_key = r.field("hidden_size") != nullptr || r.field("n_embd") == nullptr ? "hidden_size" : "n_embd";
+  const char* heads_key = r.field("num_attention_heads") != nullptr || r.field("n_head") == nullptr ? "num_attention_heads" : "n_head";
+  const std::int64_t hidden = r.integer(r.path(hidden_key), r.required(hidden_key));
+  const std::int64_t heads = r.integer(r.path(heads_key), r.required(heads_key));
+  if (heads < 1) r.fail(r.path(heads_key), "an integer >= 1", std::to_string(heads));
+  if (hidden < 1 || hidden / heads > (1 << 16)) r.fail(r.path(hidden_key), "an integer in [1, 65536 * heads]", std::to_string(hidden));
+  const int head_dim = static_cast<int>(hidden / heads);
+  if (head_dim < 2) r.fail(r.path(hidden_key), "a hidden size giving a head_dim >= 2", std::to_string(hidden));
+  return head_dim;
+}
+
+// rotary_dim, as the row's code slices the head of ctx.head_dim dims.
+void read_dims(const Reader& r, const ModelType& m, const Rope& rope, const Context& ctx, Spec& s) {
+  s.head_dim = ctx.head_dim;
   s.rotary_dim = s.head_dim;
+  if (m.rotary == RotaryPart::kQkRopeHeadDim) return;  // the decoupled head rotates whole
   if (m.rotary == RotaryPart::kRotaryDim) {
     // GPTJConfig / CodeGenConfig rotary_dim=64 (sliced k[..., :rotary_dim]: at most the head); an
     // explicit null rotates the whole head.
@@ -469,9 +491,10 @@ void read_dims(const Reader& r, const ModelType& m, const Rope& rope, Spec& s) {
   static const Json quarter = 0.25;
   Json fallback;
   if (factor == nullptr && m.rotary == RotaryPart::kRotaryPct) factor = &quarter;
-  if (factor == nullptr && m.partial_default != nullptr) {
-    fallback = std::stod(m.partial_default);
+  if (factor == nullptr && m.partial != nullptr) {
+    fallback = std::stod(m.partial);
     factor = &fallback;
+    note(*ctx.out, "no partial_rotary_factor: " + std::string(m.partial) + ", the " + ctx.out->model_type + " config class's default");
   }
   if (factor == nullptr) return;
   if (!factor->is_number() || !(factor->get<double>() > 0) || !(factor->get<double>() <= 1)) {
@@ -488,17 +511,17 @@ void read_dims(const Reader& r, const ModelType& m, const Rope& rope, Spec& s) {
 // The base of the full-attention (or only) rotation: rope_theta in the rope object, then the
 // config's (GPT-NeoX: rotary_emb_base), then the config class's default, said in the notes.
 std::string read_base(const Reader& r, const ModelType& m, const Rope& rope, ModelRotations& out) {
-  if (m.extra == Extra::kGptj) return m.theta_default;  // create_sinusoidal_positions: base 10000, no field
+  if (m.extra == Extra::kGptj) return m.theta;  // create_sinusoidal_positions: base 10000, no field
   if (const Json* v = rope.param("rope_theta")) return r.decimal(rope.pname("rope_theta"), *v);
   if (const Json* v = r.field("rope_theta")) return r.decimal(r.path("rope_theta"), *v);
   if (m.extra == Extra::kNeox) {
     if (const Json* v = r.field("rotary_emb_base")) return r.decimal(r.path("rotary_emb_base"), *v);
   }
-  if (m.theta_default == nullptr) {
+  if (m.theta == nullptr) {
     r.fail(r.path("rope_theta"), "the RoPE base (without model_type, no config class says its default)", "nothing");
   }
-  note(out, "no rope_theta: " + std::string(m.theta_default) + ", the " + std::string(m.name) + " config class's default");
-  return m.theta_default;
+  note(out, "no rope_theta: " + std::string(m.theta) + ", the " + out.model_type + " config class's default");
+  return m.theta;
 }
 
 // Gemma-3's sliding layers: rope_local_base_freq (the sliding_attention rope object's rope_theta
@@ -719,7 +742,7 @@ Layout layout_of(const Reader& r, const ModelType& m) {
 Spec rotation(const Reader& r, const ModelType& m, const Rope& rope, const std::string& base, const Context& ctx) {
   Spec s;
   s.layout = layout_of(r, m);
-  read_dims(r, m, rope, s);
+  read_dims(r, m, rope, ctx, s);
   s.base = base;
   s.dtype = ctx.dtype;
   // GPT-J and CodeGen multiply f16/bf16 activations by float32 sin/cos tables
@@ -836,6 +859,24 @@ bool truthy(const Json* v) {
   return true;
 }
 
+// Cohere2Config's first release wrote keys transformers does not read; each must say what
+// modeling_cohere2.py hard-codes (else the checkpoint was made for other code).
+void cohere2_legacy(const Reader& r) {
+  struct Fixed {
+    const char* key;
+    Json value;
+    const char* meaning;
+  };
+  const Fixed fixed[] = {{"order_of_interleaved_layers", "local_attn_first", "sliding layers first in each group"},
+                         {"position_embedding_type", "rope_gptj", "interleaved (GPT-J) pairs"},
+                         {"rotary_pct", 1.0, "the whole head rotated"}};
+  for (const Fixed& f : fixed) {
+    const Json* v = r.field(f.key);
+    if (v != nullptr && *v != f.value)
+      r.fail(r.path(f.key), f.value.dump() + " (" + f.meaning + ", as transformers computes)", Reader::dump(*v));
+  }
+}
+
 void llama4_notes(const Reader& r, ModelRotations& out) {
   // modeling_llama4.py Llama4TextAttention: temperature tuning scales the queries of NoPE layers
   // only (`if self.attn_temperature_tuning and not self.use_rope`); qk_norm (an L2 norm) runs on
@@ -876,11 +917,22 @@ ModelRotations read_rotations(std::string_view json_text, std::optional<std::int
   const Reader r(file, root);
   ModelRotations out;
   const ModelType& m = model_type_of(r, out);
-  const RopeObjects ropes = rope_objects(r, m);
+  const RopeObjects ropes = rope_objects(r, m, out);
+  if (m.extra == Extra::kCohere2) cohere2_legacy(r);
+  if (m.extra == Extra::kLlama4) {
+    // Llama4TextRotaryEmbedding: rope_type = "llama3" if config.rope_scaling is not None else "default".
+    std::string type_name;
+    const std::string type = rope_type(r, ropes.whole, &type_name);
+    if (type != "default" && type != "llama3") {
+      r.fail(type_name, "llama3 (Llama-4's code computes any rope_scaling as llama3)", "'" + type + "'");
+    }
+  }
 
   Context ctx;
   ctx.seq_len = seq_len;
+  ctx.out = &out;
   ctx.dtype = model_dtype(r, m, out);
+  ctx.head_dim = read_head_dim(r, m, out);
   const char* max_key =
       r.field("max_position_embeddings") != nullptr || r.field("n_positions") == nullptr ? "max_position_embeddings" : "n_positions";
   if (const Json* v = r.field(max_key)) ctx.max_position = r.integer(r.path(max_key), *v);

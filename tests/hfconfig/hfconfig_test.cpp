@@ -127,6 +127,53 @@ const std::map<std::string, Example>& examples() {
            "original_max_position=4096,seq_len=8192")},
       {"vicuna-7b-v1.5-16k.json",
        one(std::nullopt, "layout=half,head_dim=128,rotary_dim=128,base=10000,dtype=f16,direction=forward,scaling=linear,factor=4")},
+      // Every fourth layer NoPE (empty no_rope_layers: the interval 4); interleaved pairs, llama3
+      // with equal factors.
+      {"llama-4-scout-17b-16e-instruct.json",
+       {std::nullopt,
+        {{"all",
+          "layout=interleaved,head_dim=128,rotary_dim=128,base=500000,dtype=bf16,direction=forward,scaling=llama3,factor=16,"
+          "original_max_position=8192,low_freq_factor=1,high_freq_factor=1",
+          "0-2,4-6,8-10,12-14,16-18,20-22,24-26,28-30,32-34,36-38,40-42,44-46"},
+         {"nope", "", "3,7,11,15,19,23,27,31,35,39,43,47"}},
+        {"attn_temperature_tuning", "use_qk_norm"}}},
+      // Sliding layers (three in four) rotate in even/odd pairs; the global ones have no RoPE.
+      {"command-r7b-12-2024.json",
+       {std::nullopt,
+        {{"local", "layout=interleaved,head_dim=128,rotary_dim=128,base=50000,dtype=bf16,direction=forward,scaling=none",
+          "0-2,4-6,8-10,12-14,16-18,20-22,24-26,28-30"},
+         {"nope", "", "3,7,11,15,19,23,27,31"}}}},
+      // int(128 * 0.5) = 64 dims in even/odd pairs.
+      {"glm-4-9b-chat-hf.json",
+       one(std::nullopt, "layout=interleaved,head_dim=128,rotary_dim=64,base=10000,dtype=bf16,direction=forward,scaling=none", "0-39")},
+      {"ernie-4.5-0.3b-pt.json",
+       one(std::nullopt, "layout=interleaved,head_dim=128,rotary_dim=128,base=500000,dtype=bf16,direction=forward,scaling=none", "0-17")},
+      // The 64-dim decoupled head; YaRN as DeepSeek's code computes it.
+      {"deepseek-v3.json",
+       {std::nullopt,
+        {{"all",
+          "layout=interleaved,head_dim=64,rotary_dim=64,base=10000,dtype=bf16,direction=forward,scaling=yarn,factor=40,"
+          "original_max_position=4096,beta_fast=32,beta_slow=1,truncate=true,mscale=1,mscale_all_dim=1",
+          "0-60"}},
+        {"MLA: the rotation covers the 64 decoupled RoPE dims", "pairs (2i, 2i+1) rotate", "softmax scale"}}},
+      {"kimi-k2-instruct.json",
+       {std::nullopt,
+        {{"all",
+          "layout=interleaved,head_dim=64,rotary_dim=64,base=50000,dtype=bf16,direction=forward,scaling=yarn,factor=32,"
+          "original_max_position=4096,beta_fast=1,beta_slow=1,truncate=true,mscale=1,mscale_all_dim=1",
+          "0-60"}},
+        {"MLA: the rotation covers the 64 decoupled RoPE dims", "pairs (2i, 2i+1) rotate", "softmax scale"}}},
+      // No torch_dtype: bf16 assumed, and said.
+      {"gpt-oss-20b.json",
+       {std::nullopt,
+        {{"all",
+          "layout=half,head_dim=64,rotary_dim=64,base=150000,dtype=bf16,direction=forward,scaling=yarn,factor=32,"
+          "original_max_position=4096,beta_fast=32,beta_slow=1,truncate=false",
+          "0-23"}},
+        {"no torch_dtype: assumed bfloat16"}}},
+      // head_dim 128 given (5120 / 32 would be 160).
+      {"mistral-nemo-instruct-2407.json",
+       one(std::nullopt, "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=bf16,direction=forward,scaling=none", "0-39")},
       // Gemma3TextConfig defaults: rope_local_base_freq 10000 for the sliding layers (default rope),
       // rope_theta 1e6 with the linear x8 for the full ones; every 6th layer full (5, 11, ..., 59).
       {"gemma-3-27b-it.json",
@@ -316,6 +363,185 @@ TEST(HfConfig, SelectorRefusesNoRopeLayersOfSmolLM3) {
   EXPECT_NE(nope.find("got --layer 3, a layer without RoPE"), std::string::npos) << nope;
   EXPECT_NE(refusal([&] { (void)pick({std::nullopt, hfconfig::LayerKind::kNoRope}); }).find("got --layer nope"), std::string::npos);
   EXPECT_NE(refusal([&] { (void)pick({std::nullopt, hfconfig::LayerKind::kLocal}); }).find("got --layer local"), std::string::npos);
+}
+
+TEST(HfConfig, SelectorOnModelsWithOneRotation) {
+  // Command-R7B: the sliding layers' rotation is the only one, so no selector is needed.
+  const std::string cohere = read("command-r7b-12-2024.json");
+  const Spec local = hfconfig::spec_from_hf_config(cohere, std::nullopt, "c.json");
+  EXPECT_EQ(local, hfconfig::spec_from_hf_config(cohere, std::nullopt, "c.json", {std::nullopt, hfconfig::LayerKind::kLocal}));
+  EXPECT_EQ(local, hfconfig::spec_from_hf_config(cohere, std::nullopt, "c.json", {30, std::nullopt}));
+  const std::string global = refusal([&] { (void)hfconfig::spec_from_hf_config(cohere, std::nullopt, "c.json", {31, std::nullopt}); });
+  EXPECT_EQ(global.rfind("c.json: field 'sliding_window_pattern': expected --layer N of a layer that rotates", 0), 0u) << global;
+  // A uniform model: any layer in range, kind all; not a kind it does not have.
+  const std::string glm = read("glm-4-9b-chat-hf.json");
+  const Spec all = hfconfig::spec_from_hf_config(glm, std::nullopt, "glm.json");
+  EXPECT_EQ(all, hfconfig::spec_from_hf_config(glm, std::nullopt, "glm.json", {39, std::nullopt}));
+  EXPECT_EQ(all, hfconfig::spec_from_hf_config(glm, std::nullopt, "glm.json", {std::nullopt, hfconfig::LayerKind::kAll}));
+  EXPECT_EQ(refusal([&] {
+              (void)hfconfig::spec_from_hf_config(glm, std::nullopt, "glm.json", {40, std::nullopt});
+            }),
+            "glm.json: field 'num_hidden_layers': expected --layer N in 0-39, got --layer 40");
+  const std::string kind = refusal([&] {
+    (void)hfconfig::spec_from_hf_config(glm, std::nullopt, "glm.json", {std::nullopt, hfconfig::LayerKind::kGlobal});
+  });
+  EXPECT_EQ(kind, "glm.json: field 'model_type': expected --layer all or --layer N (all 0-39), got --layer global");
+  // Without num_hidden_layers the layers are unknown: every index reads the one rotation.
+  const std::string shape = kShape;
+  const std::string bare = "{" + shape + R"(,"model_type":"llama","rope_theta":10000})";
+  const hfconfig::ModelRotations model = hfconfig::rotations_from_hf_config(bare, std::nullopt, "b.json");
+  ASSERT_EQ(model.rotations.size(), 1u);
+  EXPECT_TRUE(model.rotations[0].layers.empty());
+  EXPECT_EQ(model.num_layers, 0);
+  EXPECT_EQ(hfconfig::spec_from_hf_config(bare, std::nullopt, "b.json", {1000, std::nullopt}).head_dim, 128);
+}
+
+TEST(HfConfig, NoRopeEverywhereHasNoRotationToJudge) {
+  const std::string shape = kShape;
+  const std::string text = "{" + shape + R"(,"model_type":"smollm3","rope_theta":1e4,"num_hidden_layers":2,"no_rope_layers":[0,0]})";
+  const hfconfig::ModelRotations model = hfconfig::rotations_from_hf_config(text, std::nullopt, "n.json");
+  ASSERT_EQ(model.rotations.size(), 1u);
+  EXPECT_EQ(model.rotations[0].kind, hfconfig::LayerKind::kNoRope);
+  const std::string m = refusal([&] { (void)hfconfig::spec_from_hf_config(text, std::nullopt, "n.json"); });
+  EXPECT_EQ(m, "n.json: field 'no_rope_layers': expected a layer that rotates (nope 0-1), got every layer without RoPE");
+}
+
+TEST(HfConfig, LayerPatternsAsTheConfigClassesDeriveThem) {
+  const std::string shape = kShape;
+  auto kinds = [&](const std::string& fields) {
+    const hfconfig::ModelRotations model = hfconfig::rotations_from_hf_config("{" + shape + "," + fields + "}", std::nullopt, "p.json");
+    std::string out;
+    for (const auto& g : model.rotations)
+      out += std::string(hfconfig::layer_kind_name(g.kind)) + ":" + hfconfig::layer_ranges(g.layers) + " ";
+    return out;
+  };
+  // Gemma-3: layer_types wins over sliding_window_pattern; the pattern's default is 6.
+  EXPECT_EQ(kinds(R"("model_type":"gemma3_text","num_hidden_layers":7,"rope_scaling":{"rope_type":"linear","factor":8})"),
+            "local:0-4,6 global:5 ");
+  EXPECT_EQ(
+      kinds(
+          R"("model_type":"gemma3_text","num_hidden_layers":4,"sliding_window_pattern":2,"rope_scaling":{"rope_type":"linear","factor":8})"),
+      "local:0,2 global:1,3 ");
+  EXPECT_EQ(
+      kinds(R"("model_type":"gemma3_text","num_hidden_layers":3,"sliding_window_pattern":2,)"
+            R"("layer_types":["full_attention","sliding_attention","sliding_attention"],"rope_scaling":{"rope_type":"linear","factor":8})"),
+      "global:0 local:1-2 ");
+  // Local and global layers that rotate alike are one rotation.
+  EXPECT_EQ(kinds(R"("model_type":"gemma3_text","num_hidden_layers":7,"rope_theta":10000)"), "all:0-6 ");
+  // SmolLM3: the interval when no_rope_layers is absent; Llama-4: also when it is empty.
+  EXPECT_EQ(kinds(R"("model_type":"smollm3","num_hidden_layers":6,"no_rope_layer_interval":3)"), "all:0-1,3-4 nope:2,5 ");
+  EXPECT_EQ(kinds(R"("model_type":"llama4_text","num_hidden_layers":5,"no_rope_layers":[])"), "all:0-2,4 nope:3 ");
+  EXPECT_EQ(kinds(R"("model_type":"llama4_text","num_hidden_layers":3,"no_rope_layers":[0,1,1])"), "nope:0 all:1-2 ");
+  // Cohere2: the default pattern 4.
+  EXPECT_EQ(kinds(R"("model_type":"cohere2","num_hidden_layers":5,"rope_theta":50000)"), "local:0-2,4 nope:3 ");
+  // gpt-oss alternates sliding and full layers with one rotation.
+  EXPECT_EQ(kinds(R"("model_type":"gpt_oss","num_hidden_layers":4,"layer_types":["sliding_attention","full_attention"])"), "all:0-3 ");
+}
+
+TEST(HfConfig, Gemma3PerLayerTypeRopeParameters) {
+  // transformers 5 keys Gemma-3's rope parameters by layer type.
+  const std::string shape = kShape;
+  const std::string text = "{" + shape +
+                           R"(,"model_type":"gemma3_text","head_dim":128,"num_hidden_layers":6,"rope_parameters":{)"
+                           R"("sliding_attention":{"rope_type":"default","rope_theta":10000},)"
+                           R"("full_attention":{"rope_type":"linear","factor":8,"rope_theta":1000000}}})";
+  const hfconfig::ModelRotations model = hfconfig::rotations_from_hf_config(text, std::nullopt, "g.json");
+  ASSERT_EQ(model.rotations.size(), 2u);
+  EXPECT_EQ(to_string(*model.rotations[0].spec),
+            "layout=half,head_dim=128,rotary_dim=128,base=10000,dtype=f16,direction=forward,scaling=none");
+  EXPECT_EQ(to_string(*model.rotations[1].spec),
+            "layout=half,head_dim=128,rotary_dim=128,base=1000000,dtype=f16,direction=forward,scaling=linear,factor=8");
+  EXPECT_TRUE(model.notes.empty()) << model.notes[0];
+  expect_refusal(
+      "{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":6,"rope_parameters":{"chunked_attention":{"rope_theta":1}}})",
+      "rope_parameters.chunked_attention", "sliding_attention|full_attention");
+  expect_refusal(
+      "{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":6,"rope_parameters":{"full_attention":{"rope_theta":1,"foo":2}}})",
+      "rope_parameters.full_attention.foo", "2");
+}
+
+TEST(HfConfig, DefaultsOfTheConfigClassAreSaid) {
+  const std::string base = R"("hidden_size":4096,"num_attention_heads":32,"torch_dtype":"bfloat16")";
+  // Gemma-3 without head_dim: Gemma3TextConfig's 256, not 4096 / 32.
+  const hfconfig::ModelRotations gemma =
+      hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"gemma3_text","num_hidden_layers":6})", std::nullopt, "g.json");
+  EXPECT_EQ(gemma.rotations[0].spec->head_dim, 256);
+  ASSERT_EQ(gemma.notes.size(), 3u);
+  EXPECT_EQ(gemma.notes[0], "no head_dim: 256, the gemma3_text config class's default");
+  // gpt-oss without rope_scaling: GptOssConfig's yarn object.
+  const hfconfig::ModelRotations oss =
+      hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"gpt_oss"})", std::nullopt, "o.json");
+  EXPECT_EQ(to_string(*oss.rotations[0].spec),
+            "layout=half,head_dim=64,rotary_dim=64,base=150000,dtype=bf16,direction=forward,scaling=yarn,factor=32,"
+            "original_max_position=4096,beta_fast=32,beta_slow=1,truncate=false");
+  ASSERT_EQ(oss.notes.size(), 3u);
+  EXPECT_NE(oss.notes[0].find("no rope_scaling: "), std::string::npos) << oss.notes[0];
+  // GLM without partial_rotary_factor: 0.5.
+  const hfconfig::ModelRotations glm =
+      hfconfig::rotations_from_hf_config("{" + base + R"(,"model_type":"glm","rope_theta":1e4})", std::nullopt, "glm.json");
+  EXPECT_EQ(glm.rotations[0].spec->rotary_dim, 64);
+  ASSERT_EQ(glm.notes.size(), 2u);
+  EXPECT_EQ(glm.notes[1], "no partial_rotary_factor: 0.5, the glm config class's default");
+  // DeepSeek-V3 with rope_interleave false: plain rotate_half.
+  const Spec halves = hfconfig::spec_from_hf_config(
+      "{" + base + R"(,"model_type":"deepseek_v3","rope_interleave":false,"qk_rope_head_dim":32})", std::nullopt, "d.json");
+  EXPECT_EQ(to_string(halves), "layout=half,head_dim=32,rotary_dim=32,base=10000,dtype=bf16,direction=forward,scaling=none");
+  // No model_type: the Llama-style rule, said; rope_theta required.
+  const hfconfig::ModelRotations generic = hfconfig::rotations_from_hf_config("{" + base + R"(,"rope_theta":1e4})", std::nullopt, "x.json");
+  EXPECT_EQ(generic.model_type, "");
+  ASSERT_EQ(generic.notes.size(), 1u);
+  EXPECT_NE(generic.notes[0].find("no model_type: read as a Llama-style model"), std::string::npos);
+  expect_refusal("{" + base + "}", "rope_theta", "nothing");
+}
+
+TEST(HfConfig, RefusesModelFieldsItCannotReadByName) {
+  const std::string shape = kShape;
+  // Llama-4's code computes any rope_scaling as llama3.
+  expect_refusal("{" + shape + R"(,"model_type":"llama4_text","num_hidden_layers":4,"rope_scaling":{"rope_type":"linear","factor":2}})",
+                 "rope_scaling.rope_type", "'linear'");
+  // Cohere2's first-release keys must say what transformers hard-codes.
+  expect_refusal("{" + shape + R"(,"model_type":"cohere2","num_hidden_layers":4,"position_embedding_type":"rope"})",
+                 "position_embedding_type", "\"rope\"");
+  expect_refusal("{" + shape + R"(,"model_type":"cohere2","num_hidden_layers":4,"order_of_interleaved_layers":"global_attn_first"})",
+                 "order_of_interleaved_layers", "global_attn_first");
+  expect_refusal("{" + shape + R"(,"model_type":"cohere2","num_hidden_layers":4,"rotary_pct":0.5})", "rotary_pct", "0.5");
+  // Layer patterns: required length, values, the layer count.
+  expect_refusal("{" + shape + R"(,"model_type":"smollm3","num_hidden_layers":4,"no_rope_layers":[1,1,0]})", "no_rope_layers",
+                 "an array of 4 values 0|1");
+  expect_refusal("{" + shape + R"(,"model_type":"smollm3","num_hidden_layers":2,"no_rope_layers":[]})", "no_rope_layers", "[]");
+  expect_refusal("{" + shape + R"(,"model_type":"smollm3","num_hidden_layers":2,"no_rope_layers":[1,2]})", "no_rope_layers",
+                 "2 at layer 1");
+  expect_refusal("{" + shape + R"(,"model_type":"smollm3","num_hidden_layers":2,"no_rope_layers":[true,1]})", "no_rope_layers",
+                 "true at layer 0");
+  expect_refusal("{" + shape + R"(,"model_type":"smollm3"})", "num_hidden_layers", "nothing");
+  expect_refusal("{" + shape + R"(,"model_type":"smollm3","num_hidden_layers":4,"no_rope_layer_interval":0})", "no_rope_layer_interval",
+                 "0");
+  expect_refusal(
+      "{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":2,"layer_types":["sliding_attention","chunked_attention"]})",
+      "layer_types", "\"chunked_attention\" at layer 1");
+  expect_refusal("{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":3,"layer_types":["sliding_attention"]})", "layer_types",
+                 "an array of 3 layer types");
+  expect_refusal("{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":6,"sliding_window_pattern":0})", "sliding_window_pattern",
+                 "0");
+  expect_refusal("{" + shape + R"(,"model_type":"gemma3_text","num_hidden_layers":0})", "num_hidden_layers", "0");
+  // A nested text_config's fields are named with their path.
+  expect_refusal(
+      R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text","num_hidden_layers":2,"sliding_window_pattern":"6"},"torch_dtype":"bfloat16"})",
+      "text_config.sliding_window_pattern", "\"6\"");
+}
+
+TEST(HfConfig, Llama3ScalingAcceptsEqualFactors) {
+  // Meta's apply_scaling and HF's _compute_llama3_parameters: no band between the factors.
+  const Spec spec = parse_spec(
+      "layout=interleaved,head_dim=128,base=500000,dtype=bf16,scaling=llama3,factor=16,"
+      "original_max_position=8192,low_freq_factor=1,high_freq_factor=1");
+  EXPECT_EQ(spec.scaling.low_freq_factor, spec.scaling.high_freq_factor);
+  EXPECT_NE(refusal([] {
+              (void)parse_spec(
+                  "head_dim=64,scaling=llama3,factor=8,original_max_position=8192,low_freq_factor=2,"
+                  "high_freq_factor=1");
+            }).find("high_freq_factor"),
+            std::string::npos);
 }
 
 TEST(HfConfig, LayerRangesPrintRuns) {
