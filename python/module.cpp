@@ -66,41 +66,96 @@ Spec spec_of(const py::object& value) {
                    std::string(py::str(value.get_type().attr("__name__"))));
 }
 
-// Spec.from_hf_config(path_or_dict, seq_len=None): a transformers config.json as a Spec, the
-// mapping of `ropecheck spec --hf-config FILE [--seq-len N]` (hfconfig/README.md). A path is read
-// as `--hf-config` reads it (gate/commands/spec_options.cpp, which is the executable's, not the
-// gate library's), so the messages are the CLI's; a dict is the parsed config, named "config".
-Spec spec_from_hf_config(const py::object& config, const py::object& seq_len) {
-  std::optional<std::int64_t> length;
-  if (!seq_len.is_none()) {
-    std::int64_t value = 0;
-    if (py::isinstance<py::int_>(seq_len) && !py::isinstance<py::bool_>(seq_len)) {
-      try {
-        value = seq_len.cast<std::int64_t>();
-      } catch (const py::cast_error&) {  // beyond int64: refused below like any other bad value
-      }
-    }
-    if (value < 1) throw UsageError("--seq-len: expected a positive integer, got " + std::string(py::repr(seq_len)));
-    length = value;
-  }
+// A config as Spec.from_hf_config and hf_config_rotations take it: its text and the name its
+// messages give it. A path is read as `--hf-config` reads it (gate/commands/spec_options.cpp, which
+// is the executable's, not the gate library's), so the messages are the CLI's; a dict is the parsed
+// config, named "config".
+struct ConfigText {
+  std::string text, name;
+};
+
+ConfigText config_text(const py::object& config) {
   if (py::isinstance<py::dict>(config)) {
-    const std::string text = py::module_::import("json").attr("dumps")(config).cast<std::string>();
-    return hfconfig::spec_from_hf_config(text, length, "config");
+    return {py::module_::import("json").attr("dumps")(config).cast<std::string>(), "config"};
   }
   if (py::isinstance<py::str>(config) || py::isinstance(config, py::module_::import("os").attr("PathLike"))) {
     // The file system's bytes of the path (os.fsencode: a name that is not UTF-8 arrives as a str
     // with surrogate escapes and is read as the same file).
     const std::string path = py::module_::import("os").attr("fsencode")(config).cast<std::string>();
-    std::string bytes;
     try {
-      bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // as --hf-config reads it: kilobytes
+      return {tensorio::read_file_bytes(path, std::uint64_t{1} << 24), path};  // as --hf-config reads it: kilobytes
     } catch (const tensorio::ReaderError& e) {
       throw InputError(std::string("--hf-config: ") + e.what());
     }
-    return hfconfig::spec_from_hf_config(bytes, length, path);
   }
   throw UsageError("--hf-config: expected the path of a config.json or its parsed dict, got " +
                    std::string(py::str(config.get_type().attr("__name__"))));
+}
+
+std::optional<std::int64_t> seq_len_of(const py::object& seq_len) {
+  if (seq_len.is_none()) return std::nullopt;
+  std::int64_t value = 0;
+  if (py::isinstance<py::int_>(seq_len) && !py::isinstance<py::bool_>(seq_len)) {
+    try {
+      value = seq_len.cast<std::int64_t>();
+    } catch (const py::cast_error&) {  // beyond int64: refused below like any other bad value
+    }
+  }
+  if (value < 1) throw UsageError("--seq-len: expected a positive integer, got " + std::string(py::repr(seq_len)));
+  return value;
+}
+
+// layer=None | an int >= 0 (a decoder layer) | 'global' | 'local', as `--layer` (NoPE layers rotate
+// nothing: 'nope' is no rotation to judge).
+hfconfig::LayerSelector selector_of(const py::object& layer) {
+  hfconfig::LayerSelector selector;
+  if (layer.is_none()) return selector;
+  const std::string expected = "layer: expected an int >= 0 or 'global'|'local', got ";
+  if (py::isinstance<py::int_>(layer) && !py::isinstance<py::bool_>(layer)) {
+    std::int64_t index = -1;
+    try {
+      index = layer.cast<std::int64_t>();
+    } catch (const py::cast_error&) {  // beyond int64: refused below
+    }
+    if (index < 0) throw UsageError(expected + std::string(py::repr(layer)));
+    selector.layer = index;
+    return selector;
+  }
+  if (py::isinstance<py::str>(layer)) {
+    const std::optional<hfconfig::LayerKind> kind = hfconfig::parse_layer_kind(utf8_of(layer, "layer"));
+    if (kind == hfconfig::LayerKind::kGlobal || kind == hfconfig::LayerKind::kLocal) {
+      selector.kind = kind;
+      return selector;
+    }
+    if (kind == hfconfig::LayerKind::kNoRope) throw UsageError(expected + "'nope' (NoPE layers apply no rotation: no spec to judge)");
+  }
+  throw UsageError(expected + std::string(py::repr(layer)));
+}
+
+// What the mapping assumed (ModelRotations::notes), as UserWarning "FILE: note: TEXT" (the CLI
+// prints the same lines on stderr).
+void warn_notes(const std::string& file, const std::vector<std::string>& notes) {
+  for (const std::string& note : notes) {
+    if (PyErr_WarnEx(PyExc_UserWarning, (file + ": note: " + note).c_str(), 1) != 0) throw py::error_already_set();
+  }
+}
+
+// Spec.from_hf_config(path_or_dict, seq_len=None, layer=None): the one rotation `layer` picks, the
+// mapping of `ropecheck spec --hf-config FILE [--seq-len N] [--layer N|KIND]` (hfconfig/README.md).
+Spec spec_from_hf_config(const py::object& config, const py::object& seq_len, const py::object& layer) {
+  const std::optional<std::int64_t> length = seq_len_of(seq_len);
+  const hfconfig::LayerSelector selector = selector_of(layer);
+  const ConfigText c = config_text(config);
+  Spec spec = hfconfig::spec_from_hf_config(c.text, length, c.name, selector);
+  warn_notes(c.name, hfconfig::rotations_from_hf_config(c.text, length, c.name).notes);
+  return spec;
+}
+
+// hf_config_rotations(path_or_dict, seq_len=None): every rotation of the model, with its layers.
+hfconfig::ModelRotations hf_config_rotations(const py::object& config, const py::object& seq_len) {
+  const std::optional<std::int64_t> length = seq_len_of(seq_len);
+  const ConfigText c = config_text(config);
+  return hfconfig::rotations_from_hf_config(c.text, length, c.name);
 }
 
 void bind_spec(py::module_& m) {
@@ -126,11 +181,17 @@ str(spec) is the canonical compact form; an invalid spec raises ValueError namin
                   },
                   "The JSON form (an object with the compact form's keys).")
       .def_static("from_hf_config", &spec_from_hf_config, py::arg("config"), py::arg("seq_len") = py::none(),
+                  py::arg("layer") = py::none(),
                   R"(The spec of a Hugging Face transformers config.json, as `ropecheck spec --hf-config`.
 
 config: the file's path or its parsed dict. seq_len: the sequence length served, required by the
-rope types whose rotation depends on it (dynamic, longrope; hfconfig/README.md). A config that
-ropecheck does not model raises ValueError naming the file and the field.)")
+rope types whose rotation depends on it (dynamic, longrope; hfconfig/README.md). layer: for a
+model whose layers rotate differently (Gemma-3's local and global layers), the rotation of decoder
+layer N (an int, 0-based) or of the 'global' or 'local' layers, as `--layer`; without it such a
+model raises ValueError naming the choices (NoPE layers aside: SmolLM3's rotating layers are its
+one rotation). hf_config_rotations lists them all. What the mapping assumed (a dtype the config
+does not give, ...) is issued as UserWarning. A config that ropecheck does not model raises
+ValueError naming the file and the field.)")
       .def("__str__", [](const Spec& s) { return to_string(s); })
       .def("__repr__", [](const Spec& s) { return "Spec('" + to_string(s) + "')"; })
       .def("to_json", [](const Spec& s) { return to_json(s); }, "The canonical JSON form (one line).")
@@ -159,6 +220,47 @@ ropecheck does not model raises ValueError naming the file and the field.)")
           "attention_factor", [](const Spec& s) { return static_cast<double>(ropecheck::attention_factor<long double>(s)); },
           "The factor that multiplies cos and sin (1 for schemes without one).")
       .def(py::pickle([](const Spec& s) { return to_string(s); }, [](const std::string& text) { return parse_spec(text); }));
+}
+
+void bind_hf_config_rotations(py::module_& m) {
+  py::class_<hfconfig::LayerRotation>(m, "LayerRotation", R"(The decoder layers of one kind and their rotation.
+
+kind: 'all' (every layer of the model), 'global', 'local' or 'nope' (the names `--layer` takes);
+layers: the 0-based layer indices, ascending; spec: their Spec, None for 'nope' layers (no
+rotation).)")
+      .def_property_readonly("kind", [](const hfconfig::LayerRotation& r) { return std::string(hfconfig::layer_kind_name(r.kind)); })
+      .def_readonly("layers", &hfconfig::LayerRotation::layers)
+      .def_readonly("spec", &hfconfig::LayerRotation::spec)
+      .def("__repr__", [](const hfconfig::LayerRotation& r) {
+        return "LayerRotation(kind='" + std::string(hfconfig::layer_kind_name(r.kind)) +
+               "', layers=" + std::string(py::repr(py::cast(r.layers))) +
+               ", spec=" + (r.spec ? "Spec('" + to_string(*r.spec) + "')" : std::string("None")) + ")";
+      });
+  py::class_<hfconfig::ModelRotations>(m, "ModelRotations", R"(Every rotation a config's model applies.
+
+Iterating it (or indexing, len()) gives its LayerRotations, in order of their first layer;
+model_type and num_layers are the config's ('' and 0 when it does not say); notes what the mapping
+assumed (a dtype the config does not give, ...).)")
+      .def_readonly("model_type", &hfconfig::ModelRotations::model_type)
+      .def_readonly("num_layers", &hfconfig::ModelRotations::num_layers)
+      .def_readonly("rotations", &hfconfig::ModelRotations::rotations)
+      .def_readonly("notes", &hfconfig::ModelRotations::notes)
+      .def("__len__", [](const hfconfig::ModelRotations& m) { return m.rotations.size(); })
+      .def("__getitem__", [](const hfconfig::ModelRotations& m, const py::object& i) { return py::object(py::cast(m.rotations)[i]); })
+      .def("__iter__", [](const hfconfig::ModelRotations& m) { return py::iter(py::cast(m.rotations)); })
+      .def("__repr__", [](const hfconfig::ModelRotations& m) {
+        std::string kinds;
+        for (const hfconfig::LayerRotation& r : m.rotations)
+          kinds += (kinds.empty() ? "'" : ", '") + std::string(hfconfig::layer_kind_name(r.kind)) + "'";
+        return "ModelRotations(model_type='" + m.model_type + "', num_layers=" + std::to_string(m.num_layers) + ", kinds=[" + kinds + "])";
+      });
+  m.def("hf_config_rotations", &hf_config_rotations, py::arg("config"), py::arg("seq_len") = py::none(),
+        R"(Every rotation of a Hugging Face transformers config.json, as `ropecheck spec --hf-config` lists them.
+
+config: the file's path or its parsed dict; seq_len as Spec.from_hf_config. Returns a
+ModelRotations: for r in ropecheck.hf_config_rotations("config.json"): r.kind, r.layers, r.spec
+(None for NoPE layers). A config that ropecheck does not model raises ValueError naming the file
+and the field.)");
 }
 
 }  // namespace
@@ -201,6 +303,7 @@ PYBIND11_MODULE(_ropecheck, m) {
     }
   });
   bind_spec(m);
+  bind_hf_config_rotations(m);
   bind_apply(m);
   bind_judging(m);
 }

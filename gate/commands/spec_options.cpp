@@ -1,7 +1,7 @@
 #include "gate/commands/spec_options.h"
 
 #include <charconv>
-
+#include <cstdio>
 #include <optional>
 
 #include "hfconfig/hfconfig.h"
@@ -9,6 +9,12 @@
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
+namespace {
+
+const char* const kLayerNeedsConfig = "--layer: needs --hf-config (it picks one rotation of a config's layers)";
+const char* const kLayerExpected = "--layer: expected a layer index N >= 0 or global|local, got '";
+
+}  // namespace
 
 void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
   const bool many = count == SpecCount::any;
@@ -20,8 +26,7 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
                   many ? "A transformers config.json whose rotation to use (repeatable; hfconfig/README.md)"
                        : "A transformers config.json whose rotation to use instead of --spec (hfconfig/README.md)")
       ->expected(1);
-  cmd->add_option("--seq-len", options.seq_len,
-                  "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
+  cmd->add_option("--seq-len", options.seq_len, "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // An integer 1..2^63-1, read exactly (a wider one is refused, never saturated).
@@ -33,6 +38,49 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
             return "";
           },
           "INT >= 1"));
+  cmd->add_option("--layer", options.layer,
+                  "With --hf-config: the rotation of decoder layer N (0-based), or of the global|local layers, for a model "
+                  "whose layers rotate differently (`ropecheck spec --hf-config FILE` lists them)")
+      ->expected(1);
+}
+
+std::string read_hf_config(const std::string& path) {
+  try {
+    return tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // a config.json is kilobytes
+  } catch (const tensorio::ReaderError& e) {
+    throw InputError(std::string("--hf-config: ") + e.what());
+  }
+}
+
+std::optional<std::int64_t> seq_len_of(const SpecOptions& options) {
+  return options.seq_len > 0 ? std::optional<std::int64_t>(options.seq_len) : std::nullopt;
+}
+
+hfconfig::LayerSelector layer_selector(const SpecOptions& options) {
+  hfconfig::LayerSelector selector;
+  const std::string& text = options.layer;
+  if (text.empty()) return selector;
+  std::int64_t index = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (ec == std::errc() && end == text.data() + text.size() && index >= 0) {
+    selector.layer = index;
+    return selector;
+  }
+  const std::optional<hfconfig::LayerKind> kind = hfconfig::parse_layer_kind(text);
+  if (kind == hfconfig::LayerKind::kGlobal || kind == hfconfig::LayerKind::kLocal) {
+    selector.kind = kind;
+    return selector;
+  }
+  const std::string shown = text.substr(0, 32) + (text.size() > 32 ? "..." : "");
+  if (kind == hfconfig::LayerKind::kNoRope) {
+    throw UsageError(std::string(kLayerExpected) + "nope' (NoPE layers apply no rotation: no spec to judge)");
+  }
+  throw UsageError(kLayerExpected + shown + "'");
+}
+
+void print_notes(const std::string& file, const std::vector<std::string>& notes) {
+  std::fflush(stdout);  // after what the command printed, on a terminal showing both
+  for (const std::string& note : notes) std::fprintf(stderr, "%s: note: %s\n", file.c_str(), note.c_str());
 }
 
 std::vector<Spec> resolve_specs(const SpecOptions& options) {
@@ -42,16 +90,14 @@ std::vector<Spec> resolve_specs(const SpecOptions& options) {
     validate(spec);
     out.push_back(std::move(spec));
   }
-  const std::optional<std::int64_t> seq_len =
-      options.seq_len > 0 ? std::optional<std::int64_t>(options.seq_len) : std::nullopt;
+  if (!options.layer.empty() && options.hf_configs.empty()) {
+    throw UsageError(kLayerNeedsConfig);
+  }
+  const hfconfig::LayerSelector selector = layer_selector(options);
   for (const std::string& path : options.hf_configs) {
-    std::string bytes;
-    try {
-      bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 24);  // a config.json is kilobytes
-    } catch (const tensorio::ReaderError& e) {
-      throw InputError(std::string("--hf-config: ") + e.what());
-    }
-    out.push_back(hfconfig::spec_from_hf_config(bytes, seq_len, path));
+    const std::string bytes = read_hf_config(path);
+    out.push_back(hfconfig::spec_from_hf_config(bytes, seq_len_of(options), path, selector));
+    print_notes(path, hfconfig::rotations_from_hf_config(bytes, seq_len_of(options), path).notes);
   }
   return out;
 }
@@ -71,6 +117,7 @@ std::optional<Spec> resolve_optional_spec(const SpecOptions& options, const std:
     if (o->count() > 0) throw UsageError(o->get_name() + ": needs --spec or --hf-config (" + mode + ")");
   }
   if (options.seq_len > 0) throw UsageError("--seq-len: needs --hf-config");
+  if (!options.layer.empty()) throw UsageError(kLayerNeedsConfig);
   return std::nullopt;
 }
 

@@ -40,7 +40,8 @@ from . import _callable as _fn
 from . import _checks as _c
 from . import _ropecheck as _rc
 from . import _tensors as _t
-from ._ropecheck import Case, Group, Result, Spec, __version__  # noqa: F401
+from ._ropecheck import (Case, Group, LayerRotation, ModelRotations, Result, Spec, __version__,  # noqa: F401
+                         hf_config_rotations)
 
 # The golden suites the package carries, beside this file: installed by `pip install .`
 # (pyproject.toml); in a build folder, a link to the repository's golden/suites (python/CMakeLists.txt).
@@ -54,7 +55,7 @@ MAX_POSITION = 2**31 - 1
 DEFAULT_MODEL = _rc.JudgeArguments().model
 
 __all__ = ["Spec", "Result", "Group", "Case", "apply", "check", "assert_rope_close", "gate", "kernels",
-           "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
+           "hf_config_rotations", "ModelRotations", "LayerRotation", "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
 
 
 class RoundedInputWarning(UserWarning):
