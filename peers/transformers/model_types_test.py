@@ -119,6 +119,14 @@ CASES = {
                          rope_scaling={"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
                                        "high_freq_factor": 1.0, "original_max_position_embeddings": 8192},
                          attn_temperature_tuning=False),
+    # Llama4ForConditionalGeneration's config: Scout's rope object, attn_temperature_tuning left to its default
+    # (true: a query scale on NoPE layers, no rotation; hfconfig says so in a note)
+    "llama4": {"model_type": "llama4", "torch_dtype": "float32",
+               "text_config": {"model_type": "llama4_text", "hidden_size": 256, "num_attention_heads": 4,
+                               "num_key_value_heads": 4, "num_hidden_layers": 8, "head_dim": 64,
+                               "max_position_embeddings": 262144, "rope_theta": 500000.0,
+                               "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                                                "high_freq_factor": 1.0, "original_max_position_embeddings": 8192}}},
     "deepseek_v2": small("deepseek_v2", **MLA, rope_theta=10000.0,
                          rope_scaling={"type": "yarn", "factor": 40, "beta_fast": 32, "beta_slow": 1, "mscale": 0.707,
                                        "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096}),
@@ -264,17 +272,20 @@ def compare(name, raw, tmp_path):
 
 
 def table_model_types():
-    """The model types of hfconfig/README.md's table (the first column's `names` of the table whose header's
-    first cell says "model type")."""
+    """The model types of hfconfig/README.md's table: the first column of the table whose header's first cell is
+    `model_type`, comma-separated names, `name(_suffix)` meaning name and name_suffix."""
     names, in_table = set(), False
     for line in open(os.path.join(ROOT, "hfconfig", "README.md"), encoding="utf-8"):
         cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else None
         if cells is None:
             in_table = False
-        elif "model type" in cells[0].lower() or "model_type" in cells[0]:
+        elif cells[0].strip("`") == "model_type":
             in_table = True
         elif in_table and not set(cells[0]) <= set("-: "):
-            names.update(re.findall(r"`([a-z0-9_]+)`", cells[0]))
+            for item in cells[0].replace("`", "").split(","):
+                m = re.fullmatch(r"([a-z0-9_]+)(?:\(([a-z0-9_]+)\))?", item.strip())
+                assert m, f"hfconfig/README.md: model type {item.strip()!r} is not a name or name(_suffix)"
+                names.update({m.group(1)} | ({m.group(1) + m.group(2)} if m.group(2) else set()))
     return names
 
 
