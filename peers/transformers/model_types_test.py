@@ -340,6 +340,7 @@ def markdown(tmp_dir):
 if __name__ == "__main__":
     import tempfile
     if sys.argv[1:] != ["--markdown"]:
-        sys.exit("usage: model_types_test.py --markdown")
+        print("usage: model_types_test.py --markdown (the RESULTS.md section on stdout)", file=sys.stderr)
+        sys.exit(2)
     with tempfile.TemporaryDirectory() as tmp:
         print(markdown(tmp))
