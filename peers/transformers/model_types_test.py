@@ -34,9 +34,11 @@ sys.path.insert(0, HERE)
 
 ropecheck = pytest.importorskip("ropecheck", reason="ropecheck's Python module is not importable (PYTHONPATH=build/python)")
 torch = pytest.importorskip("torch", reason="torch is not importable (Debian python3-torch)")
-transformers = pytest.importorskip("transformers", reason="transformers is not importable (pip install -r peers/transformers/requirements.txt)")
+transformers = pytest.importorskip(
+    "transformers", reason="transformers is not importable (pip install -r peers/transformers/requirements.txt)")
 if getattr(transformers, "__file__", None) is None:
-    pytest.skip("transformers is not installed ('transformers' resolves to a folder of this repository)", allow_module_level=True)
+    pytest.skip("transformers is not installed ('transformers' resolves to a folder of this repository)",
+                allow_module_level=True)
 transformers.logging.set_verbosity_error()
 
 import numpy as np  # noqa: E402

@@ -121,7 +121,8 @@ def llama3_parameters(config):
     return inv_freq_llama, attention_factor
 
 
-ROPE_INIT_FUNCTIONS = {"default": default_parameters, "linear": linear_parameters, "yarn": yarn_parameters, "llama3": llama3_parameters}  # :521-528
+ROPE_INIT_FUNCTIONS = {"default": default_parameters, "linear": linear_parameters,  # :521-528, the types ported
+                       "yarn": yarn_parameters, "llama3": llama3_parameters}
 
 
 def rope_type_of(config):
