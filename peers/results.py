@@ -2,7 +2,7 @@
 """Builds peers/RESULTS.md from `ropecheck check/run --json` reports, and compares a fresh table
 with the checked-in one (scripts/peers drives it; peers/README.md "RESULTS.md").
 
-    results.py write --reports DIR --out RESULTS.md [--not-run PEER=REASON ...] [--header LINE ...]
+    results.py write --reports DIR --out RESULTS.md [--not-run PEER=REASON ...] [--header LINE ...] [--section FILE ...]
     results.py check --reports DIR --against RESULTS.md [--not-run PEER=REASON ...]
 
 PEER names the implementations of a peer that could not run: a prefix ("ggml" covers ggml-fma,
@@ -17,6 +17,8 @@ MODEL/IMPL.skipped.json ({"SUITE/ID": reason}). Rows: implementation × model ×
   else ">=N" with N the smallest largest-tested-position of the family's groups;
 - diagnosis: the gate's diagnosis of the family's failing (else marginal) groups (judge/diagnosis.h):
   the line most of them give first (the mistake that reproduces the outputs, or the angle).
+--section FILE: a Markdown section written by another check (peers/transformers/model_types_test.py
+--markdown), copied as it is after the summaries, before the table; `check` does not compare it.
 `check` exits 1 when a verdict differs from the checked-in table for an implementation that ran
 (an implementation not run is named, not compared), 0 otherwise; other columns that moved are
 listed without failing.
@@ -163,6 +165,9 @@ def write(args):
     for model in models:
         out += [f"## Summary, model `{model}` (per judged dtype: ✓ pass, ✗ fail; · nothing judged)", ""]
         out += summary_matrix(rows, model) + [""]
+    for path in args.section:
+        with open(path, encoding="utf-8") as f:
+            out += [f.read().rstrip("\n"), ""]
     out += ["## Table", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     out += [table_line(key, rows[key]) for key in sorted(rows, key=sort_key)]
     with open(args.out, "w") as f:
@@ -227,6 +232,7 @@ def main():
     parser.add_argument("--against")
     parser.add_argument("--not-run", action="append", default=[], help="PEER=REASON (a peer that could not run; PEER: its implementations' prefix(es), comma-separated)")
     parser.add_argument("--header", action="append", default=[], help="a line for the top of RESULTS.md")
+    parser.add_argument("--section", action="append", default=[], help="a Markdown file copied before the table (write)")
     args = parser.parse_args()
     if args.mode == "write":
         if not args.out:

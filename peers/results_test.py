@@ -2,7 +2,8 @@
 """ctest peers_results: peers/results.py writes the table and `check` fails on a changed verdict.
 
 Builds small fake reports (gate/schema/report.schema.json fields that results.py reads) in a fresh
-temporary folder: write a table, then check it against the same reports (exit 0), against reports
+temporary folder: write a table, then check it against the same reports (exit 0), a table with a --section
+copied before the table (not compared by check), against reports
 where one verdict flipped (exit 1, the row named), with that peer marked not run (exit 0), and
 with only a horizon moved (exit 0, reported as moved)."""
 import json
@@ -56,6 +57,16 @@ def main():
         expect("reported unsupported by the plugin (peers/ggml/README.md)" in text, "plugin reason:\n" + text)
         rc, out = run("check", "--reports", reports, "--against", table)
         expect(rc == 0 and "0 verdicts changed" in out, f"same reports: exit {rc}: {out}")
+
+        section, with_section = os.path.join(tmp, "section.md"), os.path.join(tmp, "RESULTS-section.md")
+        with open(section, "w") as f:
+            f.write("## Model types\n\n| model type | verdict |\n|---|---|\n| llama | pass |\n")
+        rc, out = run("write", "--reports", reports, "--out", with_section, "--section", section)
+        text = open(with_section).read() if rc == 0 else ""
+        expect(rc == 0 and "## Model types\n\n| model type | verdict |\n|---|---|\n| llama | pass |\n\n## Table" in text,
+               f"section before the table: exit {rc}: {out}\n{text}")
+        rc, out = run("check", "--reports", reports, "--against", with_section)
+        expect(rc == 0 and "0 verdicts changed" in out, f"a section is not a verdict row: exit {rc}: {out}")
 
         write_reports(reports, flip=True)
         rc, out = run("check", "--reports", reports, "--against", table)

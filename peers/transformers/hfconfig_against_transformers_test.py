@@ -191,6 +191,8 @@ def test_spec_matches_transformers(name, config, seq_len):
     raw = json.load(open(config)) if isinstance(config, str) else config
     if "text_config" in raw:
         raw = dict(raw["text_config"], **{k: v for k, v in raw.items() if k not in ("text_config", "model_type")})
+    if raw["model_type"] not in CONFIG_MAPPING and raw["model_type"] != "phi3_v":  # before reading: its layers may differ
+        pytest.skip(f"transformers {VERSION} has no model type {raw['model_type']} (model_types_test.py ports its code)")
     try:
         spec = ropecheck.Spec.from_hf_config(config, seq_len=seq_len)
     except ValueError as why:
