@@ -1,4 +1,4 @@
-"""Every model type of hfconfig's table against the model's own rotary code (issue 49 item 4): for each, a
+"""Every model type of hfconfig's table against the model's own rotary code: for each, a
 small config (few layers, small heads) is written to this test's temp folder; per decoder layer, the
 rotation ropecheck reads from it (`ropecheck.hf_config_rotations`: one spec per distinct rotation, with
 its layers; `Spec.from_hf_config(config, layer=N)` picks one of them)
