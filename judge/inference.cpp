@@ -1601,7 +1601,12 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
   // Memory faults: named when, with their rows left out, the spec explains what is left (at least
   // 90 %, and at most a fifth of what it leaves unexplained with them).
   const std::map<std::string, MemoryFinding> memory = memory_faults(spec, tests, threads);
-  const auto rest_of = [&](const MemoryFinding& m) { return scorer.score(as_given, &m.rows_flagged, threads); };
+  std::map<std::string, Score> rests;  // each finding's rest, scored once
+  const auto rest_of = [&](const MemoryFinding& m) {
+    auto it = rests.find(m.kind);
+    if (it == rests.end()) it = rests.emplace(m.kind, scorer.score(as_given, &m.rows_flagged, threads)).first;
+    return it->second;
+  };
   const auto explains_rest = [&](const MemoryFinding& m) {
     const Score rest = rest_of(m);
     // Foreign data must leave rows the spec explains (zeros or the inputs everywhere are said
