@@ -179,7 +179,7 @@ bool name_isolated_values(const Spec& spec, const GroupResult& g, GroupDiagnosis
   }
   d.explanation_kind = "isolated_values";
   d.mistake = "isolated wrong values";
-  d.mistake_within = 1;
+  d.mistake_within = static_cast<double>(checked - failed) / static_cast<double>(checked);  // every other value is within the bound
   d.headline = "your outputs have isolated wrong values";
   d.explanation = d.headline + ": " + counts + " out of the bound, at " + where + "; every other value is within it";
   return true;
