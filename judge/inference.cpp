@@ -1520,8 +1520,8 @@ bool describe_outputs(const Spec& spec, const std::vector<DiagnosedTest>& tests,
   name("outputs_nonfinite", what + " in rows whose inputs are finite", "");
   d.mistake_within = rest.within;
   d.mistake_identical = rest.identical;
-  d.explanation = "your outputs are " + what + " at tokens " + token_ranges_text(tokens, stride) + " (" + std::to_string(flagged.size()) +
-                  " of " + std::to_string(rows) + " rows, their inputs finite" +
+  d.explanation = "your outputs are " + what + (tokens.size() == 1 ? " at token " : " at tokens ") + token_ranges_text(tokens, stride) +
+                  " (" + std::to_string(flagged.size()) + " of " + std::to_string(rows) + " rows, their inputs finite" +
                   (stride > 1 ? "; sampled at a stride of " + std::to_string(stride) + " tokens" : std::string()) +
                   "); the spec explains the other rows (fit: " + percent(rest.identical) + " of values bit for bit, " +
                   percent(rest.within) + " of pairs within its f32-angle bound)";
