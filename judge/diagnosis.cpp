@@ -185,6 +185,54 @@ bool name_isolated_values(const Spec& spec, const GroupResult& g, GroupDiagnosis
   return true;
 }
 
+// What the decomposition measured over the ordinary pairs with finite outputs (`measured`): those
+// of rotation e above kRotationFar, those whose norm is off by more than kNormKept, and the largest
+// |s − 1|.
+struct PairCounts {
+  std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
+  double scale_error = 0;
+};
+
+// The generic angle and rotation lines of a diagnosis that names nothing (judge/README.md
+// "Explanation"), each only where what it says was measured.
+void add_error_lines(GroupDiagnosis& d, const PairCounts& counts, std::int64_t angle_position, long double noise) {
+  const auto [measured, rotation_far, norm_off, scale_error] = counts;
+  // No ordinary pair with finite outputs: the angle and the rotation were not measured, and a line
+  // of zeros would read as a finding.
+  if (measured == 0) return;
+  // Pair norms not kept at a share of the pairs: the outputs are not a rotation of the inputs, and
+  // neither an angle nor an arithmetic's precision describes them.
+  if (norm_off * 100 >= measured) {
+    d.lines.push_back("rotation: the outputs are not a rotation of the inputs (pair norms off by more than " + number(kNormKept) + " at " +
+                      std::to_string(norm_off) + " of " + std::to_string(measured) + " pairs, by up to " + number(scale_error) + ")");
+    return;
+  }
+  // The angle line.
+  if (d.angle_error_rad <= static_cast<double>(noise)) {
+    d.lines.push_back("angle: within the output's own rounding (largest angle error " + number(d.angle_error_rad) + " rad)");
+  } else {
+    std::string line = "angle: error up to " + number(d.angle_error_rad) + " rad (" + number(d.angle_error_ulps) +
+                       " binary32 ulps of the angle) at position " + std::to_string(angle_position);
+    if (!d.frequency_growth.empty()) {
+      line += "; frequency error up to " + number(d.frequency_error_ulps) + " ulp at pair " + std::to_string(d.frequency_error_pair) +
+              (d.frequency_growth == "pair index"
+                   ? ", growing with the pair index (as a running product theta *= r, or a rounded exponent, gives)"
+                   : ", about the same over the pair indices");
+    }
+    d.lines.push_back(line);
+  }
+  // The arithmetic's precision is blamed only where a share of the pairs shows it (1 % or more): a
+  // few values far off are not how a cos/sin or a product of the wrong precision fails.
+  std::string rotation = "rotation at its own angle: e <= " + number(d.rotation_e);
+  if (d.rotation_e > kRotationFar && rotation_far * 100 >= measured) {
+    rotation += " (the cos/sin or the products are not computed in the data dtype's precision)";
+  } else if (d.rotation_e > kRotationFar) {
+    rotation +=
+        " (above " + number(kRotationFar) + " at " + std::to_string(rotation_far) + " of " + std::to_string(measured) + " pairs only)";
+  }
+  d.lines.push_back(rotation);
+}
+
 }  // namespace
 
 GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads,
@@ -398,40 +446,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // generic angle and rotation lines, computed against the spec as given, would read as a second
   // cause beside it (judge/README.md "Explanation"); their figures stay in the fields.
   if (!d.explanation_kind.empty()) return d;
-  // No ordinary pair with finite outputs: the angle and the rotation were not measured, and a line
-  // of zeros would read as a finding.
-  if (measured == 0) return d;
-  // Pair norms not kept at a share of the pairs: the outputs are not a rotation of the inputs, and
-  // neither an angle nor an arithmetic's precision describes them.
-  if (norm_off * 100 >= measured) {
-    d.lines.push_back("rotation: the outputs are not a rotation of the inputs (pair norms off by more than " + number(kNormKept) + " at " +
-                      std::to_string(norm_off) + " of " + std::to_string(measured) + " pairs, by up to " + number(scale_error) + ")");
-    return d;
-  }
-  // The angle line.
-  if (d.angle_error_rad <= static_cast<double>(noise)) {
-    d.lines.push_back("angle: within the output's own rounding (largest angle error " + number(d.angle_error_rad) + " rad)");
-  } else {
-    std::string line = "angle: error up to " + number(d.angle_error_rad) + " rad (" + number(d.angle_error_ulps) +
-                       " binary32 ulps of the angle) at position " + std::to_string(angle_position);
-    if (!d.frequency_growth.empty()) {
-      line += "; frequency error up to " + number(d.frequency_error_ulps) + " ulp at pair " + std::to_string(d.frequency_error_pair) +
-              (d.frequency_growth == "pair index"
-                   ? ", growing with the pair index (as a running product theta *= r, or a rounded exponent, gives)"
-                   : ", about the same over the pair indices");
-    }
-    d.lines.push_back(line);
-  }
-  // The arithmetic's precision is blamed only where a share of the pairs shows it (1 % or more): a
-  // few values far off are not how a cos/sin or a product of the wrong precision fails.
-  std::string rotation = "rotation at its own angle: e <= " + number(d.rotation_e);
-  if (d.rotation_e > kRotationFar && rotation_far * 100 >= measured) {
-    rotation += " (the cos/sin or the products are not computed in the data dtype's precision)";
-  } else if (d.rotation_e > kRotationFar) {
-    rotation +=
-        " (above " + number(kRotationFar) + " at " + std::to_string(rotation_far) + " of " + std::to_string(measured) + " pairs only)";
-  }
-  d.lines.push_back(rotation);
+  add_error_lines(d, {measured, rotation_far, norm_off, scale_error}, angle_position, noise);
   return d;
 }
 
