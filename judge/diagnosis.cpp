@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -10,8 +11,8 @@
 
 #include "judge/inference.h"
 #include "judge/pair_math.h"
-#include "judge/parallel.h"
 #include "judge/pair_rule.h"
+#include "judge/parallel.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
@@ -86,9 +87,156 @@ class PairFitter {
   bool resolved_ = false, any_ = false;
 };
 
+// The rotation error (|s − 1|/u at the candidate's own angle) above which a pair's arithmetic is not
+// the data dtype's: a careful rotation is within e <= 4 (Coq gate_exact_default).
+constexpr double kRotationFar = 8;
+// A relative pair-norm error above which no arithmetic of a RoPE dtype explains it: 1/16, 16 times
+// bfloat16's unit roundoff 2^-8 (the coarsest dtype, reference/README.md).
+constexpr double kNormKept = 1.0 / 16;
+
+// "token 100, head 2, dim 5 = 1e+06 (expected 0.372)": where a kept case's value is furthest
+// from its expected one (both dims of the pair when the nearer is off by a hundredth as much or
+// more; a test's id first when the group has several tests).
+std::string case_value(const Case& c, bool with_test) {
+  std::string where = with_test ? "test " + std::to_string(c.test_id) + ", " : "";
+  where += "token " + std::to_string(c.token) + ", head " + std::to_string(c.head);
+  if (c.dim < 0) return where;
+  if (c.second_dim < 0)
+    return where + ", dim " + std::to_string(c.dim) + " = " + number(c.got_a, "%.6g") + " (expected " + number(c.expected_a, "%.6g") + ")";
+  const auto off = [](double got, double expected) {
+    const double d = std::fabs(got - expected);
+    return std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+  };
+  const double da = off(c.got_a, c.expected_a), db = off(c.got_b, c.expected_b);
+  const auto one = [&](int dim, double got, double expected) {
+    return "dim " + std::to_string(dim) + " = " + number(got, "%.6g") + " (expected " + number(expected, "%.6g") + ")";
+  };
+  if (std::min(da, db) * 100 >= std::max(da, db)) {
+    return where + ", " + one(c.dim, c.got_a, c.expected_a) + " and " + one(c.second_dim, c.got_b, c.expected_b);
+  }
+  return where + ", " + (da >= db ? one(c.dim, c.got_a, c.expected_a) : one(c.second_dim, c.got_b, c.expected_b));
+}
+
+// Subnormals flushed to zero (judge/README.md "Explanation"): every failure an edge case, every
+// kept one a pair whose input is subnormal and whose outputs are both zero where the expected ones
+// are not, and no ordinary pair out of the bound — what flush-to-zero (FTZ) or
+// denormals-are-zero (DAZ) arithmetic does.
+bool name_flushed_subnormals(const GroupResult& g, GroupDiagnosis& d) {
+  if (g.edge_failed == 0 || g.ordinary_failed > 0 || g.special_failed > 0 || g.whole_tests_failed > 0 || g.passthrough_failed > 0) {
+    return false;
+  }
+  const Case* example = nullptr;
+  for (const Case& c : g.worst) {
+    if (c.accuracy) continue;
+    const bool flushed = c.domain == "subnormal" && c.got_a == 0 && c.got_b == 0 && (c.expected_a != 0 || c.expected_b != 0);
+    if (!flushed) return false;
+    if (!example) example = &c;
+  }
+  if (!example) return false;
+  d.explanation_kind = "subnormal_flush";
+  d.mistake = "subnormals flushed to zero";
+  d.headline = "your outputs have subnormals flushed to zero";
+  d.explanation = d.headline + ": " + std::to_string(g.edge_failed) +
+                  " pairs out of the bound, each with a subnormal input and zero outputs (flush-to-zero or denormals-are-zero "
+                  "arithmetic), e.g. " +
+                  case_value(*example, g.tests > 1) + "; " +
+                  (g.ordinary_checked > 0 ? "every ordinary pair is within the bound" : "no ordinary pair was judged");
+  return true;
+}
+
+// A few values far off (judge/README.md "Explanation"): at most 1 % of the values judged fail, the
+// spec explains the sample, and the failures are far outside what any float32 RoPE computes (a
+// worst e 64 times the f32-angle bound at its angle, a NaN or Inf where the expected value is
+// finite, a passed-through dim changed): named by where they are, not by a change of the spec or
+// of the arithmetic's precision.
+bool name_isolated_values(const Spec& spec, const GroupResult& g, GroupDiagnosis& d) {
+  const std::int64_t failed = g.pairs_failed + g.passthrough_failed, checked = g.pairs_checked + g.passthrough_checked;
+  if (g.whole_tests_failed > 0 || failed == 0 || failed * 100 > checked || (g.ordinary_failed == 0 && g.passthrough_failed == 0))
+    return false;
+  bool far = g.passthrough_failed > 0;
+  for (const Case& c : g.worst) {
+    far |= c.dim >= 0 && (!std::isfinite(c.got_a) || !std::isfinite(c.got_b)) && std::isfinite(c.expected_a) && std::isfinite(c.expected_b);
+  }
+  if (!far && g.worst_e_pair >= 0 && g.worst_e_pair < spec.rotary_dim / 2) {
+    const double angle = static_cast<double>(g.worst_e_position) * frequency<double>(spec, g.worst_e_pair);
+    far = g.worst_e > 64 * default_tolerance(Model::f32_angle, spec).at(angle);
+  }
+  if (!far) return false;
+  std::string where;
+  int listed = 0;
+  for (const Case& c : g.worst) {
+    if (c.dim < 0) continue;
+    if (listed++ == 3) {
+      where += ", ...";
+      break;
+    }
+    where += (where.empty() ? "" : "; ") + case_value(c, g.tests > 1);
+  }
+  std::string counts = std::to_string(g.pairs_failed) + " of " + std::to_string(g.pairs_checked) + " pairs";
+  if (g.passthrough_failed > 0) {
+    counts += (g.pairs_failed > 0 ? " and " : ", ") + std::to_string(g.passthrough_failed) + " of " +
+              std::to_string(g.passthrough_checked) + " passed-through values";
+  }
+  d.explanation_kind = "isolated_values";
+  d.mistake = "isolated wrong values";
+  d.mistake_within = static_cast<double>(checked - failed) / static_cast<double>(checked);  // every other value is within the bound
+  d.headline = "your outputs have isolated wrong values";
+  d.explanation = d.headline + ": " + counts + " out of the bound, at " + where + "; every other value is within it";
+  return true;
+}
+
+// What the decomposition measured over the ordinary pairs with finite outputs (`measured`): those
+// of rotation e above kRotationFar, those whose norm is off by more than kNormKept, and the largest
+// |s − 1|.
+struct PairCounts {
+  std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
+  double scale_error = 0;
+};
+
+// The generic angle and rotation lines of a diagnosis that names nothing (judge/README.md
+// "Explanation"), each only where what it says was measured.
+void add_error_lines(GroupDiagnosis& d, const PairCounts& counts, std::int64_t angle_position, long double noise) {
+  const auto [measured, rotation_far, norm_off, scale_error] = counts;
+  // No ordinary pair with finite outputs: the angle and the rotation were not measured, and a line
+  // of zeros would read as a finding.
+  if (measured == 0) return;
+  // Pair norms not kept at a share of the pairs: the outputs are not a rotation of the inputs, and
+  // neither an angle nor an arithmetic's precision describes them.
+  if (norm_off * 100 >= measured) {
+    d.lines.push_back("rotation: the outputs are not a rotation of the inputs (pair norms off by more than " + number(kNormKept) + " at " +
+                      std::to_string(norm_off) + " of " + std::to_string(measured) + " pairs, by up to " + number(scale_error) + ")");
+    return;
+  }
+  // The angle line.
+  if (d.angle_error_rad <= static_cast<double>(noise)) {
+    d.lines.push_back("angle: within the output's own rounding (largest angle error " + number(d.angle_error_rad) + " rad)");
+  } else {
+    std::string line = "angle: error up to " + number(d.angle_error_rad) + " rad (" + number(d.angle_error_ulps) +
+                       " binary32 ulps of the angle) at position " + std::to_string(angle_position);
+    if (!d.frequency_growth.empty()) {
+      line += "; frequency error up to " + number(d.frequency_error_ulps) + " ulp at pair " + std::to_string(d.frequency_error_pair) +
+              (d.frequency_growth == "pair index"
+                   ? ", growing with the pair index (as a running product theta *= r, or a rounded exponent, gives)"
+                   : ", about the same over the pair indices");
+    }
+    d.lines.push_back(line);
+  }
+  // The arithmetic's precision is blamed only where a share of the pairs shows it (1 % or more): a
+  // few values far off are not how a cos/sin or a product of the wrong precision fails.
+  std::string rotation = "rotation at its own angle: e <= " + number(d.rotation_e);
+  if (d.rotation_e > kRotationFar && rotation_far * 100 >= measured) {
+    rotation += " (the cos/sin or the products are not computed in the data dtype's precision)";
+  } else if (d.rotation_e > kRotationFar) {
+    rotation +=
+        " (above " + number(kRotationFar) + " at " + std::to_string(rotation_far) + " of " + std::to_string(measured) + " pairs only)";
+  }
+  d.lines.push_back(rotation);
+}
+
 }  // namespace
 
-GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads) {
+GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads,
+                        const GroupResult* group) {
   GroupDiagnosis d;
   const long double u = std::ldexp(1.0L, -significand_bits(spec.dtype));
   const long double g = attention_factor<long double>(spec);
@@ -133,6 +281,10 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // The largest angle error's row and pair: the first in (row, pair) order on ties, as one pass.
   struct Figures {
     double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
+    // Ordinary pairs with finite outputs; those of rotation e > kRotationFar; those whose norm is
+    // off by more than kNormKept.
+    std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
+    double scale_error = 0;  // largest |s − 1|
     std::int64_t angle_position = 0;
     std::size_t angle_row = 0;
     int angle_pair = 0;
@@ -191,7 +343,12 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
         const long double own = atan2_by_table(x * b - y * a, x * a + y * b);
         const long double delta = wrap_to_pi(own - angle.wrapped);
         const long double scale = pair_norm(a, b) / (std::fabs(g) * rho);
-        f.rotation_e = std::max(f.rotation_e, static_cast<double>(std::fabs(scale - 1) * std::fabs(g) / (u * std::max(1.0L, std::fabs(g)))));
+        const double rotation_e = static_cast<double>(std::fabs(scale - 1) * std::fabs(g) / (u * std::max(1.0L, std::fabs(g))));
+        f.rotation_e = std::max(f.rotation_e, rotation_e);
+        ++f.measured;
+        f.rotation_far += rotation_e > kRotationFar;
+        f.norm_off += std::fabs(scale - 1) > kNormKept;
+        f.scale_error = std::max(f.scale_error, static_cast<double>(std::fabs(scale - 1)));
         if (std::fabs(delta) > f.angle_error_rad) {
           f.angle_error_rad = static_cast<double>(std::fabs(delta));
           f.angle_position = static_cast<std::int64_t>(m);
@@ -225,11 +382,16 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   std::int64_t angle_position = 0;
   std::size_t angle_row = 0;
   int angle_pair = 0;
+  std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
+  double scale_error = 0;
   for (const Figures& f : block_figures) {
+    measured += f.measured;
+    rotation_far += f.rotation_far;
+    norm_off += f.norm_off;
+    scale_error = std::max(scale_error, f.scale_error);
     d.rotation_e = std::max(d.rotation_e, f.rotation_e);
-    if (f.angle_error_rad > d.angle_error_rad ||
-        (f.angle_error_rad == d.angle_error_rad && f.angle_error_rad > 0 &&
-         (f.angle_row < angle_row || (f.angle_row == angle_row && f.angle_pair < angle_pair)))) {
+    if (f.angle_error_rad > d.angle_error_rad || (f.angle_error_rad == d.angle_error_rad && f.angle_error_rad > 0 &&
+                                                  (f.angle_row < angle_row || (f.angle_row == angle_row && f.angle_pair < angle_pair)))) {
       d.angle_error_rad = f.angle_error_rad;
       angle_position = f.angle_position;
       angle_row = f.angle_row;
@@ -252,11 +414,17 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // 2. The spec inference (judge/inference.h): the change of the spec that reproduces the outputs.
   const double spec_within = infer_spec(spec, tests, failing, threads, d);
   d.f32_angle_share = spec_within;
+  // What the group's counts and kept cases say where the sample names nothing: subnormals flushed
+  // to zero, or a few values far off among pairs the spec explains.
+  if (failing && group && d.explanation.empty() && !name_flushed_subnormals(*group, d) && spec_within >= 0.99) {
+    name_isolated_values(spec, *group, d);
+  }
   if (!d.explanation.empty()) {
     d.lines.push_back(d.explanation);
   } else if (failing && model == Model::exact && spec_within >= 0.99) {
     // Only on a failing group: a passing or marginal one (f64 data included) is told nothing.
-    d.lines.push_back("outputs are within the f32-angle model's bound: an angle computed in binary32 (--model f32-angle judges this class)");
+    d.lines.push_back(
+        "outputs are within the f32-angle model's bound: an angle computed in binary32 (--model f32-angle judges this class)");
   }
   // Growth with the pair index: the errors of the top quarter of the pair indices against the
   // bottom quarter (a running product's error grows linearly: about 7 times as large there).
@@ -278,21 +446,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // generic angle and rotation lines, computed against the spec as given, would read as a second
   // cause beside it (judge/README.md "Explanation"); their figures stay in the fields.
   if (!d.explanation_kind.empty()) return d;
-  // The angle line.
-  if (d.angle_error_rad <= static_cast<double>(noise)) {
-    d.lines.push_back("angle: within the output's own rounding (largest angle error " + number(d.angle_error_rad) + " rad)");
-  } else {
-    std::string line = "angle: error up to " + number(d.angle_error_rad) + " rad (" + number(d.angle_error_ulps) +
-                       " binary32 ulps of the angle) at position " + std::to_string(angle_position);
-    if (!d.frequency_growth.empty()) {
-      line += "; frequency error up to " + number(d.frequency_error_ulps) + " ulp at pair " + std::to_string(d.frequency_error_pair) +
-              (d.frequency_growth == "pair index" ? ", growing with the pair index (as a running product theta *= r, or a rounded exponent, gives)"
-                                                  : ", about the same over the pair indices");
-    }
-    d.lines.push_back(line);
-  }
-  d.lines.push_back("rotation at its own angle: e <= " + number(d.rotation_e) +
-                    (d.rotation_e > 8 ? " (the cos/sin or the products are not computed in the data dtype's precision)" : ""));
+  add_error_lines(d, {measured, rotation_far, norm_off, scale_error}, angle_position, noise);
   return d;
 }
 
@@ -322,8 +476,7 @@ void DiagnosisSampler::prepare(std::int64_t token_size, int components, std::int
   if (token_size <= 0 || components <= 0 || tokens <= 0 || sample_ || spread_.test.tokens > 0) return;
   // what diagnosis_sample_into and spread keep at most, and never more tokens than there are
   const auto sample_tokens = static_cast<std::size_t>(std::min(tokens, sample_token_budget(max_values_, token_size)));
-  const auto spread_tokens =
-      static_cast<std::size_t>(std::min(tokens, spread_token_budget(max_values_, token_size) + 1));
+  const auto spread_tokens = static_cast<std::size_t>(std::min(tokens, spread_token_budget(max_values_, token_size) + 1));
   const auto size = static_cast<std::size_t>(token_size);
   const auto per_token = static_cast<std::size_t>(components);
   // The sample's arrays at their size (diagnosis_sample_into resizes them to it, or below: then it
@@ -346,8 +499,7 @@ void DiagnosisSampler::expect_tokens(std::int64_t token_size, std::int64_t token
   spread_stride_ = stride;
 }
 
-void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const double> output, int components,
-                              std::int64_t first_token) {
+void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t first_token) {
   const std::int64_t token_size = test.heads * test.head_dim;
   if (token_size <= 0) return;
   golden::RopeTest& kept = spread_.test;
@@ -393,8 +545,8 @@ void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const doub
   }
 }
 
-DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
-                                 std::int64_t max_values, std::int64_t first_token) {
+DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t max_values,
+                                 std::int64_t first_token) {
   DiagnosisSample k;
   diagnosis_sample_into(k, test, output, components, max_values, first_token);
   return k;
@@ -404,8 +556,7 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
                            std::int64_t max_values, std::int64_t first_token, int threads) {
   const std::int64_t token_size = test.heads * test.head_dim;
   // A test without tokens (or values) gives an empty sample: the stride below would divide by 0.
-  const std::int64_t kept =
-      token_size > 0 ? std::min(test.tokens, sample_token_budget(max_values, token_size)) : 0;
+  const std::int64_t kept = token_size > 0 ? std::min(test.tokens, sample_token_budget(max_values, token_size)) : 0;
   const std::int64_t stride = kept > 0 ? (test.tokens + kept - 1) / kept : 1;
   k.first_token = first_token;
   k.token_stride = stride;
@@ -430,7 +581,8 @@ void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std
       const std::size_t t = i * static_cast<std::size_t>(stride);
       std::copy_n(test.positions.begin() + static_cast<std::ptrdiff_t>(t * per_token), per_token,
                   k.test.positions.begin() + static_cast<std::ptrdiff_t>(i * per_token));
-      std::copy_n(test.input.begin() + static_cast<std::ptrdiff_t>(t * size), size, k.test.input.begin() + static_cast<std::ptrdiff_t>(i * size));
+      std::copy_n(test.input.begin() + static_cast<std::ptrdiff_t>(t * size), size,
+                  k.test.input.begin() + static_cast<std::ptrdiff_t>(i * size));
       std::copy_n(output.begin() + static_cast<std::ptrdiff_t>(t * size), size, k.output.begin() + static_cast<std::ptrdiff_t>(i * size));
     }
   });

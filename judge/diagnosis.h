@@ -27,7 +27,6 @@
 
 namespace ropecheck::judge {
 
-
 // Failing groups, and passing ones within a factor 2 of their bound somewhere (marginal), get one.
 inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == "fail" || g.worst_margin > 0.5; }
 
@@ -37,18 +36,18 @@ inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == "fail" |
 struct DiagnosisSample {
   golden::RopeTest test;
   std::vector<double> output;
-  std::int64_t first_token = 0;   // the user's token index of the sample's token 0
-  std::int64_t token_stride = 1;  // and the stride between its tokens
+  std::int64_t first_token = 0;           // the user's token index of the sample's token 0
+  std::int64_t token_stride = 1;          // and the stride between its tokens
   std::vector<std::int64_t> token_index;  // a sample of several tests: each token's user index
   DiagnosedTest diagnosed() const { return {&test, output, first_token, token_stride, token_index}; }
 };
-DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components,
-                                 std::int64_t max_values, std::int64_t first_token = 0);
+DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t max_values,
+                                 std::int64_t first_token = 0);
 // The same into `sample`, whose arrays are used again (a sample replaced chunk after chunk was
 // 16 MB of fresh pages each time, copied on the one thread between two chunks' judging), copied on
 // `threads` threads (0: every hardware thread) when it is big.
-void diagnosis_sample_into(DiagnosisSample& sample, const golden::RopeTest& test, std::span<const double> output,
-                           int components, std::int64_t max_values, std::int64_t first_token = 0, int threads = 1);
+void diagnosis_sample_into(DiagnosisSample& sample, const golden::RopeTest& test, std::span<const double> output, int components,
+                           std::int64_t max_values, std::int64_t first_token = 0, int threads = 1);
 
 // The values a sample of a big test keeps (2^20: the diagnosis fits its frequencies on them).
 inline constexpr std::int64_t kDiagnosisSampleValues = std::int64_t{1} << 20;
@@ -67,8 +66,7 @@ class DiagnosisSampler {
     // The first test's sample until a later test raises the worst e: then that test's, in the same
     // arrays (the first one's is not read again).
     if (!sample_) {
-      diagnosis_sample_into(sample_.emplace(std::move(sample_prepared_)), test, output, components, max_values_,
-                            first_token, threads);
+      diagnosis_sample_into(sample_.emplace(std::move(sample_prepared_)), test, output, components, max_values_, first_token, threads);
     } else if (group_worst_e > worst_e_) {
       diagnosis_sample_into(*sample_, test, output, components, max_values_, first_token, threads);
     }
@@ -135,6 +133,10 @@ std::vector<DiagnosedTest> within_max_position(const std::vector<DiagnosedTest>&
 // The diagnosis of one group's tests (judge/group.h GroupDiagnosis). `model` is the model the group
 // was judged under (it decides whether the angle of a binary32 implementation is a finding);
 // `failing`: the group failed (a marginal pass gets the decomposition, never a named change).
-GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads = 0);
+// `group`: the group's result as judged (counts and kept cases, over every value, where the tests
+// may be a sample): subnormals flushed to zero and isolated wrong values are named from it (none
+// given: neither is).
+GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads = 0,
+                        const GroupResult* group = nullptr);
 
 }  // namespace ropecheck::judge

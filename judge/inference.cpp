@@ -95,6 +95,7 @@ struct Variant {
   RowSource source;                      // where each output row took its input from
   std::vector<std::int64_t> head_shift;  // per head: a position shift added to position_shift
   bool memory = false;                   // a memory fault: "your outputs have ...", not "RoPE with ..."
+  bool negated = false;                  // every output value's sign flipped (a rotation by pi more)
 };
 
 // The sample the variants are scored on: rows (token × head) with their positions.
@@ -249,7 +250,8 @@ class Scorer {
         const double xi = x[pd.first], yi = x[pd.second];
         if (domain_of(xi, yi, spec_.dtype, static_cast<double>(g)) != Domain::ordinary) continue;
         const long double cj = c[static_cast<std::size_t>(j)], sj = sn[static_cast<std::size_t>(j)];
-        const long double ea = g * (xi * cj - yi * sj), eb = g * (xi * sj + yi * cj);
+        const long double gv = v.negated ? -g : g;
+        const long double ea = gv * (xi * cj - yi * sj), eb = gv * (xi * sj + yi * cj);
         const double a = o[pd.first], b = o[pd.second];
         ++units;
         if (std::isfinite(a) && std::isfinite(b) &&
@@ -264,7 +266,7 @@ class Scorer {
       for (int k = 0; k < head_dim; ++k) {  // dims the variant passes through: the input, bit for bit
         if (covered[static_cast<std::size_t>(k)] || !std::isfinite(x[k])) continue;
         ++units;
-        within += o[k] == x[k];
+        within += o[k] == (v.negated ? -x[k] : x[k]);
       }
     }
     return Counts{units, within, values, identical, rows, outside, unsampled};
@@ -435,6 +437,16 @@ std::vector<Variant> variants(const Spec& spec, const Fits& fits) {
   Candidates c(spec);
   const Dtype dtypes[] = {Dtype::bf16, Dtype::f16};
   const bool multi = spec.axes.kind != AxesKind::none;
+  {
+    // Not a change of the spec (no field rotates by pi more at every position, position 0
+    // included): the outputs' sign, said as what it is.
+    Variant v = c.base();
+    v.kind = "negated";
+    v.negated = true;
+    v.memory = true;
+    v.change = "the negation of the spec's outputs (every value's sign flipped)";
+    c.push(v);
+  }
   // Memory-free changes of one field, simplest first (ties go to the earlier one).
   {
     Spec s = spec;
@@ -944,7 +956,9 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
     }
     f.what = kind == "memory_zeros"      ? "rows never written (zeros)"
              : kind == "memory_identity" ? "no rotation applied (outputs equal the inputs)"
-                                         : "another token's data (pair norms that are not the row's input's: a stride ignored)";
+             : f.matched > 0             ? "another token's data (pair norms that are not the row's input's: a stride ignored)"
+                             // no row's norms are another row's input's: nothing says where they came from
+                             : "rows that are not a rotation of their input (pair norms not kept, unevenly; none is another row's input)";
   }
   return found;
 }
@@ -1276,12 +1290,12 @@ void name_variant(const Variant& v, const Score& sc, GroupDiagnosis& d) {
   d.mistake = v.change;
   d.mistake_within = sc.within;
   d.mistake_identical = sc.identical;
-  const std::string lead = v.memory ? "your outputs have " : "your outputs are RoPE with ";
+  const std::string lead = v.negated ? "your outputs are " : v.memory ? "your outputs have " : "your outputs are RoPE with ";
   d.headline = lead + v.change;
   // The fit is the named change's (its values against the outputs), worded so that it never reads
   // as the verdict of the spec as given.
-  d.explanation = lead + v.change + " (fit of that change: " + percent(sc.identical) + " of values bit for bit, " +
-                  percent(sc.within) + " of pairs within its f32-angle bound)";
+  d.explanation = lead + v.change + " (fit of that change: " + percent(sc.identical) + " of values bit for bit, " + percent(sc.within) +
+                  " of pairs within its f32-angle bound)";
   if (sc.outside > 0 || sc.unsampled > 0) {
     const std::int64_t all = sc.rows + sc.outside + sc.unsampled;
     std::string left;
@@ -1331,8 +1345,8 @@ bool name_heads(const Spec& spec, const std::vector<DiagnosedTest>& tests, const
   d.mistake_within = rest.within;
   d.mistake_identical = rest.identical;
   d.headline = "your outputs have " + d.mistake;
-  d.explanation = d.headline + "; the spec explains the other heads (fit: " + percent(rest.identical) +
-                  " of values bit for bit, " + percent(rest.within) + " of pairs within its f32-angle bound)";
+  d.explanation = d.headline + "; the spec explains the other heads (fit: " + percent(rest.identical) + " of values bit for bit, " +
+                  percent(rest.within) + " of pairs within its f32-angle bound)";
   return true;
 }
 
@@ -1426,6 +1440,94 @@ std::vector<Variant> two_change_variants(const Spec& spec, const Fits& fits, con
   return out;
 }
 
+// Whether the share `rest` of pairs the spec explains with some rows left out names those rows:
+// at least 90 %, more than with them, and at most a fifth of what it leaves unexplained with them.
+bool explains_rest_of(const Score& rest, const Score& given) {
+  return rest.units > 0 && rest.within >= 0.9 && (1 - rest.within) * 5 <= (1 - given.within) && rest.within > given.within;
+}
+
+// What the outputs are whatever the inputs, said as it is (judge/README.md "Explanation" 2): NaN or
+// infinite at every value, all zero, one constant; or NaN/Inf in some rows whose inputs are finite
+// while the spec explains the others. No change of the spec gives any of these (a rotation keeps
+// the norm of every pair), so none is searched for. False when none of them holds.
+bool describe_outputs(const Spec& spec, const std::vector<DiagnosedTest>& tests, const Scorer& scorer, const Score& given, int threads,
+                      GroupDiagnosis& d) {
+  std::int64_t values = 0, nan = 0, inf = 0, zero = 0, stride = 1;
+  bool constant = true, sampled = false, normal_input = false;
+  double first = 0;
+  // Zero or constant outputs are a finding only where some input is a normal number (inputs all
+  // subnormal or zero may round, or flush, to zeros: judge/diagnosis.cpp names a flush).
+  const double smallest_normal = std::ldexp(1.0, reference::format_of(spec.dtype).emin);
+  std::set<RowKey> flagged;  // rows with a NaN or Inf output where the input row is finite
+  std::vector<std::int64_t> tokens;
+  std::int64_t rows = 0;
+  for (const DiagnosedTest& dt : tests) {
+    const golden::RopeTest& test = *dt.test;
+    sampled |= dt.token_stride > 1 || !dt.token_index.empty();
+    stride = std::max(stride, dt.token_stride);
+    for (std::size_t k = 1; k < dt.token_index.size(); ++k) stride = std::max(stride, dt.token_index[k] - dt.token_index[k - 1]);
+    for (std::int64_t t = 0; t < test.tokens; ++t) {
+      for (std::int64_t h = 0; h < test.heads; ++h) {
+        const std::size_t row = static_cast<std::size_t>((t * test.heads + h) * spec.head_dim);
+        bool finite_in = true, finite_out = true;
+        for (int k = 0; k < spec.head_dim; ++k) {
+          const double o = dt.output[row + static_cast<std::size_t>(k)];
+          if (values++ == 0) first = o;
+          nan += std::isnan(o);
+          inf += std::isinf(o);
+          zero += o == 0;
+          constant &= o == first;
+          const double x = test.input[row + static_cast<std::size_t>(k)];
+          finite_in &= std::isfinite(x);
+          normal_input |= std::isfinite(x) && std::fabs(x) >= smallest_normal;
+          finite_out &= std::isfinite(o);
+        }
+        ++rows;
+        if (finite_in && !finite_out) {
+          flagged.insert({&test, t, h});
+          tokens.push_back(dt.user_token(t));
+        }
+      }
+    }
+  }
+  if (values == 0) return false;
+  const std::string all = " (all " + std::to_string(values) + " values " + (sampled ? "of the sample" : "examined") + ")";
+  const auto name = [&](const std::string& kind, const std::string& what, const std::string& figures) {
+    d.explanation_kind = kind;
+    d.mistake = what;
+    d.mistake_within = 0;
+    d.mistake_identical = 0;
+    d.headline = "your outputs are " + what;
+    d.explanation = d.headline + figures;
+    return true;
+  };
+  if (nan == values) return name("outputs_nan", "NaN at every value", all);
+  if (nan + inf == values) return name("outputs_nonfinite", nan == 0 ? "infinite at every value" : "NaN or infinite at every value", all);
+  if (zero == values && normal_input) return name("outputs_zero", "all zero", all);
+  if (constant && std::isfinite(first) && normal_input) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.9g", first);
+    return name("outputs_constant", std::string("constant: every value is ") + text, all);
+  }
+  if (flagged.empty()) return false;
+  Variant as_given;
+  as_given.spec = spec;
+  const Score rest = scorer.score(as_given, &flagged, threads);
+  if (!explains_rest_of(rest, given)) return false;
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  const std::string what = inf == 0 ? "NaN" : nan == 0 ? "infinite" : "NaN or infinite";
+  name("outputs_nonfinite", what + " in rows whose inputs are finite", "");
+  d.mistake_within = rest.within;
+  d.mistake_identical = rest.identical;
+  d.explanation = "your outputs are " + what + (tokens.size() == 1 ? " at token " : " at tokens ") + token_ranges_text(tokens, stride) +
+                  " (" + std::to_string(flagged.size()) + " of " + std::to_string(rows) + " rows, their inputs finite" +
+                  (stride > 1 ? "; sampled at a stride of " + std::to_string(stride) + " tokens" : std::string()) +
+                  "); the spec explains the other rows (fit: " + percent(rest.identical) + " of values bit for bit, " +
+                  percent(rest.within) + " of pairs within its f32-angle bound)";
+  return true;
+}
+
 }  // namespace
 
 std::string first_line(const std::string& message) {
@@ -1492,15 +1594,25 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
   as_given.spec = spec;
   const Score given = scorer.score(as_given, nullptr, threads);
 
+  // What the outputs are whatever the inputs (NaN, infinite, zero, constant everywhere; NaN or Inf
+  // in rows the spec otherwise explains): said as it is, before any change is searched for.
+  if (describe_outputs(spec, tests, scorer, given, threads, d)) return given.within;
+
   // Memory faults: named when, with their rows left out, the spec explains what is left (at least
   // 90 %, and at most a fifth of what it leaves unexplained with them).
   const std::map<std::string, MemoryFinding> memory = memory_faults(spec, tests, threads);
+  std::map<std::string, Score> rests;  // each finding's rest, scored once
+  const auto rest_of = [&](const MemoryFinding& m) {
+    auto it = rests.find(m.kind);
+    if (it == rests.end()) it = rests.emplace(m.kind, scorer.score(as_given, &m.rows_flagged, threads)).first;
+    return it->second;
+  };
   const auto explains_rest = [&](const MemoryFinding& m) {
-    const Score rest = scorer.score(as_given, &m.rows_flagged, threads);
+    const Score rest = rest_of(m);
     // Foreign data must leave rows the spec explains (zeros or the inputs everywhere are said
     // whatever is left).
     if (m.kind == "memory_stride" && rest.units == 0) return false;
-    return rest.within >= 0.9 && (1 - rest.within) * 5 <= (1 - given.within) && rest.within > given.within;
+    return rest.units == 0 ? given.within < 1 : explains_rest_of(rest, given);
   };
   const auto name_memory = [&](const MemoryFinding& m) {
     d.explanation_kind = m.kind;
@@ -1509,11 +1621,17 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
     if (m.kind == "memory_stride" && m.matched > 0) {
       matched = ", " + std::to_string(m.matched) + " of them another row's input norms";
     }
+    // What the spec explains of the rows left: said with its fit, and only where there are some.
+    const Score rest = rest_of(m);
+    d.mistake_within = rest.within;
+    d.mistake_identical = rest.identical;
     d.headline = "your outputs have " + m.what;
     d.explanation = "your outputs have " + m.what + " at tokens " + token_ranges_text(m.tokens, m.stride) + " (" +
                     std::to_string(m.faulty_rows) + " of " + std::to_string(m.rows) + " rows" + matched +
-                    (m.stride > 1 ? "; sampled at a stride of " + std::to_string(m.stride) + " tokens" : std::string()) +
-                    "); the spec explains the other rows";
+                    (m.stride > 1 ? "; sampled at a stride of " + std::to_string(m.stride) + " tokens" : std::string()) + ")" +
+                    (rest.units > 0 ? "; the spec explains the other rows (fit: " + percent(rest.identical) + " of values bit for bit, " +
+                                          percent(rest.within) + " of pairs within its f32-angle bound)"
+                                    : "; no row is left for the spec to explain");
   };
   for (const char* kind : {"memory_zeros", "memory_identity"}) {
     const auto it = memory.find(kind);
@@ -1561,7 +1679,7 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
     return given.within;
   }
   // No single change: where rows took their input from, positions that differ by head, then two
-  // changes at once (judge/README.md "Explanation" 4-6), each only after the one before fails.
+  // changes at once (judge/README.md "Explanation" 6), each only after the one before fails.
   std::vector<Variant> more = source_variants(spec, memory, tests);
   for (int stage = 0; stage < 3; ++stage) {
     if (stage == 1) more = head_position_variants(spec, rows, threads);
@@ -1583,9 +1701,13 @@ double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, boo
   if (const auto it = memory.find("memory_stride"); it != memory.end() && explains_rest(it->second)) {
     name_memory(it->second);
   } else {
+    // The closest change is said only where it changes the outputs and fits a good part of them:
+    // at least half of the pairs, and a tenth more than the spec as given (a change that changes
+    // nothing, or fits nothing, is no hint).
     d.headline = "no single change of the spec reproduces them";
-    d.explanation = "no single change of the spec reproduces them (the spec as given explains " + percent(given.within) +
-                    " of pairs); closest: " + list[best].change + " (" + percent(b.within) + ")";
+    d.explanation = "no single change of the spec reproduces them (the spec as given explains " + percent(given.within) + " of pairs)";
+    if (b.within >= 0.5 && b.within >= given.within + 0.1)
+      d.explanation += "; closest: " + list[best].change + " (" + percent(b.within) + ")";
   }
   return given.within;
 }

@@ -1,7 +1,11 @@
 // Spec inference: what a failing candidate actually computes, in the spec's own vocabulary
 // (judge/README.md "Explanation"). From the candidate's input/output pairs alone:
 //
-// 1. Memory faults first, row by row (token × head): rows never written (zeros where the input is
+// 0. What the outputs are where no change of the spec gives it (a rotation keeps every pair's
+//    norm): NaN or infinite at every value, all zero, one constant; NaN/Inf in some rows whose
+//    inputs are finite, the spec explaining the others. The outputs negated is scored with the
+//    changes below but named as what it is, not as a change of the spec.
+// 1. Memory faults, row by row (token × head): rows never written (zeros where the input is
 //    not), rows equal to their input (no rotation applied at a position whose angle is not zero),
 //    rows holding another row's data (a row's pair norms — which a rotation keeps — match another
 //    row's input and not its own: a kernel that ignores a stride).
@@ -21,7 +25,9 @@
 //    share of ordinary pairs (and pass-through dims) within the f32-angle model's bound of its
 //    values, and the share of values it gives bit for bit. The best is named when it explains at
 //    least 90 % of the pairs and leaves at most a fifth of what the spec as given leaves
-//    unexplained; ties go to more bit-identical values, then to the simpler change.
+//    unexplained; ties go to more bit-identical values, then to the simpler change. When none
+//    is, the closest is said only where it fits half of the pairs or more, and a tenth more than
+//    the spec as given (a change that changes nothing is no hint).
 #pragma once
 
 #include <cstdint>

@@ -234,7 +234,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       sample_values += static_cast<std::int64_t>(it->second.second.size());
       judged.push_back({.test = &it->second.first, .output = it->second.second});
     }
-    if (!judged.empty()) g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads);
+    if (!judged.empty()) g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads, &g);
   }
   failed_calls.explain(g);
   return g;
