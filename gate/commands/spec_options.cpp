@@ -15,13 +15,16 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
   cmd->add_option("--spec", options.specs,
                   many ? "Spec to use (repeatable), e.g. layout=half,head_dim=128,base=500000,dtype=f32"
                        : "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32 (or --hf-config)")
-      ->expected(1);
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);  // every occurrence kept: resolve_spec counts them
   cmd->add_option("--hf-config", options.hf_configs,
                   many ? "A transformers config.json whose rotation to use (repeatable; hfconfig/README.md)"
                        : "A transformers config.json whose rotation to use instead of --spec (hfconfig/README.md)")
-      ->expected(1);
-  cmd->add_option("--seq-len", options.seq_len,
-                  "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--seq-len", options.seq_len, "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // An integer 1..2^63-1, read exactly (a wider one is refused, never saturated).
@@ -42,8 +45,7 @@ std::vector<Spec> resolve_specs(const SpecOptions& options) {
     validate(spec);
     out.push_back(std::move(spec));
   }
-  const std::optional<std::int64_t> seq_len =
-      options.seq_len > 0 ? std::optional<std::int64_t>(options.seq_len) : std::nullopt;
+  const std::optional<std::int64_t> seq_len = options.seq_len > 0 ? std::optional<std::int64_t>(options.seq_len) : std::nullopt;
   for (const std::string& path : options.hf_configs) {
     std::string bytes;
     try {
@@ -58,8 +60,11 @@ std::vector<Spec> resolve_specs(const SpecOptions& options) {
 
 Spec resolve_spec(const SpecOptions& options) {
   const std::size_t given = options.specs.size() + options.hf_configs.size();
-  if (given != 1) {
-    throw UsageError("--spec or --hf-config is required: expected exactly one spec, got " + std::to_string(given));
+  if (given == 0) throw UsageError("--spec or --hf-config is required: expected one spec, got none");
+  if (given > 1) {
+    throw UsageError("--spec, --hf-config: expected one spec (this command judges one; fuzz takes several), got " + std::to_string(given) +
+                     " (--spec " + std::to_string(options.specs.size()) + " times, --hf-config " +
+                     std::to_string(options.hf_configs.size()) + " times)");
   }
   return resolve_specs(options).front();
 }

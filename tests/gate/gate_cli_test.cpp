@@ -753,6 +753,56 @@ TEST(Parser, ParseErrorsAreOneLineAndExit2) {
   expect_usage_error(run(kBin + " swep" + spec, dir), {"'swep'", "sweep", "apply", "props"}, "unknown command");
 }
 
+// Integers beyond what an option holds are refused by name, never saturated or wrapped (CLI11 kept
+// strtoll's 2^63 - 1 and strtoull's 2^64 - 1 for -1).
+TEST(Parser, IntegersOutOfRangeAreRefusedByName) {
+  TempDir dir;
+  const std::string sweep = kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 64 --tolerance e=1";
+  expect_usage_error(
+      run(sweep + " --max-position 99999999999999999999999", dir),
+      {"--max-position", "expected an integer from -9223372036854775808 to 9223372036854775807", "'99999999999999999999999'"},
+      "above int64");
+  expect_usage_error(run(sweep + " --seed -1", dir), {"--seed", "from 0 to 18446744073709551615", "'-1'"}, "negative unsigned");
+  expect_usage_error(run(sweep + " --seed 18446744073709551616", dir), {"--seed", "'18446744073709551616'"}, "above uint64");
+  // the largest values are still taken
+  EXPECT_EQ(run(sweep + " --seed 18446744073709551615", dir).code, 0);
+}
+
+// One spec where a command judges one: two are refused by name, and the help does not call --spec
+// repeatable; fuzz takes several. --shard-count without --shard says --shard is missing.
+TEST(Parser, SpecCountsAndShardCountMessagesSayWhatIsMissing) {
+  TempDir dir;
+  const std::string spec = " --spec layout=half,head_dim=2,base=10000,dtype=f32";
+  const std::pair<std::string, std::string> commands[] = {{"explain", " --positions 0 --input 1,0 --candidate c.npy"},
+                                                          {"check", " --positions 0 --input 1,0 --candidate c.npy"},
+                                                          {"sweep", ""},
+                                                          {"apply", " --positions 0 --input 1,0"}};
+  for (const auto& [command, rest] : commands) {
+    expect_usage_error(run(kBin + " " + command + spec + spec + rest, dir), {"--spec", "expected one spec", "got 2"},
+                       command + " with two --spec");
+    const Ran help = run(kBin + " " + command + " --help", dir);
+    EXPECT_EQ(help.out.find("repeatable"), std::string::npos) << command << ": " << help.out;
+  }
+  const Ran fuzz =
+      run(kBin + " fuzz --impl reference --trials 2" + spec + " --spec layout=interleaved,head_dim=4,base=10000,dtype=f32", dir);
+  EXPECT_EQ(fuzz.code, 0) << fuzz.err;
+  const Ran no_shard = run(kBin + " sweep --impl scalar" + spec + " --samples 64 --shard-count 4", dir);
+  expect_usage_error(no_shard, {"--shard-count", "--shard auto", "without --shard"}, "shard count alone");
+  EXPECT_EQ(no_shard.err.find("0/1"), std::string::npos) << no_shard.err;
+}
+
+// A config's integer above 2^63 - 1 is refused as written, not read as -1.
+TEST(Parser, HfConfigIntegersAboveInt64AreNamedAsWritten) {
+  TempDir dir;
+  spit(dir / "config.json",
+       R"({"model_type": "llama", "hidden_size": 128, "num_attention_heads": 2, "rope_theta": 500000, "torch_dtype": "float32",
+           "max_position_embeddings": 8192, "rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+           "high_freq_factor": 4, "original_max_position_embeddings": 18446744073709551615}})");
+  const Ran r = run(kBin + " spec --hf-config " + (dir / "config.json"), dir);
+  expect_usage_error(r, {"config.json", "original_max_position_embeddings", "18446744073709551615"}, "2^64 - 1");
+  EXPECT_EQ(r.err.find("'-1'"), std::string::npos) << r.err;
+}
+
 TEST(Parser, HelpIsNotAnError) {
   TempDir dir;
   const Ran r = run(kBin + " sweep --help", dir);
