@@ -93,6 +93,7 @@ tensorio::TensorFile open_positions_npy(const std::string& path, int components)
   if (file.dtype() != "I64" && file.dtype() != "I32") {
     throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
   }
+  components_axis(file.shape(), components, path);  // a shape that holds no tokens is refused from the header too
   if (file.elements() / static_cast<std::uint64_t>(components) > static_cast<std::uint64_t>(kMaxPositions)) {
     throw InputError(path + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
   }
