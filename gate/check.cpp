@@ -16,12 +16,12 @@
 #include "gate/positions.h"
 #include "gate/progress.h"
 #include "judge/parallel.h"
-#include "runner/direct.h"
-#include "runner/adapters.h"
-#include "spec/errors.h"
-#include "runner/registry.h"
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
+#include "runner/adapters.h"
+#include "runner/direct.h"
+#include "runner/registry.h"
+#include "spec/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
@@ -78,9 +78,12 @@ class TensorSource {
       if (t.dtype != "U") names.push_back(name);
     }
     std::string chosen;
-    if (map.count(preferred) && map[preferred].dtype != "U") chosen = preferred;
-    else if (names.size() == 1) chosen = names[0];
-    else throw InputError(path + ": tensors: expected one tensor (or one named " + preferred + "), got " + std::to_string(names.size()));
+    if (map.count(preferred) && map[preferred].dtype != "U")
+      chosen = preferred;
+    else if (names.size() == 1)
+      chosen = names[0];
+    else
+      throw InputError(path + ": tensors: expected one tensor (or one named " + preferred + "), got " + std::to_string(names.size()));
     values_ = std::move(map[chosen].values);
     shape_ = std::move(map[chosen].shape);
   }
@@ -168,8 +171,9 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
     } else {
       released.push_back(judge::release_on_own_thread(std::move(spare)));
     }
-    current.input = judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
-                              std::move(current.input), current.output);
+    current.input =
+        judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
+                  std::move(current.input), current.output);
     spare = std::move(current);
     progress.update(static_cast<std::int64_t>(t + n), "tokens");
   }
@@ -188,32 +192,38 @@ int run_direct_check(const CheckArguments& args) {
   if (!options.skip_flags.empty()) throw UsageError("--skip-flags: golden flags do not apply to check --spec");
   const Spec& spec = *args.spec;
   const int components = position_components(spec);
-  const std::vector<std::int64_t> positions = parse_positions_option(args.positions, components);
-  const auto tokens = static_cast<std::uint64_t>(positions.size() / static_cast<std::size_t>(components));
+  // The counts first, from what is known before any position is read (a range, a .npy header).
+  const std::optional<std::int64_t> known_tokens = positions_option_tokens(args.positions, components);
   TensorSource input(args.input, "input");
   TensorSource output(args.candidate, "output");
-  std::uint64_t heads = static_cast<std::uint64_t>(std::max<std::int64_t>(args.heads, 0));
   const auto head_dim = static_cast<std::uint64_t>(spec.head_dim);
-  if (tokens == 0) throw UsageError("--positions: expected at least one token");
-  // Any shape with the right count is read row-major as [tokens, heads, head_dim]; HF's
-  // [batch, heads, tokens, head_dim] has it too, in another order: refused, naming the transpose.
-  for (const auto& [path, source] : {std::pair{&args.input, &input}, std::pair{&args.candidate, &output}}) {
-    const std::string message = heads_before_tokens(source->shape(), static_cast<std::int64_t>(tokens), spec.head_dim, *path);
-    if (!message.empty()) throw InputError(message);
-  }
-  if (heads == 0) heads = input.elements() / tokens / head_dim;
-  std::uint64_t token_size = 0, elements = 0;
-  if (heads == 0 || __builtin_mul_overflow(heads, head_dim, &token_size) || __builtin_mul_overflow(token_size, tokens, &elements) ||
-      elements != input.elements()) {
-    throw InputError(args.input + ": shape: expected tokens x heads x head_dim values (tokens " + std::to_string(tokens) +
-                     " from --positions, head_dim " + std::to_string(head_dim) +
-                     (args.heads ? ", heads " + std::to_string(args.heads) : std::string()) + "), got " +
-                     std::to_string(input.elements()));
-  }
-  if (output.elements() != elements) {
-    throw InputError(args.candidate + ": shape: expected " + std::to_string(elements) + " values (as many as " + args.input +
-                     "), got " + std::to_string(output.elements()));
-  }
+  std::uint64_t heads = 0, token_size = 0, elements = 0;
+  const auto check_sizes = [&](std::uint64_t tokens) {
+    if (tokens == 0) throw UsageError("--positions: expected at least one token");
+    // Any shape with the right count is read row-major as [tokens, heads, head_dim]; HF's
+    // [batch, heads, tokens, head_dim] has it too, in another order: refused, naming the transpose.
+    for (const auto& [path, source] : {std::pair{&args.input, &input}, std::pair{&args.candidate, &output}}) {
+      const std::string message = heads_before_tokens(source->shape(), static_cast<std::int64_t>(tokens), spec.head_dim, *path);
+      if (!message.empty()) throw InputError(message);
+    }
+    heads = static_cast<std::uint64_t>(std::max<std::int64_t>(args.heads, 0));
+    if (heads == 0) heads = input.elements() / tokens / head_dim;
+    if (heads == 0 || __builtin_mul_overflow(heads, head_dim, &token_size) || __builtin_mul_overflow(token_size, tokens, &elements) ||
+        elements != input.elements()) {
+      throw InputError(args.input + ": shape: expected tokens x heads x head_dim values (tokens " + std::to_string(tokens) +
+                       " from --positions, head_dim " + std::to_string(head_dim) +
+                       (args.heads ? ", heads " + std::to_string(args.heads) : std::string()) + "), got " +
+                       std::to_string(input.elements()));
+    }
+    if (output.elements() != elements) {
+      throw InputError(args.candidate + ": shape: expected " + std::to_string(elements) + " values (as many as " + args.input + "), got " +
+                       std::to_string(output.elements()));
+    }
+  };
+  if (known_tokens) check_sizes(static_cast<std::uint64_t>(*known_tokens));
+  const std::vector<std::int64_t> positions = parse_positions_option(args.positions, components);
+  const auto tokens = static_cast<std::uint64_t>(positions.size() / static_cast<std::size_t>(components));
+  check_sizes(tokens);
   Report report;
   report.command = "check";
   report.model = claims.model;
@@ -221,8 +231,8 @@ int run_direct_check(const CheckArguments& args) {
   report.candidate = args.candidate;
   report.scope = scope_of(args.judge, 0, 0);
   report.worst_listed = args.judge.worst;
-  report.notes.push_back("direct check: " + std::to_string(tokens) + " tokens x " + std::to_string(heads) + " heads of " +
-                         to_string(spec) + " from " + args.input + ", positions " + args.positions);
+  report.notes.push_back("direct check: " + std::to_string(tokens) + " tokens x " + std::to_string(heads) + " heads of " + to_string(spec) +
+                         " from " + args.input + ", positions " + args.positions);
   Progress progress(static_cast<std::int64_t>(tokens));
   const std::optional<judge::TensorValues> input_values = input.in_place(), output_values = output.in_place();
   if (input_values && output_values) {
@@ -245,8 +255,7 @@ int run_direct_check(const CheckArguments& args) {
             return;
           }
           const std::uint64_t judged = static_cast<std::uint64_t>(done) * token_size;
-          released_pages = std::async(std::launch::async | std::launch::deferred,
-                                      [in = input.mapping(), out = output.mapping(), judged] {
+          released_pages = std::async(std::launch::async | std::launch::deferred, [in = input.mapping(), out = output.mapping(), judged] {
             for (const tensorio::MappedTensor* mapping : {in, out}) {
               if (mapping) mapping->release_before(judged);
             }
@@ -349,8 +358,7 @@ int run_run(const RunArguments& args) {
   registry.timeout_seconds = args.timeout;
   registry.memory_limit_mib = args.memory_limit_mib;
   judge_options_of(args.judge);
-  const std::unique_ptr<judge::Implementation> implementation =
-      judge::make_implementation({args.implementation, args.plugin}, registry);
+  const std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({args.implementation, args.plugin}, registry);
   const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden, args.judge.threads);
   Report report = judge_into_report(suites, *implementation, args.judge, "run");
   report.candidate = args.plugin.empty() ? args.implementation : args.plugin;

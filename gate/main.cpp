@@ -1,6 +1,8 @@
 // ropecheck: the command-line front end. Each subcommand lives in gate/commands/.
-#include <cstdio>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -10,6 +12,8 @@
 #endif
 
 #include "gate/commands/command.h"
+#include "gate/echo.h"
+#include "spec/errors.h"
 #include "spec/spec.h"
 #include "spec/suggest.h"
 
@@ -19,9 +23,12 @@ namespace {
 std::string one_line(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else
+      out += c;
   }
   return out;
 }
@@ -53,6 +60,37 @@ std::string unknown_option_hint(CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// CLI11 reads an integer option with strtoll/strtoull and keeps what they return: a value beyond
+// the type saturates (--max-position 99999999999999999999999 read as 2^63 - 1) and a negative one
+// wraps in an unsigned option (--seed -1 read as 2^64 - 1). Every integer option of every command
+// is checked first, on its text, with the same syntax (strtoll's base 0): out of range is refused
+// by name, never saturated.
+void refuse_integers_out_of_range(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    const bool is_signed = type.rfind("INT", 0) == 0;
+    if (!is_signed && type.rfind("UINT", 0) != 0) continue;
+    option->check(CLI::Validator(
+        [is_signed](std::string& text) -> std::string {
+          const std::string range = is_signed ? "-9223372036854775808 to 9223372036854775807" : "0 to 18446744073709551615";
+          char* end = nullptr;
+          errno = 0;
+          if (is_signed) {
+            (void)std::strtoll(text.c_str(), &end, 0);
+          } else {
+            (void)std::strtoull(text.c_str(), &end, 0);
+          }
+          const bool negative = !is_signed && text.find('-') != std::string::npos;
+          if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || negative) {
+            return "expected an integer from " + range + ", got " + ropecheck::gate::echo(text);
+          }
+          return "";
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_integers_out_of_range(*sub);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,10 +120,9 @@ int main(int argc, char** argv) {
     void (*add)(CLI::App&, int&);
   };
   static constexpr Command kCommands[] = {
-      {"apply", add_apply_command}, {"golden", add_golden_command},       {"props", add_props_command},
-      {"check", add_check_command}, {"explain", add_explain_command},     {"run", add_run_command},
-      {"fuzz", add_fuzz_command},   {"report", add_report_merge_command}, {"sweep", add_sweep_command},
-      {"spec", add_spec_command},
+      {"apply", add_apply_command},     {"golden", add_golden_command}, {"props", add_props_command}, {"check", add_check_command},
+      {"explain", add_explain_command}, {"run", add_run_command},       {"fuzz", add_fuzz_command},   {"report", add_report_merge_command},
+      {"sweep", add_sweep_command},     {"spec", add_spec_command},
   };
   const Command* named = nullptr;
   if (argc > 1) {
@@ -99,6 +136,7 @@ int main(int argc, char** argv) {
   for (const Command& c : kCommands) {
     if (named == nullptr || named == &c) c.add(app, status);
   }
+  refuse_integers_out_of_range(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,7 +10,9 @@
 #include <set>
 
 #include "gate/report.h"
+#include "runner/sweep.h"
 #include "spec/errors.h"
+#include "spec/spec.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -42,15 +44,12 @@ std::int64_t count(const std::string& file, const ojson& g, const char* key) {
 // Checks a sweep report against everything merge_sweep_reports and sweep_text read, so that neither
 // fails on it later (after --out is written): InputError naming the file and the field.
 void check_sweep_report(const std::string& file, const ojson& r) {
-  auto bad = [&](const std::string& where, const std::string& what) {
-    throw InputError(file + ": " + where + ": expected " + what);
-  };
+  auto bad = [&](const std::string& where, const std::string& what) { throw InputError(file + ": " + where + ": expected " + what); };
   auto integer = [](const ojson& v, std::uint64_t limit = std::uint64_t{1} << 62) {
     return v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= limit) &&
            (v.is_number_unsigned() || v.get<std::int64_t>() <= static_cast<std::int64_t>(limit));
   };
-  auto optional_of = [&](const ojson& o, const char* key, bool (ojson::*is)() const noexcept, const std::string& where,
-                         const char* what) {
+  auto optional_of = [&](const ojson& o, const char* key, bool (ojson::*is)() const noexcept, const std::string& where, const char* what) {
     if (o.contains(key) && !(o.at(key).*is)()) bad(where + key, what);
   };
   for (const char* key : {"implementation", "model"}) {
@@ -93,10 +92,10 @@ void check_sweep_report(const std::string& file, const ojson& r) {
     }
   }
   optional_of(g, "horizon_complete", &ojson::is_boolean, "groups[0].", "true or false");
-  for (const char* key : {"tests", "tests_failed", "tests_skipped", "pairs_checked", "pairs_failed", "ordinary_checked",
-                          "ordinary_failed", "special_checked", "special_failed", "edge_failed", "signed_zero_failed",
-                          "passthrough_checked", "passthrough_failed", "whole_tests_failed", "beyond_required_failed",
-                          "skipped_by_flags", "skipped_by_position", "tokens_beyond_max_position"}) {
+  for (const char* key :
+       {"tests", "tests_failed", "tests_skipped", "pairs_checked", "pairs_failed", "ordinary_checked", "ordinary_failed", "special_checked",
+        "special_failed", "edge_failed", "signed_zero_failed", "passthrough_checked", "passthrough_failed", "whole_tests_failed",
+        "beyond_required_failed", "skipped_by_flags", "skipped_by_position", "tokens_beyond_max_position"}) {
     // Counts up to 2^40 each: a sum over at most 2^20 shards cannot wrap around.
     if (!integer(field(file, g, key), std::uint64_t{1} << 40) || g.at(key).get<std::int64_t>() < 0) {
       bad(std::string("groups[0].") + key, "a count from 0 to 2^40");
@@ -128,7 +127,8 @@ void check_sweep_report(const std::string& file, const ojson& r) {
   }
   for (std::size_t i = 0; i < g.at("skipped_tests").size(); ++i) {
     const ojson& t = g.at("skipped_tests")[i];
-    if (!t.is_object() || !t.contains("id") || !integer(t.at("id"))) bad("groups[0].skipped_tests[" + std::to_string(i) + "]", "an object with an id");
+    if (!t.is_object() || !t.contains("id") || !integer(t.at("id")))
+      bad("groups[0].skipped_tests[" + std::to_string(i) + "]", "an object with an id");
   }
 }
 
@@ -171,12 +171,146 @@ std::int64_t raised_position(const ojson& diagnosis) {
   return std::stoll(digits);
 }
 
+// The shard schedule of the sweep every report is a shard of (runner/sweep.h): its sampled
+// positions and calls, recomputed from the spec and sampling the reports share.
+struct Schedule {
+  std::vector<std::int64_t> positions;
+  judge::SweepCalls calls;
+  std::int64_t shard_count = 1;
+};
+
+Schedule schedule_of(const std::string& file, const ojson& report) {
+  const ojson& sweep = report.at("sweep");
+  Spec spec;
+  try {
+    spec = parse_spec(report.at("groups").at(0).at("spec").get<std::string>());
+  } catch (const std::exception& e) {
+    throw InputError(file + ": groups[0].spec: expected the spec text a sweep writes (" + e.what() + ")");
+  }
+  judge::SweepOptions options;
+  options.max_position = sweep.at("max_position").get<std::int64_t>();
+  options.samples = sweep.at("samples").get<std::int64_t>();
+  options.seed = sweep.at("seed").get<std::uint64_t>();
+  if (options.max_position < 0 || options.samples < 1 || options.samples > judge::kMaxSweepSamples) {
+    throw InputError(file + ": sweep.samples: expected 1 to " + std::to_string(judge::kMaxSweepSamples) +
+                     " samples of positions from 0 to sweep.max_position, got " + std::to_string(options.samples) + " up to " +
+                     std::to_string(options.max_position));
+  }
+  Schedule s;
+  s.positions = judge::sample_positions(options.max_position, options.samples, options.seed);
+  s.calls = judge::sweep_calls(spec, options);
+  s.shard_count = sweep.at("shard").at("count").get<std::int64_t>();
+  return s;
+}
+
+// A report holds shard K's calls and nothing else (runner/sweep.h shard_of_call): as many tests as
+// the shard makes, test ids and points of its calls only. A report whose shard index was edited
+// names another shard's calls.
+void check_schedule(const std::string& file, const ojson& r, const Schedule& s) {
+  const std::int64_t index = r.at("sweep").at("shard").at("index").get<std::int64_t>();
+  const std::string shard = std::to_string(index) + "/" + std::to_string(s.shard_count);
+  const std::string calls_of_shard =
+      "shard " + shard + " (calls c with c mod " + std::to_string(s.shard_count) + " = " + std::to_string(index) + ")";
+  const ojson& g = r.at("groups").at(0);
+  const std::int64_t tests = judge::shard_call_count(s.calls, index, s.shard_count);
+  if (g.at("tests").get<std::int64_t>() != tests) {
+    throw InputError(file + ": groups[0].tests: expected " + std::to_string(tests) + ", the calls of " + calls_of_shard + ", got " +
+                     g.at("tests").dump());
+  }
+  auto check_id = [&](const std::string& where, const ojson& id) {
+    const std::int64_t call = id.get<std::int64_t>() - judge::test_id_of_call(0);
+    if (call < 0 || call >= s.calls.calls || judge::shard_of_call(call, s.shard_count) != index) {
+      throw InputError(file + ": " + where + ": expected the test id of a call of " + calls_of_shard + ", got test " + id.dump() +
+                       (call >= 0 && call < s.calls.calls
+                            ? " (call " + std::to_string(call) + ", shard " + std::to_string(judge::shard_of_call(call, s.shard_count)) +
+                                  "/" + std::to_string(s.shard_count) + ")"
+                            : " (the sweep makes " + std::to_string(s.calls.calls) + " calls)"));
+    }
+  };
+  for (std::size_t i = 0; i < g.at("failed_tests").size(); ++i)
+    check_id("groups[0].failed_tests[" + std::to_string(i) + "]", g.at("failed_tests")[i]);
+  for (std::size_t i = 0; i < g.at("skipped_tests").size(); ++i) {
+    check_id("groups[0].skipped_tests[" + std::to_string(i) + "].id", g.at("skipped_tests")[i].at("id"));
+  }
+  for (std::size_t i = 0; i < g.at("worst_cases").size(); ++i) {
+    check_id("groups[0].worst_cases[" + std::to_string(i) + "].test_id", g.at("worst_cases")[i].at("test_id"));
+  }
+  for (std::size_t i = 0; i < g.at("points").size(); ++i) {
+    const std::int64_t position = g.at("points")[i].at(0).get<std::int64_t>();
+    const auto it = std::lower_bound(s.positions.begin(), s.positions.end(), position);
+    const std::string where = "groups[0].points[" + std::to_string(i) + "]";
+    if (it == s.positions.end() || *it != position) {
+      throw InputError(file + ": " + where + ": expected a position the sweep samples, got " + std::to_string(position));
+    }
+    const std::int64_t call = (it - s.positions.begin()) / s.calls.per_call;
+    if (judge::shard_of_call(call, s.shard_count) != index) {
+      throw InputError(file + ": " + where + ": expected a position sampled by a call of " + calls_of_shard + ", got position " +
+                       std::to_string(position) + " of call " + std::to_string(call) + " (shard " +
+                       std::to_string(judge::shard_of_call(call, s.shard_count)) + "/" + std::to_string(s.shard_count) + ")");
+    }
+  }
+}
+
+// The figures of a report against one another, as judge/group.cpp computes them from the same pairs:
+// the verdict from the test counts, a failed test wherever a counted failure is, each position
+// failing exactly where an accuracy failure is, and the worst e (ulp, under an ulp tolerance) the
+// largest of the points'. A report with a figure edited (a worst e of 1e300 beside a pass) is
+// refused, by the field.
+void check_figures(const std::string& file, const ojson& g) {
+  auto number = [&](const char* key) { return g.at(key).get<std::int64_t>(); };
+  auto bad = [&](const std::string& where, const std::string& what) {
+    throw InputError(file + ": groups[0]." + where + ": expected " + what);
+  };
+  const std::int64_t tests = number("tests"), failed = number("tests_failed"), skipped = number("tests_skipped");
+  if (failed + skipped > tests)
+    bad("tests", "at least tests_failed + tests_skipped = " + std::to_string(failed + skipped) + ", got " + std::to_string(tests));
+  const std::string verdict = failed > 0 ? "fail" : tests == skipped ? "skip" : "pass";
+  if (g.at("verdict") != verdict) {
+    bad("verdict", "\"" + verdict + "\" (tests " + std::to_string(tests) + ", tests_failed " + std::to_string(failed) + ", tests_skipped " +
+                       std::to_string(skipped) + "), got " + g.at("verdict").dump());
+  }
+  const std::int64_t pair_failures =
+      number("ordinary_failed") + number("special_failed") + number("signed_zero_failed") + number("edge_failed");
+  if (number("pairs_failed") != pair_failures) {
+    bad("pairs_failed", "ordinary_failed + special_failed + signed_zero_failed + edge_failed = " + std::to_string(pair_failures) +
+                            ", got " + g.at("pairs_failed").dump());
+  }
+  if (number("beyond_required_failed") > number("ordinary_failed")) bad("beyond_required_failed", "at most ordinary_failed");
+  const std::int64_t counted =
+      pair_failures - number("beyond_required_failed") + number("passthrough_failed") + number("whole_tests_failed");
+  if (counted > 0 && failed == 0) {
+    bad("tests_failed", "at least 1: the report counts " + std::to_string(counted) + " failure(s) that fail a test, got 0");
+  }
+  const ojson& points = g.at("points");
+  bool any_failing = false;
+  double largest = 0;
+  for (const ojson& p : points) {
+    any_failing = any_failing || !p.at(2).get<bool>();
+    const double e = metric(p.at(1));
+    if (e > largest) largest = e;  // NaN is never measured (judge/pair_rule.cpp): it raises nothing
+  }
+  if (any_failing != (number("ordinary_failed") > 0)) {
+    bad("points", std::string(any_failing ? "no failing position" : "a failing position") + " as ordinary_failed is " +
+                      g.at("ordinary_failed").dump() + ", got " + (any_failing ? "one" : "none"));
+  }
+  const bool e_kind = g.at("tolerance").at("kind") == "e";
+  const char* worst_key = e_kind ? "worst_e" : "worst_ulp";
+  const double worst = metric(g.at(worst_key));
+  if (!points.empty() && !(worst == largest)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", largest);
+    bad(worst_key,
+        std::string("the largest ") + (e_kind ? "e" : "ulp") + " of groups[0].points, " + text + ", got " + g.at(worst_key).dump());
+  }
+}
+
 }  // namespace
 
 ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& reports) {
   if (reports.empty()) throw InputError("report merge: expected at least one report");
   for (const auto& [file, r] : reports) {
-    if (!is_sweep_report(r)) throw InputError(file + ": schema: expected a ropecheck sweep --json report (ropecheck-report/1, command sweep)");
+    if (!is_sweep_report(r))
+      throw InputError(file + ": schema: expected a ropecheck sweep --json report (ropecheck-report/1, command sweep)");
     check_sweep_report(file, r);
   }
   // Not a structured binding: the lambda below captures the name (clang before 16 cannot).
@@ -188,13 +322,15 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
   // What every shard must share: one sweep (implementation, tool, judging model, spec, sampling,
   // shard count, tolerance, judging options), or the merge would be no run of it.
   auto same = [&](const std::string& file, const std::string& where, const ojson& value, const ojson& expected) {
-    if (value != expected) throw InputError(file + ": " + where + ": expected " + expected.dump() + " as in " + first_file + ", got " + value.dump());
+    if (value != expected)
+      throw InputError(file + ": " + where + ": expected " + expected.dump() + " as in " + first_file + ", got " + value.dump());
   };
   std::set<std::int64_t> shards;
   for (const auto& [file, r] : reports) {
     for (const char* key : {"implementation", "tool", "model"}) same(file, key, r.at(key), first.at(key));
     const ojson& s = r.at("sweep");
-    for (const char* key : {"seed", "samples", "max_position", "worst_cases"}) same(file, std::string("sweep.") + key, s.at(key), scope.at(key));
+    for (const char* key : {"seed", "samples", "max_position", "worst_cases"})
+      same(file, std::string("sweep.") + key, s.at(key), scope.at(key));
     same(file, "sweep.shard.count", s.at("shard").at("count"), scope.at("shard").at("count"));
     const std::int64_t index = s.at("shard").at("index").get<std::int64_t>();
     if (!shards.insert(index).second) {
@@ -207,6 +343,11 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     same(file, "groups[0].tolerance", g.at("tolerance"), first_group.at("tolerance"));
     same(file, "options", r.value("options", ojson()), first.value("options", ojson()));
   }
+  const Schedule schedule = schedule_of(first_file, first);
+  for (const auto& [file, r] : reports) {
+    check_schedule(file, r, schedule);
+    check_figures(file, r.at("groups").at(0));
+  }
   for (std::int64_t k = 0; k < count_of_shards; ++k) {
     if (!shards.count(k)) {
       throw InputError("report merge: sweep.shard: expected every shard K/" + std::to_string(count_of_shards) + ", 0 <= K < " +
@@ -216,10 +357,24 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
 
   // Every figure as judge/group.cpp computes it over all the calls: counts add up, worst values are
   // maxima, the horizon and verdict come from the points, the worst cases are ranked again.
-  const char* const sums[] = {"tests", "tests_failed", "tests_skipped", "pairs_checked", "pairs_failed", "ordinary_checked",
-                              "ordinary_failed", "special_checked", "special_failed", "edge_failed", "signed_zero_failed",
-                              "passthrough_checked", "passthrough_failed", "whole_tests_failed", "beyond_required_failed",
-                              "skipped_by_flags", "skipped_by_position", "tokens_beyond_max_position"};
+  const char* const sums[] = {"tests",
+                              "tests_failed",
+                              "tests_skipped",
+                              "pairs_checked",
+                              "pairs_failed",
+                              "ordinary_checked",
+                              "ordinary_failed",
+                              "special_checked",
+                              "special_failed",
+                              "edge_failed",
+                              "signed_zero_failed",
+                              "passthrough_checked",
+                              "passthrough_failed",
+                              "whole_tests_failed",
+                              "beyond_required_failed",
+                              "skipped_by_flags",
+                              "skipped_by_position",
+                              "tokens_beyond_max_position"};
   std::map<std::string, std::int64_t> totals;
   double worst_e = 0, worst_ulp = 0, worst_abs = 0, worst_margin = 0;
   std::int64_t worst_e_position = -1, max_position = -1;

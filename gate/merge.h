@@ -19,7 +19,10 @@ bool is_sweep_report(const nlohmann::ordered_json& report);
 
 // Throws InputError naming the file and the field of a report that does not fit (another
 // implementation, ropecheck version, judging model, spec, seed, sample count, maximum position,
-// --worst, shard count, tolerance or judging options; a shard given twice or missing).
+// --worst, shard count, tolerance or judging options; a shard given twice or missing), and a
+// report whose figures contradict its shard (test ids and points of another shard's calls,
+// runner/sweep.h shard_of_call) or one another (a verdict its counts do not give, a worst e that
+// is not the largest of its points).
 nlohmann::ordered_json merge_sweep_reports(const std::vector<std::pair<std::string, nlohmann::ordered_json>>& reports);
 
 // The sweep's text lines of a merged report (implementation, samples, worst e, horizon, result).

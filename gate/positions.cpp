@@ -5,14 +5,17 @@
 #include <cerrno>
 #include <cmath>
 #include <fstream>
-#include <string_view>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "gate/echo.h"
 #include "spec/errors.h"
 #include "spec/json_keys.h"
 #include "spec/spec.h"
+#include "tensorio/integers.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
@@ -26,7 +29,7 @@ std::int64_t integer(const std::string& text, const std::string& option) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size()) throw UsageError(option + ": expected an integer, got '" + text + "'");
+  if (used == 0 || used != text.size()) throw UsageError(option + ": expected an integer, got " + echo(text));
   return value;
 }
 
@@ -36,10 +39,10 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return out + "]";
 }
 
-// Integer values of a file's numbers (exact doubles below 2^53 from the readers), row-major in
+// Integer values of a file's numbers, row-major in
 // `shape`, as [tokens, components] (components_axis decides where the components are).
-std::vector<std::int64_t> integers_of(std::vector<std::int64_t> values, const std::vector<std::int64_t>& shape,
-                                      int components, const std::string& file) {
+std::vector<std::int64_t> integers_of(std::vector<std::int64_t> values, const std::vector<std::int64_t>& shape, int components,
+                                      const std::string& file) {
   if (components_axis(shape, components, file) == ComponentsAxis::first && !values.empty()) {
     // [components, ...]: component k of token t is values[k * tokens + t].
     const std::size_t tokens = values.size() / static_cast<std::size_t>(components);
@@ -71,42 +74,41 @@ bool starts_with_npy_magic(const std::string& path) {
   return in.read(head, sizeof head) && std::string_view(head, 6) == "\x93NUMPY";
 }
 
+// A .npy positions file's header (dtype, shape, count), refused before any value is read: a 1 GiB
+// file of positions is refused from its header, not after reading and converting it.
+tensorio::TensorFile open_positions_npy(const std::string& path, int components) {
+  tensorio::TensorFile file = [&] {
+    try {
+      return tensorio::TensorFile::open(path);
+    } catch (const tensorio::ReaderError& e) {
+      // A dtype the reader takes for other tensors (floats) is not a position: say which ones are.
+      const std::string what = e.what();
+      const auto got = what.find(", got ");
+      if (what.find(": descr: ") != std::string::npos && got != std::string::npos) {
+        throw InputError(path + ": descr: expected integers ('<i4' or '<i8')" + what.substr(got));
+      }
+      throw;
+    }
+  }();
+  if (file.dtype() != "I64" && file.dtype() != "I32") {
+    throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
+  }
+  components_axis(file.shape(), components, path);  // a shape that holds no tokens is refused from the header too
+  if (file.elements() / static_cast<std::uint64_t>(components) > static_cast<std::uint64_t>(kMaxPositions)) {
+    throw InputError(path + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
+  }
+  return file;
+}
+
 std::vector<std::int64_t> read_positions_file(const std::string& path, int components) {
   if (starts_with_npy_magic(path)) {
-    // The header first (dtype, shape, count), the values only once they are known to fit: a 1 GiB
-    // file of positions is refused from its header, not after reading and converting it.
-    const tensorio::TensorFile file = [&] {
-      try {
-        return tensorio::TensorFile::open(path);
-      } catch (const tensorio::ReaderError& e) {
-        // A dtype the reader takes for other tensors (floats, strings) is not a position: say
-        // which ones are ('<i2' was told that float and string dtypes are acceptable).
-        const std::string what = e.what();
-        const auto got = what.find(", got ");
-        if (what.find(": descr: ") != std::string::npos && got != std::string::npos) {
-          throw InputError(path + ": descr: expected integers ('<i4' or '<i8')" + what.substr(got));
-        }
-        throw;
-      }
-    }();
-    if (file.dtype() != "I64" && file.dtype() != "I32") {
-      throw InputError(path + ": descr: expected integers ('<i4' or '<i8'), got " + file.dtype());
-    }
-    if (file.elements() / static_cast<std::uint64_t>(components) > static_cast<std::uint64_t>(kMaxPositions)) {
-      throw InputError(path + ": shape: expected at most " + std::to_string(kMaxPositions) + " tokens");
-    }
-    // The reader widens to double, exact up to 2^53: a larger position is refused, not rounded.
-    std::vector<std::int64_t> values;
-    values.reserve(file.elements());
-    for (double v : file.read(0, file.elements())) {
-      if (!(std::fabs(v) <= 0x1p53)) throw InputError(path + ": position: expected integers of magnitude <= 2^53 in a .npy file, got " + std::to_string(v));
-      values.push_back(static_cast<std::int64_t>(v));
-    }
-    return integers_of(std::move(values), file.shape(), components, path);
+    const tensorio::TensorFile file = open_positions_npy(path, components);
+    // Exact integers (never through double): a position above 2^53 is the one stored.
+    return integers_of(tensorio::read_integers(file, file.entries().begin()->second), file.shape(), components, path);
   }
   const std::string bytes = tensorio::read_file_bytes(path, std::uint64_t{1} << 32);
-  nlohmann::json j = parse_json_file_checked<nlohmann::json>(
-      bytes, path, "expected a JSON array of integer positions, or a .npy file of integers");
+  nlohmann::json j =
+      parse_json_file_checked<nlohmann::json>(bytes, path, "expected a JSON array of integer positions, or a .npy file of integers");
   if (j.is_object() && j.contains("positions")) j = nlohmann::json(j["positions"]);
   if (!j.is_array()) throw InputError(path + ": positions: expected a JSON array of integers");
   std::vector<std::int64_t> values;
@@ -165,7 +167,8 @@ std::string heads_before_tokens(const std::vector<std::int64_t>& shape, std::int
   return what + ": shape " + shape_text(shape) + " reads as [" + std::string(rank == 3 ? "" : "batch, ") +
          "heads, tokens, head_dim] (HF transformers' layout; " + std::to_string(sequence) +
          " tokens per sequence from the positions): expected [tokens, heads, head_dim] or [batch, tokens, heads, head_dim]; "
-         "transpose it first (torch: x.transpose(" + swap + "), NumPy: np.swapaxes(x, " + swap + "))";
+         "transpose it first (torch: x.transpose(" +
+         swap + "), NumPy: np.swapaxes(x, " + swap + "))";
 }
 
 bool names_a_file(const std::string& text) {
@@ -174,30 +177,57 @@ bool names_a_file(const std::string& text) {
   return errno == ELOOP || (errno == EACCES && text.find('/') != std::string::npos);
 }
 
+namespace {
+
+// A range START:STOP[:STEP] (STOP exclusive, Python's range) of a one-component spec: its length
+// checked before anything is allocated.
+struct Range {
+  std::int64_t start = 0, step = 1;
+  std::uint64_t count = 0;
+};
+
+std::optional<Range> range_of(const std::string& text, int components, const std::string& option) {
+  if (components != 1 || text.find(':') == std::string::npos || split_list(text, ',').size() != 1) return std::nullopt;
+  const std::vector<std::string> parts = split_list(text, ':');
+  if (parts.size() > 3) throw UsageError(option + ": expected START:STOP[:STEP], got " + echo(text));
+  Range r;
+  r.start = integer(parts[0], option);
+  const std::int64_t stop = integer(parts[1], option);
+  r.step = parts.size() == 3 ? integer(parts[2], option) : 1;
+  if (r.step < 1) throw UsageError(option + ": STEP: expected an integer >= 1, got " + std::to_string(r.step));
+  if (stop < r.start) throw UsageError(option + ": expected START <= STOP, got " + echo(text));
+  // (stop − start) cannot overflow as unsigned, nor can the count (a rounded-up quotient, without
+  // adding step − 1 to a span near 2^64).
+  const std::uint64_t span = static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(r.start);
+  r.count = span / static_cast<std::uint64_t>(r.step) + (span % static_cast<std::uint64_t>(r.step) != 0);
+  if (r.count > static_cast<std::uint64_t>(kMaxPositions)) {
+    throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions, got " + std::to_string(r.count));
+  }
+  if (r.count == 0) throw UsageError(option + ": expected at least one token, got the empty range " + echo(text));
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> positions_option_tokens(const std::string& text, int components, const std::string& option) {
+  if (names_a_file(text)) {
+    if (!starts_with_npy_magic(text)) return std::nullopt;
+    return static_cast<std::int64_t>(open_positions_npy(text, components).elements() / static_cast<std::uint64_t>(components));
+  }
+  if (const std::optional<Range> r = range_of(text, components, option)) return static_cast<std::int64_t>(r->count);
+  return std::nullopt;
+}
+
 std::vector<std::int64_t> parse_positions_option(const std::string& text, int components, const std::string& option) {
   if (names_a_file(text)) return read_positions_file(text, components);
-  const std::vector<std::string> tokens = split_list(text, ',');
-  if (components == 1 && tokens.size() == 1 && text.find(':') != std::string::npos) {
-    // A range START:STOP[:STEP], STOP exclusive (Python's range).
-    const std::vector<std::string> parts = split_list(text, ':');
-    if (parts.size() > 3) throw UsageError(option + ": expected START:STOP[:STEP], got '" + text + "'");
-    const std::int64_t start = integer(parts[0], option), stop = integer(parts[1], option);
-    const std::int64_t step = parts.size() == 3 ? integer(parts[2], option) : 1;
-    if (step < 1) throw UsageError(option + ": STEP: expected an integer >= 1, got " + std::to_string(step));
-    if (stop < start) throw UsageError(option + ": expected START <= STOP, got '" + text + "'");
-    // (stop − start) cannot overflow as unsigned, nor can the count (a rounded-up quotient, without
-    // adding step − 1 to a span near 2^64); it is checked before allocating.
-    const std::uint64_t span = static_cast<std::uint64_t>(stop) - static_cast<std::uint64_t>(start);
-    const std::uint64_t count = span / static_cast<std::uint64_t>(step) + (span % static_cast<std::uint64_t>(step) != 0);
-    if (count > static_cast<std::uint64_t>(kMaxPositions)) {
-      throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions, got " + std::to_string(count));
-    }
-    if (count == 0) throw UsageError(option + ": expected at least one token, got the empty range '" + text + "'");
+  if (const std::optional<Range> r = range_of(text, components, option)) {
     std::vector<std::int64_t> out;
-    out.reserve(count);
-    for (std::uint64_t i = 0; i < count; ++i) out.push_back(start + static_cast<std::int64_t>(i * static_cast<std::uint64_t>(step)));
+    out.reserve(r->count);
+    for (std::uint64_t i = 0; i < r->count; ++i)
+      out.push_back(r->start + static_cast<std::int64_t>(i * static_cast<std::uint64_t>(r->step)));
     return out;
   }
+  const std::vector<std::string> tokens = split_list(text, ',');
   if (tokens.empty()) throw UsageError(option + ": expected a list (3,5,8), a range START:STOP[:STEP] or a file, got ''");
   if (static_cast<std::int64_t>(tokens.size()) > kMaxPositions) {
     throw UsageError(option + ": expected at most " + std::to_string(kMaxPositions) + " positions");
@@ -206,8 +236,8 @@ std::vector<std::int64_t> parse_positions_option(const std::string& text, int co
   for (const std::string& token : tokens) {
     const auto parts = split_list(token, ':');
     if (static_cast<int>(parts.size()) != components) {
-      throw UsageError(option + ": expected " + std::to_string(components) + " ':'-separated component(s) per token, got '" +
-                       token + "'" + (components > 1 && tokens.size() == 1 ? " (a range START:STOP is for one-component specs only)" : ""));
+      throw UsageError(option + ": expected " + std::to_string(components) + " ':'-separated component(s) per token, got " + echo(token) +
+                       (components > 1 && tokens.size() == 1 ? " (a range START:STOP is for one-component specs only)" : ""));
     }
     for (const std::string& part : parts) out.push_back(integer(part, option));
   }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,13 @@ inline constexpr std::int64_t kMaxPositions = std::int64_t{1} << 28;
 
 // Row-major [tokens, components]. Throws UsageError (a list or range that is not one) or InputError
 // (a file that is not one), one line naming the option or the file.
-std::vector<std::int64_t> parse_positions_option(const std::string& text, int components,
-                                                 const std::string& option = "--positions");
+std::vector<std::int64_t> parse_positions_option(const std::string& text, int components, const std::string& option = "--positions");
+
+// How many tokens `text` gives where that is known before any value is read: a range's length, a
+// .npy file's header; none for a list (read already) or a JSON file. Throws what
+// parse_positions_option throws for a range or header it refuses. A command checks its counts
+// with it first: a 1 GiB positions file beside a 2-value input is refused from its header.
+std::optional<std::int64_t> positions_option_tokens(const std::string& text, int components, const std::string& option = "--positions");
 
 // Where a token's position components lie in an integer array of `shape`: the one rule of position
 // arrays, for the CLI's position files and Python's arrays (python/ropecheck/_tensors.py) alike.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "gate/echo.h"
 #include "spec/errors.h"
 
 namespace ropecheck::gate {
@@ -48,9 +49,8 @@ std::optional<Shard> slurm_shard(const Environment& environment) {
   const char* some = count ? kSlurmTaskCount : min ? kSlurmTaskMin : max ? kSlurmTaskMax : kSlurmTaskStep;
   if (!id) fail(kSlurmTaskId, std::string("this task's index in the Slurm job array (sbatch --array), got none while ") + some + " is set");
   if (min.has_value() != max.has_value()) {
-    fail(min ? kSlurmTaskMax : kSlurmTaskMin,
-         std::string("the array's ") + (min ? "largest" : "smallest") + " index with " + (min ? kSlurmTaskMin : kSlurmTaskMax) +
-             " (Slurm sets both), got none");
+    fail(min ? kSlurmTaskMax : kSlurmTaskMin, std::string("the array's ") + (min ? "largest" : "smallest") + " index with " +
+                                                  (min ? kSlurmTaskMin : kSlurmTaskMax) + " (Slurm sets both), got none");
   }
   Shard shard;
   if (!min) {
@@ -73,8 +73,8 @@ std::optional<Shard> slurm_shard(const Environment& environment) {
   if (stride < 1) fail(kSlurmTaskStep, "a step of 1 or more, got 0");
   if (*max < *min) fail(kSlurmTaskMax, "an index >= " + assignment(kSlurmTaskMin, *min) + ", got " + std::to_string(*max));
   if ((*max - *min) % stride != 0) {
-    fail(kSlurmTaskMax, assignment(kSlurmTaskMin, *min) + " plus a multiple of " + assignment(kSlurmTaskStep, stride) + ", got " +
-                            std::to_string(*max));
+    fail(kSlurmTaskMax,
+         assignment(kSlurmTaskMin, *min) + " plus a multiple of " + assignment(kSlurmTaskStep, stride) + ", got " + std::to_string(*max));
   }
   if (*id < *min || *id > *max || (*id - *min) % stride != 0) {
     fail(kSlurmTaskId, "one of the array's indices " + range + ", got " + std::to_string(*id));
@@ -84,9 +84,9 @@ std::optional<Shard> slurm_shard(const Environment& environment) {
   if (count && *count != tasks) {
     // An array of listed indices (--array=1,3,7) that are not MIN..MAX in steps of STEP: its tasks
     // have no rank to shard by.
-    fail(kSlurmTaskCount, std::to_string(tasks) + ", the tasks of " + range + ", got " + std::to_string(*count) +
-                              (*count >= 1 ? " (submit an evenly spaced array such as --array=0-" + std::to_string(*count - 1) + ")"
-                                           : std::string()));
+    fail(kSlurmTaskCount,
+         std::to_string(tasks) + ", the tasks of " + range + ", got " + std::to_string(*count) +
+             (*count >= 1 ? " (submit an evenly spaced array such as --array=0-" + std::to_string(*count - 1) + ")" : std::string()));
   }
   shard.index = static_cast<int>((*id - *min) / stride);
   shard.count = static_cast<int>(tasks);
@@ -109,8 +109,7 @@ std::optional<Shard> kubernetes_shard(const Environment& environment, std::optio
   Shard shard;
   shard.index = static_cast<int>(*index);
   shard.count = static_cast<int>(*completions);
-  shard.source = "Kubernetes Indexed Job " + assignment(kJobCompletionIndex, *index) + " of --shard-count " +
-                 std::to_string(*completions);
+  shard.source = "Kubernetes Indexed Job " + assignment(kJobCompletionIndex, *index) + " of --shard-count " + std::to_string(*completions);
   return shard;
 }
 
@@ -126,18 +125,28 @@ Environment shard_environment() {
   return environment;
 }
 
-Shard resolve_shard(const std::string& text, std::optional<std::int64_t> shard_count, const Environment& environment) {
+Shard resolve_shard(const std::optional<std::string>& given, std::optional<std::int64_t> shard_count, const Environment& environment) {
   if (shard_count && (*shard_count < 1 || *shard_count > kMaxShards)) {
     throw UsageError("--shard-count: expected an integer from 1 to 2^20, got " + std::to_string(*shard_count));
   }
+  if (!given) {
+    if (shard_count) {
+      throw UsageError("--shard-count: expected only with --shard auto (the count of a Kubernetes Indexed Job), got --shard-count " +
+                       std::to_string(*shard_count) + " without --shard");
+    }
+    return Shard{0, 1, "--shard"};
+  }
+  const std::string& text = *given;
   if (text != "auto") {
-    if (shard_count) throw UsageError("--shard-count: expected only with --shard auto (--shard K/N names the count), got " + text);
+    if (shard_count) {
+      throw UsageError("--shard-count: expected only with --shard auto (--shard K/N names the count), got --shard " + echo(text));
+    }
     int index = -1, count = 0;
     char slash = 0;
     std::size_t used = 0;
-    if (std::sscanf(text.c_str(), "%d%c%d%zn", &index, &slash, &count, &used) != 3 || slash != '/' || used != text.size() ||
-        count < 1 || count > kMaxShards || index < 0 || index >= count) {
-      throw UsageError("--shard: expected K/N with 0 <= K < N <= 2^20 (e.g. 0/4), or auto, got '" + text + "'");
+    if (std::sscanf(text.c_str(), "%d%c%d%zn", &index, &slash, &count, &used) != 3 || slash != '/' || used != text.size() || count < 1 ||
+        count > kMaxShards || index < 0 || index >= count) {
+      throw UsageError("--shard: expected K/N with 0 <= K < N <= 2^20 (e.g. 0/4), or auto, got " + echo(text));
     }
     return Shard{index, count, "--shard"};
   }

@@ -30,9 +30,10 @@ using Environment = std::map<std::string, std::string>;
 // The scheduler variables of this process's environment (only those resolve_shard reads).
 Environment shard_environment();
 
-// `text` is "K/N" (0 <= K < N) or "auto"; `shard_count` is --shard-count (with auto only).
-// Throws UsageError naming the option or variable and the value expected.
-Shard resolve_shard(const std::string& text, std::optional<std::int64_t> shard_count, const Environment& environment);
+// `text` is --shard: "K/N" (0 <= K < N) or "auto", none when not given (0/1: no sharding);
+// `shard_count` is --shard-count (with auto only). Throws UsageError naming the option or variable
+// and the value expected.
+Shard resolve_shard(const std::optional<std::string>& text, std::optional<std::int64_t> shard_count, const Environment& environment);
 
 // The names this reads (documented in gate/README.md "Sharded sweeps on a cluster").
 inline constexpr const char* kSlurmTaskId = "SLURM_ARRAY_TASK_ID";

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -251,6 +252,10 @@ class Reader {
     return shortest_decimal(d);
   }
   std::int64_t integer(const std::string& name, const Json& v) const {
+    // Above 2^63 - 1 (2^64 - 1 read as int64 is -1): refused, naming the value as written.
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail(name, "an integer up to 9223372036854775807", dump(v));
+    }
     if (v.is_number_integer()) return v.get<std::int64_t>();
     if (v.is_number_float()) {
       const double d = v.get<double>();

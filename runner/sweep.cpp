@@ -2,17 +2,17 @@
 
 #include <algorithm>
 #include <bit>
-#include <optional>
-#include <tuple>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "judge/diagnosis.h"
-#include "runner/failing_call.h"
-#include "spec/errors.h"
 #include "judge/parallel.h"
 #include "reference/rounding.h"
+#include "runner/failing_call.h"
+#include "spec/errors.h"
 #include "spec/random.h"
 #include "spec/schedule.h"
 
@@ -93,7 +93,7 @@ golden::RopeTest call_test(const Spec& spec, const std::vector<std::int64_t>& po
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
   golden::RopeTest test;
-  test.id = c + 1;
+  test.id = test_id_of_call(c);
   test.tokens = static_cast<std::int64_t>(end - begin);
   test.heads = 1;
   test.head_dim = d;
@@ -118,12 +118,9 @@ SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions
 
 }  // namespace
 
-SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) {
-  return calls_of(sample_count(o.max_position, o.samples), spec, o);
-}
+SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) { return calls_of(sample_count(o.max_position, o.samples), spec, o); }
 
-GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
-                  const GroupOptions& group_options) {
+GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o, const GroupOptions& group_options) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
   if (o.samples < 1 || o.samples > kMaxSweepSamples) {
     throw UsageError("--samples: expected an integer >= 1 and <= " + std::to_string(kMaxSweepSamples) + ", got " +
@@ -140,7 +137,8 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   if (o.shard_count > calls.calls) {
     throw UsageError("--shard " + shard + ": expected at most " + std::to_string(calls.calls) + " shards: this sweep makes " +
                      std::to_string(calls.calls) + " calls of up to " + std::to_string(calls.per_call) + " of its " +
-                     std::to_string(calls.positions) + " sampled positions, and a shard makes whole calls (fewer shards, or more --samples)");
+                     std::to_string(calls.positions) +
+                     " sampled positions, and a shard makes whole calls (fewer shards, or more --samples)");
   }
 
   golden::Group group;
@@ -167,10 +165,10 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     ApplyResult first_failing_call;
     std::optional<GroupComparer::JudgedTest> judged;
   };
-  const std::int64_t shard_calls = (calls.calls - o.shard_index + o.shard_count - 1) / o.shard_count;
+  const std::int64_t shard_calls = shard_call_count(calls, o.shard_index, o.shard_count);
   // A shard of fewer calls than threads splits each call's tokens over its share of the threads.
   const int judge_threads = threads_per_item(o.threads, static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)));
-  const auto call_of = [&](std::size_t k) { return o.shard_index + static_cast<std::int64_t>(k) * o.shard_count; };
+  const auto call_of = [&](std::size_t k) { return shard_call(o.shard_index, o.shard_count, static_cast<std::int64_t>(k)); };
   const auto make_test = [&](std::size_t k) {
     CalledTest called;
     called.call = call_of(k);
@@ -214,8 +212,8 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   };
   // The reference's constants (an MPFR schedule, 0.6 ms) are built by another thread while the
   // first call is made.
-  ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test,
-                               call_implementation, judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
+  ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test, call_implementation,
+                               judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
   GroupResult g = comparer.finish();
   if (needs_diagnosis(g)) {
     // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values

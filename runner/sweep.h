@@ -5,6 +5,7 @@
 // horizon (the largest sampled position up to which every ordinary pair is within tolerance).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct SweepOptions {
   std::int64_t max_position = 2147483647;
   std::int64_t samples = 256;
   std::uint64_t seed = 1;
-  int threads = 0;            // the reference's threads (0: all cores)
+  int threads = 0;  // the reference's threads (0: all cores)
   // Positions per call of the implementation (fewer for a wide head: a call holds at most
   // kMaxSweepCallElements values): bounds the memory of a sweep with many samples.
   std::int64_t chunk_tokens = 4096;
@@ -41,6 +42,17 @@ struct SweepCalls {
 inline constexpr std::int64_t kSweepMinCalls = 64;
 SweepCalls sweep_calls(const Spec& spec, const SweepOptions& options);
 
+// The shard schedule, the one rule sweep() follows and `report merge` checks shards against
+// (gate/merge.cpp): call c samples positions [c·per_call, (c + 1)·per_call) of sample_positions (the
+// last call fewer), is made by shard c mod N, and is the test of id c + 1.
+inline std::int64_t shard_of_call(std::int64_t call, std::int64_t shard_count) { return call % shard_count; }
+inline std::int64_t test_id_of_call(std::int64_t call) { return call + 1; }
+// The k-th call shard K of N makes (k from 0), and how many calls it makes.
+inline std::int64_t shard_call(std::int64_t shard_index, std::int64_t shard_count, std::int64_t k) { return shard_index + k * shard_count; }
+inline std::int64_t shard_call_count(const SweepCalls& calls, std::int64_t shard_index, std::int64_t shard_count) {
+  return std::max<std::int64_t>(0, (calls.calls - shard_index + shard_count - 1) / shard_count);
+}
+
 // Most samples a sweep takes (its plot and report keep one point per sample: `report merge` of
 // sweep shards recomputes the horizon from them). At the cap a sweep's memory is about 300 MB,
 // and 1.9 GB with --json and --html (measured, head_dim 2; 272 MB of JSON).
@@ -59,7 +71,6 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
 // A shard's diagnosis (when it needs one: judge/diagnosis.h needs_diagnosis) is fitted on the
 // unsharded run's sample, the first calls up to kDiagnosisSampleValues values, made again where
 // another shard judges them: the shards that need one give the unsharded run's.
-GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
-                  const GroupOptions& group_options);
+GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options, const GroupOptions& group_options);
 
 }  // namespace ropecheck::judge

@@ -84,7 +84,7 @@ std::string npy_numeric_dtype(std::string_view descr, std::string_view full, std
   if (descr == "f2") return "F16";
   if (descr == "i8") return "I64";
   if (descr == "i4") return "I32";
-  fail(file, "descr", "'<f2', '<f4', '<f8', '<i4', '<i8' or '<U', got '" + excerpt(full) + "'");
+  fail(file, "descr", "a numeric dtype, '<f2', '<f4', '<f8', '<i4' or '<i8', got '" + excerpt(full) + "'");
 }
 
 }  // namespace detail
@@ -138,8 +138,9 @@ Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
   t.dtype = npy_numeric_dtype(descr, h.descr, file);
   const int width = width_of(t.dtype);
   if (count > data.size() / width) {
-    fail(file, "data", std::to_string(count) + " values of " + std::to_string(width) + " bytes (shape), file holds " +
-                           std::to_string(data.size()) + " bytes");
+    fail(file, "data",
+         std::to_string(count) + " values of " + std::to_string(width) + " bytes (shape), file holds " + std::to_string(data.size()) +
+             " bytes");
   }
   t.values = decode(data.data(), count, t.dtype);
   return t;

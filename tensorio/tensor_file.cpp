@@ -8,13 +8,14 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <utility>
 
+#include "tensorio/integers.h"
 #include "tensorio/reader_detail.h"
 
 namespace ropecheck::tensorio {
@@ -85,8 +86,10 @@ TensorFile TensorFile::open(const std::string& path) {
     const NpyHeader h = parse_npy_header(header, path);
     if (h.fortran_order) fail(path, "fortran_order", "False (C order), got True");
     std::string descr = h.descr;
-    if (!descr.empty() && (descr[0] == '<' || descr[0] == '|' || descr[0] == '=')) descr = descr.substr(1);
-    else if (!descr.empty() && descr[0] == '>') fail(path, "descr", "little-endian data ('<'), got '" + excerpt(h.descr) + "'");
+    if (!descr.empty() && (descr[0] == '<' || descr[0] == '|' || descr[0] == '='))
+      descr = descr.substr(1);
+    else if (!descr.empty() && descr[0] == '>')
+      fail(path, "descr", "little-endian data ('<'), got '" + excerpt(h.descr) + "'");
     Entry e;
     e.dtype = npy_numeric_dtype(descr, h.descr, path);
     e.shape = h.shape;
@@ -94,8 +97,9 @@ TensorFile TensorFile::open(const std::string& path) {
     e.count = element_count(h.shape, path, "shape");
     const auto width = static_cast<std::uint64_t>(width_of(e.dtype));
     if (e.count > (size - e.offset) / width) {
-      fail(path, "data", std::to_string(e.count) + " values of " + std::to_string(width) + " bytes (shape), file holds " +
-                             std::to_string(size - e.offset) + " bytes");
+      fail(path, "data",
+           std::to_string(e.count) + " values of " + std::to_string(width) + " bytes (shape), file holds " +
+               std::to_string(size - e.offset) + " bytes");
     }
     f.chosen_ = &f.entries_.emplace("", std::move(e)).first->second;
     f.npy_ = true;
@@ -132,7 +136,8 @@ TensorFile TensorFile::open(const std::string& path, const std::string& name) {
     if (names.size() < 200) names += (names.empty() ? "" : ", ") + excerpt(key);
     if (name.empty() || key == name) f.chosen_ = &e;
   }
-  if (name.empty() && numeric != 1) fail(path, "tensors", "exactly one tensor (or a tensor name), got " + std::to_string(numeric) + ": " + names);
+  if (name.empty() && numeric != 1)
+    fail(path, "tensors", "exactly one tensor (or a tensor name), got " + std::to_string(numeric) + ": " + names);
   if (f.chosen_ == nullptr) fail(path, "tensor " + excerpt(name), "a tensor of that name, got " + names);
   return f;
 }
@@ -144,8 +149,9 @@ namespace {
 void check_range(const std::string& path, const TensorFile::Entry& entry, std::uint64_t first, std::uint64_t count) {
   if (entry.dtype == "U") fail(path, "values", "a numeric tensor, got text");
   if (first > entry.count || count > entry.count - first) {
-    fail(path, "values", "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " +
-                             std::to_string(first) + " + " + std::to_string(count) + ")");
+    fail(path, "values",
+         "indices below " + std::to_string(entry.count) + ", got [" + std::to_string(first) + ", " + std::to_string(first) + " + " +
+             std::to_string(count) + ")");
   }
 }
 
@@ -174,6 +180,32 @@ void TensorFile::read_into(const Entry& entry, std::uint64_t first, std::span<do
     decode_to(bytes.data(), n, entry.dtype, out.data() + done);
     done += n;
   }
+}
+
+std::vector<std::int64_t> read_integers(const TensorFile& file, const TensorFile::Entry& entry) {
+  const std::string& path = file.path();
+  check_range(path, entry, 0, entry.count);
+  if (entry.dtype != "I64" && entry.dtype != "I32") fail(path, "descr", "integers ('<i4' or '<i8'), got " + entry.dtype);
+  const auto width = static_cast<std::uint64_t>(width_of(entry.dtype));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, "file", "a readable file (" + std::string(std::strerror(errno)) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::vector<std::int64_t> out(entry.count);
+  const std::uint64_t block = TensorFile::kReadBlockBytes / width;
+  std::string bytes(std::min(entry.count, block) * width, '\0');
+  for (std::uint64_t done = 0; done < entry.count;) {
+    const std::uint64_t n = std::min(block, entry.count - done);
+    read_at(fd, entry.offset + done * width, bytes.data(), n * width, path);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t bits = read_le(bytes.data() + i * width, static_cast<int>(width));
+      out[done + i] = width == 8 ? static_cast<std::int64_t>(bits) : static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+    }
+    done += n;
+  }
+  return out;
 }
 
 namespace {
@@ -246,7 +278,7 @@ void free_range(int slot) {
 
 std::optional<MappedTensor> TensorFile::map() const {
   if constexpr (std::endian::native != std::endian::little) return std::nullopt;  // the files are little-endian
-  if (chosen_ == nullptr) return std::nullopt;  // a safetensors file opened without choosing a tensor
+  if (chosen_ == nullptr) return std::nullopt;                                    // a safetensors file opened without choosing a tensor
   const Entry& entry = *chosen_;
   const std::string& dtype = entry.dtype;
   if (dtype != "F64" && dtype != "F32" && dtype != "F16" && dtype != "BF16") return std::nullopt;

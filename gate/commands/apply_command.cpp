@@ -12,14 +12,13 @@
 #include <filesystem>
 #include <optional>
 #include <span>
-#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "gate/commands/command.h"
-#include "gate/positions.h"
 #include "gate/commands/spec_options.h"
+#include "gate/positions.h"
 #include "gate/report.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -74,8 +73,8 @@ std::vector<double> read_input_file(const std::string& path) {
     return tensorio::parse_npy_tensor(tensorio::read_file_bytes(path, kMaxInputFileBytes), path).values;
   }
   const std::string bytes = tensorio::read_file_bytes(path, kMaxInputFileBytes);
-  nlohmann::json j = parse_json_file_checked<nlohmann::json>(
-      bytes, path, "expected a JSON array of numbers or hex-float strings, or a .npy file");
+  nlohmann::json j =
+      parse_json_file_checked<nlohmann::json>(bytes, path, "expected a JSON array of numbers or hex-float strings, or a .npy file");
   if (j.is_object() && j.contains("input")) j = nlohmann::json(j["input"]);
   std::vector<double> values;
   flatten_json(j, path, values);
@@ -164,10 +163,9 @@ void add_apply_command(CLI::App& root, int& status) {
       ->required();
   cmd->add_option("--heads", args->heads, "Heads per token (default: inferred from the input size)");
   cmd->add_option("--model", args->model, "Rounding model: exact | f32-recipe")->check(CLI::IsMember({"exact", "f32-recipe"}));
-  cmd->add_option("--precision", args->precision, "Working precision in bits of the first attempt (>= 64)")
-      ->check(CLI::Range(64, 16384));
-  auto* format = cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")
-                     ->check(CLI::IsMember({"hex", "json"}));
+  cmd->add_option("--precision", args->precision, "Working precision in bits of the first attempt (>= 64)")->check(CLI::Range(64, 16384));
+  auto* format =
+      cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")->check(CLI::IsMember({"hex", "json"}));
   cmd->add_option("--out", args->out,
                   "Write the outputs to this .npy file instead ([tokens, heads, head_dim] in the spec's dtype; bf16 as "
                   "float32); a new file unless --force")
@@ -189,7 +187,8 @@ void add_apply_command(CLI::App& root, int& status) {
       if (names_a_file(*text)) inputs.push_back(*text);
     }
     if (!args->out.empty()) check_report_paths({args->out}, inputs);
-    const std::vector<std::int64_t> positions = parse_positions_option(args->positions, components);
+    // The counts first, from what is known before any position is read (a range, a .npy header).
+    const std::optional<std::int64_t> known_tokens = positions_option_tokens(args->positions, components);
     const InputValues input(args->input);
     // Printed outputs (hex lines, one JSON document) are for inputs of a readable size; a tensor of
     // any size is streamed into --out (reference::apply_chunked holds one chunk).
@@ -197,22 +196,26 @@ void add_apply_command(CLI::App& root, int& status) {
       throw InputError(args->input + ": shape: expected at most 2^26 values (apply --input), got " + std::to_string(input.size()) +
                        " (write them with --out F.npy)");
     }
-    const std::int64_t tokens = static_cast<std::int64_t>(positions.size()) / components;
     const auto values = static_cast<std::int64_t>(input.size());
-    const std::int64_t per_token = values / std::max<std::int64_t>(tokens, 1);
-    std::int64_t heads = args->heads;
-    if (heads == 0) heads = per_token / spec.head_dim;
-    // Checked: a product that wraps around (3 tokens x 3074457345618258603 heads x 2) could equal
-    // the input's size.
-    std::int64_t elements = 0;
-    const bool overflow = __builtin_mul_overflow(tokens, heads, &elements) ||
-                          __builtin_mul_overflow(elements, std::int64_t{spec.head_dim}, &elements);
-    if (heads <= 0 || overflow || values != elements) {
-      throw UsageError("--input: expected tokens*heads*head_dim values (tokens=" + std::to_string(tokens) +
-                       ", head_dim=" + std::to_string(spec.head_dim) +
-                       (args->heads ? ", heads=" + std::to_string(args->heads) : std::string()) + "), got " +
-                       std::to_string(values));
-    }
+    const auto heads_of = [&](std::int64_t tokens) {
+      const std::int64_t per_token = values / std::max<std::int64_t>(tokens, 1);
+      const std::int64_t heads = args->heads != 0 ? args->heads : per_token / spec.head_dim;
+      // Checked: a product that wraps around (3 tokens x 3074457345618258603 heads x 2) could equal
+      // the input's size.
+      std::int64_t elements = 0;
+      const bool overflow =
+          __builtin_mul_overflow(tokens, heads, &elements) || __builtin_mul_overflow(elements, std::int64_t{spec.head_dim}, &elements);
+      if (heads <= 0 || overflow || values != elements) {
+        throw UsageError("--input: expected tokens*heads*head_dim values (tokens=" + std::to_string(tokens) +
+                         ", head_dim=" + std::to_string(spec.head_dim) +
+                         (args->heads ? ", heads=" + std::to_string(args->heads) : std::string()) + "), got " + std::to_string(values));
+      }
+      return heads;
+    };
+    if (known_tokens) heads_of(*known_tokens);
+    const std::vector<std::int64_t> positions = parse_positions_option(args->positions, components);
+    const std::int64_t tokens = static_cast<std::int64_t>(positions.size()) / components;
+    const std::int64_t heads = heads_of(tokens);
     reference::Options options;
     options.precision_bits = args->precision;
     options.model = args->model == "exact" ? reference::Model::exact : reference::Model::f32_recipe;
@@ -229,14 +232,17 @@ void add_apply_command(CLI::App& root, int& status) {
       const std::string storage = spec.dtype == Dtype::bf16 ? "F32" : tensorio::storage_dtype(spec.dtype);
       const auto width = static_cast<std::size_t>(tensorio::encoded_width(storage));
       std::string encoded;  // one chunk's bytes, reused
-      write_atomically_streamed(args->out, inputs, [&](const ChunkWriter& write) {
-        write(tensorio::npy_header(storage, {tokens, heads, spec.head_dim}));
-        reference::apply_chunked(plan, shape, positions, load, [&](std::int64_t, std::span<const double> out) {
-          encoded.resize(out.size() * width);
-          tensorio::encode_values_to(storage, out, encoded.data());
-          write(encoded);
-        });
-      }, !args->force);
+      write_atomically_streamed(
+          args->out, inputs,
+          [&](const ChunkWriter& write) {
+            write(tensorio::npy_header(storage, {tokens, heads, spec.head_dim}));
+            reference::apply_chunked(plan, shape, positions, load, [&](std::int64_t, std::span<const double> out) {
+              encoded.resize(out.size() * width);
+              tensorio::encode_values_to(storage, out, encoded.data());
+              write(encoded);
+            });
+          },
+          !args->force);
     } else if (args->format == "hex") {
       reference::apply_chunked(plan, shape, positions, load, [&](std::int64_t, std::span<const double> out) {
         for (double v : out) std::printf("%s\n", reference::to_hex(v).c_str());

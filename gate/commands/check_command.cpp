@@ -20,7 +20,7 @@ void add_check_command(CLI::App& root, int& status) {
       ->required();
   // Instead of --golden: your own tensors for --spec or --hf-config (runner/direct.h).
   auto spec = std::make_shared<SpecOptions>();
-  add_spec_options(cmd, *spec, SpecCount::any);
+  add_spec_options(cmd, *spec, SpecCount::one);
   cmd->get_option("--spec")->excludes(golden);
   cmd->get_option("--hf-config")->excludes(golden);
   auto* positions = cmd->add_option("--positions", args->positions,

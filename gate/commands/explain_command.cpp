@@ -18,7 +18,7 @@ void add_explain_command(CLI::App& root, int& status) {
   args->judge.model = "f32-angle";
   args->reports.text = TextForm::explanation;
   auto spec = std::make_shared<SpecOptions>();
-  add_spec_options(cmd, *spec, SpecCount::any);
+  add_spec_options(cmd, *spec, SpecCount::one);
   cmd->add_option("--positions", args->positions, "One position per token: a list (3,5,8), a range START:STOP[:STEP], or a .npy/.json file")
       ->required();
   cmd->add_option("--input", args->input, "The input tensor [tokens, heads, head_dim] the candidate rotated")->required();

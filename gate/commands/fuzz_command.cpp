@@ -15,15 +15,15 @@
 
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
-#include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
+#include "gate/commands/spec_options.h"
 #include "gate/judge_args.h"
 #include "gate/report.h"
 #include "gate/shard.h"
+#include "reference/rounding.h"
 #include "runner/adapters.h"
 #include "runner/registry.h"
 #include "runner/sweep.h"
-#include "reference/rounding.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -68,7 +68,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     double seconds = 0;
     std::int64_t trials = 0;
     std::uint64_t seed = 1;
-    std::optional<std::int64_t> shard_count;  // --shard-count, with --shard auto
+    std::optional<std::int64_t> shard_count;                             // --shard-count, with --shard auto
     std::string model = std::string(judge::name(judge::kDefaultModel));  // judge/tolerance.h
     std::string tolerance;
     double timeout = 10;
@@ -81,15 +81,13 @@ void add_fuzz_command(CLI::App& root, int& status) {
                   "reference-f32-recipe");
   cmd->add_option("--plugin", args->plugin, "A plugin shared library exporting include/ropecheck/kernel.h");
   add_spec_options(cmd, args->spec, SpecCount::any);  // none: the built-in edge specs
-  cmd->add_option("--seconds", args->seconds, "Stop starting new trials after this many seconds")
-      ->check(number_in(1e-3, 1e9));
-  cmd->add_option("--trials", args->trials,
-                  "Trials over all shards (deterministic budget; default 100, unlimited with --seconds alone)")
+  cmd->add_option("--seconds", args->seconds, "Stop starting new trials after this many seconds")->check(number_in(1e-3, 1e9));
+  cmd->add_option("--trials", args->trials, "Trials over all shards (deterministic budget; default 100, unlimited with --seconds alone)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--seed", args->seed, "Seed of the search (same seed and trials: same output)");
-  cmd->add_option("--shard", args->shard,
-                  "K/N: run trials t with t mod N = K (0 <= K < N). auto: K/N from a Slurm job array or a Kubernetes "
-                  "Indexed Job (with --shard-count), as for sweep (gate/README.md \"Sharded sweeps on a cluster\")");
+  CLI::Option* shard = cmd->add_option("--shard", args->shard,
+                                       "K/N: run trials t with t mod N = K (0 <= K < N). auto: K/N from a Slurm job array or a Kubernetes "
+                                       "Indexed Job (with --shard-count), as for sweep (gate/README.md \"Sharded sweeps on a cluster\")");
   cmd->add_option("--shard-count", args->shard_count,
                   "With --shard auto: the number of shards where the scheduler does not say it (a Kubernetes "
                   "Indexed Job's completions); checked against a Slurm array's count");
@@ -102,7 +100,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
   cmd->add_option("--replay", args->replay, "Evaluate one case (as printed by a replay command) and exit");
   cmd->add_option("--json", args->json, "Write the JSON report (schema ropecheck-fuzz-report/1) to this file");
-  cmd->callback([args, &status] {
+  cmd->callback([args, shard, &status] {
     if (args->impl.empty() == args->plugin.empty()) throw UsageError("fuzz: expected exactly one of --impl NAME or --plugin PATH");
     const std::vector<std::string> inputs = {args->plugin};  // the report never replaces the plugin
     check_report_paths({args->json}, inputs);
@@ -151,10 +149,9 @@ void add_fuzz_command(CLI::App& root, int& status) {
       }
       std::printf("replay %s: e = %.17g (tolerance %.17g), pair %d, input (%s, %s) got (%s, %s) expected (%s, %s), %s%s%s\n",
                   fuzz::case_text(c).c_str(), outcome.e, tol, outcome.worst_pair, reference::to_hex(outcome.x).c_str(),
-                  reference::to_hex(outcome.y).c_str(), reference::to_hex(outcome.got_a).c_str(),
-                  reference::to_hex(outcome.got_b).c_str(), reference::to_hex(outcome.expected_a).c_str(),
-                  reference::to_hex(outcome.expected_b).c_str(), std::string(fuzz::name(outcome.violation)).c_str(),
-                  outcome.message.empty() ? "" : ": ", outcome.message.c_str());
+                  reference::to_hex(outcome.y).c_str(), reference::to_hex(outcome.got_a).c_str(), reference::to_hex(outcome.got_b).c_str(),
+                  reference::to_hex(outcome.expected_a).c_str(), reference::to_hex(outcome.expected_b).c_str(),
+                  std::string(fuzz::name(outcome.violation)).c_str(), outcome.message.empty() ? "" : ": ", outcome.message.c_str());
       if (!args->json.empty()) {
         nlohmann::ordered_json j;
         j["spec"] = to_string(specs[0]);
@@ -173,9 +170,10 @@ void add_fuzz_command(CLI::App& root, int& status) {
     options.seed = args->seed;
     if (args->trials > 0) options.trials = args->trials;
     if (args->seconds > 0) options.seconds = args->seconds;
-    const Shard shard = resolve_shard(args->shard, args->shard_count, shard_environment());
-    options.shard_index = shard.index;
-    options.shard_count = shard.count;
+    const Shard resolved =
+        resolve_shard(shard->count() > 0 ? std::optional(args->shard) : std::nullopt, args->shard_count, shard_environment());
+    options.shard_index = resolved.index;
+    options.shard_count = resolved.count;
     options.strict_zeros = args->strict_zeros;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
     // Names are bytes (a plugin's, a file's), not always UTF-8: replaced, never a failed report.

@@ -82,7 +82,7 @@ void add_golden_generate(CLI::App& golden, int& status) {
   auto custom = std::make_shared<CustomSuiteArgs>();
   // A suite for --spec or --hf-config instead (with --positions, --tokens; --out FILE.json).
   auto spec = std::make_shared<SpecOptions>();
-  add_spec_options(generate, *spec, SpecCount::any);
+  add_spec_options(generate, *spec, SpecCount::one);
   const std::vector<CLI::Option*> custom_options = {
       generate->add_option("--positions", custom->positions, "With --spec: positions, a range START:STOP[:STEP] or a .npy/.json file"),
       generate->add_option("--tokens", custom->tokens, "With --spec: tokens per test"),

@@ -21,11 +21,15 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
   cmd->add_option("--spec", options.specs,
                   many ? "Spec to use (repeatable), e.g. layout=half,head_dim=128,base=500000,dtype=f32"
                        : "RoPE spec, e.g. layout=half,head_dim=128,base=500000,dtype=f32 (or --hf-config)")
-      ->allow_extra_args(false);  // one value per --spec, repeatable
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);  // every occurrence kept: resolve_spec counts them
   cmd->add_option("--hf-config", options.hf_configs,
                   many ? "A transformers config.json whose rotation to use (repeatable; hfconfig/README.md)"
                        : "A transformers config.json whose rotation to use instead of --spec (hfconfig/README.md)")
-      ->allow_extra_args(false);
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--seq-len", options.seq_len, "Sequence length for --hf-config rope types that depend on it (dynamic, longrope)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -104,8 +108,11 @@ std::vector<Spec> resolve_specs(const SpecOptions& options) {
 
 Spec resolve_spec(const SpecOptions& options) {
   const std::size_t given = options.specs.size() + options.hf_configs.size();
-  if (given != 1) {
-    throw UsageError("--spec or --hf-config is required: expected exactly one spec, got " + std::to_string(given));
+  if (given == 0) throw UsageError("--spec or --hf-config is required: expected one spec, got none");
+  if (given > 1) {
+    throw UsageError("--spec, --hf-config: expected one spec (this command judges one; fuzz takes several), got " + std::to_string(given) +
+                     " (--spec " + std::to_string(options.specs.size()) + " times, --hf-config " +
+                     std::to_string(options.hf_configs.size()) + " times)");
   }
   return resolve_specs(options).front();
 }

@@ -34,8 +34,9 @@ struct SpecOptions {
   std::string layer;                    // --layer N|all|global|local; "": not given
 };
 
-// one: the command judges exactly one spec (given by --spec or --hf-config);
-// any: --spec and --hf-config may repeat, and none at all is allowed (the command has defaults).
+// one: the command judges one spec (given by --spec or --hf-config; resolve_spec refuses two by
+// name, resolve_optional_spec also takes none);
+// any: --spec and --hf-config may repeat, and none at all is allowed (fuzz: it has defaults).
 enum class SpecCount { one, any };
 
 void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count);

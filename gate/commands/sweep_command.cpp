@@ -11,13 +11,13 @@
 #include <optional>
 
 #include "gate/commands/command.h"
-#include "gate/commands/spec_options.h"
 #include "gate/commands/judge_options.h"
+#include "gate/commands/spec_options.h"
 #include "gate/report.h"
 #include "gate/shard.h"
+#include "optimized/error_bounds.h"
 #include "runner/registry.h"
 #include "runner/sweep.h"
-#include "optimized/error_bounds.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -68,9 +68,8 @@ int run_sweep(const SweepArguments& a) {
   std::printf("samples: %" PRId64 " positions in [0, %" PRId64 "], %d pairs each\n", calls.positions, a.sweep.max_position,
               spec.rotary_dim / 2);
   if (a.sweep.shard_count > 1 || a.resolved.source != "--shard") {
-    std::printf("shard: %d/%d (%s): calls c with c mod %d = %d of %" PRId64 " calls of up to %" PRId64 " positions\n",
-                a.sweep.shard_index, a.sweep.shard_count, a.resolved.source.c_str(), a.sweep.shard_count, a.sweep.shard_index,
-                calls.calls, calls.per_call);
+    std::printf("shard: %d/%d (%s): calls c with c mod %d = %d of %" PRId64 " calls of up to %" PRId64 " positions\n", a.sweep.shard_index,
+                a.sweep.shard_count, a.resolved.source.c_str(), a.sweep.shard_count, a.sweep.shard_index, calls.calls, calls.per_call);
   }
   if (g.verdict == "skip") {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
@@ -109,8 +108,7 @@ int run_sweep(const SweepArguments& a) {
   report.candidate = implementation->selector();
   report.model = claims.model;
   report.scope = scope_of(a.judge, 0, 0);
-  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count,
-                            a.judge.worst};
+  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count, a.judge.worst};
   report.groups.push_back(std::move(g));
   report.decide();
   const std::vector<std::string> inputs = {a.plugin};
@@ -124,7 +122,8 @@ int run_sweep(const SweepArguments& a) {
 
 void add_sweep_command(CLI::App& root, int& status) {
   auto args = std::make_shared<SweepArguments>();
-  CLI::App* cmd = root.add_subcommand("sweep", "Measure an implementation's worst error e across sampled positions and its accuracy horizon");
+  CLI::App* cmd =
+      root.add_subcommand("sweep", "Measure an implementation's worst error e across sampled positions and its accuracy horizon");
   cmd->add_option("--impl", args->implementation,
                   "Implementation (runner/registry.h): a project kernel (scalar, avx2, avx512, avx512bf16, cuda, auto), a reference "
                   "variant, or with --plugin the name passed to the plugin")
@@ -132,25 +131,24 @@ void add_sweep_command(CLI::App& root, int& status) {
   cmd->add_option("--plugin", args->plugin, "A shared library exporting the C ABI of include/ropecheck/kernel.h");
   add_spec_options(cmd, args->spec, SpecCount::one);
   cmd->add_option("--max-position", args->sweep.max_position, "Largest position sampled")->capture_default_str();
-  cmd->add_option("--samples", args->sweep.samples,
-                  "Distinct positions sampled (at least the fixed 0..63, 2^k - 1, 2^k, 2^k + 1)")
+  cmd->add_option("--samples", args->sweep.samples, "Distinct positions sampled (at least the fixed 0..63, 2^k - 1, 2^k, 2^k + 1)")
       ->capture_default_str();
   cmd->add_option("--seed", args->sweep.seed, "Seed of the random positions and inputs")->capture_default_str();
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
-  cmd->add_option("--shard", args->shard,
-                  "K/N: make the calls c (of up to 4096 sampled positions, at least 64 calls) with c mod N = K; "
-                  "`ropecheck report merge` joins the shards' --json reports into the unsharded one. auto: K/N from "
-                  "a Slurm job array (SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP) or a Kubernetes Indexed Job "
-                  "(JOB_COMPLETION_INDEX with --shard-count); refused when they are missing or inconsistent "
-                  "(gate/README.md \"Sharded sweeps on a cluster\")")
-      ->capture_default_str();
+  CLI::Option* shard = cmd->add_option("--shard", args->shard,
+                                       "K/N: make the calls c (of up to 4096 sampled positions, at least 64 calls) with c mod N = K; "
+                                       "`ropecheck report merge` joins the shards' --json reports into the unsharded one. auto: K/N from "
+                                       "a Slurm job array (SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP) or a Kubernetes Indexed Job "
+                                       "(JOB_COMPLETION_INDEX with --shard-count); refused when they are missing or inconsistent "
+                                       "(gate/README.md \"Sharded sweeps on a cluster\")")
+                           ->capture_default_str();
   cmd->add_option("--shard-count", args->shard_count,
                   "With --shard auto: the number of shards where the scheduler does not say it (a Kubernetes "
                   "Indexed Job's completions); checked against a Slurm array's count");
   add_judge_options(cmd, args->judge, {.skip_flags = false, .max_position = false});
   add_report_options(cmd, args->reports, false);
-  cmd->callback([args, &status] {
-    args->resolved = resolve_shard(args->shard, args->shard_count, shard_environment());
+  cmd->callback([args, shard, &status] {
+    args->resolved = resolve_shard(shard->count() > 0 ? std::optional(args->shard) : std::nullopt, args->shard_count, shard_environment());
     args->sweep.shard_index = args->resolved.index;
     args->sweep.shard_count = args->resolved.count;
     if (!args->plugin.empty() && args->implementation == "auto") args->implementation.clear();

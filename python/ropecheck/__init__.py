@@ -29,12 +29,21 @@ interpreter. A callable runs in this process unless isolate=True or timeout= is 
 call runs in a forked child, and its crash or hang is that test's failure (python/README.md
 "Isolation of a callable").
 """
+import importlib.util
 import inspect
 import os
 import re
 import warnings
 
 import numpy as np
+
+# The compiled extension first: python/ropecheck/ of the source tree holds none (every submodule
+# imports it, and a missing one surfaced as a circular import of a submodule).
+if importlib.util.find_spec(__name__ + "._ropecheck") is None:
+    raise ImportError(
+        f"ropecheck: the compiled extension ropecheck._ropecheck is not in {os.path.dirname(os.path.abspath(__file__))} "
+        "(a source tree, or an incomplete install): build first, then import the built package: `cmake -S . -B build && cmake --build build "
+        "--target _ropecheck` and PYTHONPATH=build/python, or `pip install .` (python/README.md)")
 
 from . import _callable as _fn
 from . import _checks as _c
@@ -132,7 +141,7 @@ def check(output, x, positions, spec, model=None, *, tolerance=None, max_positio
     spec = _spec(spec)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
     inputs = _t.as_numpy(x, "x", spec.input_dtype)
-    outputs = _t.as_numpy(output, "output", spec.dtype)
+    outputs = _t.as_numpy(output, "output", spec.dtype, floats_only=True)
     token_shape, heads = _t.head_shape(inputs, spec)
     if outputs.shape != inputs.shape:
         raise ValueError(f"output: expected the shape of x {list(inputs.shape)}, got {list(outputs.shape)}")

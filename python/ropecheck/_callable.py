@@ -62,7 +62,7 @@ def wrap(fn, as_torch, with_spec, max_position=None, device=None):
         except Exception as error:
             _describe_into(error, as_torch)
             raise
-        return _t.doubles(_t.as_numpy(out, "output", spec.dtype))
+        return _t.doubles(_t.as_numpy(out, "output", spec.dtype, floats_only=True))
 
     def call(spec, x, positions):
         if max_position is None:

@@ -38,11 +38,12 @@ def host_tensor(tensor, what):
     return tensor.detach().cpu()
 
 
-def as_numpy(x, what, dtype=None):
+def as_numpy(x, what, dtype=None, floats_only=False):
     """x as a NumPy array, values exact: a torch tensor leaves the graph and the device; bf16 is
     widened to float32 (exact). A uint16 array is read as bf16 bit patterns when `dtype` (a spec's
     dtype name: its input_dtype for inputs, its dtype for outputs) is bf16 (the documented uint16
-    view) and as float16 bits when it is f16."""
+    view) and as float16 bits when it is f16. floats_only: an output, whose integer array would be
+    values already truncated (a kernel's result cast to int32): refused, naming the dtype expected."""
     torch = _torch()
     if torch is not None and isinstance(x, torch.Tensor):
         x = host_tensor(x, what)
@@ -57,6 +58,10 @@ def as_numpy(x, what, dtype=None):
         if dtype == "f16":
             return array.view(np.float16)
         return (array.astype(np.uint32) << 16).view(np.float32)
+    if floats_only and array.dtype.kind != "f":
+        expected = np.dtype(_RESULT[dtype]).name if dtype in _RESULT else "float32"
+        raise ValueError(f"{what}: expected floating-point values ({expected} for the spec's dtype {dtype}; "
+                         f"float16, float32 and float64 are read exactly), got an array of {array.dtype}")
     if array.dtype.kind not in "fiu" or array.dtype == np.uint16:
         raise ValueError(f"{what}: expected floating-point values, got an array of {array.dtype}")
     return array

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -100,8 +101,7 @@ TEST_P(SweepKernel, PassesEveryPositionUpTo2To31WithinItsProvenBound) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(field(r.out, "implementation"), "ropecheck kernel " + kernel + " (--impl " + kernel + ")");
   // --max-position defaults to 2^31 − 1 (README); head_dim 16 has 8 pairs
-  EXPECT_EQ(field(r.out, "samples"), std::to_string(expected_samples(2147483647, 150)) +
-                                         " positions in [0, 2147483647], 8 pairs each");
+  EXPECT_EQ(field(r.out, "samples"), std::to_string(expected_samples(2147483647, 150)) + " positions in [0, 2147483647], 8 pairs each");
   // The kernels' bound holds for every |position| < 2^40 (optimized/error_bounds.h), so no sampled
   // position exceeds it: the horizon is the largest one.
   EXPECT_EQ(field(r.out, "accuracy horizon"), "2147483647 (every sampled position)");
@@ -126,12 +126,12 @@ TEST(Sweep, SamplesTheDocumentedNumberOfDistinctPositions) {
   const struct {
     std::int64_t max, samples;
   } cases[] = {
-      {0, 256},     // one position
-      {10, 256},    // the whole range, all fixed
-      {199, 256},   // the whole range, 70 fixed + 130 random (random draws alone would miss some)
-      {300, 300},   // all but one of the range
-      {1000, 100},  // 76 fixed + 24 random
-      {1000, 10},   // the fixed ones are more than --samples
+      {0, 256},                    // one position
+      {10, 256},                   // the whole range, all fixed
+      {199, 256},                  // the whole range, 70 fixed + 130 random (random draws alone would miss some)
+      {300, 300},                  // all but one of the range
+      {1000, 100},                 // 76 fixed + 24 random
+      {1000, 10},                  // the fixed ones are more than --samples
       {9223372036854775807, 300},  // INT64_MAX: max + 1 overflows
   };
   for (const auto& c : cases) {
@@ -139,8 +139,8 @@ TEST(Sweep, SamplesTheDocumentedNumberOfDistinctPositions) {
                           std::to_string(c.samples) + " --tolerance e=1e300",  // judging is not the point here
                       dir);
     EXPECT_EQ(r.code, 0) << c.max << " " << c.samples << "\n" << r.out << r.err;
-    EXPECT_EQ(field(r.out, "samples"), std::to_string(expected_samples(c.max, c.samples)) + " positions in [0, " +
-                                           std::to_string(c.max) + "], 2 pairs each")
+    EXPECT_EQ(field(r.out, "samples"),
+              std::to_string(expected_samples(c.max, c.samples)) + " positions in [0, " + std::to_string(c.max) + "], 2 pairs each")
         << c.max << " " << c.samples;
   }
 }
@@ -161,8 +161,9 @@ TEST(Sweep, ZeroToleranceFailsByPositionOne) {
   // At position 1 the exact rotation is irrational and an f32 output is not, so e > 0 = tolerance:
   // the horizon is 0 (position 0 is the identity, exact) or none, never the maximum.
   TempDir dir;
-  const Ran r = run(kBin + " sweep --impl auto --spec layout=half,head_dim=8,base=10000,dtype=f32 --max-position 1000 "
-                           "--samples 80 --tolerance e=0",
+  const Ran r = run(kBin +
+                        " sweep --impl auto --spec layout=half,head_dim=8,base=10000,dtype=f32 --max-position 1000 "
+                        "--samples 80 --tolerance e=0",
                     dir);
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_EQ(field(r.out, "result"), "fail");
@@ -238,14 +239,15 @@ TEST(Sweep, ShardsMergeToTheUnshardedReportByteForByte) {
 TEST(Sweep, ShardsOfACrashingPluginMergeToTheUnshardedReport) {
   TempDir dir;
   // 460 samples: calls of 7 positions (runner/sweep.h sweep_calls), so the second call starts at 7.
-  const std::string command = kBin + " sweep --plugin " + plugin("segv") +
-                              " --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 460 --threads 1";
+  const std::string command =
+      kBin + " sweep --plugin " + plugin("segv") + " --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 460 --threads 1";
   ASSERT_EQ(run(command + " --json " + (dir / "whole.json"), dir).code, 1);
   const auto whole = nlohmann::json::parse(slurp(dir / "whole.json"))["groups"][0];
   EXPECT_EQ(whole["failed_tests"], nlohmann::json::array({2}));
-  for (int k = 0; k < 3; ++k) run(command + " --shard " + std::to_string(k) + "/3 --json " + (dir / ("s" + std::to_string(k) + ".json")), dir);
-  const Ran merged =
-      run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s1.json") + " " + (dir / "s2.json") + " --out " + (dir / "m.json"), dir);
+  for (int k = 0; k < 3; ++k)
+    run(command + " --shard " + std::to_string(k) + "/3 --json " + (dir / ("s" + std::to_string(k) + ".json")), dir);
+  const Ran merged = run(
+      kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s1.json") + " " + (dir / "s2.json") + " --out " + (dir / "m.json"), dir);
   EXPECT_EQ(merged.code, 1) << merged.err;
   EXPECT_EQ(slurp(dir / "m.json"), slurp(dir / "whole.json"));
 }
@@ -292,16 +294,17 @@ TEST(Sweep, MergeRefusesShardsThatAreNotOneSweep) {
   // A shard missing, or given twice.
   expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " --out " + (dir / "m.json"), dir),
                      {"sweep.shard", "expected every shard K/2", "no shard 1/2"}, "missing shard");
-  expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s0.json") + " " + (dir / "s1.json") + " --out " +
-                             (dir / "m.json"),
-                         dir),
-                     {"s0.json", "sweep.shard.index", "each shard once", "0/2"}, "repeated shard");
+  expect_usage_error(
+      run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "s0.json") + " " + (dir / "s1.json") + " --out " + (dir / "m.json"),
+          dir),
+      {"s0.json", "sweep.shard.index", "each shard once", "0/2"}, "repeated shard");
   // Another ropecheck version: written into a copy of shard 1.
   auto edited = nlohmann::ordered_json::parse(slurp(dir / "s1.json"));
   edited["tool"]["version"] = "0.0.1";
   spit(dir / "other_version.json", edited.dump(1));
-  expect_usage_error(run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "other_version.json") + " --out " + (dir / "m.json"), dir),
-                     {"other_version.json", "tool", "0.0.1"}, "version");
+  expect_usage_error(
+      run(kBin + " report merge " + (dir / "s0.json") + " " + (dir / "other_version.json") + " --out " + (dir / "m.json"), dir),
+      {"other_version.json", "tool", "0.0.1"}, "version");
   EXPECT_FALSE(std::filesystem::exists(dir / "m.json"));
 }
 
@@ -310,12 +313,15 @@ TEST(Sweep, MergeRefusesShardsThatAreNotOneSweep) {
 TEST(Sweep, ShardAutoReadsTheSchedulersEnvironment) {
   TempDir dir;
   const std::string sweep = kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 256 --threads 1";
-  const std::string clean = "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN -u SLURM_ARRAY_TASK_MAX "
-                            "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
+  const std::string clean =
+      "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN -u SLURM_ARRAY_TASK_MAX "
+      "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
   ASSERT_EQ(run(sweep + " --shard 2/4 --json " + (dir / "explicit.json"), dir).code, 0);
   // sbatch --array=1-7:2: task 5 is the third of 1, 3, 5, 7
-  const Ran slurm = run(clean + "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=7 "
-                                "SLURM_ARRAY_TASK_STEP=2 " + sweep + " --shard auto --json " + (dir / "slurm.json"),
+  const Ran slurm = run(clean +
+                            "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=4 SLURM_ARRAY_TASK_MIN=1 SLURM_ARRAY_TASK_MAX=7 "
+                            "SLURM_ARRAY_TASK_STEP=2 " +
+                            sweep + " --shard auto --json " + (dir / "slurm.json"),
                         dir);
   ASSERT_EQ(slurm.code, 0) << slurm.err;
   EXPECT_EQ(field(slurm.out, "shard").rfind("2/4 (Slurm array task SLURM_ARRAY_TASK_ID=5 of 1-7:2)", 0), 0u) << slurm.out;
@@ -323,17 +329,74 @@ TEST(Sweep, ShardAutoReadsTheSchedulersEnvironment) {
   const Ran kubernetes = run(clean + "JOB_COMPLETION_INDEX=2 " + sweep + " --shard auto --shard-count 4 --json " + (dir / "k8s.json"), dir);
   ASSERT_EQ(kubernetes.code, 0) << kubernetes.err;
   EXPECT_EQ(slurp(dir / "k8s.json"), slurp(dir / "explicit.json"));
-  expect_usage_error(run(clean + sweep + " --shard auto", dir), {"--shard auto", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "got neither"},
-                     "no scheduler");
+  expect_usage_error(run(clean + sweep + " --shard auto", dir),
+                     {"--shard auto", "SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "got neither"}, "no scheduler");
   expect_usage_error(run(clean + "SLURM_ARRAY_TASK_ID=3 " + sweep + " --shard auto", dir), {"SLURM_ARRAY_TASK_COUNT", "got none"},
                      "ID alone");
   expect_usage_error(run(clean + "JOB_COMPLETION_INDEX=2 " + sweep + " --shard auto", dir), {"--shard-count", "got none"},
                      "Indexed Job without its count");
   // fuzz takes it too
   expect_usage_error(run(clean + kBin + " fuzz --impl scalar --trials 4 --shard auto", dir), {"--shard auto", "got neither"}, "fuzz");
-  const Ran fuzz = run(clean + "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 " + kBin + " fuzz --impl scalar --trials 4 --shard auto", dir);
+  const Ran fuzz =
+      run(clean + "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 " + kBin + " fuzz --impl scalar --trials 4 --shard auto", dir);
   EXPECT_EQ(fuzz.code, 0) << fuzz.err;
   EXPECT_NE(fuzz.out.find("shard 1/2"), std::string::npos) << fuzz.out;
+}
+
+// A shard's report edited after the sweep is refused by `report merge`, naming the file and the
+// field: another shard's index (its points and test ids are the calls c with c mod N = K of
+// runner/sweep.h, so shard 2 relabelled 3 names calls of shard 2), a worst e that is not the
+// largest e of its points, a verdict that contradicts its counts.
+TEST(Sweep, MergeRefusesForgedShards) {
+  TempDir dir;
+  const std::string passing = kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 256 --threads 1";
+  // the recipe under the exact model fails: failed tests and worst cases of its own calls
+  const std::string failing = kBin +
+                              " sweep --impl reference-f32-recipe --model exact --spec layout=half,head_dim=16,base=10000,dtype=f32 "
+                              "--samples 200 --max-position 100000 --threads 1";
+  for (int k = 0; k < 4; ++k) {
+    ASSERT_EQ(run(passing + " --shard " + std::to_string(k) + "/4 --json " + (dir / ("p" + std::to_string(k) + ".json")), dir).code, 0);
+    ASSERT_EQ(run(failing + " --shard " + std::to_string(k) + "/4 --json " + (dir / ("f" + std::to_string(k) + ".json")), dir).code, 1);
+  }
+  auto merge = [&](const std::vector<std::string>& names) {
+    std::string paths;
+    for (const std::string& name : names) paths += " " + (dir / name);
+    return run(kBin + " report merge" + paths + " --out " + (dir / "m.json"), dir);
+  };
+  ASSERT_EQ(merge({"p0.json", "p1.json", "p2.json", "p3.json"}).code, 0);
+  std::filesystem::remove(dir / "m.json");
+  auto edit = [&](const std::string& from, const std::string& to, const std::function<void(nlohmann::ordered_json&)>& change) {
+    auto report = nlohmann::ordered_json::parse(slurp(dir / from));
+    change(report);
+    spit(dir / to, report.dump(1));
+  };
+  // Shard 2 as shard 3, shard 3 never judged: passing calls only, its points name shard 2's calls.
+  edit("p2.json", "p2as3.json", [](auto& r) { r["sweep"]["shard"]["index"] = 3; });
+  expect_usage_error(merge({"p0.json", "p1.json", "p2.json", "p2as3.json"}), {"p2as3.json", "groups[0].points", "shard 3/4", "shard 2/4"},
+                     "index edited, passing");
+  edit("f2.json", "f2as3.json", [](auto& r) { r["sweep"]["shard"]["index"] = 3; });
+  expect_usage_error(merge({"f0.json", "f1.json", "f2.json", "f2as3.json"}), {"f2as3.json", "shard 3/4"}, "index edited, failing");
+  // A test id of another shard's call (call 0 is shard 0's).
+  edit("f1.json", "f1_id.json", [](auto& r) { r["groups"][0]["failed_tests"] = nlohmann::ordered_json::array({1}); });
+  expect_usage_error(merge({"f0.json", "f1_id.json", "f2.json", "f3.json"}),
+                     {"f1_id.json", "groups[0].failed_tests[0]", "shard 1/4", "test 1"}, "test id of another shard");
+  // A worst e of 1e300 in a passing shard: not the largest e of its points.
+  edit("p1.json", "p1_e.json", [](auto& r) { r["groups"][0]["worst_e"] = 1e300; });
+  expect_usage_error(merge({"p0.json", "p1_e.json", "p2.json", "p3.json"}), {"p1_e.json", "groups[0].worst_e", "largest e", "1e+300"},
+                     "worst e edited");
+  // A failing shard relabelled as passing, its counts left as they were.
+  edit("f1.json", "f1_pass.json", [](auto& r) { r["groups"][0]["verdict"] = "pass"; });
+  expect_usage_error(merge({"f0.json", "f1_pass.json", "f2.json", "f3.json"}), {"f1_pass.json", "groups[0].verdict", "\"fail\""},
+                     "verdict edited");
+  // ... and with its failed tests cleared too: its points and pair counts still fail.
+  edit("f1.json", "f1_clean.json", [](auto& r) {
+    r["groups"][0]["verdict"] = "pass";
+    r["groups"][0]["tests_failed"] = 0;
+    r["groups"][0]["failed_tests"] = nlohmann::ordered_json::array();
+  });
+  expect_usage_error(merge({"f0.json", "f1_clean.json", "f2.json", "f3.json"}), {"f1_clean.json", "groups[0].tests_failed"},
+                     "failures cleared");
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.json"));
 }
 
 // More shards than calls would leave shards with nothing to judge: refused, naming the most.
@@ -348,8 +411,8 @@ TEST(Sweep, MoreShardsThanCallsAreRefused) {
 // bound at every sampled position up to 2^31 − 1.
 TEST(Sweep, TakesAPlugin) {
   TempDir dir;
-  const Ran r = run(kBin + " sweep --plugin " + plugin("good") + " --spec layout=interleaved,head_dim=8,base=10000,dtype=f32 --samples 100",
-                    dir);
+  const Ran r =
+      run(kBin + " sweep --plugin " + plugin("good") + " --spec layout=interleaved,head_dim=8,base=10000,dtype=f32 --samples 100", dir);
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(field(r.out, "accuracy horizon"), "2147483647 (every sampled position)");
 }
@@ -489,8 +552,8 @@ TEST(Props, PluginThatRefusesEveryCallViolatesWithItsError) {
   EXPECT_NE(r.out.find("abi: ABI version mismatch"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  counterexample:\n"), std::string::npos) << r.out;
   // without --impl the replay does not add one; --no-shrink is kept
-  EXPECT_EQ(field(r.out, "  replay"), "ropecheck props --plugin " + plugin("abi") +
-                                          " --precision 256 --model exact --cases 2 --seed 1 --only group_law --no-shrink");
+  EXPECT_EQ(field(r.out, "  replay"),
+            "ropecheck props --plugin " + plugin("abi") + " --precision 256 --model exact --cases 2 --seed 1 --only group_law --no-shrink");
 }
 
 TEST(Props, BadArgumentsAreOneLineUsageErrors) {
@@ -538,15 +601,16 @@ TEST(Apply, JsonFormatHoldsTheSpecShapePositionsAndTheHexOutputs) {
 TEST(Apply, JsonShapeInfersHeadsAndKeepsTwoAxisPositions) {
   // 16 values for 2 tokens of head_dim 4: 2 heads (README: heads inferred from the input size)
   TempDir dir;
-  const Ran r = run(kBin + " apply --spec layout=half,head_dim=4,base=10000,dtype=f32,axes=2d --positions 3:5,4:5 "
-                           "--input 1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8 --model f32-recipe --format json",
+  const Ran r = run(kBin +
+                        " apply --spec layout=half,head_dim=4,base=10000,dtype=f32,axes=2d --positions 3:5,4:5 "
+                        "--input 1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8 --model f32-recipe --format json",
                     dir);
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["shape"], nlohmann::json({2, 2, 4}));
   EXPECT_EQ(j["spec"]["axes"], "2d");
   EXPECT_EQ(j["model"], "f32-recipe");
-  std::vector<std::int64_t> positions;  // token by token, component by component, however nested
+  std::vector<std::int64_t> positions;                   // token by token, component by component, however nested
   const nlohmann::json flat = j["positions"].flatten();  // kept alive for the loop
   for (const auto& item : flat.items()) positions.push_back(item.value().get<std::int64_t>());
   EXPECT_EQ(positions, (std::vector<std::int64_t>{3, 5, 4, 5}));
@@ -632,8 +696,8 @@ TEST(Apply, OutWritesTheOutputsAsNpy) {
     const std::vector<double> expected = mpfr_apply(spec, 3, 2, {0, 7, 70000}, input);
     ASSERT_EQ(t.values.size(), expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      EXPECT_TRUE(same_values(t.values[i], expected[i])) << c.spec << " value " << i << ": " << reference::to_hex(t.values[i])
-                                                        << " expected " << reference::to_hex(expected[i]);
+      EXPECT_TRUE(same_values(t.values[i], expected[i]))
+          << c.spec << " value " << i << ": " << reference::to_hex(t.values[i]) << " expected " << reference::to_hex(expected[i]);
     }
   }
   // Above 16 MiB: 1030 tokens × 32 heads × 128 f32 (4.2 M values); chunks of 8 tokens.
@@ -660,8 +724,8 @@ TEST(Apply, OutWritesTheOutputsAsNpy) {
     }
   }
   // Bad --out: one line, exit 2, nothing written over.
-  const std::string apply = kBin + " apply --spec layout=half,head_dim=8,base=10000,dtype=f32 --positions 0,7,70000 --input " +
-                            (dir / "x.npy");
+  const std::string apply =
+      kBin + " apply --spec layout=half,head_dim=8,base=10000,dtype=f32 --positions 0,7,70000 --input " + (dir / "x.npy");
   spit(dir / "kept.npy", "keep me");
   expect_usage_error(run(apply + " --out " + (dir / "kept.npy"), dir), {"kept.npy", "expected a new file", "--force"}, "existing");
   EXPECT_EQ(slurp(dir / "kept.npy"), "keep me");
@@ -681,12 +745,62 @@ TEST(Parser, ParseErrorsAreOneLineAndExit2) {
   const std::string spec = " --spec layout=half,head_dim=8,base=10000,dtype=f32";
   expect_usage_error(run(kBin + " sweep" + spec + " --nonesuch", dir), {"--nonesuch"}, "unknown option");
   expect_usage_error(run(kBin + " apply" + spec + " --input 1,0,0,0,0,0,0,0", dir), {"--positions", "required"}, "missing option");
-  expect_usage_error(run(kBin + " apply" + spec + " --positions 1 --input 1,0,0,0,0,0,0,0 --format xml", dir),
-                     {"--format", "xml"}, "value not in the set");
+  expect_usage_error(run(kBin + " apply" + spec + " --positions 1 --input 1,0,0,0,0,0,0,0 --format xml", dir), {"--format", "xml"},
+                     "value not in the set");
   expect_usage_error(run(kBin + " props --timeout 0", dir), {"--timeout"}, "out of range");
   expect_usage_error(run(kBin, dir), {"subcommand"}, "no command");
   // a misspelt command is named, with the commands there are
   expect_usage_error(run(kBin + " swep" + spec, dir), {"'swep'", "sweep", "apply", "props"}, "unknown command");
+}
+
+// Integers beyond what an option holds are refused by name, never saturated or wrapped (CLI11 kept
+// strtoll's 2^63 - 1 and strtoull's 2^64 - 1 for -1).
+TEST(Parser, IntegersOutOfRangeAreRefusedByName) {
+  TempDir dir;
+  const std::string sweep = kBin + " sweep --impl scalar --spec layout=half,head_dim=8,base=10000,dtype=f32 --samples 64 --tolerance e=1";
+  expect_usage_error(
+      run(sweep + " --max-position 99999999999999999999999", dir),
+      {"--max-position", "expected an integer from -9223372036854775808 to 9223372036854775807", "'99999999999999999999999'"},
+      "above int64");
+  expect_usage_error(run(sweep + " --seed -1", dir), {"--seed", "from 0 to 18446744073709551615", "'-1'"}, "negative unsigned");
+  expect_usage_error(run(sweep + " --seed 18446744073709551616", dir), {"--seed", "'18446744073709551616'"}, "above uint64");
+  // the largest values are still taken
+  EXPECT_EQ(run(sweep + " --seed 18446744073709551615", dir).code, 0);
+}
+
+// One spec where a command judges one: two are refused by name, and the help does not call --spec
+// repeatable; fuzz takes several. --shard-count without --shard says --shard is missing.
+TEST(Parser, SpecCountsAndShardCountMessagesSayWhatIsMissing) {
+  TempDir dir;
+  const std::string spec = " --spec layout=half,head_dim=2,base=10000,dtype=f32";
+  const std::pair<std::string, std::string> commands[] = {{"explain", " --positions 0 --input 1,0 --candidate c.npy"},
+                                                          {"check", " --positions 0 --input 1,0 --candidate c.npy"},
+                                                          {"sweep", ""},
+                                                          {"apply", " --positions 0 --input 1,0"}};
+  for (const auto& [command, rest] : commands) {
+    expect_usage_error(run(kBin + " " + command + spec + spec + rest, dir), {"--spec", "expected one spec", "got 2"},
+                       command + " with two --spec");
+    const Ran help = run(kBin + " " + command + " --help", dir);
+    EXPECT_EQ(help.out.find("repeatable"), std::string::npos) << command << ": " << help.out;
+  }
+  const Ran fuzz =
+      run(kBin + " fuzz --impl reference --trials 2" + spec + " --spec layout=interleaved,head_dim=4,base=10000,dtype=f32", dir);
+  EXPECT_EQ(fuzz.code, 0) << fuzz.err;
+  const Ran no_shard = run(kBin + " sweep --impl scalar" + spec + " --samples 64 --shard-count 4", dir);
+  expect_usage_error(no_shard, {"--shard-count", "--shard auto", "without --shard"}, "shard count alone");
+  EXPECT_EQ(no_shard.err.find("0/1"), std::string::npos) << no_shard.err;
+}
+
+// A config's integer above 2^63 - 1 is refused as written, not read as -1.
+TEST(Parser, HfConfigIntegersAboveInt64AreNamedAsWritten) {
+  TempDir dir;
+  spit(dir / "config.json",
+       R"({"model_type": "llama", "hidden_size": 128, "num_attention_heads": 2, "rope_theta": 500000, "torch_dtype": "float32",
+           "max_position_embeddings": 8192, "rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+           "high_freq_factor": 4, "original_max_position_embeddings": 18446744073709551615}})");
+  const Ran r = run(kBin + " spec --hf-config " + (dir / "config.json"), dir);
+  expect_usage_error(r, {"config.json", "original_max_position_embeddings", "18446744073709551615"}, "2^64 - 1");
+  EXPECT_EQ(r.err.find("'-1'"), std::string::npos) << r.err;
 }
 
 TEST(Parser, HelpIsNotAnError) {

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <numeric>
+#include <optional>
 
 #include "gate/positions.h"
 #include "gate_test_support.h"
@@ -108,9 +111,11 @@ struct PositionFiles : ::testing::Test {
   }
 };
 
-// encode_npy writes I64 as '<i8'; '<i4' is written here by patching the header and the data.
-std::string int32_npy(const V& values) {
-  std::string header = "{'descr': '<i4', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
+// encode_npy writes I64 as '<i8' through double; '<i4', and '<i8' of every int64 exactly, are
+// written here byte by byte.
+std::string int_npy(const V& values, int width) {
+  std::string header =
+      "{'descr': '<i" + std::to_string(width) + "', 'fortran_order': False, 'shape': (" + std::to_string(values.size()) + ",), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::string out("\x93NUMPY\x01\x00", 8);
@@ -118,11 +123,12 @@ std::string int32_npy(const V& values) {
   out += static_cast<char>(header.size() >> 8);
   out += header;
   for (std::int64_t v : values) {
-    const auto u = static_cast<std::uint32_t>(static_cast<std::int32_t>(v));
-    for (int i = 0; i < 4; ++i) out += static_cast<char>((u >> (8 * i)) & 0xff);
+    const auto u = width == 8 ? static_cast<std::uint64_t>(v) : static_cast<std::uint32_t>(static_cast<std::int32_t>(v));
+    for (int i = 0; i < width; ++i) out += static_cast<char>((u >> (8 * i)) & 0xff);
   }
   return out;
 }
+std::string int32_npy(const V& values) { return int_npy(values, 4); }
 
 TEST_F(PositionFiles, NpyAndJsonFiles) {
   EXPECT_EQ(parse_positions_option(npy("p.npy", "I64", {4}, {0, 7, 100, 131071}), 1), (V{0, 7, 100, 131071}));
@@ -151,11 +157,53 @@ TEST_F(PositionFiles, BadFilesAreOneLineNamingTheFile) {
   expect_file_refused(json("empty_list.json", "[]"), 1, {"at least one"});
 }
 
+// Positions of an int64 .npy file are the integers stored, above 2^53 too (2^53 + 1 is no double:
+// it was read as 2^53), up to the 2^62 every form accepts; beyond, refused naming the value exactly.
+TEST_F(PositionFiles, NpyIntegersAreExactAbove2To53) {
+  const std::int64_t p53 = std::int64_t{1} << 53, p62 = std::int64_t{1} << 62;
+  spit(dir / "big.npy", int_npy({p53 + 1, p53 + 3, p62 - 1, p62}, 8));
+  EXPECT_EQ(parse_positions_option(dir / "big.npy", 1), (V{p53 + 1, p53 + 3, p62 - 1, p62}));
+  spit(dir / "over.npy", int_npy({0, p62 + 1}, 8));
+  expect_file_refused(dir / "over.npy", 1, {"position", "2^62", "4611686018427387905"});
+}
+
+// The token count of a range or a .npy file is known before any position is read: a command checks
+// its sizes with it first (a 2^27-position file beside a 2-value input is not read).
+TEST_F(PositionFiles, TokenCountsAreKnownBeforeReading) {
+  EXPECT_EQ(positions_option_tokens("0:131072:8", 1), 16384);
+  EXPECT_EQ(positions_option_tokens(npy("rows.npy", "I64", {4, 3}, V(12, 1)), 3), 4);
+  EXPECT_EQ(positions_option_tokens("3,5,8", 1), std::nullopt);  // a list is read already
+  EXPECT_EQ(positions_option_tokens(json("p.json", "[1, 2]"), 1), std::nullopt);
+  // 2^27 int64 positions (1 GiB, sparse: no data written) beside 2 input values: refused by the
+  // count under a 1 GiB address-space limit, which reading them (2.1 GB) cannot fit in.
+  std::string header = "{'descr': '<i8', 'fortran_order': False, 'shape': (134217728,), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  spit(dir / "huge.npy", std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header);
+  std::filesystem::resize_file(dir / "huge.npy", 10 + header.size() + (std::uint64_t{1} << 30));
+  const std::string apply = kBin + " apply --spec layout=half,head_dim=2,base=10000,dtype=f32 --input 1,0.5 --positions ";
+  for (const std::string& positions : {std::string(dir / "huge.npy"), std::string("0:134217728")}) {
+    const Ran r = run("ulimit -v 1048576; " + apply + positions, dir);
+    EXPECT_EQ(r.code, 2) << positions << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("--input: expected tokens*heads*head_dim values (tokens=134217728"), std::string::npos) << r.err;
+  }
+}
+
+// An argument echoed in a message is cut: 100,000 characters are not printed back.
+TEST(Positions, LongArgumentsAreEchoedCut) {
+  // an integer too wide, a range's STOP, a list's item: each 99,998 characters
+  for (const std::string& text : {std::string(99998, '9'), "1:" + std::string(99998, '9'), std::string(99998, 'x') + ",1"}) {
+    const std::string message = refusal<UsageError>(text, 1);
+    EXPECT_LT(message.size(), 300u) << message.substr(0, 300);
+    EXPECT_NE(message.find("...' (99998 characters)"), std::string::npos) << message;  // the length of what is echoed
+  }
+}
+
 // One rule decides where a token's components lie (components_axis), for the CLI's files and
 // Python's arrays (tests/python/test_user_forms.py): [tokens, c], or Qwen2-VL's [c, tokens]
 // (also [c, batch, tokens]) read as its transpose; one component: any shape, row-major.
 TEST_F(PositionFiles, ComponentsFirstReadsAsItsTranspose) {
-  const V rows{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};  // [4 tokens, 3 components]
+  const V rows{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};     // [4 tokens, 3 components]
   const V columns{1, 4, 7, 10, 2, 5, 8, 11, 3, 6, 9, 12};  // the same as [3, 4]
   EXPECT_EQ(parse_positions_option(npy("rows.npy", "I64", {4, 3}, rows), 3), rows);
   EXPECT_EQ(parse_positions_option(npy("columns.npy", "I64", {3, 4}, columns), 3), rows);
@@ -180,9 +228,10 @@ TEST_F(PositionFiles, ComponentsFirstReadsAsItsTranspose) {
 // read row-major it would pair the wrong values with each position. heads_before_tokens names it.
 TEST(TensorShapes, HeadsBeforeTokensIsNamedWithTheTranspose) {
   const std::string m = heads_before_tokens({1, 32, 128, 64}, 128, 64, "q.npy");
-  EXPECT_EQ(m, "q.npy: shape [1, 32, 128, 64] reads as [batch, heads, tokens, head_dim] (HF transformers' layout; 128 tokens "
-               "per sequence from the positions): expected [tokens, heads, head_dim] or [batch, tokens, heads, head_dim]; "
-               "transpose it first (torch: x.transpose(1, 2), NumPy: np.swapaxes(x, 1, 2))");
+  EXPECT_EQ(m,
+            "q.npy: shape [1, 32, 128, 64] reads as [batch, heads, tokens, head_dim] (HF transformers' layout; 128 tokens "
+            "per sequence from the positions): expected [tokens, heads, head_dim] or [batch, tokens, heads, head_dim]; "
+            "transpose it first (torch: x.transpose(1, 2), NumPy: np.swapaxes(x, 1, 2))");
   EXPECT_NE(heads_before_tokens({2, 32, 128, 64}, 256, 64, "q").find("[batch, heads, tokens, head_dim]"), std::string::npos);
   EXPECT_NE(heads_before_tokens({2, 32, 128, 64}, 128, 64, "q").find("x.transpose(1, 2)"), std::string::npos);
   EXPECT_NE(heads_before_tokens({32, 128, 64}, 128, 64, "q").find("x.transpose(0, 1)"), std::string::npos);
@@ -190,9 +239,9 @@ TEST(TensorShapes, HeadsBeforeTokensIsNamedWithTheTranspose) {
   EXPECT_EQ(heads_before_tokens({128, 32, 64}, 128, 64, "q"), "");
   EXPECT_EQ(heads_before_tokens({2, 128, 32, 64}, 256, 64, "q"), "");
   EXPECT_EQ(heads_before_tokens({2, 128, 32, 64}, 128, 64, "q"), "");  // positions per sequence (Python)
-  EXPECT_EQ(heads_before_tokens({4, 32, 1, 64}, 4, 64, "q"), "");       // a decoding step
-  EXPECT_EQ(heads_before_tokens({1, 1, 128, 64}, 128, 64, "q"), "");    // one head
-  EXPECT_EQ(heads_before_tokens({1, 32, 128, 32}, 128, 64, "q"), "");   // not head_dim: the sizes say what is wrong
+  EXPECT_EQ(heads_before_tokens({4, 32, 1, 64}, 4, 64, "q"), "");      // a decoding step
+  EXPECT_EQ(heads_before_tokens({1, 1, 128, 64}, 128, 64, "q"), "");   // one head
+  EXPECT_EQ(heads_before_tokens({1, 32, 128, 32}, 128, 64, "q"), "");  // not head_dim: the sizes say what is wrong
   EXPECT_EQ(heads_before_tokens({128 * 32 * 64}, 128, 64, "q"), "");
 }
 

@@ -50,6 +50,28 @@ TEST(Shard, ExplicitKOverN) {
   expect_refused("1/4", 4, {}, {"--shard-count", "only with --shard auto"});
 }
 
+// No --shard: the whole sweep (0/1); --shard-count alone names what is missing, not a "0/1" the
+// user never gave.
+TEST(Shard, NoShardGiven) {
+  const Shard s = resolve_shard(std::nullopt, std::nullopt, slurm(1, 4, 0, 3, 1));  // no --shard auto: not read
+  EXPECT_EQ(s.index, 0);
+  EXPECT_EQ(s.count, 1);
+  const std::string message = [] {
+    try {
+      resolve_shard(std::nullopt, 4, {});
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(message.find("--shard-count 4 without --shard"), std::string::npos) << message;
+  EXPECT_EQ(message.find("0/1"), std::string::npos) << message;
+  // a long --shard is echoed cut
+  const std::string long_text(5000, '7');
+  const std::string echoed = error_of(long_text, std::nullopt, {});
+  EXPECT_LT(echoed.size(), 300u) << echoed.substr(0, 300);
+}
+
 TEST(Shard, SlurmArrayFromZero) {
   for (int id = 0; id < 4; ++id) {
     const Shard s = resolve_shard("auto", std::nullopt, slurm(id, 4, 0, 3, 1));
@@ -86,8 +108,7 @@ TEST(Shard, SlurmIdAndCountAlone) {
 TEST(Shard, PartialSlurmVariablesAreRefused) {
   expect_refused("auto", std::nullopt, {{"SLURM_ARRAY_TASK_ID", "2"}}, {"SLURM_ARRAY_TASK_COUNT", "got none"});
   expect_refused("auto", std::nullopt, {{"SLURM_ARRAY_TASK_COUNT", "4"}}, {"SLURM_ARRAY_TASK_ID", "got none"});
-  expect_refused("auto", std::nullopt, {{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_MIN", "0"}},
-                 {"SLURM_ARRAY_TASK_MAX", "got none"});
+  expect_refused("auto", std::nullopt, {{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_MIN", "0"}}, {"SLURM_ARRAY_TASK_MAX", "got none"});
   expect_refused("auto", std::nullopt, {{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_MAX", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"}},
                  {"SLURM_ARRAY_TASK_MIN", "got none"});
   expect_refused("auto", std::nullopt, {{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_STEP", "1"}, {"SLURM_ARRAY_TASK_COUNT", "4"}},
