@@ -488,8 +488,11 @@ pid_t fork_supervised() {
 
 int end_supervised(pid_t supervisor) {
   // While the supervisor has not been reaped its pid is not reused, and while it lives whatever
-  // its worker started is in its tree.
-  kill_descendants(supervisor, false, std::chrono::seconds(10));
+  // its worker started is in its tree. One that has ended has no tree left to walk: it ended the
+  // tree itself (supervise), or was killed and the tree went to init.
+  siginfo_t info{};
+  const bool ended = ::waitid(P_PID, static_cast<id_t>(supervisor), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == supervisor;
+  if (!ended) kill_descendants(supervisor, false, std::chrono::seconds(10));
   ::kill(-supervisor, SIGKILL);
   ::kill(supervisor, SIGKILL);
   int status = 0;
