@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -388,6 +389,23 @@ void kill_descendants(pid_t root, bool reap, Clock::duration limit) {
   }
 }
 
+// Closes every file descriptor from `first` up (close_range(2), Linux 5.9; else each one
+// /proc/self/fd lists).
+void close_from(int first) {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+#endif
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  std::vector<int> open_fds;
+  while (const dirent* entry = ::readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    if (fd >= first && fd != ::dirfd(dir)) open_fds.push_back(fd);
+  }
+  ::closedir(dir);
+  for (int fd : open_fds) ::close(fd);
+}
+
 // How the supervisor ends: as its worker ended.
 [[noreturn]] void end_as(int status) {
   if (WIFSIGNALED(status)) {
@@ -483,6 +501,9 @@ pid_t fork_supervised() {
     return 0;
   }
   if (worker < 0) ::_exit(1);
+  // The gate's pipes are the worker's: a copy held here would keep a pipe open after the worker
+  // closed its end (a child waiting for EOF on its requests would wait forever).
+  close_from(3);
   supervise(worker, gate);
 }
 
