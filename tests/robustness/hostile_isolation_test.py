@@ -83,6 +83,12 @@ def stops_parent_and_returns(x, positions):
         os.kill(os.getppid(), signal.SIGSTOP)
     return careful(x, positions)
 
+def kills_parent(x, positions):
+    if np.max(positions) >= 2**20:
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(317)
+    return careful(x, positions)
+
 def huge_message(x, positions):
     if np.max(positions) >= 2**20:
         raise ValueError("m" * (100 * 2**20))
@@ -204,6 +210,16 @@ def test_a_stopped_parent_fails_the_call_even_when_it_answers(tmp_path):
     assert code == 0, "the gate froze or died"
     assert sorted(c[0] for c in result["cases"]) == large_tests()
     assert all(c[1] == "crash" and "stopped the process that supervises it" in c[2] for c in result["cases"])
+
+
+def test_a_callable_that_kills_its_parent_fails_its_calls_alone(tmp_path):
+    # The supervisor killed: the child dies with it (PR_SET_PDEATHSIG), the call is a crash.
+    code, seconds, _, result, _ = run_gate(tmp_path, "kills_parent", "isolate=True")
+    assert code == 0, "the gate froze or died"
+    assert seconds < 20
+    assert sorted(c[0] for c in result["cases"]) == large_tests()
+    for _, kind, text in result["cases"]:
+        assert kind == "crash" and text.startswith("killed by SIGKILL (Killed) while running the call"), text
 
 
 # ---- huge messages --------------------------------------------------------------------------------
