@@ -546,8 +546,9 @@ void IsolatedKernel::stop(bool kill_child) {
   to_child_ = from_child_ = -1;
   if (child_ > 0) {
     // Closing its request pipe makes a healthy child exit; a stuck one is killed after the
-    // timeout. Either way its group goes too: nothing it started lingers.
-    if (!kill_child) wait_for_exit(child_, deadline());
+    // timeout, one whose supervisor it stopped at once. Either way its tree goes too: nothing it
+    // started lingers.
+    if (!kill_child && supervisor_stopped(child_) == 0) wait_for_exit(child_, deadline());
     end_group(child_);
   }
   child_ = -1;
