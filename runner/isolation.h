@@ -100,14 +100,15 @@ ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std
 // descendant that leaves the worker's process group or session (setsid, a double fork) is
 // reparented to the supervisor, not to init, so it stays in the supervisor's tree and is found
 // there by walking /proc. The supervisor leads its own process group (the terminal's signals are
-// the gate's), blocks every signal it can (only SIGKILL and SIGSTOP reach it: both are the gate's to
-// see) and, when the worker ends, kills every remaining descendant (SIGKILL), reaps them and ends
-// as the worker ended (its exit status, or its signal raised again without a core file). It does
-// the same when the gate ends (its parent changes) or sends it SIGTERM.
+// the gate's), closes every descriptor from 3 up (the pipes are the worker's), blocks every signal
+// it can (it waits for SIGCHLD and SIGTERM; SIGKILL and SIGSTOP, which cannot be blocked, are the
+// gate's to see) and, when the worker ends, kills every remaining descendant (SIGKILL), reaps them
+// and ends as the worker ended (its exit status, or its signal raised again without a core file).
+// It does the same when the gate ends (its parent changes) or sends it SIGTERM.
 //
 // fork_supervised(): 0 in the worker (its signal mask the caller's, killed by SIGKILL should the
-// supervisor end: PR_SET_PDEATHSIG), the supervisor's pid in the gate, -1 (errno set) when a fork
-// failed.
+// supervisor end: PR_SET_PDEATHSIG), the supervisor's pid in the gate, -1 (errno set) when the
+// gate's fork failed (a failed fork of the worker is the supervisor's exit status 1).
 pid_t fork_supervised();
 
 // Ends a supervisor from the gate, whatever state it is in (running, stopped by its worker, already
