@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,14 +39,59 @@ void PythonStop::raise_again() const {
 
 namespace {
 
+// The first `kMaxMessageBytes` bytes of `text`'s UTF-8 form, cut at a character's start; only the
+// characters kept are converted (a 100 MiB str costs no copy of it).
+std::string bounded_utf8(PyObject* text) {
+  PyObject* prefix = PyUnicode_Substring(text, 0, static_cast<Py_ssize_t>(kMaxMessageBytes));
+  if (prefix == nullptr) {
+    PyErr_Clear();
+    return "?";
+  }
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(prefix, &size);
+  std::string out;
+  if (data == nullptr) {  // a lone surrogate: not UTF-8
+    PyErr_Clear();
+    out = "?";
+  } else {
+    out.assign(data, static_cast<std::size_t>(size));
+  }
+  Py_DECREF(prefix);
+  if (out.size() > kMaxMessageBytes) {
+    std::size_t cut = kMaxMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // a continuation byte
+    out.resize(cut);
+  }
+  return out;
+}
+
+// str(value), bounded as bounded_utf8; "?" when str() itself raises.
+std::string text_of(PyObject* value) {
+  if (value == nullptr) return {};
+  PyObject* text = PyObject_Str(value);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return "?";
+  }
+  std::string out = bounded_utf8(text);
+  Py_DECREF(text);
+  return out;
+}
+
 // The one-line description the package's wrapper stores on an exception from the user's function
 // (python/ropecheck/_callable.py describe: "TYPE: message (raised at FILE:LINE in FUNCTION); hint:
-// ..."); empty when it has none (an exception of the wrapper itself, or one that takes no attribute).
+// ..."); else "TYPE: first line of str(exception)" (pybind11's what() without the traceback; an
+// exception of the wrapper itself, or one that takes no attribute). Either bounded by
+// kMaxMessageBytes: pybind11's what() would copy the whole message and traceback.
 std::string description_of(const py::error_already_set& e) {
   const py::object& value = e.value();
-  if (!value || !py::hasattr(value, "_ropecheck_description")) return {};
-  const py::object text = value.attr("_ropecheck_description");
-  return py::isinstance<py::str>(text) ? judge::first_line(text.cast<std::string>()) : std::string();
+  if (value && py::hasattr(value, "_ropecheck_description")) {
+    const py::object text = value.attr("_ropecheck_description");
+    if (PyUnicode_Check(text.ptr())) return judge::first_line(bounded_utf8(text.ptr()));
+  }
+  const std::string message = value ? judge::first_line(text_of(value.ptr())) : std::string();
+  const std::string type = e.type() ? py::detail::obj_class_name(e.type().ptr()) : "exception";
+  return message.empty() ? type : type + ": " + message;
 }
 
 // One call of `fn` with the GIL held: its outputs, tokens·heads·head_dim values as doubles; a
@@ -75,8 +119,7 @@ std::vector<double> call_python(const py::function& fn, const Spec& spec, Shape 
       throw PythonStop::fetch();
     }
     // Converted while the GIL is held: the Python error object must not outlive it.
-    const std::string described = description_of(e);
-    throw std::runtime_error(described.empty() ? judge::first_line(e.what()) : described);
+    throw std::runtime_error(description_of(e));
   }
 }
 
@@ -97,8 +140,8 @@ struct ReplyHeader {
   std::uint32_t unused = 0;
   std::uint64_t size = 0;
 };
-// A text longer than this is not a reply of this file's child (its texts are one line).
-constexpr std::uint64_t kMaxReplyText = 1 << 20;
+// A text longer than this is not a reply of this file's child (its texts are bounded alike).
+constexpr std::uint64_t kMaxReplyText = kMaxMessageBytes;
 
 bool write_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
@@ -125,32 +168,11 @@ void flush_output() {
   std::fflush(nullptr);
 }
 
-std::string text_of(PyObject* value) {
-  if (value == nullptr) return {};
-  PyObject* text = PyObject_Str(value);
-  if (text == nullptr) {
-    PyErr_Clear();
-    return "?";
-  }
-  Py_ssize_t size = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(text, &size);
-  std::string out = data ? std::string(data, static_cast<std::size_t>(size)) : std::string("?");
-  if (data == nullptr) PyErr_Clear();
-  Py_DECREF(text);
-  return out;
-}
-
-// The child's side: set up as runner/isolation.cpp sets up a plugin's child, the call made, its
+// The child's side, under its supervisor (runner/isolation.h fork_supervised, which also kills it
+// should the supervisor end): the call made, its
 // reply written, the child ended. Never returns.
-[[noreturn]] void serve_in_child(int out, pid_t parent, const py::function& fn, const Spec& spec, Shape shape,
-                                 std::span<const std::int64_t> positions, std::span<const double> input) {
-  // Its own process group, so that ending the group ends whatever the callable started too.
-  ::setpgid(0, 0);
-  // Killed when the gate's thread that forked it ends, whatever ends it (a SIGKILL included): no
-  // child outlives its gate (runner/isolation.h uses an alarm at twice the timeout instead; here a
-  // call may have no timeout).
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(1);
+[[noreturn]] void serve_in_child(int out, const py::function& fn, const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
+                                 std::span<const double> input) {
   // A fault must end the child with its signal, so that the report names it: Python's faulthandler
   // (pytest enables it) would print a traceback and end it otherwise.
   for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(signal_number, SIG_DFL);
@@ -207,16 +229,14 @@ bool has_ended(pid_t pid) {
   return (r == 0 && info.si_pid == pid) || (r != 0 && errno != EINTR);
 }
 
-// Ends the child's whole process group (the child and whatever it forked) and reaps the child: it
-// is waited for without reaping until then, so its group's id cannot have been taken.
-int end_group(pid_t child) {
-  ::kill(-child, SIGKILL);
-  ::kill(child, SIGKILL);  // should it have left its group
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
+// Ends the supervisor and every process in its tree (whatever the callable started, in its
+// process group or not) and reaps the supervisor: it is waited for without reaping until then, so
+// its pid cannot have been taken.
+int end_group(pid_t supervisor) { return judge::end_supervised(supervisor); }
+
+// The words for a supervisor its worker stopped: the gate ends it at once (a stopped supervisor
+// would hold the call until its timeout, or forever without one).
+std::string stopped_text(int sig) { return "stopped the process that supervises it (" + signal_text(sig) + ")"; }
 
 // A signal's exception pending in Python (Ctrl-C: KeyboardInterrupt), looked for with the GIL
 // taken while a child runs. Only the main thread runs Python's signal handlers; elsewhere never.
@@ -289,13 +309,12 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
   {
     py::gil_scoped_acquire locked;
     flush_output();
-    const pid_t parent = ::getpid();
     PyOS_BeforeFork();
-    child = ::fork();
+    child = judge::fork_supervised();
     if (child == 0) {
       PyOS_AfterFork_Child();
       ::close(pipe_fds[0]);
-      serve_in_child(pipe_fds[1], parent, fn_, spec, shape, positions, input);
+      serve_in_child(pipe_fds[1], fn_, spec, shape, positions, input);
     }
     fork_error = errno;
     PyOS_AfterFork_Parent();
@@ -306,7 +325,6 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     ::close(from_child);
     return {ApplyResult::Status::crash, std::string("could not start a child process (fork: ") + std::strerror(fork_error) + ")", {}};
   }
-  ::setpgid(child, child);  // as the child does itself, whichever runs first
 
   // Read the reply until it is whole, the pipe ends (the child died, or ended and something it
   // started holds the pipe) or the deadline passes; Ctrl-C looked for every kSignalPoll.
@@ -339,6 +357,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     return false;
   };
   auto last_signal_check = start;
+  int stopped_by = 0;  // the supervisor was stopped by this signal
   while (reply.state == Reply::State::reading) {
     auto wait = kSignalPoll;
     if (deadline) {
@@ -369,6 +388,8 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
       if (header_read == sizeof reply.header && payload_read == payload_bytes) reply.state = Reply::State::complete;
     } else if (ready == 0 && has_ended(child)) {
       reply.state = Reply::State::broken;  // ended, and whatever it started holds the pipe
+    } else if (ready == 0 && (stopped_by = judge::supervisor_stopped(child)) != 0) {
+      reply.state = Reply::State::broken;
     }
     if (reply.state != Reply::State::reading) break;
     if (deadline && Clock::now() >= *deadline) {
@@ -394,19 +415,25 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     return {ApplyResult::Status::timeout, std::string("no answer within ") + seconds + " s" + during + " (killed)", {}};
   }
   consecutive_timeouts_ = 0;
-  if (reply.state == Reply::State::broken) {
-    // The child died (or closed the pipe): given until the deadline to end, then its group is
-    // ended; how it ended is the message, in the words of runner/isolation.cpp child_failure.
-    bool ended = has_ended(child);
-    while (!ended && !(deadline && Clock::now() >= *deadline)) {
-      if (signal_raised(stop)) {
-        end_group(child);
-        throw *stop;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      ended = has_ended(child);
+  // The child ends once it has replied (or died) and its supervisor after it, having killed what
+  // the callable started: given until the deadline to do so, then the tree is killed. A supervisor
+  // the callable stopped (SIGSTOP to its parent) stops before it can end, so it is seen here
+  // whatever the reply: that call's crash.
+  bool ended = has_ended(child);
+  while (!ended && stopped_by == 0 && !(deadline && Clock::now() >= *deadline)) {
+    if (signal_raised(stop)) {
+      end_group(child);
+      throw *stop;
     }
-    const int status = end_group(child);
+    if ((stopped_by = judge::supervisor_stopped(child)) != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ended = has_ended(child);
+  }
+  const int status = end_group(child);
+  if (stopped_by != 0) return {ApplyResult::Status::crash, stopped_text(stopped_by) + during + " (killed)", {}};
+  if (reply.state == Reply::State::broken) {
+    // The child died (or closed the pipe): how it ended is the message, in the words of
+    // runner/isolation.cpp child_failure.
     std::string message;
     if (!reply.text.empty()) {
       message = reply.text + during;
@@ -419,7 +446,6 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     }
     return {ApplyResult::Status::crash, message, {}};
   }
-  end_group(child);  // whatever it started ends with the call
   switch (static_cast<ReplyKind>(reply.header.kind)) {
     case ReplyKind::values:
       return {ApplyResult::Status::ok, "", std::move(reply.values)};

@@ -1,12 +1,15 @@
 // A Python callable as the implementation the judge calls (runner/implementation.h), in this
 // process or one forked child process per call (python/README.md "Isolation of a callable").
 //
-// In process, an exception from the callable is that call's `kernel_error` ("threw: TYPE: message"),
-// as runner/adapters.h FunctionImplementation reports any exception. Isolated, the call runs in a
-// child forked from this process (the callable need not be picklable: the child has it already),
-// which sends the outputs, or the same exception text, back through a pipe; a child that dies
-// (a segfault, os._exit, abort) is that call's `crash` and one past the timeout its `timeout`,
-// with the one-line messages runner/isolation.h gives a plugin's child. A KeyboardInterrupt or
+// In process, an exception from the callable is that call's `kernel_error` ("threw: TYPE: message",
+// the message's first line within its first kMaxMessageBytes bytes), as runner/adapters.h
+// FunctionImplementation reports any exception. Isolated, the call runs in a child forked from
+// this process under a supervisor (runner/isolation.h fork_supervised: whatever the callable starts
+// is killed with the call, in its process group or not), which sends the outputs, or the same
+// exception text, back through a pipe (the callable need not be picklable: the child has it
+// already); a child that dies (a segfault, os._exit, abort) is that call's `crash`, one that stops
+// its supervisor (SIGSTOP to its parent) too, and one past the timeout its `timeout`, with the
+// one-line messages runner/isolation.h gives a plugin's child. A KeyboardInterrupt or
 // SystemExit raised by the callable, in either mode, is no call's failure: it ends the judge and
 // is raised again in Python (PythonStop).
 #pragma once
@@ -24,6 +27,11 @@
 #include "runner/implementation.h"
 
 namespace ropecheck::python {
+
+// The most of an exception's message a call's failure keeps, in UTF-8 bytes, in both modes: a
+// message is one line of a report (python/ropecheck/_callable.py MESSAGE_CHARACTERS cuts the
+// description's message alike, in characters).
+inline constexpr std::size_t kMaxMessageBytes = 8192;
 
 // A KeyboardInterrupt or SystemExit raised inside the user's function, or a signal's exception
 // (Ctrl-C while an isolated call runs): not that call's failure but the end of the judge. The

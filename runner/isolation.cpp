@@ -1,10 +1,13 @@
 #include "runner/isolation.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +18,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <thread>
+#include <unordered_map>
 
 #include <ropecheck/kernel.h>
 
@@ -52,8 +57,7 @@ bool wait_ready(int fd, short events, const Clock::time_point* deadline, bool* t
 
 // Writes all of `data` before `deadline` (none: wait forever): a child that stops reading cannot
 // block the gate once the pipe is full.
-bool write_all(int fd, const void* data, std::size_t size, const Clock::time_point* deadline = nullptr,
-               bool* timed_out = nullptr) {
+bool write_all(int fd, const void* data, std::size_t size, const Clock::time_point* deadline = nullptr, bool* timed_out = nullptr) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     if (deadline && !wait_ready(fd, POLLOUT, deadline, timed_out)) return false;
@@ -131,15 +135,19 @@ class Reader {
 };
 
 // ---- the gate's side: children to end with the gate ---------------------------------------------
-// The process groups of the live children, so that SIGINT, SIGTERM or SIGHUP ending the gate ends
-// them too (their groups do not receive the terminal's signals). Async-signal-safe: atomics only.
+// The supervisors of the live children, so that SIGINT, SIGTERM or SIGHUP ending the gate ends
+// them too (their groups do not receive the terminal's signals): SIGTERM makes a supervisor end
+// every process in its tree (a /proc walk is no work for a signal handler), SIGCONT first should
+// its worker have stopped it. Async-signal-safe: atomics only.
 constexpr int kMaxTrackedChildren = 64;
 std::atomic<pid_t> g_child_groups[kMaxTrackedChildren];
 
 void end_children_and_reraise(int sig) {
   for (auto& group : g_child_groups) {
     const pid_t g = group.load();
-    if (g > 0) ::kill(-g, SIGKILL);
+    if (g <= 0) continue;
+    ::kill(g, SIGCONT);
+    ::kill(g, SIGTERM);
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
@@ -202,8 +210,8 @@ void limit_address_space(std::int64_t limit_mib) {
   ::setrlimit(RLIMIT_AS, &address_space);
 }
 
-[[noreturn]] void serve(Source source, const std::string& plugin_path, const std::string& implementation,
-                        const ChildLimits& limits, int in, int out) {
+[[noreturn]] void serve(Source source, const std::string& plugin_path, const std::string& implementation, const ChildLimits& limits, int in,
+                        int out) {
   // A crashing plugin must not leave core files behind in the user's folder.
   rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
@@ -231,8 +239,10 @@ void limit_address_space(std::int64_t limit_mib) {
       resolve = reinterpret_cast<ResolveFn>(::dlsym(handle, "ropecheck_kernel_resolve"));
       apply_fn = reinterpret_cast<ApplyFn>(::dlsym(handle, "ropecheck_kernel_apply"));
       available = reinterpret_cast<AvailableFn>(::dlsym(handle, "ropecheck_kernel_available"));
-      if (!abi_version) missing = "ropecheck_kernel_abi_version";
-      else if (!apply_fn) missing = "ropecheck_kernel_apply";
+      if (!abi_version)
+        missing = "ropecheck_kernel_abi_version";
+      else if (!apply_fn)
+        missing = "ropecheck_kernel_apply";
     }
     if (!handle || missing) {
       const char* err = handle ? nullptr : ::dlerror();
@@ -280,8 +290,8 @@ void limit_address_space(std::int64_t limit_mib) {
     ::alarm(watchdog);
     try {
       const Spec spec = parse_spec(spec_text);
-      AbiCallResult call = call_kernel(apply_fn, implementation.c_str(), spec, reference::Shape{tokens, heads, head_dim},
-                                       positions, input, 1, OutputGuard::pages);
+      AbiCallResult call = call_kernel(apply_fn, implementation.c_str(), spec, reference::Shape{tokens, heads, head_dim}, positions, input,
+                                       1, OutputGuard::pages);
       status = call.status;
       guard_ok = call.guard_intact ? 1 : 0;
       result = std::move(call.output);
@@ -318,18 +328,205 @@ bool wait_for_exit(pid_t pid, Clock::time_point deadline) {
   }
 }
 
-// Ends the child's whole process group (the child and whatever it forked) and reaps the child.
-int end_group(pid_t child) {
-  ::kill(-child, SIGKILL);
-  ::kill(child, SIGKILL);  // should it have left its group
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  untrack_child(child);
+// Ends the child's supervisor and every process in its tree, and reaps the supervisor.
+int end_group(pid_t supervisor) {
+  const int status = end_supervised(supervisor);
+  untrack_child(supervisor);
   return status;
 }
 
+// ---- the supervisor --------------------------------------------------------------------------
+struct ProcEntry {
+  pid_t pid = 0;
+  pid_t parent = 0;
+  bool living = false;  // not a zombie (ended, not yet reaped)
+};
+
+// Every process /proc lists now: its parent and whether it lives (proc(5) /proc/PID/stat: the
+// state and the parent follow the last ')' of the command name, which may itself hold ')').
+std::vector<ProcEntry> processes() {
+  std::vector<ProcEntry> out;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return out;
+  while (const dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // ended meanwhile
+    char text[1024];
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) continue;
+    text[n] = '\0';
+    const char* close = std::strrchr(text, ')');
+    char state = 0;
+    long parent = 0;
+    if (close == nullptr || std::sscanf(close + 1, " %c %ld", &state, &parent) != 2) continue;
+    out.push_back({static_cast<pid_t>(pid), static_cast<pid_t>(parent), state != 'Z' && state != 'X'});
+  }
+  ::closedir(dir);
+  return out;
+}
+
+// Kills every living descendant of `root` until a walk of /proc finds none (a process forked
+// between two walks is found by the next; a killed one cannot fork). `reap`: `root` is this process,
+// whose ended children are reaped as it goes. Gives up after `limit` (a process in an uninterruptible
+// wait dies when it leaves it).
+void kill_descendants(pid_t root, bool reap, Clock::duration limit) {
+  const auto give_up = Clock::now() + limit;
+  for (;;) {
+    const std::vector<pid_t> living = living_descendants(root);
+    for (pid_t pid : living) ::kill(pid, SIGKILL);
+    if (reap) {
+      while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+    }
+    if (living.empty() || Clock::now() > give_up) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+// Closes every file descriptor from `first` up (close_range(2), Linux 5.9; else each one
+// /proc/self/fd lists).
+void close_from(int first) {
+#ifdef SYS_close_range
+  if (::syscall(SYS_close_range, static_cast<unsigned>(first), ~0U, 0U) == 0) return;
+#endif
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  std::vector<int> open_fds;
+  while (const dirent* entry = ::readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    if (fd >= first && fd != ::dirfd(dir)) open_fds.push_back(fd);
+  }
+  ::closedir(dir);
+  for (int fd : open_fds) ::close(fd);
+}
+
+// How the supervisor ends: as its worker ended.
+[[noreturn]] void end_as(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(sig, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);  // a signal whose default is not to end the process
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+// The supervisor's loop: reaps whatever ends (the worker, and descendants reparented to it) until
+// the worker ends, the gate ends (its parent changes) or SIGTERM comes; then ends every descendant.
+[[noreturn]] void supervise(pid_t worker, pid_t gate) {
+  sigset_t waited;
+  sigemptyset(&waited);
+  sigaddset(&waited, SIGCHLD);
+  sigaddset(&waited, SIGTERM);
+  int worker_status = 0;
+  bool worker_ended = false;
+  for (;;) {
+    int status = 0;
+    pid_t ended = 0;
+    while ((ended = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (ended == worker) {
+        worker_status = status;
+        worker_ended = true;
+      }
+    }
+    if (worker_ended) break;
+    if (::getppid() != gate) {  // the gate ended without ending this process
+      worker_status = SIGKILL;  // a wait status: killed by SIGKILL
+      break;
+    }
+    // SIGCHLD wakes it at once; the gate's end is seen within this.
+    const timespec poll{0, 50'000'000};
+    if (::sigtimedwait(&waited, nullptr, &poll) == SIGTERM) {
+      worker_status = SIGKILL;
+      break;
+    }
+  }
+  kill_descendants(::getpid(), true, std::chrono::seconds(10));
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  end_as(worker_status);
+}
+
 }  // namespace
+
+std::vector<pid_t> living_descendants(pid_t root) {
+  std::unordered_multimap<pid_t, const ProcEntry*> children;
+  const std::vector<ProcEntry> all = processes();
+  for (const ProcEntry& p : all) children.emplace(p.parent, &p);
+  std::vector<pid_t> out, frontier{root};
+  while (!frontier.empty()) {
+    const pid_t parent = frontier.back();
+    frontier.pop_back();
+    const auto [first, last] = children.equal_range(parent);
+    for (auto it = first; it != last; ++it) {
+      if (it->second->pid == root) continue;
+      frontier.push_back(it->second->pid);
+      if (it->second->living) out.push_back(it->second->pid);
+    }
+  }
+  return out;
+}
+
+pid_t fork_supervised() {
+  const pid_t gate = ::getpid();
+  const pid_t supervisor = ::fork();
+  if (supervisor != 0) {
+    if (supervisor > 0) ::setpgid(supervisor, supervisor);  // as it does itself, whichever runs first
+    return supervisor;
+  }
+  ::setpgid(0, 0);
+  sigset_t all, caller;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &caller);
+  if (::getppid() != gate) ::_exit(1);  // the gate ended already
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  const pid_t self = ::getpid();
+  const pid_t worker = ::fork();
+  if (worker == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != self) ::_exit(1);
+    ::sigprocmask(SIG_SETMASK, &caller, nullptr);
+    return 0;
+  }
+  if (worker < 0) ::_exit(1);
+  // The gate's pipes are the worker's: a copy held here would keep a pipe open after the worker
+  // closed its end (a child waiting for EOF on its requests would wait forever).
+  close_from(3);
+  supervise(worker, gate);
+}
+
+int end_supervised(pid_t supervisor) {
+  // While the supervisor has not been reaped its pid is not reused, and while it lives whatever
+  // its worker started is in its tree. One that has ended has no tree left to walk: it ended the
+  // tree itself (supervise), or was killed and the tree went to init.
+  siginfo_t info{};
+  const bool ended = ::waitid(P_PID, static_cast<id_t>(supervisor), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == supervisor;
+  if (!ended) kill_descendants(supervisor, false, std::chrono::seconds(10));
+  ::kill(-supervisor, SIGKILL);
+  ::kill(supervisor, SIGKILL);
+  int status = 0;
+  while (::waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+int supervisor_stopped(pid_t supervisor) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(supervisor), &info, WSTOPPED | WNOHANG | WNOWAIT) != 0) return 0;
+  return info.si_pid == supervisor && info.si_code == CLD_STOPPED ? info.si_status : 0;
+}
 
 IsolatedKernel::IsolatedKernel(Source source, std::string plugin_path, std::string implementation, ChildLimits limits)
     : source_(source), plugin_path_(std::move(plugin_path)), implementation_(std::move(implementation)), limits_(limits) {
@@ -349,8 +546,9 @@ void IsolatedKernel::stop(bool kill_child) {
   to_child_ = from_child_ = -1;
   if (child_ > 0) {
     // Closing its request pipe makes a healthy child exit; a stuck one is killed after the
-    // timeout. Either way its group goes too: nothing it started lingers.
-    if (!kill_child) wait_for_exit(child_, deadline());
+    // timeout, one whose supervisor it stopped at once. Either way its tree goes too: nothing it
+    // started lingers.
+    if (!kill_child && supervisor_stopped(child_) == 0) wait_for_exit(child_, deadline());
     end_group(child_);
   }
   child_ = -1;
@@ -368,13 +566,12 @@ bool IsolatedKernel::start() {
   }
   std::fflush(stdout);
   std::fflush(stderr);
-  const pid_t pid = ::fork();
+  const pid_t pid = fork_supervised();
   if (pid < 0) {
     for (int fd : {request[0], request[1], reply[0], reply[1]}) ::close(fd);
     return false;
   }
   if (pid == 0) {
-    ::setpgid(0, 0);
     ::close(request[1]);
     ::close(reply[0]);
     // A candidate's fault must end the child with its signal, so that the report names it
@@ -384,7 +581,6 @@ bool IsolatedKernel::start() {
     }
     serve(source_, plugin_path_, implementation_, limits_, request[0], reply[1]);
   }
-  ::setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before it is used
   track_child(pid);
   ::close(request[0]);
   ::close(reply[1]);
@@ -420,10 +616,10 @@ bool IsolatedKernel::start() {
     return false;
   }
   if (runs_here != 1) {
-    start_error_ = {ApplyResult::Status::unavailable,
-                    implementation_ + ": not available on this machine (ropecheck_kernel_available returned " +
-                        std::to_string(runs_here) + ")",
-                    {}};
+    start_error_ = {
+        ApplyResult::Status::unavailable,
+        implementation_ + ": not available on this machine (ropecheck_kernel_available returned " + std::to_string(runs_here) + ")",
+        {}};
     start_failed_ = true;
     stop(false);
     return false;
@@ -447,8 +643,9 @@ ApplyResult IsolatedKernel::child_failure(const std::string& during) {
   const bool ended = wait_for_exit(child_, deadline());
   const int status = end_group(child_);
   child_ = -1;
-  const std::string limit =
-      limits_.memory_limit_mib > 0 ? " (address space limited to " + std::to_string(limits_.memory_limit_mib) + " MiB more: --memory-limit)" : "";
+  const std::string limit = limits_.memory_limit_mib > 0
+                                ? " (address space limited to " + std::to_string(limits_.memory_limit_mib) + " MiB more: --memory-limit)"
+                                : "";
   if (!ended) {
     result.message = "closed its pipe and did not exit within the timeout while " + during + " (killed)";
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == kGuardPageExit) {

@@ -4,10 +4,13 @@
 // call's failure and the next call starts a fresh child. The gate itself never runs plugin code.
 //
 // What the child may do is bounded (runner/README.md "Isolation"):
-// - its own process group: whatever it forks is killed with it (SIGKILL to the group) whenever the
-//   child stops, healthy or not, and when the gate is ended by SIGINT, SIGTERM or SIGHUP; a child
-//   that outlives a killed gate ends itself by an alarm at twice the timeout. (A descendant that
-//   leaves the group with setsid/setpgid is beyond reach.)
+// - its processes: the child runs under a supervisor (fork_supervised below), the reaper of every
+//   process the plugin starts, so whatever it forks, in its process group or not (setsid, a double
+//   fork), is killed whenever the child stops, healthy or not, and when the gate is ended by
+//   SIGINT, SIGTERM or SIGHUP or dies (the supervisor sees its parent change). A plugin that stops
+//   its parent stops the supervisor, not the gate: the call times out and the tree is killed. What
+//   no process of the gate's user can be kept from (signals to the gate itself, SIGKILL to the
+//   supervisor) is in runner/README.md "Isolation".
 // - its address space: RLIMIT_AS at what it maps when forked plus `memory_limit_mib` (0: none);
 // - its time: `timeout_seconds` per call; after kCircuitBreakerTimeouts consecutive timeouts the
 //   implementation is taken to hang and no further call is made (each answers `timeout` at once;
@@ -24,8 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/implementation.h"
 #include "reference/rope.h"
+#include "runner/implementation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::judge {
@@ -41,7 +44,7 @@ inline constexpr int kCircuitBreakerTimeouts = 3;
 inline constexpr std::int64_t kDefaultMemoryLimitMiB = 4096;
 
 struct ChildLimits {
-  double timeout_seconds = 10;      // per call (and for loading); finite, > 0
+  double timeout_seconds = 10;        // per call (and for loading); finite, > 0
   std::int64_t memory_limit_mib = 0;  // address space beyond the child's at fork; 0: no limit
 };
 
@@ -59,8 +62,7 @@ class IsolatedKernel {
   std::string describe();
   const ApplyResult* start_error();
 
-  ApplyResult apply(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                    std::span<const double> input);
+  ApplyResult apply(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions, std::span<const double> input);
 
   // True once kCircuitBreakerTimeouts calls in a row timed out: later calls are not made.
   bool circuit_open() const { return consecutive_timeouts_ >= kCircuitBreakerTimeouts; }
@@ -76,7 +78,7 @@ class IsolatedKernel {
   std::string plugin_path_;
   std::string implementation_;
   ChildLimits limits_;
-  pid_t child_ = -1;  // also its process group
+  pid_t child_ = -1;  // the supervisor (fork_supervised), also its process group
   int to_child_ = -1;
   int from_child_ = -1;
   std::string resolved_;
@@ -90,8 +92,36 @@ class IsolatedKernel {
 // `expected_elements` before anything is allocated, then classified into `result`. Exposed for the
 // fuzz target fuzz/targets/fuzz_plugin_reply.cpp.
 enum class ReplyRead { ok, broken, timed_out };
-ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::size_t expected_elements,
-                     ApplyResult& result);
+ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::size_t expected_elements, ApplyResult& result);
+
+// ---- a supervisor between the gate and a child that runs code under test --------------------------
+// The gate forks a supervisor, which makes itself the reaper of its descendants
+// (PR_SET_CHILD_SUBREAPER, proc(5) prctl(2)) and forks the worker that runs the code: a
+// descendant that leaves the worker's process group or session (setsid, a double fork) is
+// reparented to the supervisor, not to init, so it stays in the supervisor's tree and is found
+// there by walking /proc. The supervisor leads its own process group (the terminal's signals are
+// the gate's), closes every descriptor from 3 up (the pipes are the worker's), blocks every signal
+// it can (it waits for SIGCHLD and SIGTERM; SIGKILL and SIGSTOP, which cannot be blocked, are the
+// gate's to see) and, when the worker ends, kills every remaining descendant (SIGKILL), reaps them
+// and ends as the worker ended (its exit status, or its signal raised again without a core file).
+// It does the same when the gate ends (its parent changes) or sends it SIGTERM.
+//
+// fork_supervised(): 0 in the worker (its signal mask the caller's, killed by SIGKILL should the
+// supervisor end: PR_SET_PDEATHSIG), the supervisor's pid in the gate, -1 (errno set) when the
+// gate's fork failed (a failed fork of the worker is the supervisor's exit status 1).
+pid_t fork_supervised();
+
+// Ends a supervisor from the gate, whatever state it is in (running, stopped by its worker, already
+// ended): every living descendant of it is killed (SIGKILL, repeated over /proc until none lives),
+// then the supervisor itself and its process group, and it is reaped. Its wait status.
+int end_supervised(pid_t supervisor);
+
+// Whether the gate's child `supervisor` is stopped (SIGSTOP from its worker, say): a supervisor
+// never stops by itself. The stop signal, or 0.
+int supervisor_stopped(pid_t supervisor);
+
+// The living (not yet ended) descendants of `root` as /proc shows them now, `root` excluded.
+std::vector<pid_t> living_descendants(pid_t root);
 
 // Names of the project's kernels and whether each can run here (empty when the kernel library is
 // not linked into this build).

@@ -15,6 +15,9 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
 # The attribute callable.cpp reads an exception's one-line description from (set by wrap()).
 DESCRIPTION_ATTRIBUTE = "_ropecheck_description"
+# The most of an exception's message a description keeps, in characters (callable.h
+# kMaxMessageBytes bounds it again in UTF-8 bytes): a 100 MiB message is not copied.
+MESSAGE_CHARACTERS = 2048
 
 
 def device_of(device, as_torch):
@@ -92,7 +95,7 @@ def describe(error, as_torch):
     """One line: "TYPE: message (raised at FILE:LINE in FUNCTION); hint: ...". FILE:LINE is the
     innermost frame of the user's own code (not ropecheck's, not an installed library's), else the
     outermost frame below ropecheck's call (the callable itself)."""
-    message = str(error).split("\n", 1)[0].rstrip()
+    message = str(error)[:MESSAGE_CHARACTERS].split("\n", 1)[0].rstrip()
     text = type(error).__name__ + (f": {message}" if message else "")
     where = _user_frame(error.__traceback__)
     if where is not None:

@@ -18,13 +18,20 @@
  *   10 "hog": on position 7, maps 64 GiB of address space (MAP_NORESERVE: no memory is used) and
  *     returns ROPECHECK_ERROR_INTERNAL when that is refused (--memory-limit), else computes;
  *   11 "bad_name": correct, but its resolved name is not UTF-8 ("tiny\xff");
- *   12 "offset": every token rotated at its position + 1 (an off-by-one a summary must name). */
+ *   12 "offset": every token rotated at its position + 1 (an off-by-one a summary must name);
+ *   13 "escape": correct, but every call starts two processes that leave its process group and
+ *     session and linger (pause() forever): a setsid child, and a grandchild of a double fork whose
+ *     middle process (setsid) exits; both pids appended to $ROPECHECK_TEST_PID_FILE;
+ *   14 "stop_parent": correct, but on its first call sends SIGSTOP to its parent process (the gate's
+ *     supervisor, runner/isolation.h) and appends the parent's pid to $ROPECHECK_TEST_PID_FILE. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <ropecheck/kernel.h>
@@ -57,6 +64,42 @@ static void store(void* base, int32_t dtype, int64_t i, long double v) {
   }
 }
 
+static void note_pid(pid_t pid) {
+  const char* pid_file = getenv("ROPECHECK_TEST_PID_FILE");
+  FILE* f = pid_file && pid > 0 ? fopen(pid_file, "a") : NULL;
+  if (f) {
+    fprintf(f, "%d\n", (int)pid);
+    fclose(f);
+  }
+}
+
+/* Variant 13: a setsid child and a double-forked grandchild, both lingering outside the group. */
+static void start_escapees(void) {
+  const pid_t child = fork();
+  if (child == 0) {
+    setsid();
+    for (;;) pause();
+  }
+  note_pid(child);
+  int to_parent[2];
+  if (pipe(to_parent) != 0) return;
+  const pid_t middle = fork();
+  if (middle == 0) {
+    setsid();
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      for (;;) pause();
+    }
+    (void)!write(to_parent[1], &grandchild, sizeof grandchild);
+    _exit(0);
+  }
+  close(to_parent[1]);
+  pid_t grandchild = 0;
+  if (middle > 0 && read(to_parent[0], &grandchild, sizeof grandchild) == (ssize_t)sizeof grandchild) note_pid(grandchild);
+  close(to_parent[0]);
+  if (middle > 0) waitpid(middle, NULL, 0);
+}
+
 int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call* call) {
   (void)implementation;
   if (!call || !call->spec) return ROPECHECK_ERROR_INVALID_ARGUMENT;
@@ -76,6 +119,12 @@ int32_t ropecheck_kernel_apply(const char* implementation, const ropecheck_call*
       fprintf(f, "%d\n", (int)lingering);
       fclose(f);
     }
+  }
+  if (MISBEHAVE == 13) start_escapees();
+  static int calls = 0;
+  if (MISBEHAVE == 14 && calls++ == 0) {
+    note_pid(getppid());
+    kill(getppid(), SIGSTOP);
   }
   if (MISBEHAVE == 8) {
     for (;;) pause();
