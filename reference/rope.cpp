@@ -120,6 +120,33 @@ double recipe_theta(const Spec& spec, int pair_index, int precision) {
   }
 }
 
+// The exact model's angle ±m·θ'_j, and the precision Q it was computed at: its absolute error is
+// at most |φ|·2^(13−Q) (kScheduleErrorBits: θ'_j within 2^(13−Q) relative, one product).
+// While |φ| < 2^kAngleBits that is the working precision P (error < 2^(kAngleBits+13−P)); past
+// it, with MPFR's exponent e of the P-bit angle (|φ| < 2^(e+1) once the P-bit angle's own error is
+// allowed for), θ'_j is computed again at Q = P + e + 1 − kAngleBits bits and so is the product:
+// |φ|·2^(13−Q) < 2^(e+1+13−P−e−1+kAngleBits) = 2^(kAngleBits+13−P). So the angle error, and the
+// cos/sin error it causes, stays below 2^(kAngleBits+13−P) however large the angle is (every θ'_j
+// and position the spec's validation and the int64 positions allow: |φ| < 2^1140 needs
+// Q < P + 1101); a fixed P alone loses every bit of the angle once |φ| > 2^(P−13) (with
+// P = 256: linear factor 1e-70 at position 2^30).
+constexpr int kAngleBits = 40;
+
+struct ExactAngle {
+  Real value;
+  int bits;  // Q
+};
+
+ExactAngle exact_angle(const Spec& spec, const Plan& plan, std::int64_t position, int pair_index, int precision) {
+  Real a = signed_angle(spec, Real(static_cast<long long>(position)) * plan.theta[pair_index]);
+  int exponent = 0;
+  (void)frexp(a, &exponent);  // 0.5 ≤ |a|·2^-e < 1; e = 0 for a zero angle
+  if (exponent <= kAngleBits) return {std::move(a), precision};
+  const int bits = precision + exponent + 1 - kAngleBits;
+  PrecisionScope scope(bits);
+  return {signed_angle(spec, Real(static_cast<long long>(position)) * frequency<Real>(spec, pair_index)), bits};
+}
+
 // The f32-recipe angle: RN32(RN32(p)·RN32(θ)), exactly representable.
 Real recipe_angle(const Spec& spec, double theta_f32, std::int64_t position) {
   const Real p32 = round_to_format(Real(static_cast<long long>(position)), Dtype::f32);
@@ -139,13 +166,17 @@ CosSin cos_sin(const Spec& spec, const Plan& plan, std::span<const std::int64_t>
   const std::int64_t p = position_tuple[plan.component[pair_index]];
   Real a;
   Real angle_error;
+  int bits = precision;
   if (model == Model::f32_recipe) {
     a = recipe_angle(spec, plan.theta_f32[pair_index], p);
     angle_error = Real(0);
   } else {
-    a = signed_angle(spec, Real(static_cast<long long>(p)) * plan.theta[pair_index]);
-    angle_error = abs(a) * ldexp(Real(1), -precision + kScheduleErrorBits);
+    ExactAngle exact = exact_angle(spec, plan, p, pair_index, precision);
+    bits = exact.bits;
+    a = std::move(exact.value);
+    angle_error = abs(a) * ldexp(Real(1), -bits + kScheduleErrorBits);
   }
+  PrecisionScope scope(bits);  // cos and sin of a Q-bit angle at Q bits (at least P: the bound below holds)
   CosSin cs;
   cs.cos = cos(a) * plan.attention;
   cs.sin = sin(a) * plan.attention;
@@ -224,9 +255,7 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
 
   for (std::int64_t t = 0; t < shape.tokens; ++t) {
     std::span<const std::int64_t> position(positions.data() + t * components, components);
-    auto token_angle = [&](int j) {
-      return signed_angle(spec, Real(static_cast<long long>(position[plan.component[j]])) * plan.theta[j]);
-    };
+    auto token_angle = [&](int j) { return exact_angle(spec, plan, position[plan.component[j]], j, precision_bits).value; };
     if (form == Form::elementwise) {
       // RoFormer: out = q ⊗ cos + rotate(q) ⊗ sin, with cos/sin laid out like the pairs
       // (interleaved: (cos θ0, cos θ0, cos θ1, …); half: cat(cos, cos)), and 1/0 on pass-through dims.
