@@ -1,7 +1,7 @@
 // The oracle never fails itself: over specs at the edges of what validation accepts (bases from
 // just above 1 to the largest double, scaling factors from the smallest subnormal to 1e308, attention
-// factors, partial rotary, every dtype, both layouts, positions up to 2^31 − 1), the reference's
-// correctly rounded outputs pass the gate under the default claim (f32-angle), under --model exact
+// factors, partial rotary, every dtype and input dtype, both layouts, positions up to 2^31 − 1), the
+// reference's correctly rounded outputs pass the gate under the default claim (f32-angle), under --model exact
 // and under the reference's own claim (e ≤ 1: correct rounding), by both ways the judge takes its
 // exact values: reference::evaluate (direct checks and sweeps) and rotate_exact (golden tests).
 // The angle m·θ'_j then reaches 2^1100; the exact values hold their bound there only because the
@@ -51,6 +51,8 @@ std::string spec_text() {
   std::string text = "layout=" + *rc::gen::element<std::string>("half", "interleaved") + ",head_dim=" + std::to_string(head_dim) +
                      ",rotary_dim=" + std::to_string(rotary_dim) + ",base=" + *rc::gen::elementOf(kBases) + ",dtype=" + dtype +
                      ",direction=" + *rc::gen::element<std::string>("forward", "inverse");
+  // Narrower inputs into a wider output (spec/README.md "Dtypes"); an input_dtype equal to dtype reads as none.
+  if (dtype == "f32" || dtype == "f64") text += ",input_dtype=" + *rc::gen::elementOf(std::vector<std::string>{dtype, "f16", "bf16"});
   const auto factor = [] { return *rc::gen::elementOf(kFactors); };
   const auto length = [] { return std::to_string(*rc::gen::elementOf(kLengths)); };
   switch (uniform(0, 8)) {
