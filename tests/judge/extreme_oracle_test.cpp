@@ -222,5 +222,25 @@ TEST(ExtremeOracle, ApplyThenCheckAtLinearFactor1e308Passes) {
   }
 }
 
+// The f32-recipe variant's claim needs a finite binary32 angle (runner/reference_implementation.h):
+// where a frequency passes 2^87 it declines the spec (a sweep skips it) instead of returning the
+// recipe's NaN outputs to be failed; below it, it runs.
+TEST(ExtremeOracle, F32RecipeReferenceDeclinesAnOverflowingAngle) {
+  const ReferenceImplementation recipe(256, reference::Model::f32_recipe, ReferenceImplementation::Output::rounded);
+  const Spec overflowing = parse_spec("layout=half,head_dim=8,base=10000,dtype=f32,scaling=linear,factor=1e-70");
+  EXPECT_FALSE(recipe.supports(overflowing));
+  const std::vector<double> x(8, 0.5);
+  const std::vector<std::int64_t> at = {3};
+  EXPECT_EQ(recipe.run(overflowing, {1, 1, 8}, at, x).status, ApplyResult::Status::unsupported);
+  SweepOptions options;
+  options.samples = 16;
+  options.threads = 1;
+  EXPECT_EQ(sweep(recipe, overflowing, options, GroupOptions{}).verdict, "skip");
+  // θ'_0 = 1e20 < 2^87: every binary32 angle up to |m| = 2^40 is finite.
+  const Spec finite = parse_spec("layout=half,head_dim=8,base=10000,dtype=f32,scaling=linear,factor=1e-20");
+  EXPECT_TRUE(recipe.supports(finite));
+  EXPECT_EQ(recipe.run(finite, {1, 1, 8}, at, x).status, ApplyResult::Status::ok);
+}
+
 }  // namespace
 }  // namespace ropecheck::judge
