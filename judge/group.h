@@ -238,9 +238,9 @@ struct Expected {
   std::vector<double> rounded;
 };
 // Under Model::exact and f32_angle: rounded = the golden expected values, exact from reference::rotate_exact at
-// `precision_bits` (error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ; non-finite inputs replaced by 0: those pairs are
-// judged by class). Under Model::f32_recipe: the recipe's correctly rounded result (golden
-// expected_f32_recipe), as both.
+// `precision_bits` (error ≤ 2^(14−P)·min(|φ|, 2^41)·ρ ≪ u·ρ at any angle, reference/README.md "Huge
+// angles"; non-finite inputs replaced by 0: those pairs are judged by class). Under
+// Model::f32_recipe: the recipe's correctly rounded result (golden expected_f32_recipe), as both.
 Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits = 128);
 
 // Accumulates the tests of one golden group (or one sweep).

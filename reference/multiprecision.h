@@ -219,6 +219,14 @@ class Real {
   friend Real sqrt(const Real& x) { return x.unary(mpfr_sqrt); }
   friend Real sin(const Real& x) { return x.unary(mpfr_sin); }
   friend Real cos(const Real& x) { return x.unary(mpfr_cos); }
+  // sin(x) into s and cos(x) into c, each correctly rounded at x's precision (as sin and cos give
+  // them), with one argument reduction (mpfr_sin_cos): for a huge angle that is most of the cost.
+  friend void sin_cos(const Real& x, Real& s, Real& c) {
+    const mpfr_prec_t p = mpfr_get_prec(x.value_);
+    s = Real(Precision{p});
+    c = Real(Precision{p});
+    mpfr_sin_cos(s.value_, c.value_, x.value_, MPFR_RNDN);
+  }
   friend Real acos(const Real& x) { return x.unary(mpfr_acos); }
   friend Real exp(const Real& x) { return x.unary(mpfr_exp); }
   friend Real expm1(const Real& x) { return x.unary(mpfr_expm1); }

@@ -120,6 +120,72 @@ double recipe_theta(const Spec& spec, int pair_index, int precision) {
   }
 }
 
+// The exact model's angle ±m·θ'_j, and the precision Q it was computed at: its absolute error is
+// at most |φ|·2^(13−Q) (kScheduleErrorBits: θ'_j within 2^(13−Q) relative, one product).
+// While |φ| < 2^kAngleBits that is the working precision P (error < 2^(kAngleBits+13−P)); past
+// it, with MPFR's exponent e of the P-bit angle (|φ| < 2^(e+1) once the P-bit angle's own error is
+// allowed for), θ'_j is computed again at Q = P + e + 1 − kAngleBits bits and so is the product:
+// |φ|·2^(13−Q) < 2^(e+1+13−P−e−1+kAngleBits) = 2^(kAngleBits+13−P). So the angle error, and the
+// cos/sin error it causes, stays below 2^(kAngleBits+13−P) however large the angle is (every θ'_j
+// and position the spec's validation and the int64 positions allow: |φ| < 2^1140 needs
+// Q < P + 1101); a fixed P alone loses every bit of the angle once |φ| > 2^(P−13) (with
+// P = 256: linear factor 1e-70 at position 2^30).
+constexpr int kAngleBits = 40;
+
+struct ExactAngle {
+  Real value;
+  int bits;  // Q
+};
+
+// θ'_j at the precision the largest angle of one call needs, per pair, computed on the first angle
+// past 2^kAngleBits: a call's angles of one pair then share one evaluation of the schedule (as
+// costly as their cos and sin at those bits). Q_j = P + e_j + 1 − kAngleBits with e_j the exponent of
+// the P-bit |m|_max·θ'_j, at least each angle's own Q (rounding is monotone: |a| ≤ |m|_max·θ'_j).
+// Local to one call (apply_into's rows, rotate_exact): nothing shared between threads.
+class WideFrequencies {
+ public:
+  WideFrequencies(int pairs, std::span<const std::int64_t> positions) : pairs_(pairs), positions_(positions) {}
+  // θ'_j at Q_j (computed now if not yet) and Q_j, given θ'_j at the working precision.
+  const Real& theta(const Spec& spec, int pair_index, const Real& theta_at_p, int precision, int& bits) {
+    if (theta_.empty()) {  // the first huge angle of the call: most calls have none
+      theta_.resize(static_cast<std::size_t>(pairs_));
+      for (std::int64_t m : positions_) largest_ = std::max(largest_, std::fabs(static_cast<long double>(m)));
+    }
+    Real& theta = theta_[static_cast<std::size_t>(pair_index)];
+    if (theta.precision() <= precision) {
+      const Real top = Real(largest_) * theta_at_p;
+      const long exponent = mpfr_regular_p(top.data()) ? static_cast<long>(mpfr_get_exp(top.data())) : 0;
+      PrecisionScope scope(precision + static_cast<int>(std::max(exponent + 1 - kAngleBits, 1L)));
+      theta = frequency<Real>(spec, pair_index);
+    }
+    bits = std::max(bits, theta.precision());
+    return theta;
+  }
+
+ private:
+  int pairs_;
+  std::span<const std::int64_t> positions_;
+  long double largest_ = 0;  // the largest |position| of the call (exact: |m| ≤ 2^62)
+  std::vector<Real> theta_;  // per pair; at the working precision until computed
+};
+
+// `wide` (optional): the call's cache of θ'_j at the bits its huge angles need.
+ExactAngle exact_angle(const Spec& spec, const Plan& plan, std::int64_t position, int pair_index, int precision,
+                       WideFrequencies* wide = nullptr) {
+  Real a = signed_angle(spec, Real(static_cast<long long>(position)) * plan.theta[pair_index]);
+  // e with 0.5 ≤ |a|·2^-e < 1 (0 for a zero or non-finite angle, which no precision changes).
+  const long exponent = mpfr_regular_p(a.data()) ? static_cast<long>(mpfr_get_exp(a.data())) : 0;
+  if (exponent <= kAngleBits) return {std::move(a), precision};
+  int bits = precision + static_cast<int>(exponent) + 1 - kAngleBits;
+  if (wide) {
+    const Real& theta = wide->theta(spec, pair_index, plan.theta[pair_index], precision, bits);
+    PrecisionScope scope(bits);
+    return {signed_angle(spec, Real(static_cast<long long>(position)) * theta), bits};
+  }
+  PrecisionScope scope(bits);
+  return {signed_angle(spec, Real(static_cast<long long>(position)) * frequency<Real>(spec, pair_index)), bits};
+}
+
 // The f32-recipe angle: RN32(RN32(p)·RN32(θ)), exactly representable.
 Real recipe_angle(const Spec& spec, double theta_f32, std::int64_t position) {
   const Real p32 = round_to_format(Real(static_cast<long long>(position)), Dtype::f32);
@@ -134,21 +200,27 @@ struct CosSin {
   Real error;  // |computed − exact| bound for each of cos and sin
 };
 
-CosSin cos_sin(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position_tuple, int pair_index,
-               Model model, int precision) {
+CosSin cos_sin(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position_tuple, int pair_index, Model model, int precision,
+               WideFrequencies* wide = nullptr) {
   const std::int64_t p = position_tuple[plan.component[pair_index]];
   Real a;
   Real angle_error;
+  int bits = precision;
   if (model == Model::f32_recipe) {
     a = recipe_angle(spec, plan.theta_f32[pair_index], p);
     angle_error = Real(0);
   } else {
-    a = signed_angle(spec, Real(static_cast<long long>(p)) * plan.theta[pair_index]);
-    angle_error = abs(a) * ldexp(Real(1), -precision + kScheduleErrorBits);
+    ExactAngle exact = exact_angle(spec, plan, p, pair_index, precision, wide);
+    bits = exact.bits;
+    a = std::move(exact.value);
+    angle_error = abs(a) * ldexp(Real(1), -bits + kScheduleErrorBits);
   }
+  PrecisionScope scope(bits);  // cos and sin of a Q-bit angle at Q bits (at least P: the bound below holds)
   CosSin cs;
-  cs.cos = cos(a) * plan.attention;
-  cs.sin = sin(a) * plan.attention;
+  Real c, s;
+  sin_cos(a, s, c);
+  cs.cos = c * plan.attention;
+  cs.sin = s * plan.attention;
   // cos/sin inherit the angle error (|d cos/da| ≤ 1), plus their own and the product's rounding.
   cs.error = abs(plan.attention) * (angle_error + ldexp(Real(1), -precision + 3));
   return cs;
@@ -216,6 +288,7 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
   }
   PrecisionScope scope(precision_bits);
   const Plan plan = make_plan(spec, Model::exact, precision_bits);
+  WideFrequencies wide(spec.rotary_dim / 2, positions);
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
@@ -224,9 +297,7 @@ std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const st
 
   for (std::int64_t t = 0; t < shape.tokens; ++t) {
     std::span<const std::int64_t> position(positions.data() + t * components, components);
-    auto token_angle = [&](int j) {
-      return signed_angle(spec, Real(static_cast<long long>(position[plan.component[j]])) * plan.theta[j]);
-    };
+    auto token_angle = [&](int j) { return exact_angle(spec, plan, position[plan.component[j]], j, precision_bits, &wide).value; };
     if (form == Form::elementwise) {
       // RoFormer: out = q ⊗ cos + rotate(q) ⊗ sin, with cos/sin laid out like the pairs
       // (interleaved: (cos θ0, cos θ0, cos θ1, …); half: cat(cos, cos)), and 1/0 on pass-through dims.
@@ -359,9 +430,9 @@ double total_error(double cs_error, DoubleDouble c, DoubleDouble s) {
   return cs_error * (1 + 0x1p-40) + std::max(std::fabs(c.hi), std::fabs(s.hi)) * 0x1p-100;
 }
 
-PairTrig mpfr_pair_trig(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position, int j, Model model,
-                        int precision) {
-  const CosSin cs = cos_sin(spec, plan, position, j, model, precision);
+PairTrig mpfr_pair_trig(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position, int j, Model model, int precision,
+                        WideFrequencies* wide = nullptr) {
+  const CosSin cs = cos_sin(spec, plan, position, j, model, precision, wide);
   PairTrig trig;
   const double c_hi = static_cast<double>(cs.cos);
   const double s_hi = static_cast<double>(cs.sin);
@@ -776,6 +847,7 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape sh
 #endif
 
   PrecisionScope scope(options.precision_bits);
+  WideFrequencies wide(pairs, positions);
   std::vector<PairTrig> trig(static_cast<std::size_t>(pairs));
   TokenTable table(pairs);
   for (std::int64_t t = 0; t < shape.tokens; ++t) {
@@ -783,7 +855,7 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape sh
     for (int j = 0; j < pairs; ++j) {
       std::optional<PairTrig> pair;
       if (fast_path) pair = fast_pair_trig(spec, plan, k.fast, position, j, options.model);
-      trig[j] = pair ? *pair : mpfr_pair_trig(spec, plan, position, j, options.model, options.precision_bits);
+      trig[j] = pair ? *pair : mpfr_pair_trig(spec, plan, position, j, options.model, options.precision_bits, &wide);
     }
 #ifdef ROPECHECK_AVX2_ROWS
     if (avx2_rows) table.fill(trig, fast_path);

@@ -51,7 +51,9 @@ struct Options {
 //   elementwise — q ⊗ cos + rotate(q) ⊗ sin with the layout's cos/sin vectors (RoFormer's sparse form).
 enum class Form { matrix, complex, elementwise };
 
-// Unrounded values at `precision_bits` (error ≈ 2^-P·(1 + |angle|) relative to each pair's norm).
+// Unrounded values at `precision_bits` (error ≈ 2^-P·(1 + min(|angle|, 2^40)) relative to each
+// pair's norm in the matrix and elementwise forms: a larger angle is computed at more bits,
+// reference/README.md "Huge angles"; ≈ 2^-P·(1 + |angle| + |m|) in the complex form).
 // Inputs must be finite.
 std::vector<Real> rotate_exact(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                std::span<const double> input, int precision_bits, Form form);

@@ -34,7 +34,18 @@ std::string ReferenceImplementation::name() const {
   return model_ == reference::Model::exact ? "reference" : "reference-f32-recipe";
 }
 
-bool ReferenceImplementation::supports(const Spec&) const { return true; }
+// The f32 recipe's claim (reference_implementation.h) holds while its binary32 angle
+// RN32(RN32(m)·RN32(θ'_j)) is finite: past that the angle is ±Inf and the recipe's outputs NaN, which
+// no bound describes. With |m| ≤ max_position() = 2^40 the product stays below 2^128 when every
+// RN32(θ'_j) < 2^88; θ'_j ≤ 2^87 (long double: 2^-60 relative) is that with room. Above it (linear
+// factor below about 6e-27) the recipe variant declines the spec.
+bool ReferenceImplementation::supports(const Spec& spec) const {
+  if (model_ != reference::Model::f32_recipe) return true;
+  for (int j = 0; j < spec.rotary_dim / 2; ++j) {
+    if (!(frequency<long double>(spec, j) <= 0x1p87L)) return false;
+  }
+  return true;
+}
 
 std::shared_ptr<const reference::ApplyPlan> ReferenceImplementation::plan_for(const Spec& spec) const {
   const std::lock_guard<std::mutex> lock(plan_mutex_);
@@ -47,6 +58,11 @@ std::shared_ptr<const reference::ApplyPlan> ReferenceImplementation::plan_for(co
 ApplyResult ReferenceImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                          std::span<const double> input) const {
   ApplyResult result;
+  if (!supports(spec)) {
+    result.status = ApplyResult::Status::unsupported;
+    result.message = "the f32 recipe's binary32 angle overflows for this spec (a frequency above 2^87)";
+    return result;
+  }
   try {
     result.output = plan_for(spec)->apply(shape, positions, input);
   } catch (const std::exception& e) {

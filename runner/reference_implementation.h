@@ -45,7 +45,8 @@ double attention_magnitude(const Spec& spec);
 //   φ̂ = RN32(RN32(m)·RN32(θ)) = φ·(1+e₁)(1+e₂)(1+e₃), |eᵢ| ≤ 2^-24, so |φ̂ − φ| ≤ γ₃·|φ| with
 //   γ₃ = 3·2^-24/(1 − 3·2^-24) (Higham Lemma 3.1); rotating by φ̂ instead of φ moves each component
 //   by at most ‖R(φ̂)x − R(φ)x‖ = 2ρ|sin((φ̂−φ)/2)| ≤ ρ·|φ̂ − φ| (times g), then one correct
-//   rounding as above: |a − A| ≤ g·ρ·(u + γ₃·|φ|) + 2^(emin−p).
+//   rounding as above: |a − A| ≤ g·ρ·(u + γ₃·|φ|) + 2^(emin−p). The eᵢ model assumes no overflow:
+//   specs whose binary32 angle could reach 2^128 at |m| ≤ 2^40 (θ'_j > 2^87) are declined (supports).
 class ReferenceImplementation final : public Implementation {
  public:
   enum class Output { exact, rounded };

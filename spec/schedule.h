@@ -123,10 +123,14 @@ Real frequency(const Spec& spec, int pair_index) {
       return pow(base, -exponent);
     }
     case ScalingType::dynamic: {  // HF dynamic NTK: b' = b·(f·L'/Lmax − (f − 1))^(d/(d−2))
+      // Evaluated as 1 + f·(L' − Lmax)/Lmax, the same number (L' ≥ Lmax): a sum of non-negative
+      // terms, each within a few roundings, where HF's difference of two near-equal terms loses
+      // every bit for a large f (f = 1e308 at L' = Lmax gave 0, and θ'_j = +Inf, at 256 bits).
       const Real f = decimal_to<Real>(sc.factor);
       const Real lmax = Real(sc.original_max_position);
-      const Real len = Real(sc.seq_len > sc.original_max_position ? sc.seq_len : sc.original_max_position);
-      base = base * pow(f * len / lmax - (f - 1), dim / (dim - 2));
+      const std::int64_t len = sc.seq_len > sc.original_max_position ? sc.seq_len : sc.original_max_position;
+      const Real beyond = Real(len - sc.original_max_position);  // exact: both are int64 >= 1
+      base = base * pow(1 + f * beyond / lmax, dim / (dim - 2));
       return pow(base, -exponent);
     }
     case ScalingType::yarn: {  // HF _compute_yarn_parameters
