@@ -1,4 +1,4 @@
-# Issue 50 item 1 through the command line, in WORK (this test's own folder): the reference's sweep
+# The oracle at huge angles through the command line, in WORK (this test's own folder): the reference's sweep
 # at linear factor 1e-70 (angles to 2^264), and `apply` then `check` of its own outputs for an HF
 # config whose rope_scaling is linear with factor 1e-308 (θ'_0 = 1e308), under --model exact and the
 # default claim. Each must exit 0: the oracle passes its own gate.

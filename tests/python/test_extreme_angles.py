@@ -1,4 +1,4 @@
-"""The oracle passes its own gate at huge angles (issue 50 item 1): ropecheck.apply's outputs for an HF
+"""The oracle passes its own gate at huge angles: ropecheck.apply's outputs for an HF
 config whose rope_scaling is linear with factor 1e-308 (θ'_0 = 1e308, angles to 2^1044 at these
 positions) pass ropecheck.check under model="exact", the default claim and e <= 1 (correct rounding),
 as they do at factor 1e-70 (angles to 2^263). 256-bit exact values had lost every bit of such angles:
