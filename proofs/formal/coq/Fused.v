@@ -21,7 +21,8 @@
      norm_then_f32_angle_rotation  the same with the f32-angle model's angle (+ eta*|p*theta|*(1+nu)*rho);
      clamp_lipschitz, fp8_quant_bound   saturation is 1-Lipschitz; one quantization step;
      fused_element_bound    the composed per-element bound at the returned scale;
-     amax_perturb, dynamic_scale_bound  the returned dynamic scale against amax of the exact values. *)
+     amax_perturb, dynamic_scale_bound  the returned dynamic scale against amax of the exact values;
+     d128_norm_constants, bf16_e4m3_d128_bound  the numbers for bf16 -> E4M3 at head_dim 128. *)
 
 From Coq Require Import Reals Lra Lia.
 From RopeCheck Require Import ErrorBound GateTolerance.
@@ -521,4 +522,56 @@ Proof.
   assert (ws * Rabs (amh / M) <= ws * ((1 + r) * (am / M) + E / M)) by (apply Rmult_le_compat_l; lra).
   replace (sh - am / M) with ((sh - amh / M) + (amh / M - am / M)) by ring.
   eapply Rle_trans; [apply Rabs_triang |]. nra.
+Qed.
+
+(* ---- the numbers of docs/fused-bounds.md section 4: bf16 data, E4M3, head_dim 128 ---- *)
+
+(* The norm's constants as functions of their inputs, in the forms of the theorems above. *)
+Definition mean_error (w : R) (d : nat) : R := (1 + ((1 + w) ^ (S d) - 1)) * (1 + w) - 1.
+Definition eps_error (w a : R) : R := (1 + w) * (1 + a) - 1.
+Definition rsqrt_error (b kr : R) : R := (1 + b) * (1 + kr) - 1.
+Definition element_error (w cw er : R) : R := (1 + w) * (1 + w) * (1 + cw) * (1 + er) - 1.
+
+(* d = 128, binary32 (w = 2^-24), rsqrt within 2 ulps (4w), the `1 + w` form (cw = w):
+   b <= 1/2 (rms_scale_bound's premise) and nu <= 139w (138.0006w). *)
+Theorem d128_norm_constants :
+  eps_error (/ 16777216) (mean_error (/ 16777216) 128) <= 1/2 /\
+  element_error (/ 16777216) (/ 16777216)
+    (rsqrt_error (eps_error (/ 16777216) (mean_error (/ 16777216) 128)) (4 * / 16777216))
+    <= 139 * / 16777216.
+Proof.
+  unfold element_error, rsqrt_error, eps_error, mean_error.
+  assert (H129 : INR 129 = 129) by (rewrite INR_IZR_INZ; reflexivity).
+  pose proof (gamma_pow (/ 16777216) 129 ltac:(lra) ltac:(rewrite H129; lra)) as G.
+  rewrite H129 in G.
+  assert (P1 : 1 <= (1 + / 16777216) ^ 129) by (apply pow_R1_Rle; lra).
+  set (P := (1 + / 16777216) ^ 129) in *.
+  split; lra.
+Qed.
+
+(* The composed bound for bf16 data rounded once before E4M3 (u_d = 2^-8, mu_d = 2^-134;
+   u8 = 2^-4, mu8 = 2^-10, M = 448), t = v/sh within (1 + w)^2 - 1, and the pre-quantization value
+   within norm_then_rotation's (4w(1 + nu) + nu)*rho + 3*2^-150, nu <= 139w (d128_norm_constants):
+     |q*sh - clamp(Y/sh)*sh| <= 0.0667*|Y| + 153w*rho + 2^-10*sh + 2^-133. *)
+Theorem bf16_e4m3_d128_bound : forall nu Y yh v sh t qr rho,
+  0 <= nu <= 139 * / 16777216 -> 0 <= rho -> 0 < sh ->
+  Rabs (yh - Y) <= (4 * / 16777216 * (1 + nu) + nu) * rho
+                   + 3 * / 1427247692705959881058285969449495136382746624 ->
+  Rabs (v - yh) <= / 256 * Rabs yh + / 21778071482940061661655974875633165533184 ->
+  Rabs (t - v / sh) <= ((1 + / 16777216) * (1 + / 16777216) - 1) * Rabs (v / sh) ->
+  Rabs (qr - t) <= Rmax (/ 16 * Rabs t) (/ 1024) ->
+  Rabs (clamp 448 qr * sh - clamp 448 (Y / sh) * sh)
+    <= 667 / 10000 * Rabs Y + 153 * / 16777216 * rho + / 1024 * sh
+       + / 10889035741470030830827987437816582766592.
+Proof.
+  intros nu Y yh v sh t qr rho [Hnu0 Hnu] Hr Hsh HEf Hv Ht Hq.
+  pose proof (fused_element_bound (/ 16) (/ 1024) 448 ((1 + / 16777216) * (1 + / 16777216) - 1) (/ 256)
+                (/ 21778071482940061661655974875633165533184)
+                ((4 * / 16777216 * (1 + nu) + nu) * rho + 3 * / 1427247692705959881058285969449495136382746624)
+                Y yh v sh t qr ltac:(lra) ltac:(lra) ltac:(lra) ltac:(lra) ltac:(lra) ltac:(lra) Hsh HEf Hv Ht Hq) as K.
+  eapply Rle_trans; [exact K |].
+  assert (HK : (4 * / 16777216 * (1 + nu) + nu) * rho <= 1430001 / 10000 * / 16777216 * rho).
+  { apply Rmult_le_compat_r; lra. }
+  pose proof (Rabs_pos Y).
+  lra.
 Qed.

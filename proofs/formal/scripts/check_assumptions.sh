@@ -46,6 +46,7 @@ theorems=(
   Fused.rms_scale_bound Fused.rmsnorm_element_bound Fused.pair_perturb Fused.rotated_perturb Fused.norm_then_rotation
   Fused.norm_then_f32_angle_rotation Fused.clamp_lipschitz Fused.clamp_in_range Fused.fp8_quant_bound
   Fused.fused_element_bound Fused.amax_perturb Fused.dynamic_scale_bound
+  Fused.d128_norm_constants Fused.bf16_e4m3_d128_bound
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
