@@ -42,12 +42,17 @@ theorems=(
   GateTolerance.f32_angle_error GateTolerance.rotation_lipschitz
   GateTolerance.gate_f32_angle_default GateTolerance.gate_f32_angle_scaled_default
   GateTolerance.screen_enclosure GateTolerance.screen_abs_enclosure
+  Fused.rel_round Fused.rel_mul Fused.sum_of_squares_bound Fused.gamma_pow Fused.inv_sqrt_perturb
+  Fused.rms_scale_bound Fused.rmsnorm_element_bound Fused.pair_perturb Fused.rotated_perturb Fused.norm_then_rotation
+  Fused.norm_then_f32_angle_rotation Fused.clamp_lipschitz Fused.clamp_in_range Fused.fp8_quant_bound
+  Fused.fused_element_bound Fused.amax_perturb Fused.dynamic_scale_bound
+  Fused.d128_norm_constants Fused.bf16_e4m3_d128_bound
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition GateTolerance."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition GateTolerance Fused."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done
