@@ -529,8 +529,8 @@ TEST(HostileInputs, SidecarSuitesOfManyTestsAreLinear) {
 }
 
 // The header of a sidecar of 2^20 tensors (a suite of 349 525 tests): quadratic, the key searches
-// alone were 2^39 string comparisons; 32768 tests above are too few to tell them from the linear
-// work (7 times the CPU of the linear writer there), 2^20 tensors take about a second.
+// alone would be 2^39 string comparisons; 32768 tests above are too few to tell them from the
+// linear work, 2^20 tensors are enough.
 TEST(HostileInputs, SafetensorsHeaderOfManyTensorsIsLinear) {
   const Outcome o = in_child(
       [] {
