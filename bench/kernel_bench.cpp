@@ -75,7 +75,7 @@ class AlignedBytes {
 // The input: values of magnitude 2^-4 to 2^3 with random signs and significands (a fixed
 // SplitMix64 sequence), the scale of a model's activations. Operands far below it (near binary32's
 // subnormal range, 2^-126) make the x86 floating-point units take microcode assists on subnormal
-// products, which slows the 16-bit kernels' binary32 rotation (bench/README.md); the workload does
+// products, which slows the 16-bit kernels' binary32 rotation (bench/README.md "Subnormal operands"); the workload does
 // not measure that case.
 void fill_activations(unsigned char* out, std::int64_t count, ropecheck::Dtype dtype) {
   std::uint64_t state = 0x9E3779B97F4A7C15ull;
@@ -423,7 +423,7 @@ const int kRegistered = [] {
                                    BM_Kernel, std::string(implementation), std::string("in_place_cold"), std::string(dtype), 1)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
-          ->Iterations(16);  // the evictions, untimed, take about 0.2 s an iteration on the Emerald Rapids VM of bench/README.md
+          ->Iterations(16);  // few: the evictions, untimed, cost far more than the timed call
     }
   }
   for (const char* dtype : {"f32", "bf16", "f16"}) {

@@ -136,8 +136,8 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
   // thread's work, judging every thread's, and one after the other the reading was a check's serial
   // part. One chunk ahead: memory is two chunks' arrays, each used again two chunks later (the judge
   // gives the input's back), so a check of any length faults in four arrays, not two per chunk (a
-  // fresh 32 MB array is 8192 page faults, 26 ms on the 2-core VM of bench/README.md: more than
-  // reading it; on two cores the reading's CPU time is taken from the judging).
+  // fresh array's page faults cost more than reading it: bench/README.md
+  // "A check's memory: population").
   struct Chunk {
     std::vector<double> input, output;
   };
@@ -239,11 +239,10 @@ int run_direct_check(const CheckArguments& args) {
     // Both where they are (mapped, or read whole): Python's check, to the line — no reading, each
     // chunk widened on every thread (runner/direct.h judge_tensor_values). The values of the tokens
     // judged are not read again: after each chunk their mapped pages are let go (MappedTensor::
-    // release_before) on a thread of their own while the next chunk is judged — held to the end,
-    // the two files' pages counted in the peak resident set (232 MB against 173 when read in
-    // chunks, for a 4096 x 32 x 128 f32 check); once every token is judged the mappings are undone
-    // there too, while the diagnosis runs (2 x 64 MB took 6-7 ms after the reports, on the 2-core
-    // VM of bench/README.md).
+    // release_before) on a thread of their own while the next chunk is judged, so that the files'
+    // pages do not add to the peak resident set; once every token is judged the mappings are undone
+    // there too, while the diagnosis runs, not after the reports (bench/README.md
+    // "A check's memory: chunks").
     std::future<void> unmapped, released_pages;
     report.groups.push_back(judge::judge_tensor_values(
         spec, static_cast<std::int64_t>(heads), positions, *input_values, *output_values, claims, options, args.candidate,

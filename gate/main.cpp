@@ -98,10 +98,9 @@ int main(int argc, char** argv) {
 #if defined(__GLIBC__)
   // Fixed malloc thresholds. glibc's dynamic mmap threshold rises to the size of each freed mapped
   // block (up to 32 MB), after which a big suite's per-test vectors come from the heap and fragment
-  // it (a 64-test sidecar check peaked at 1037 MB). Mapping every block above 1 MiB instead kept
-  // the memory that of one test but cost a zeroed page fault per 4 KiB of every per-test vector:
-  // a third of a 537 M-value check's time, in the kernel (bench/README.md
-  // "Judging on two cores"). Blocks up to 256 MiB (a test of 2^25 values as doubles) come from
+  // it. Mapping every block above 1 MiB instead keeps the memory that of one test but costs a
+  // zeroed page fault per 4 KiB of every per-test vector (bench/README.md
+  // "Judging on two cores: malloc"). Blocks up to 256 MiB (a test of 2^25 values as doubles) come from
   // the heap, and freed memory stays there for the next test of the same size unless 512 MiB of it
   // is free at the top.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
@@ -112,9 +111,8 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   int status = 0;
   // Every subcommand with its options, or only the one argv[1] names (and no --help-all): building
-  // all of them took 0.48 ms of every run, `sweep` alone 0.17, a part of a sweep of 0.05 s on two
-  // threads that runs on one (bench/README.md "A sweep's serial part"). What is parsed, and every
-  // message and help text, is the same.
+  // all of them is serial work in every run (bench/README.md "A sweep's serial part: CLI"). What is
+  // parsed, and every message and help text, is the same.
   struct Command {
     const char* name;
     void (*add)(CLI::App&, int&);

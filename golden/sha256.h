@@ -14,9 +14,8 @@ namespace ropecheck::golden {
 class Sha256 {
  public:
   // How the 64-byte blocks are compressed: FIPS 180-4's rounds in portable C++, or the x86 SHA
-  // extensions (built where the compiler has them, used where CPUID reports them): 5 to 7.5 times
-  // the portable rounds' speed on the 2-core VMs of bench/README.md (sha256_bench), where those
-  // spent 11 s of a real-size check hashing its 2 GB sidecar. Every path gives the same digest
+  // extensions (built where the compiler has them, used where CPUID reports them: bench/README.md
+  // "SHA extensions"). Every path gives the same digest
   // (tests/golden/format_test.cpp).
   enum class Path { portable, sha_ni };
   // Whether `path` is built into this binary and runs on this CPU.

@@ -251,9 +251,9 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // lines, read once per block, and each pair's fit sees its samples in row order. Where that is
   // the order of |m| for the pair's position component (a sweep's positions, a check's tokens in
   // order) its fit takes them as they come and keeps none; else they are kept and sorted first
-  // (sort_by_position_magnitude, a stable sort). (Cut by rows, each range kept every pair's
-  // samples, 8 MB in a sweep of 4096 samples, for the fits to read back in a second pass: 26.5 ms
-  // on one thread there against 24.3-25.0 now, bench/README.md "A sweep's serial part".)
+  // (sort_by_position_magnitude, a stable sort). Blocks of pairs, not ranges of rows, so that no
+  // range keeps every pair's samples for a second pass (bench/README.md
+  // "A sweep's serial part: diagnosis").
   struct RowRef {
     const DiagnosedTest* dt;
     std::int64_t t, h;

@@ -83,9 +83,8 @@ class DiagnosisSampler {
   // Before the first offer, from a caller that knows how many tokens of `token_size` values its
   // tests hold in all (a direct check's chunks): the spread sample's stride set to the one offer
   // would end at (the least power of two that keeps at most its budget of tokens), so that offer
-  // copies only the tokens it keeps — from a stride of 1, the first chunk's spread copied every
-  // token it met and halved its list again and again (about 4 ms of copies on one thread, while
-  // the others waited, in a check of 4096 x 32 x 128: perf). The same tokens are kept where every
+  // copies only the tokens it keeps, not every token it meets, halving its list again and again
+  // (bench/README.md "A check's memory: sample"). The same tokens are kept where every
   // test's tokens are a multiple of that stride (the chunks of a direct check); else as many, at
   // that stride from each test's first.
   // Cheap (no memory); ignored once a test was offered.

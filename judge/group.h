@@ -300,8 +300,9 @@ class GroupComparer {
   PairRule rule_;
   std::vector<long double> theta_;  // θ'_j, for a tolerance that grows with the angle
   // The reference's constants for this group's spec and model, built by the first judge_evaluated
-  // (an MPFR schedule costs 0.5–2 ms: once per call and thread it was a sweep's serial part; a group
-  // judged by add alone never needs them). Empty when the spec does not validate: evaluation then
+  // (an MPFR schedule: built once per group, not per call and thread, bench/README.md
+  // "A sweep's serial part: plan"; a group judged by add alone never needs them). Empty when the
+  // spec does not validate: evaluation then
   // throws as reference::evaluate_into does.
   struct EvaluationPlan {
     std::once_flag built;

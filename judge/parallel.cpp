@@ -115,11 +115,9 @@ void populate_pages(void* data, std::size_t bytes, int threads) {
   if (last <= first) return;
 #ifdef MADV_HUGEPAGE
   // The aligned 2 MiB blocks inside also advised as transparent huge pages: where the system's
-  // THP mode is "madvise" (as on the VMs of bench/README.md), 64 MB of a check's chunk buffers took
-  // 16 384 faults in 4 KiB pages — 19-26 ms on one thread, 12 ms on two, 3-5 ms to unmap — against
-  // 9-12, 5-6 and 0.2 ms in 32 faults of 2 MiB, and the judging reads them through fewer TLB
-  // entries: `check` of 4096 x 32 x 128 f32 took 28-34 ms less CPU on one thread, 7-31 ms on two
-  // (medians of 20 interleaved runs, bench/README.md). In "always" mode the advice changes
+  // THP mode is "madvise", a 64 MB buffer takes 32 faults of 2 MiB instead of 16 384 of 4 KiB,
+  // and the judging reads it through fewer TLB entries (bench/README.md
+  // "A check's memory: huge pages"). In "always" mode the advice changes
   // nothing, in "never" it is ignored, and where no huge page is free the faults fall back to
   // 4 KiB pages.
   constexpr std::uintptr_t kHugePage = std::uintptr_t{1} << 21;

@@ -24,14 +24,10 @@ namespace ropecheck::judge {
 
 // A thread of parallel_for's or ordered_pipeline's, started on another CPU than the calling
 // thread's where the process may run on another and has no more threads than there are other
-// CPUs, then free to run on any of them. Left to itself the kernel often started a new thread on
-// its creator's CPU, busy, and moved it only after the two had shared that CPU for milliseconds
-// while the other vCPU idled: the diagnosis's second thread began its first task 1.0 and 3.0 ms
-// after it was started in two of three sweeps (0.02-0.03 ms when started elsewhere), and perf
-// sched showed a sweep's pipeline worker on the calling thread's CPU for 30 ms. Where the process
-// has more threads, the other CPUs may be as busy as the creator's, and the kernel's choice is
-// kept: put elsewhere regardless, the judging threads of a 2 GB sidecar check shared the reading
-// thread's CPU (9.3-9.5 s against 8.0-8.4; bench/README.md "A sweep's serial part"). Joined by
+// CPUs, then free to run on any of them: left to itself the kernel may start a new thread on its
+// busy creator's CPU while another CPU idles. Where the process has more threads, the other CPUs
+// may be as busy as the creator's, and the kernel's choice is kept (bench/README.md
+// "A sweep's serial part: threads"). Joined by
 // join() (which must be called before destruction, as std::thread's); a body that throws
 // terminates, as std::thread's.
 class WorkerThread {
@@ -260,9 +256,8 @@ inline int pair_block_size(int pairs, int threads) {
 
 // Tokens [0, tokens) cut into contiguous ranges for `threads` threads (at least one range): one
 // range on one thread, else up to kRangesPerThread per thread, handed out by parallel_for as threads
-// come free (a whole-test cut per thread left one thread idle while a slowed one finished; at 4 a
-// thread, a direct check's 4M-value chunk ended with one range of 60 ms left to a single thread:
-// 16 took the check's use of two cores from 90-91 % to 93 %, perf, bench/README.md). How the
+// come free, so that a slowed thread's last range is short while the others wait (bench/README.md
+// "Judging on two cores"). How the
 // reference's and the diagnosis's work on a big test is spread (GroupComparer::add_evaluated,
 // diagnose, the spec inference, golden generate); each caller merges the ranges' results in token
 // order, so the cut changes nothing but the speed.
@@ -300,10 +295,10 @@ void populate_pages(void* data, std::size_t bytes, int threads);
 
 // `values` sized to n for a caller that overwrites every value (a chunk's buffer before it is read
 // or widened into, an array a later insert fills): when that takes new memory, its pages are
-// faulted in on `threads` threads first (populate_pages), then zeroed as a resize zeroes them. A
-// fresh 32 MB array took 8192 page faults, 23-25 ms on one thread on the 2-core VM of
-// bench/README.md; populated, 16 ms of one thread's time, split over the threads, then 2 ms of
-// zeros. Below 1 MB a plain resize (its faults cost less than the threads).
+// faulted in on `threads` threads first (populate_pages), then zeroed as a resize zeroes them:
+// the page faults of fresh memory are split over the threads instead of taken on one
+// (bench/README.md "A check's memory: population"). Below 1 MB a plain resize (its faults cost
+// less than the threads).
 template <class T>
 void resize_for_overwrite(std::vector<T>& values, std::size_t n, int threads) {
   constexpr std::size_t kPopulatedBytes = std::size_t{1} << 20;

@@ -166,7 +166,7 @@ Tolerance default_tolerance(Model model, const Spec& spec, double theta_ulps) {
 // u = 2^-p of the data dtype, s_g and o_g the golden values: the exact ones correctly rounded to
 // the data dtype (golden/README.md), so |s_g − s| ≤ u·|s| and |o_g − o| ≤ u·|o|.
 //
-// Hypotheses on the candidate (stated in gate/README.md too):
+// Hypotheses on the candidate (stated in docs/gate-bounds.md too):
 //   H1 RoPE: its rotated q̃, k̃ meet the claim's default RoPE bound per pair (default_tolerance):
 //      under exact e ≤ e_R (e_R = 4, or 6 when g ≠ 1: careful_bound); under f32-angle
 //      e ≤ e_R + |φ_j|·η/u at the pair's angle φ_j = m·θ'_j (Coq gate_f32_angle_default), so

@@ -100,8 +100,8 @@ int resolve_index(const char* implementation) {
 }
 
 // Plans are cached by the caller's spec text, so that a call with a text seen before neither
-// parses it (~20 µs with the spec grammar's regular expressions: more than a one-token decode call
-// costs) nor builds the plan (the schedule in 128-bit arithmetic, ~10 µs per pair). The cache is
+// parses it (the spec grammar's regular expressions cost more than a one-token decode call) nor
+// builds the plan (the schedule in 128-bit arithmetic; bench/README.md "Plan cache"). The cache is
 // the only mutable state of the library; it is bounded and mutex-protected. Texts that fail to
 // parse or validate are not cached. Returns nullptr for an invalid spec.
 std::shared_ptr<const Plan> cached_plan(const char* text) {

@@ -332,10 +332,9 @@ inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, con
 }
 
 // The 64-byte line at p prefetched into every cache level. On x86 a `prefetcht0` in volatile asm,
-// which no optimisation removes: GCC 12 (-O3) found a function whose only effect is
-// __builtin_prefetch to be const (IPA pure-const) and deleted the calls to it, so the binary32
-// rotation, which reached its prefetch through a lambda, ran without one on every SIMD ISA
-// (bench/README.md "Prefetching the next token").
+// which no optimisation removes: GCC 12 (-O3) finds a function whose only effect is
+// __builtin_prefetch to be const (IPA pure-const) and deletes the calls to it
+// (tests/optimized/prefetch_in_binary_test.py; bench/README.md "Prefetching the next token").
 inline void prefetch_line(const char* p) {
 #if defined(__x86_64__) || defined(__i386__)
   asm volatile("prefetcht0 %0" : : "m"(*p));
@@ -370,8 +369,8 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
   if constexpr (Ops32::lanes > 1) {
     if (plan.pairs % Ops32::block_pairs == 0) {  // whole units only: one tight loop
       // the loop's invariants in locals: the stores (through vector types, which may alias
-      // anything) would otherwise make the compiler reload them from plan and tensor every head,
-      // and the per-head set-up took as many cycles as a fifth of the head's blocks (llvm-mca)
+      // anything) would otherwise make the compiler reload them from plan and tensor every head
+      // (bench/README.md "One loop of units over the heads")
       constexpr int kUnit = Ops32::block_pairs;
       const std::int64_t pairs = plan.pairs;
       const std::int64_t heads = tensor.heads;
@@ -524,9 +523,8 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
 
 // Every head of one tensor at one token, binary64 rotation. With prefetch_next, the next token's
 // input is prefetched head by head (prefetch_next_token), as rotate_heads_binary32 does: the
-// hardware's prefetchers alone left the f32 kernels at 0.81-0.93x memcpy out of place and
-// 0.84-0.96x in place on an Intel Xeon (bench/README.md "Prefetching the next token"); prefetched,
-// 0.95-1.13x and 1.31-1.74x.
+// hardware's prefetchers alone keep the f32 kernels below the 0.9x memcpy target out of place
+// (bench/README.md "Prefetching the next token").
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads(const CallView& call, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                   const double* cos_j, const double* sin_j) {

@@ -74,8 +74,8 @@ void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> pos
 
 // apply's constants for one spec and options, computed once: θ'_j and the attention factor in MPFR
 // at options.precision_bits, and for the fast path their triple- and double-double words (from
-// 256-bit values). Building one costs an MPFR evaluation of the schedule per pair (0.5–2 ms for
-// head_dim 128); apply_into then does none (outside the cold path) and allocates only small
+// 256-bit values). Building one costs an MPFR evaluation of the schedule per pair (bench/README.md
+// "A sweep's serial part: plan"); apply_into then does none (outside the cold path) and allocates only small
 // per-call tables (a few values per pair). A caller applying several tensors, or one tensor a
 // chunk of tokens at a time (the CLI and the Python module: input converted into a small buffer,
 // rotated in place, stored in the output's dtype), builds one. apply_into only reads the plan:

@@ -113,7 +113,7 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   // .to(torch.bfloat16) and `ropecheck apply` round it (to nearest, ties to even). Judged unrounded,
   // every pass-through dim would differ from the candidate's and every pair's exact value would
   // be off by up to the input's rounding. Counted, for the report's note.
-  // On every thread (a chunk's 4M values took 28 ms on one, while the others waited).
+  // On every thread, not on one while the others wait (bench/README.md "A check's memory: widening").
   const Dtype input_dtype = input_dtype_of(spec);
   const std::vector<std::int64_t> rounded =
       map_token_ranges(static_cast<std::int64_t>(test.input.size()), s.options.threads, [&](TokenRange range) {
@@ -197,17 +197,16 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
   judge.expect(static_cast<std::int64_t>(tokens));
   // The diagnosis sample's arrays (up to 24 MB, TensorJudge::prepare) are written on a thread of
   // their own while the first chunk is judged, not while its buffers are populated: pages are
-  // faulted in no faster on more threads (MADV_POPULATE_WRITE of 64 MB took 26-34 ms on one
-  // thread or on two, on the 2-core VM of bench/README.md), so there the sample's faults put off
-  // the judging (its first pair judged 6 ms later, medians of 10 runs). On one thread, left to the
+  // faulted in no faster on more threads (MADV_POPULATE_WRITE), so there the sample's faults would
+  // put off the judging (bench/README.md "A check's memory: sample"). On one thread, left to the
   // first add (the same work).
   const bool prepare_aside = resolve_threads(options.threads) > 1 && tokens > 0;
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
     const InSpan in = input.subspan(t * token_size, n * token_size);
     const OutSpan out = output.subspan(t * token_size, n * token_size);
-    // Copied (widened) on every thread: on one, a chunk's 4M values in and out took ~15 ms while
-    // the other threads waited. Only the first chunk's buffers are new memory (faulted in on every
+    // Copied (widened) on every thread, not on one while the others wait (bench/README.md
+    // "A check's memory: widening"). Only the first chunk's buffers are new memory (faulted in on every
     // thread by resize_for_overwrite).
     const std::size_t values = n * token_size;
     resize_for_overwrite(chunk_input, values, options.threads);

@@ -101,9 +101,9 @@ using Binary16Span = Bits16Span<Dtype::f16>;   // IEEE binary16 (NumPy's float16
 using Bfloat16Span = Bits16Span<Dtype::bf16>;  // bfloat16 (a mapped safetensors or .npy tensor of BF16)
 // The same for tensors held as float64, float32, binary16 or bfloat16 values (Python's check, and
 // check --spec over mapped files): a narrower tensor is widened (exactly) a chunk at a time, on
-// every thread, into buffers the chunks share, not copied whole into float64 first (two fresh
-// float64 copies of a 4096 × 32 × 128 float32 x and output took 0.05-0.9 s on one thread before the
-// judging began, and 268 MB; a float16 tensor took four times its own memory). `progress`, when
+// every thread, into buffers the chunks share, not copied whole into float64 first (memory would be
+// four times a float16 tensor's own, the copies made on one thread before the judging: bench/README.md
+// "A check's memory: widening"). `progress`, when
 // given, is told the tokens judged so far after each chunk; once it is told every token, `input`
 // and `output` are not read again (the diagnosis reads its own copies): a caller may release them.
 using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span, Bfloat16Span>;
@@ -113,8 +113,8 @@ GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<
                                 const std::function<void(std::int64_t)>& progress = {});
 
 // Frees what `held` owns on a thread of its own, while the caller goes on (a direct check's chunk
-// buffers, 64 MB each: freed on one thread after the diagnosis, or at the process's exit, their
-// pages took 5–15 ms there); the future joins it. Where no thread is to be had the task is deferred
+// buffers, 64 MB each, whose unmapping is otherwise serial work: bench/README.md
+// "A check's memory: chunks"); the future joins it. Where no thread is to be had the task is deferred
 // and never run: `held` is freed with the future, as it would have been without it.
 template <class Held>
 std::future<void> release_on_own_thread(Held&& held) {

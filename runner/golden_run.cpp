@@ -389,9 +389,9 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
     }
   };
   // Suites without a sidecar hold their tests in memory already, and an item adds a group's outputs
-  // and expected values: a window of 8 items per thread. Their groups cost 1–20 ms each, and with 2
-  // per thread the oldest unfinished group held the window while the other thread waited (the
-  // project's 165 golden groups on two threads: 0.70 s, 0.62 s with 8). A group with a sidecar holds
+  // and expected values: a window of 8 items per thread, so that the oldest unfinished group does
+  // not hold the window while the other thread waits (bench/README.md
+  // "Judging on two cores: golden window"). A group with a sidecar holds
   // a diagnosis sample of up to 24 MB: 2 per thread.
   const bool sidecars_loaded = std::any_of(suites.begin(), suites.end(), [](const LoadedGolden& g) { return !g.file.sidecar.empty(); });
   ordered_pipeline<GroupWork>(units.size(), options.threads, start_unit, call_unit, judge_unit, record_unit, sidecars_loaded ? 2 : 8);

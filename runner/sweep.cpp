@@ -57,8 +57,8 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   }
   // Distinct random ones, drawn one at a time until there are `samples`; the ones seen so far in an
   // open-addressing table of at least twice as many slots, a position or −1 (none: positions are
-  // >= 0) in each, probed from its Fibonacci hash (with a std::unordered_set, a node per position,
-  // a 4096-sample sweep's set-up before its first call took 0.39 ms, on one thread; now 0.27).
+  // >= 0) in each, probed from its Fibonacci hash (no node per position, as a std::unordered_set
+  // allocates: bench/README.md "A sweep's serial part: positions").
   const auto slots = std::bit_ceil(2 * std::max(static_cast<std::size_t>(wanted), p.size()));
   const int shift = 64 - std::countr_zero(slots);
   std::vector<std::int64_t> seen(slots, -1);
@@ -210,8 +210,8 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
   };
-  // The reference's constants (an MPFR schedule, 0.6 ms) are built by another thread while the
-  // first call is made.
+  // The reference's constants (an MPFR schedule) are built by another thread while the first call
+  // is made, not by the first judging (bench/README.md "A sweep's serial part: plan").
   ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test, call_implementation,
                                judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
   GroupResult g = comparer.finish();

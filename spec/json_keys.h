@@ -2,8 +2,8 @@
 // --input` files, fuzz reports given to `report merge`): bounded nesting, a key given twice in one
 // object noticed, and time linear in the text. nlohmann::json keeps the last value of a repeated
 // key silently, recurses in dump() and its destructor-free copies, and its callback parser scans a
-// parent container once per closed child (quadratic in the number of siblings: 40 000 tensors in a
-// safetensors header took 8.6 s); the SAX handler here builds the document itself instead.
+// parent container once per closed child (quadratic in the number of siblings: bench/README.md
+// "Linear JSON"); the SAX handler here builds the document itself instead.
 // Header-only and templated on the JSON type, so that this header does not pull nlohmann/json into
 // its includers.
 #pragma once

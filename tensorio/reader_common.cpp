@@ -53,7 +53,7 @@ void decode_to(const char* p, std::uint64_t count, std::string_view dtype, doubl
   } else if (dtype == "F32" || dtype == "BF16") {
     // binary32 and bfloat16 (a binary32's upper half) are exact through float: every value by the
     // hardware's conversion, a loop without a branch that the compiler vectorizes (decode_bits' NaN
-    // test per value kept it scalar, at 2 ns a value: a large check's reading), then the NaNs, if
+    // test per value keeps it scalar: bench/README.md "NaN scan"), then the NaNs, if
     // any, again through decode_bits (the project's one quiet NaN, with the sign).
     const auto through_float = [&]<int w>() {
       const auto word = [&](std::uint64_t i) { return static_cast<std::uint32_t>(read_le(p + i * w, w) << (32 - 8 * w)); };

@@ -149,10 +149,9 @@ class TensorFile {
   bool npy_ = false;
 };
 
-// A tensor's stored values mapped from its file (TensorFile::map): pread copied each byte from the
-// page cache into the process (33-53 ms of CPU for each 64 MB file of a 4096 x 32 x 128 f32 check
-// on the 2-core VM of bench/README.md, taken from the judging's threads); a mapping reads the
-// cached pages where they are (7-14 ms to map and touch each page of such a file). A file truncated while mapped would raise SIGBUS at the first read past its
+// A tensor's stored values mapped from its file (TensorFile::map): pread copies each byte from the
+// page cache into the process, CPU taken from the judging's threads; a mapping reads the cached
+// pages where they are (bench/README.md "A check's memory: mapping"). A file truncated while mapped would raise SIGBUS at the first read past its
 // new end: while any mapping is held, a SIGBUS inside one ends the process with the reader's one
 // line ("FILE: file: expected ...") and exit code 2, as a file found short by pread fails; a SIGBUS
 // elsewhere goes to the handler that was there before.

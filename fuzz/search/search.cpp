@@ -29,9 +29,8 @@ constexpr int kMutantsPerRound = 8;
 constexpr int kShrinkEvaluations = 400;
 
 // Every evaluated case is one token of head_dim values, each an exact rotation at kExactBits and a
-// correctly rounded one: the cost of a trial is proportional to head_dim × cases. A trial of the
-// full 16 + 24·8 = 208 cases at head_dim 65536 took about 45 s, so `--seconds` (checked between
-// trials) was overrun by a whole trial (16 cases at head_dim 65536 took 20 s on a loaded machine).
+// correctly rounded one: the cost of a trial is proportional to head_dim × cases, and `--seconds`
+// is checked between trials, so a trial's size bounds the overrun (bench/README.md "Fuzz trial cap").
 // At most kTrialValues values per trial (at least one case): up to 16 start cases, then as many
 // climb rounds as fit (all 24 up to head_dim 1024; 4 start cases and no climb at 65536).
 constexpr std::int64_t kTrialValues = std::int64_t{1} << 18;

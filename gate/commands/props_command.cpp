@@ -38,8 +38,8 @@ struct PropsArguments {
 
 constexpr int kMaxCases = 100000;  // as `run --props-cases`
 // The catalog's allowed discrepancy for reference-exact is about 2^-P: a binary64 0 past P ≈ 1074,
-// so that from 2048 bits identities read VIOLATED (0 > 0). 1024 bits take seconds; 16384 took
-// 46 s per identity, and 10^8 never ended.
+// so that from 2048 bits identities read VIOLATED (0 > 0); the time per identity grows with the
+// precision (bench/README.md "Props precision cap").
 constexpr int kMaxPrecisionBits = 1024;
 
 std::string discrepancy_text(const proofs::IdentityReport& report, bool bits) {

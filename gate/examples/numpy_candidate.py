@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The user loop of `ropecheck check` with NumPy (gate/README.md, "Gate your implementation"):
+"""The user loop of `ropecheck check` with NumPy (docs/gate-walkthrough.md, "Gate your implementation"):
 
     ropecheck golden export --golden SUITE.json --format npz --out inputs.npz
     python3 numpy_candidate.py inputs.npz outputs.npz        # your RoPE here

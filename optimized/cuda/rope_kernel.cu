@@ -60,8 +60,8 @@ using lane::ScalarOps32;
 
 // 64 threads: one per pair of a head_dim-128 table, so that no thread waits while the table is
 // computed, and small blocks (6 KiB of shared memory, 64 registers a thread) let 16 tokens be in
-// flight per SM, one's table computed while others move data; on an H200 16-bit data on the fly
-// ran at 0.65 (256 threads), 0.76 (128) and 0.84 (64) of cudaMemcpy's speed (bench/README.md).
+// flight per SM, one's table computed while others move data (bench/README.md
+// "CUDA threads per block").
 constexpr int kThreadsPerBlock = 64;
 constexpr int kChunkPairs = 256;  // cos/sin entries per shared-memory chunk (4 KiB, and 2 KiB in binary32)
 constexpr std::int64_t kMaxBlocks = std::int64_t{1} << 20;

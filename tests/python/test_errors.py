@@ -129,10 +129,9 @@ def test_uint64_positions_within_int64_are_taken_exactly():
     assert np.array_equal(got, want)
 
 
-# Every argument pybind11 could not convert (an int beyond its C++ type, None for a string, a str
-# with a lone surrogate) raised TypeError "incompatible function arguments" listing the overloads and
-# dumping the arguments (the whole input array), or RuntimeError; torch's meta tensors raised
-# NotImplementedError. Each is now a one-line ValueError naming the argument.
+# Every argument pybind11 cannot convert (an int beyond its C++ type, None for a string, a str
+# with a lone surrogate, a torch meta tensor) is a one-line ValueError naming the argument, not
+# pybind11's TypeError listing the overloads and dumping the arguments (the whole input array).
 @pytest.mark.parametrize("call,words", [
     (lambda: ropecheck.check(X, X, [0, 1], SPEC, max_position=2**80), "--max-position"),
     (lambda: ropecheck.check(X, X, [0, 1], SPEC, require_horizon=2**64), "--require-horizon"),

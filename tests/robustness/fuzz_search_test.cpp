@@ -519,8 +519,8 @@ TEST(FuzzCommand, ShardReportsMergeOnTheCommandLine) {
 }
 
 // One trial's size is capped (fuzz/README.md "Budgets": at most 2^18 values, one token of head_dim
-// each): at head_dim 65536 a trial is 4 start cases (2^18 / 65536 = 4), where it was
-// 16 + 24·8 = 208 cases, about 45 s, and `--seconds` was overrun by a whole trial.
+// each): at head_dim 65536 a trial is 4 start cases (2^18 / 65536 = 4), not the full
+// 16 + 24·8 = 208, so that `--seconds` is not overrun by a whole trial.
 TEST(Fuzz, OneTrialAtTheLargestHeadDimIsCapped) {
   const FuzzReport report = run_fuzz(*make_implementation("reference"),
                                      options_for("layout=half,head_dim=65536,base=10000,dtype=f32", 1));
@@ -529,8 +529,8 @@ TEST(Fuzz, OneTrialAtTheLargestHeadDimIsCapped) {
 }
 
 // `--seconds 2` at head_dim 65536 ends within a generous multiple of its budget: the budget plus
-// one capped trial (2^18 values) and the start-up. It ran 42-52 s for `--seconds 5`. A bound on
-// behaviour, not a speed target: 30 s is far above the capped trial on a loaded machine.
+// one capped trial (2^18 values) and the start-up. A bound on behaviour, not a speed target: 30 s
+// is far above the capped trial on a loaded machine.
 TEST(FuzzCommand, SecondsBudgetHoldsAtTheLargestHeadDim) {
   const auto start = std::chrono::steady_clock::now();
   const Captured run = shell(binary() + " fuzz --impl reference --spec layout=half,head_dim=65536,base=10000,dtype=f32 --seconds 2");

@@ -366,8 +366,9 @@ std::string npy_f8_header(std::uint64_t count) {
   return std::string("\x93NUMPY\x01\x00", 8) + le(h.size(), 2) + h;
 }
 
-// A 2 MB .npz declaring ~1000x its size allocated 1.98 GB before failing; 16 central entries
-// sharing one 100 MB member (a 98 KB file) peaked at 1.63 GB. Both are refused before inflating.
+// A 2 MB .npz declaring ~1000x its size, and 16 central entries sharing one 100 MB member (a 98 KB
+// file), are refused before inflating: the memory a reader takes is bounded by the file, not by
+// what it declares.
 TEST(HostileInputs, ZipBombsAreRefusedInBoundedMemory) {
   TempDir dir;
   {  // built in a scope of their own: freed before ropecheck runs (a forked child starts at our RSS)
@@ -446,8 +447,9 @@ TEST(HostileInputs, FourGibInputsAreRefusedFromTheirFirstBytes) {
 
 // ---- parsing in linear time -------------------------------------------------------------------
 
-// safetensors headers of 20k/40k/80k tensors took 1.3/8.6/28 s (nlohmann's callback parser scans
-// the parent object once per closed child object); a candidate JSON of 40k object values took 5-7 s.
+// Headers of tens of thousands of tensors and candidate JSON of as many object values parse in
+// time linear in the text (spec/json_keys.h; a callback parser that scans the parent object once
+// per closed child is quadratic: bench/README.md "Linear JSON").
 TEST(HostileInputs, LargeHeadersAreParsedInLinearTime) {
   TempDir dir;
   std::string header = "{";
@@ -471,12 +473,11 @@ TEST(HostileInputs, LargeHeadersAreParsedInLinearTime) {
   }
 }
 
-// A golden suite of many small tests kept in a sidecar (golden/README.md "Sidecar") read and wrote
-// its sidecar in time quadratic in its tests: every reader opened the sidecar and parsed its whole
-// header once per test (golden/sidecar.h SidecarLoader opens it once per file), and the header was
-// built in an ordered JSON object that searched its keys on every insert (tensorio/writers.cpp
-// safetensors_header). 4096 one-token tests took 175-327 s per command then; 8 times as many take
-// 64 times as long (hours). Linear, each command here takes a few seconds of CPU (one pair per
+// A golden suite of many small tests kept in a sidecar (golden/README.md "Sidecar") is read and
+// written in time linear in its tests: the sidecar is opened and its header parsed once per file
+// (golden/sidecar.h SidecarLoader), and the header is built without a key search per insert
+// (tensorio/writers.cpp safetensors_header); quadratic, 8 times as many tests would take 64 times
+// as long. Linear, each command here takes a few seconds of CPU (one pair per
 // position keeps the exact reference's multiprecision work, the bulk of verify, run and check,
 // small). The limits tell linear from quadratic and are no speed target: 60 s of CPU per command,
 // and a kill after 180 s of wall time on a loaded machine.
@@ -528,8 +529,8 @@ TEST(HostileInputs, SidecarSuitesOfManyTestsAreLinear) {
 }
 
 // The header of a sidecar of 2^20 tensors (a suite of 349 525 tests): quadratic, the key searches
-// alone were 2^39 string comparisons; 32768 tests above are too few to tell them from the linear
-// work (7 times the CPU of the linear writer there), 2^20 tensors take about a second.
+// alone would be 2^39 string comparisons; 32768 tests above are too few to tell them from the
+// linear work, 2^20 tensors are enough.
 TEST(HostileInputs, SafetensorsHeaderOfManyTensorsIsLinear) {
   const Outcome o = in_child(
       [] {
@@ -589,8 +590,9 @@ TEST_F(PluginFixture, ForkingPluginLeavesNoProcessBehind) {
   EXPECT_EQ(lingering, 0) << "of " << forked << " processes the plugin forked";
 }
 
-// `fuzz --plugin` on a plugin that always hangs took 239 s for 2 trials at --timeout 0.5 (about 58 h
-// at the defaults): after 3 consecutive timeouts no further call is made and the search stops.
+// `fuzz --plugin` on a plugin that always hangs: after 3 consecutive timeouts no further call is
+// made and the search stops (runner/isolation.h kCircuitBreakerTimeouts), instead of every trial's
+// call timing out.
 TEST_F(PluginFixture, AlwaysHangingPluginTripsTheCircuitBreaker) {
   const Outcome fuzz = ropecheck({"fuzz", "--plugin", plugin("hang_always"), "--timeout", "0.5", "--trials", "2", "--json", dir / "fuzz.json"}, dir, 60);
   EXPECT_EQ(fuzz.code, 1) << describe(fuzz);
@@ -610,8 +612,8 @@ TEST_F(PluginFixture, AlwaysHangingPluginTripsTheCircuitBreaker) {
   EXPECT_TRUE(noted) << r["notes"].dump();
 }
 
-// A plugin that wrote 64 bytes at +256 past its output went unnoticed (64 guard bytes): the output
-// now ends at protected pages; the write is that test's `guard` failure, and the run goes on.
+// A plugin that writes 64 bytes at +256 past its output, beyond 64 guard bytes: the output ends at
+// protected pages; the write is that test's `guard` failure, and the run goes on.
 TEST_F(PluginFixture, WriteFarPastTheOutputIsAGuardFailure) {
   const Outcome o = ropecheck({"run", "--plugin", plugin("far_write"), "--golden", golden_path, "--timeout", "5", "--json", dir / "report.json"}, dir);
   EXPECT_EQ(o.code, 1) << describe(o);

@@ -7,8 +7,8 @@
 #     (Reals.Rdefinitions); our own proofs never call it (vectors are compared pointwise).
 # Any lemma of ours that needed another axiom (classic, proof irrelevance, an Axiom/Parameter)
 # would show up here and fail the test. The theorems go into one tuple, whose assumptions are the
-# union of theirs: one traversal of the standard library's reals instead of one per theorem (about
-# 1 s each), and a name that no longer resolves fails the tuple's definition.
+# union of theirs: one traversal of the standard library's reals instead of one per theorem, and a
+# name that no longer resolves fails the tuple's definition.
 # Usage: check_assumptions.sh COQC WORK_DIR   (WORK_DIR holds the .vo files from check_coq.sh)
 set -euo pipefail
 coqc="$1"; work="$2"
