@@ -1,12 +1,12 @@
 // Spec parsing (compact key=value and JSON), validation and canonical printing.
 #include "spec/spec.h"
+#include "spec/integer.h"
 #include "spec/suggest.h"
 
 #include "spec/schedule.h"
 
 #include "spec/json_keys.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -60,10 +60,9 @@ bool is_decimal(const std::string& s) {
 }
 
 std::int64_t to_int(std::string_view field, const std::string& text) {
-  std::int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) fail(field, "an integer", text);
-  return v;
+  const std::optional<std::int64_t> v = parse_integer(text);
+  if (!v) fail(field, "an integer", text);
+  return *v;
 }
 
 // A dimension, range-checked before it is narrowed to int (4294967304 must not become 8).
