@@ -13,6 +13,7 @@
 
 #include "gate/echo.h"
 #include "spec/errors.h"
+#include "spec/integer.h"
 #include "spec/json_keys.h"
 #include "spec/spec.h"
 #include "tensorio/integers.h"
@@ -22,15 +23,9 @@ namespace ropecheck::gate {
 namespace {
 
 std::int64_t integer(const std::string& text, const std::string& option) {
-  std::size_t used = 0;
-  long long value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size()) throw UsageError(option + ": expected an integer, got " + echo(text));
-  return value;
+  const std::optional<std::int64_t> value = parse_integer(text, IntegerSyntax::c_library);
+  if (!value) throw UsageError(option + ": expected an integer, got " + echo(text));
+  return *value;
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spec/json_keys.h"
+#include "spec/scaling_params.h"
 
 namespace ropecheck::hfconfig {
 namespace {
@@ -350,18 +351,17 @@ Dtype model_dtype(const Reader& r, const ModelType& m, ModelRotations& out) {
   return dtype_of(r, "torch_dtype", Json(m.published_dtype));
 }
 
-// The keys each rope type reads (transformers' _compute_*_parameters); any other key in the rope
-// object would be a parameter ropecheck does not model and is refused by name.
+// The keys each rope type reads (transformers' _compute_*_parameters): the scaling parameters' HF
+// names (spec/scaling_params.h) and the rope object's own keys; any other key in the rope object
+// would be a parameter ropecheck does not model and is refused by name.
 const std::set<std::string>& known_rope_keys() {
-  static const std::set<std::string> keys = {"rope_type",        "type",
-                                             "rope_theta",       "partial_rotary_factor",
-                                             "factor",           "original_max_position_embeddings",
-                                             "beta_fast",        "beta_slow",
-                                             "mscale",           "mscale_all_dim",
-                                             "attention_factor", "truncate",
-                                             "low_freq_factor",  "high_freq_factor",
-                                             "short_factor",     "long_factor",
-                                             "mrope_section",    "mrope_interleaved"};
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> out = {"rope_type", "type", "rope_theta", "partial_rotary_factor", "mrope_section", "mrope_interleaved"};
+    for (const ScalingParam& p : kScalingParams) {
+      if (!p.hf_key.empty()) out.emplace(p.hf_key);
+    }
+    return out;
+  }();
   return keys;
 }
 

@@ -1,16 +1,20 @@
 // Spec parsing (compact key=value and JSON), validation and canonical printing.
 #include "spec/spec.h"
+#include "spec/integer.h"
+#include "spec/scaling_params.h"
 #include "spec/suggest.h"
 
 #include "spec/schedule.h"
 
 #include "spec/json_keys.h"
 
-#include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -60,10 +64,9 @@ bool is_decimal(const std::string& s) {
 }
 
 std::int64_t to_int(std::string_view field, const std::string& text) {
-  std::int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) fail(field, "an integer", text);
-  return v;
+  const std::optional<std::int64_t> v = parse_integer(text);
+  if (!v) fail(field, "an integer", text);
+  return *v;
 }
 
 // A dimension, range-checked before it is narrowed to int (4294967304 must not become 8).
@@ -141,32 +144,57 @@ ScalingType parse_scaling_type(const std::string& t) {
        t, did_you_mean(t, {"none", "linear", "ntk", "dynamic", "yarn", "yarn-ggml", "llama3", "longrope"}));
 }
 
-// The scaling parameters each type accepts (all others are rejected as unknown for that type).
-const std::vector<std::string>& allowed_params(ScalingType t) {
-  static const std::map<ScalingType, std::vector<std::string>> table = {
-      {ScalingType::none, {}},
-      {ScalingType::linear, {"factor"}},
-      {ScalingType::ntk, {"factor"}},
-      {ScalingType::dynamic, {"factor", "original_max_position", "seq_len"}},
-      {ScalingType::yarn,
-       {"factor", "original_max_position", "beta_fast", "beta_slow", "truncate", "attention_factor",
-        "mscale", "mscale_all_dim"}},
-      {ScalingType::yarn_ggml,
-       {"freq_scale", "original_max_position", "ext_factor", "attn_factor", "beta_fast", "beta_slow"}},
-      {ScalingType::llama3, {"factor", "original_max_position", "low_freq_factor", "high_freq_factor"}},
-      {ScalingType::longrope,
-       {"short_factor", "long_factor", "original_max_position", "seq_len", "factor", "attention_factor"}},
-  };
-  return table.at(t);
-}
+// The keys that are not scaling parameters, in all_keys' order.
+constexpr std::array<std::string_view, 10> kGeneralKeys = {"layout",      "head_dim",  "rotary_dim", "base", "dtype",
+                                                           "input_dtype", "direction", "scaling",    "axes", "sections"};
 
 const std::vector<std::string>& all_keys() {
-  static const std::vector<std::string> keys = {
-      "layout", "head_dim", "rotary_dim", "base", "dtype", "input_dtype", "direction", "scaling", "axes", "sections",
-      "factor", "original_max_position", "seq_len", "beta_fast", "beta_slow", "truncate",
-      "attention_factor", "mscale", "mscale_all_dim", "freq_scale", "ext_factor", "attn_factor",
-      "low_freq_factor", "high_freq_factor", "short_factor", "long_factor"};
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out(kGeneralKeys.begin(), kGeneralKeys.end());
+    for (const ScalingParam& p : kScalingParams) out.emplace_back(p.key);
+    return out;
+  }();
   return keys;
+}
+
+const ParamUse* use_of(ScalingType type, std::string_view key) {
+  for (const ParamUse& use : scaling_params_of(type)) {
+    if (use.param->key == key) return &use;
+  }
+  return nullptr;
+}
+
+std::string accepted_list(ScalingType type) {
+  std::string out;
+  for (const ParamUse& use : scaling_params_of(type)) {
+    if (!out.empty()) out += ' ';
+    out += use.param->key;
+  }
+  return out;
+}
+
+// Reads one scaling parameter's text into its member of `sc`.
+void read_param(Scaling& sc, const ScalingParam& p, const std::string& text) {
+  const std::string key(p.key);
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(sc.*member)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          sc.*member = to_int(key, text);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          if (text == "true")
+            sc.*member = true;
+          else if (text == "false")
+            sc.*member = false;
+          else
+            fail(key, "true|false", text);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          for (const auto& item : list_items(text)) (sc.*member).push_back(decimal_field(key, item));
+        } else {
+          sc.*member = decimal_field(key, text);
+        }
+      },
+      p.member);
 }
 
 Spec build(const Fields& f) {
@@ -230,90 +258,76 @@ Spec build(const Fields& f) {
 
   Scaling& sc = s.scaling;
   if (auto v = get("scaling")) sc.type = parse_scaling_type(*v);
-  const auto& allowed = allowed_params(sc.type);
   for (const auto& [key, value] : f) {
-    static const std::vector<std::string> non_scaling = {"layout", "head_dim", "rotary_dim", "base", "dtype",
-                                                         "input_dtype", "direction", "scaling", "axes", "sections"};
-    bool general = false;
-    for (const auto& k : non_scaling) general = general || k == key;
-    if (general) continue;
-    bool ok = false;
-    for (const auto& k : allowed) ok = ok || k == key;
-    if (!ok) {
-      fail(key, "no such parameter for scaling=" + std::string(name(sc.type)) + " (accepted: " + join(allowed, ' ') + ")",
-           value);
+    if (std::find(kGeneralKeys.begin(), kGeneralKeys.end(), key) != kGeneralKeys.end()) continue;
+    if (use_of(sc.type, key) == nullptr) {
+      fail(key, "no such parameter for scaling=" + std::string(name(sc.type)) + " (accepted: " + accepted_list(sc.type) + ")", value);
     }
   }
-  auto required = [&](const std::string& key) -> const std::string& {
-    const std::string* v = get(key);
-    if (!v) {
+  for (const ParamUse& use : scaling_params_of(sc.type)) {
+    const std::string key(use.param->key);
+    if (const std::string* v = get(key)) {
+      read_param(sc, *use.param, *v);
+    } else if (use.need == ParamNeed::required) {
       throw SpecError("spec field '" + key + "': expected a value for scaling=" + std::string(name(sc.type)) +
                       ", got nothing (missing)");
+    } else if (!use.type_default.empty()) {
+      read_param(sc, *use.param, std::string(use.type_default));
     }
-    return *v;
-  };
-  auto decimal_or = [&](const std::string& key, const std::string& fallback) {
-    const std::string* v = get(key);
-    return v ? decimal_field(key, *v) : fallback;
-  };
-  auto optional_decimal = [&](const std::string& key) -> std::optional<std::string> {
-    const std::string* v = get(key);
-    if (!v) return std::nullopt;
-    return decimal_field(key, *v);
-  };
-  switch (sc.type) {
-    case ScalingType::none: break;
-    case ScalingType::linear:
-    case ScalingType::ntk:
-      sc.factor = decimal_field("factor", required("factor"));
-      break;
-    case ScalingType::dynamic:
-      sc.factor = decimal_field("factor", required("factor"));
-      sc.original_max_position = to_int("original_max_position", required("original_max_position"));
-      sc.seq_len = to_int("seq_len", required("seq_len"));
-      break;
-    case ScalingType::yarn:
-      sc.factor = decimal_field("factor", required("factor"));
-      sc.original_max_position = to_int("original_max_position", required("original_max_position"));
-      sc.beta_fast = decimal_or("beta_fast", "32");
-      sc.beta_slow = decimal_or("beta_slow", "1");
-      if (auto v = get("truncate")) {
-        if (*v == "true") sc.truncate = true;
-        else if (*v == "false") sc.truncate = false;
-        else fail("truncate", "true|false", *v);
-      }
-      sc.attention_factor = optional_decimal("attention_factor");
-      sc.mscale = optional_decimal("mscale");
-      sc.mscale_all_dim = optional_decimal("mscale_all_dim");
-      break;
-    case ScalingType::yarn_ggml:
-      sc.freq_scale = decimal_field("freq_scale", required("freq_scale"));
-      sc.original_max_position = to_int("original_max_position", required("original_max_position"));
-      sc.ext_factor = decimal_or("ext_factor", "1");
-      sc.attn_factor = decimal_or("attn_factor", "1");
-      sc.beta_fast = decimal_or("beta_fast", "32");
-      sc.beta_slow = decimal_or("beta_slow", "1");
-      break;
-    case ScalingType::llama3:  // Meta's Llama 3.1 defaults
-      sc.factor = decimal_or("factor", "8");
-      sc.original_max_position = get("original_max_position") ? to_int("original_max_position", *get("original_max_position")) : 8192;
-      sc.low_freq_factor = decimal_or("low_freq_factor", "1");
-      sc.high_freq_factor = decimal_or("high_freq_factor", "4");
-      break;
-    case ScalingType::longrope:
-      for (const auto& item : list_items(required("short_factor"))) sc.short_factor.push_back(decimal_field("short_factor", item));
-      for (const auto& item : list_items(required("long_factor"))) sc.long_factor.push_back(decimal_field("long_factor", item));
-      sc.original_max_position = to_int("original_max_position", required("original_max_position"));
-      sc.seq_len = to_int("seq_len", required("seq_len"));
-      if (auto v = get("factor")) sc.factor = decimal_field("factor", *v);
-      sc.attention_factor = optional_decimal("attention_factor");
-      break;
   }
   validate(s);
   return s;
 }
 
 }  // namespace
+
+std::span<const ParamUse> scaling_params_of(ScalingType type) {
+  const auto param = [](std::string_view key) { return scaling_param(key); };
+  using N = ParamNeed;
+  static const std::vector<ParamUse> linear = {{param("factor"), N::required}};
+  static const std::vector<ParamUse> dynamic = {
+      {param("factor"), N::required}, {param("original_max_position"), N::required}, {param("seq_len"), N::required}};
+  static const std::vector<ParamUse> yarn = {{param("factor"), N::required},     {param("original_max_position"), N::required},
+                                             {param("beta_fast"), N::defaulted}, {param("beta_slow"), N::defaulted},
+                                             {param("truncate"), N::defaulted},  {param("attention_factor"), N::optional},
+                                             {param("mscale"), N::optional},     {param("mscale_all_dim"), N::optional}};
+  static const std::vector<ParamUse> yarn_ggml = {{param("freq_scale"), N::required},  {param("original_max_position"), N::required},
+                                                  {param("ext_factor"), N::defaulted}, {param("attn_factor"), N::defaulted},
+                                                  {param("beta_fast"), N::defaulted},  {param("beta_slow"), N::defaulted}};
+  // Meta's Llama 3.1 defaults.
+  static const std::vector<ParamUse> llama3 = {{param("factor"), N::defaulted, "8"},
+                                               {param("original_max_position"), N::defaulted, "8192"},
+                                               {param("low_freq_factor"), N::defaulted},
+                                               {param("high_freq_factor"), N::defaulted}};
+  static const std::vector<ParamUse> longrope = {
+      {param("short_factor"), N::required}, {param("long_factor"), N::required}, {param("original_max_position"), N::required},
+      {param("seq_len"), N::required},      {param("factor"), N::optional},      {param("attention_factor"), N::optional}};
+  switch (type) {
+    case ScalingType::none:
+      return {};
+    case ScalingType::linear:
+    case ScalingType::ntk:
+      return linear;
+    case ScalingType::dynamic:
+      return dynamic;
+    case ScalingType::yarn:
+      return yarn;
+    case ScalingType::yarn_ggml:
+      return yarn_ggml;
+    case ScalingType::llama3:
+      return llama3;
+    case ScalingType::longrope:
+      return longrope;
+  }
+  return {};
+}
+
+const ScalingParam* scaling_param(std::string_view key) {
+  for (const ScalingParam& p : kScalingParams) {
+    if (p.key == key) return &p;
+  }
+  return nullptr;
+}
 
 std::string_view name(Layout v) { return v == Layout::interleaved ? "interleaved" : "half"; }
 std::string_view name(Direction v) { return v == Direction::forward ? "forward" : "inverse"; }
@@ -357,6 +371,47 @@ int position_components(const Spec& spec) {
   }
   return 1;
 }
+
+namespace {
+// One parameter's value against its range (spec/README.md "Ranges"); an unset optional one is not checked.
+void check_range(const Scaling& sc, const ParamUse& use) {
+  const std::string_view key = use.param->key;
+  const auto decimal_in_range = [&](const std::string& v) {
+    switch (use.param->range) {
+      case ParamRange::positive:
+      case ParamRange::positive_list:
+        if (!is_decimal(v) || !(decimal_value(v) > 0) || !std::isfinite(decimal_value(v))) fail(key, "a decimal number > 0", v);
+        break;
+      case ParamRange::non_negative:
+        if (!is_decimal(v) || !(decimal_value(v) >= 0)) fail(key, "a decimal number >= 0", v);
+        break;
+      case ParamRange::any_decimal:
+        if (!is_decimal(v)) fail(key, "a decimal number", v);
+        break;
+      case ParamRange::positive_integer:
+      case ParamRange::boolean:
+        break;
+    }
+  };
+  std::visit(
+      [&](auto member) {
+        const auto& value = sc.*member;
+        using T = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          if (value < 1) fail(key, "an integer >= 1", std::to_string(value));
+        } else if constexpr (std::is_same_v<T, bool>) {
+          // true or false: nothing to bound
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          for (const std::string& v : value) decimal_in_range(v);
+        } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
+          if (value) decimal_in_range(*value);
+        } else {
+          if (use.need != ParamNeed::optional || !value.empty()) decimal_in_range(value);
+        }
+      },
+      use.param->member);
+}
+}  // namespace
 
 void validate(const Spec& s) {
   constexpr int max_dim = 1 << 16;
@@ -402,70 +457,28 @@ void validate(const Spec& s) {
     }
   }
   const Scaling& sc = s.scaling;
-  auto positive = [](std::string_view field, const std::string& v) {
-    if (!is_decimal(v) || !(decimal_value(v) > 0) || !std::isfinite(decimal_value(v))) fail(field, "a decimal number > 0", v);
-  };
-  auto positive_int = [](std::string_view field, std::int64_t v) {
-    if (v < 1) fail(field, "an integer >= 1", std::to_string(v));
-  };
-  switch (sc.type) {
-    case ScalingType::none: break;
-    case ScalingType::linear: positive("factor", sc.factor); break;
-    case ScalingType::ntk:
-    case ScalingType::dynamic:
-      positive("factor", sc.factor);
-      if (frequency_dim <= 2) {
-        fail("rotary_dim", "a rotary dim > 2 for NTK scaling (exponent d/(d-2))", std::to_string(s.rotary_dim));
-      }
-      if (sc.type == ScalingType::dynamic) {
-        positive_int("original_max_position", sc.original_max_position);
-        positive_int("seq_len", sc.seq_len);
-      }
-      break;
-    case ScalingType::yarn:
-      positive("factor", sc.factor);
-      positive_int("original_max_position", sc.original_max_position);
-      positive("beta_fast", sc.beta_fast);
-      positive("beta_slow", sc.beta_slow);
-      if (sc.attention_factor) positive("attention_factor", *sc.attention_factor);
-      if (sc.mscale && !is_decimal(*sc.mscale)) fail("mscale", "a decimal number", *sc.mscale);
-      if (sc.mscale_all_dim && !is_decimal(*sc.mscale_all_dim)) fail("mscale_all_dim", "a decimal number", *sc.mscale_all_dim);
-      break;
-    case ScalingType::yarn_ggml:
-      positive("freq_scale", sc.freq_scale);
-      positive_int("original_max_position", sc.original_max_position);
-      positive("beta_fast", sc.beta_fast);
-      positive("beta_slow", sc.beta_slow);
-      positive("attn_factor", sc.attn_factor);
-      if (!is_decimal(sc.ext_factor) || !(decimal_value(sc.ext_factor) >= 0)) fail("ext_factor", "a decimal number >= 0", sc.ext_factor);
-      break;
-    case ScalingType::llama3:
-      positive("factor", sc.factor);
-      positive_int("original_max_position", sc.original_max_position);
-      positive("low_freq_factor", sc.low_freq_factor);
-      positive("high_freq_factor", sc.high_freq_factor);
-      // Equal factors leave no band to smooth (wavelengths below L0/high keep θ, above L0/low take
-      // θ/f): Llama-4 Scout publishes low = high = 1, and HF's _compute_llama3_parameters and
-      // Meta's apply_scaling compute it so.
-      if (!(decimal_value(sc.low_freq_factor) <= decimal_value(sc.high_freq_factor))) {
-        fail("high_freq_factor", "a value >= low_freq_factor=" + sc.low_freq_factor, sc.high_freq_factor);
-      }
-      break;
-    case ScalingType::longrope: {
-      const std::size_t count = static_cast<std::size_t>(frequency_dim / 2);
-      if (sc.short_factor.size() != count) {
-        fail("short_factor", std::to_string(count) + " factors (rotary_dim/2)", std::to_string(sc.short_factor.size()) + " factors");
-      }
-      if (sc.long_factor.size() != count) {
-        fail("long_factor", std::to_string(count) + " factors (rotary_dim/2)", std::to_string(sc.long_factor.size()) + " factors");
-      }
-      for (const auto& v : sc.short_factor) positive("short_factor", v);
-      for (const auto& v : sc.long_factor) positive("long_factor", v);
-      positive_int("original_max_position", sc.original_max_position);
-      positive_int("seq_len", sc.seq_len);
-      if (!sc.factor.empty()) positive("factor", sc.factor);
-      if (sc.attention_factor) positive("attention_factor", *sc.attention_factor);
-      break;
+  if (sc.type == ScalingType::longrope) {
+    const std::size_t count = static_cast<std::size_t>(frequency_dim / 2);
+    if (sc.short_factor.size() != count) {
+      fail("short_factor", std::to_string(count) + " factors (rotary_dim/2)", std::to_string(sc.short_factor.size()) + " factors");
+    }
+    if (sc.long_factor.size() != count) {
+      fail("long_factor", std::to_string(count) + " factors (rotary_dim/2)", std::to_string(sc.long_factor.size()) + " factors");
+    }
+  }
+  for (const ParamUse& use : scaling_params_of(sc.type)) {
+    check_range(sc, use);
+    const bool ntk = sc.type == ScalingType::ntk || sc.type == ScalingType::dynamic;
+    if (ntk && use.param->key == "factor" && frequency_dim <= 2) {
+      fail("rotary_dim", "a rotary dim > 2 for NTK scaling (exponent d/(d-2))", std::to_string(s.rotary_dim));
+    }
+  }
+  if (sc.type == ScalingType::llama3) {
+    // Equal factors leave no band to smooth (wavelengths below L0/high keep θ, above L0/low take
+    // θ/f): Llama-4 Scout publishes low = high = 1, and HF's _compute_llama3_parameters and
+    // Meta's apply_scaling compute it so.
+    if (!(decimal_value(sc.low_freq_factor) <= decimal_value(sc.high_freq_factor))) {
+      fail("high_freq_factor", "a value >= low_freq_factor=" + sc.low_freq_factor, sc.high_freq_factor);
     }
   }
   // The attention factor multiplies every output: beyond the dtype's largest value no input of
@@ -551,47 +564,25 @@ std::vector<std::pair<std::string, std::string>> canonical_fields(const Spec& s)
   out.emplace_back("scaling", std::string(name(s.scaling.type)));
   const Scaling& sc = s.scaling;
   auto add = [&](const std::string& k, const std::string& v) { out.emplace_back(k, v); };
-  switch (sc.type) {
-    case ScalingType::none: break;
-    case ScalingType::linear:
-    case ScalingType::ntk: add("factor", sc.factor); break;
-    case ScalingType::dynamic:
-      add("factor", sc.factor);
-      add("original_max_position", std::to_string(sc.original_max_position));
-      add("seq_len", std::to_string(sc.seq_len));
-      break;
-    case ScalingType::yarn:
-      add("factor", sc.factor);
-      add("original_max_position", std::to_string(sc.original_max_position));
-      add("beta_fast", sc.beta_fast);
-      add("beta_slow", sc.beta_slow);
-      add("truncate", sc.truncate ? "true" : "false");
-      if (sc.attention_factor) add("attention_factor", *sc.attention_factor);
-      if (sc.mscale) add("mscale", *sc.mscale);
-      if (sc.mscale_all_dim) add("mscale_all_dim", *sc.mscale_all_dim);
-      break;
-    case ScalingType::yarn_ggml:
-      add("freq_scale", sc.freq_scale);
-      add("original_max_position", std::to_string(sc.original_max_position));
-      add("ext_factor", sc.ext_factor);
-      add("attn_factor", sc.attn_factor);
-      add("beta_fast", sc.beta_fast);
-      add("beta_slow", sc.beta_slow);
-      break;
-    case ScalingType::llama3:
-      add("factor", sc.factor);
-      add("original_max_position", std::to_string(sc.original_max_position));
-      add("low_freq_factor", sc.low_freq_factor);
-      add("high_freq_factor", sc.high_freq_factor);
-      break;
-    case ScalingType::longrope:
-      add("short_factor", join(sc.short_factor, '/'));
-      add("long_factor", join(sc.long_factor, '/'));
-      add("original_max_position", std::to_string(sc.original_max_position));
-      add("seq_len", std::to_string(sc.seq_len));
-      if (!sc.factor.empty()) add("factor", sc.factor);
-      if (sc.attention_factor) add("attention_factor", *sc.attention_factor);
-      break;
+  for (const ParamUse& use : scaling_params_of(sc.type)) {
+    const std::string key(use.param->key);
+    std::visit(
+        [&](auto member) {
+          const auto& value = sc.*member;
+          using T = std::remove_cvref_t<decltype(value)>;
+          if constexpr (std::is_same_v<T, std::int64_t>) {
+            add(key, std::to_string(value));
+          } else if constexpr (std::is_same_v<T, bool>) {
+            add(key, value ? "true" : "false");
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            add(key, join(value, '/'));
+          } else if constexpr (std::is_same_v<T, std::optional<std::string>>) {
+            if (value) add(key, *value);
+          } else if (use.need != ParamNeed::optional || !value.empty()) {
+            add(key, value);
+          }
+        },
+        use.param->member);
   }
   if (s.axes.kind == AxesKind::two_d) add("axes", "2d");
   if (s.axes.kind == AxesKind::mrope || s.axes.kind == AxesKind::imrope) {
@@ -616,16 +607,16 @@ std::string to_string(const Spec& s) {
 std::string to_json(const Spec& s) {
   nlohmann::ordered_json j;
   for (const auto& [k, v] : canonical_fields(s)) {
-    if (k == "head_dim" || k == "rotary_dim" || k == "original_max_position" || k == "seq_len") {
+    const ScalingParam* p = scaling_param(k);
+    const ParamRange range = p != nullptr ? p->range : ParamRange::any_decimal;
+    if (k == "head_dim" || k == "rotary_dim" || range == ParamRange::positive_integer) {
       j[k] = std::stoll(v);
-    } else if (k == "truncate") {
+    } else if (range == ParamRange::boolean) {
       j[k] = v == "true";
     } else if (k == "sections") {
       j[k] = s.axes.sections;
-    } else if (k == "short_factor") {
-      j[k] = s.scaling.short_factor;
-    } else if (k == "long_factor") {
-      j[k] = s.scaling.long_factor;
+    } else if (range == ParamRange::positive_list) {
+      j[k] = s.scaling.*std::get<std::vector<std::string> Scaling::*>(p->member);
     } else {
       j[k] = v;
     }

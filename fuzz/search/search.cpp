@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -13,6 +14,7 @@
 #include "judge/pair_rule.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
+#include "spec/integer.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::fuzz {
@@ -81,17 +83,9 @@ FuzzCase parse_case(const std::string& text, const Spec& spec) {
   std::istringstream in(text);
   std::string item;
   auto integer = [](const std::string& field, const std::string& value) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != value.size()) {
-      throw std::invalid_argument("--replay: " + field + ": expected an integer, got '" + value + "'");
-    }
-    return static_cast<std::int64_t>(v);
+    const std::optional<std::int64_t> v = parse_integer(value, IntegerSyntax::c_library);
+    if (!v) throw std::invalid_argument("--replay: " + field + ": expected an integer, got '" + value + "'");
+    return *v;
   };
   while (std::getline(in, item, ';')) {
     const auto eq = item.find('=');

@@ -1,11 +1,11 @@
 #include "gate/commands/spec_options.h"
 
-#include <charconv>
 #include <cstdio>
 #include <optional>
 
 #include "hfconfig/hfconfig.h"
 #include "spec/errors.h"
+#include "spec/integer.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
@@ -34,9 +34,8 @@ void add_spec_options(CLI::App* cmd, SpecOptions& options, SpecCount count) {
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // An integer 1..2^63-1, read exactly (a wider one is refused, never saturated).
-            std::int64_t v = 0;
-            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-            if (ec != std::errc() || end != text.data() + text.size() || v < 1) {
+            const std::optional<std::int64_t> v = parse_integer(text);
+            if (!v || *v < 1) {
               return "expected an integer from 1 to 9223372036854775807, got '" + text.substr(0, 32) + (text.size() > 32 ? "...'" : "'");
             }
             return "";
@@ -64,10 +63,9 @@ hfconfig::LayerSelector layer_selector(const SpecOptions& options) {
   hfconfig::LayerSelector selector;
   const std::string& text = options.layer;
   if (text.empty()) return selector;
-  std::int64_t index = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
-  if (ec == std::errc() && end == text.data() + text.size() && index >= 0) {
-    selector.layer = index;
+  const std::optional<std::int64_t> index = parse_integer(text);
+  if (index && *index >= 0) {
+    selector.layer = *index;
     return selector;
   }
   const std::optional<hfconfig::LayerKind> kind = hfconfig::parse_layer_kind(text);

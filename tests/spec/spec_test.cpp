@@ -1,10 +1,13 @@
 // The spec parser: canonical round trips, JSON form, and rejections that name the field.
 #include "spec/spec.h"
+#include "spec/integer.h"
 #include "spec/random.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -259,6 +262,23 @@ TEST(Spec, NewVocabularyRejectionsNameTheField) {
 // SplitMix64 advances its state by the golden-ratio constant per output (Steele, Lea, Flood 2014),
 // so discard(n) must land where n calls of next() land: a stream generated in slices (golden
 // generate's threads) is the stream generated in one go.
+TEST(ParseInteger, ExactSyntaxIsTheWholeTextAndInt64) {
+  EXPECT_EQ(parse_integer("-42"), std::optional<std::int64_t>(-42));
+  EXPECT_EQ(parse_integer("9223372036854775807"), std::optional<std::int64_t>(INT64_MAX));
+  EXPECT_EQ(parse_integer("-9223372036854775808"), std::optional<std::int64_t>(INT64_MIN));
+  for (const char* text : {"", "+5", " 5", "5 ", "-", "1.5", "0x10", "9223372036854775808", "-9223372036854775809", "12a"}) {
+    EXPECT_EQ(parse_integer(text), std::nullopt) << text;
+  }
+}
+
+TEST(ParseInteger, CLibrarySyntaxTakesLeadingBlanksAndOnePlus) {
+  EXPECT_EQ(parse_integer(" \t+7", IntegerSyntax::c_library), std::optional<std::int64_t>(7));
+  EXPECT_EQ(parse_integer("\n-7", IntegerSyntax::c_library), std::optional<std::int64_t>(-7));
+  for (const char* text : {"", " ", "+", "+-5", "-+5", "+ 5", "5 ", "nan", "1.5", "9223372036854775808"}) {
+    EXPECT_EQ(parse_integer(text, IntegerSyntax::c_library), std::nullopt) << text;
+  }
+}
+
 TEST(SplitMix64, DiscardSkipsExactlyThatManyOutputs) {
   for (const std::uint64_t n : {0ULL, 1ULL, 2ULL, 1000ULL, 123457ULL}) {
     SplitMix64 stepped(42), skipped(42);
