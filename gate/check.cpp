@@ -13,9 +13,9 @@
 #include <span>
 #include <utility>
 
+#include "base/parallel.h"
 #include "gate/positions.h"
 #include "gate/progress.h"
-#include "judge/parallel.h"
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
 #include "runner/adapters.h"
@@ -147,10 +147,10 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
     // The two files at once, each on a thread of its own (the first chunk is read before anything
     // can be judged), which also populates its new arrays (the first two chunks').
     std::future<void> other = std::async(std::launch::async, [&] {
-      judge::resize_for_overwrite(c.output, n * token_size, 1);
+      resize_for_overwrite(c.output, n * token_size, 1);
       output.read_into(t * token_size, c.output, output_bytes);
     });
-    judge::resize_for_overwrite(c.input, n * token_size, 1);
+    resize_for_overwrite(c.input, n * token_size, 1);
     input.read_into(t * token_size, c.input, input_bytes);
     other.get();
     return c;

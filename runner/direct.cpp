@@ -6,10 +6,10 @@
 #include <optional>
 #include <type_traits>
 
+#include "base/parallel.h"
 #include "judge/diagnosis.h"
-#include "judge/parallel.h"
-#include "spec/errors.h"
 #include "reference/rounding.h"
+#include "spec/errors.h"
 
 namespace ropecheck::judge {
 namespace {

@@ -11,9 +11,9 @@
 #include <span>
 #include <vector>
 
+#include "base/parallel.h"
 #include "golden/sidecar.h"
 #include "judge/diagnosis.h"
-#include "judge/parallel.h"
 #include "runner/failing_call.h"
 #include "spec/errors.h"
 
@@ -116,7 +116,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
   };
   const std::optional<std::int64_t>& max_position = options.group.max_position;
 
-  // One pipeline (judge/parallel.h ordered_pipeline) over every group of every file, in three steps:
+  // One pipeline (base/parallel.h ordered_pipeline) over every group of every file, in three steps:
   // a group's calls, on the calling thread in the order of the files, groups and tests (a failed call
   // bisected right after the group's calls: the sequence a stateful implementation always saw); then
   // its tests' exact values and judging, on any thread; then its result, in order. Groups are small

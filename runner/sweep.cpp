@@ -8,8 +8,8 @@
 #include <tuple>
 #include <utility>
 
+#include "base/parallel.h"
 #include "judge/diagnosis.h"
-#include "judge/parallel.h"
 #include "reference/rounding.h"
 #include "runner/failing_call.h"
 #include "spec/errors.h"
@@ -155,7 +155,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   // the calling thread, in order, one at a time (an implementation may keep state between calls: it
   // always sees the same sequence; the call is one thread's work, often in a child process:
   // runner/isolation.h). The judging after it (the reference's values, judge/group.h) runs on every
-  // thread, several calls at once; the judged calls are recorded in call order (judge/parallel.h
+  // thread, several calls at once; the judged calls are recorded in call order (base/parallel.h
   // ordered_pipeline), so the report is the same bytes whatever the thread count.
   struct CalledTest {
     std::int64_t call = 0;

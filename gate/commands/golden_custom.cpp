@@ -17,12 +17,12 @@
 
 #include "gate/commands/golden_custom.h"
 
+#include "base/parallel.h"
 #include "gate/commands/command.h"
 #include "gate/positions.h"
 #include "gate/report.h"
 #include "golden/golden.h"
 #include "golden/sha256.h"
-#include "judge/parallel.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/random.h"
@@ -52,7 +52,7 @@ struct TestArrays {
 };
 
 // Test `id`'s inputs and correctly rounded outputs into `arrays`, split over threads by token
-// ranges (judge/parallel.h); with `encode`, their sidecar bytes too. The inputs are values
+// ranges (base/parallel.h); with `encode`, their sidecar bytes too. The inputs are values
 // [first, first + n) of the stream of (seed, id) alone, so any test (and any slice of one: the
 // generator skips to its index) can be regenerated on its own; same values for any thread count.
 void compute_test(const reference::ApplyPlan& plan, const golden::RopeTest& t, std::uint64_t seed, int threads, bool encode,
@@ -68,8 +68,8 @@ void compute_test(const reference::ApplyPlan& plan, const golden::RopeTest& t, s
     arrays.input_bytes.resize(count * static_cast<std::size_t>(input_width));
     arrays.expected_bytes.resize(count * static_cast<std::size_t>(width));
   }
-  const std::vector<judge::TokenRange> ranges = judge::token_ranges(t.tokens, threads);
-  judge::parallel_for(ranges.size(), threads, [&](std::size_t w) {
+  const std::vector<TokenRange> ranges = token_ranges(t.tokens, threads);
+  parallel_for(ranges.size(), threads, [&](std::size_t w) {
     const auto [t0, t1] = ranges[w];
     const auto first = static_cast<std::size_t>(t0 * token_size), n = static_cast<std::size_t>((t1 - t0) * token_size);
     const std::span<double> input = std::span(arrays.input).subspan(first, n), expected = std::span(arrays.expected).subspan(first, n);

@@ -10,12 +10,12 @@
 #include <optional>
 #include <numeric>
 
+#include "base/parallel.h"
 #include "gate_test_support.h"
-#include "judge/parallel.h"
+#include "rope_recipe.h"
 #include "runner/direct.h"
 #include "spec/errors.h"
 #include "tensorio/readers.h"
-#include "rope_recipe.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -473,7 +473,7 @@ TEST_F(DirectFixture, InputsOutsideTheSpecsDtypeAreRoundedWithANote) {
   EXPECT_EQ(report()["groups"][0]["worst_e"].get<double>(), e);
 }
 
-// A chunk buffer sized for overwriting (judge/parallel.h resize_for_overwrite): grown into new
+// A chunk buffer sized for overwriting (base/parallel.h resize_for_overwrite): grown into new
 // memory it holds n zeros however many threads populated its pages (a range left out, or a missed
 // swap, would show as a wrong size or as the old values); sized down or within its capacity it
 // keeps its storage, as the chunks after the first rely on.
@@ -481,19 +481,19 @@ TEST(ResizeForOverwrite, NewMemoryIsSizedAndZeroedAndOldStorageIsKept) {
   for (int threads : {1, 2, 3}) {
     std::vector<double> values(1000, 7.0);
     const std::size_t big = (std::size_t{5} << 20) + 3;  // 40 MB and a partial page
-    judge::resize_for_overwrite(values, big, threads);
+    resize_for_overwrite(values, big, threads);
     ASSERT_EQ(values.size(), big) << threads;
     EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) << threads;
     std::fill(values.begin(), values.end(), 1.5);
     const double* storage = values.data();
-    judge::resize_for_overwrite(values, 4096, threads);
+    resize_for_overwrite(values, 4096, threads);
     EXPECT_EQ(values.size(), 4096u);
     EXPECT_EQ(values.data(), storage);
-    judge::resize_for_overwrite(values, big, threads);
+    resize_for_overwrite(values, big, threads);
     EXPECT_EQ(values.size(), big);
     EXPECT_EQ(values.data(), storage) << "within its capacity: the same storage";
     std::vector<double> small(3, 2.0);
-    judge::resize_for_overwrite(small, 100, threads);  // below the populated size: a plain resize
+    resize_for_overwrite(small, 100, threads);  // below the populated size: a plain resize
     EXPECT_EQ(small.size(), 100u);
   }
 }
