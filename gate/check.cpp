@@ -13,6 +13,7 @@
 #include <span>
 #include <utility>
 
+#include "base/errors.h"
 #include "base/parallel.h"
 #include "gate/positions.h"
 #include "gate/progress.h"
@@ -21,7 +22,6 @@
 #include "runner/adapters.h"
 #include "runner/direct.h"
 #include "runner/registry.h"
-#include "spec/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck::gate {
 

@@ -9,9 +9,9 @@
 #include <optional>
 #include <set>
 
+#include "base/errors.h"
 #include "gate/report.h"
 #include "runner/sweep.h"
-#include "spec/errors.h"
 #include "spec/spec.h"
 
 namespace ropecheck::gate {

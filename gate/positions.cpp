@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/errors.h"
 #include "gate/echo.h"
-#include "spec/errors.h"
 #include "spec/json_keys.h"
 #include "spec/spec.h"
 #include "tensorio/integers.h"

@@ -10,13 +10,13 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
-#include "runner/abi_call.h"
-#include "spec/errors.h"
 #include "judge/tolerance.h"
 #include "optimized/c_spec.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
+#include "runner/abi_call.h"
 
 namespace ropecheck::python {
 namespace {

@@ -7,12 +7,12 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
 #include "gate/judge_args.h"
 #include "gate/positions.h"
 #include "gate/report.h"
 #include "runner/direct.h"
-#include "spec/errors.h"
 
 namespace ropecheck::python {
 namespace {

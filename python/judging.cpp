@@ -12,6 +12,7 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
 #include "callable.h"
 #include "gate/check.h"
@@ -22,7 +23,6 @@
 #include "runner/adapters.h"
 #include "runner/golden_run.h"
 #include "runner/sweep.h"
-#include "spec/errors.h"
 
 namespace ropecheck::python {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <ropecheck/kernel.h>
 
-#include "runner/abi_call.h"
-#include "spec/errors.h"
-#include "runner/golden_run.h"
+#include "base/errors.h"
 #include "optimized/error_bounds.h"
+#include "runner/abi_call.h"
+#include "runner/golden_run.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::judge {

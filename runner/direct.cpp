@@ -6,10 +6,10 @@
 #include <optional>
 #include <type_traits>
 
+#include "base/errors.h"
 #include "base/parallel.h"
 #include "judge/diagnosis.h"
 #include "reference/rounding.h"
-#include "spec/errors.h"
 
 namespace ropecheck::judge {
 namespace {

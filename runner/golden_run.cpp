@@ -11,11 +11,11 @@
 #include <span>
 #include <vector>
 
+#include "base/errors.h"
 #include "base/parallel.h"
 #include "golden/sidecar.h"
 #include "judge/diagnosis.h"
 #include "runner/failing_call.h"
-#include "spec/errors.h"
 
 namespace ropecheck::judge {
 namespace {

@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "runner/adapters.h"
-#include "spec/errors.h"
-#include "runner/golden_run.h"
+#include "base/errors.h"
 #include "judge/verdict.h"
+#include "runner/adapters.h"
+#include "runner/golden_run.h"
 #include "spec/public_spec.h"
 
 namespace ropecheck {
@@ -86,7 +86,7 @@ GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const 
     return verdict;
   } catch (const UsageError& e) {
     throw std::invalid_argument(e.what());
-  } catch (const InputError& e) {  // every reader's (spec/errors.h)
+  } catch (const InputError& e) {  // every reader's (base/errors.h)
     throw std::invalid_argument(e.what());
   }
 }

@@ -7,8 +7,8 @@
 
 #include <ropecheck/kernel.h>
 
+#include "base/errors.h"
 #include "runner/adapters.h"
-#include "spec/errors.h"
 #include "runner/reference_implementation.h"
 #include "tensorio/readers.h"
 

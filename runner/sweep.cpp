@@ -8,12 +8,12 @@
 #include <tuple>
 #include <utility>
 
+#include "base/errors.h"
 #include "base/parallel.h"
+#include "base/random.h"
 #include "judge/diagnosis.h"
 #include "reference/rounding.h"
 #include "runner/failing_call.h"
-#include "spec/errors.h"
-#include "spec/random.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::judge {

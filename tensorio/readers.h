@@ -19,11 +19,11 @@
 #include <string_view>
 #include <vector>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck::tensorio {
 
-// The project's one input error (spec/errors.h), named for where it comes from.
+// The project's one input error (base/errors.h), named for where it comes from.
 using ReaderError = InputError;
 
 // One tensor, values widened exactly to double (f16, bf16, f32 and integers below 2^53 are exact).

@@ -18,6 +18,7 @@
 #include "gate/commands/golden_custom.h"
 
 #include "base/parallel.h"
+#include "base/random.h"
 #include "gate/commands/command.h"
 #include "gate/positions.h"
 #include "gate/report.h"
@@ -25,7 +26,6 @@
 #include "golden/sha256.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
-#include "spec/random.h"
 #include "tensorio/writers.h"
 
 namespace ropecheck::gate {

@@ -10,11 +10,11 @@
 #include <optional>
 #include <numeric>
 
+#include "base/errors.h"
 #include "base/parallel.h"
 #include "gate_test_support.h"
 #include "rope_recipe.h"
 #include "runner/direct.h"
-#include "spec/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "judge/diagnosis.h"
 #include "judge/group.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
 #include "runner/adapters.h"
 #include "runner/golden_run.h"
 #include "runner/sweep.h"
-#include "reference/rope.h"
-#include "reference/rounding.h"
-#include "spec/random.h"
 
 namespace ropecheck::judge {
 namespace {

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
+#include "base/random.h"
 #include "golden/golden.h"
 #include "judge/group.h"
 #include "reference/rope.h"
@@ -22,8 +24,6 @@
 #include "runner/direct.h"
 #include "runner/reference_implementation.h"
 #include "runner/sweep.h"
-#include "spec/errors.h"
-#include "spec/random.h"
 #include "spec/schedule.h"
 #include "spec/spec.h"
 
