@@ -21,8 +21,8 @@ namespace ropecheck::gate {
 
 // The golden loop (runner/golden_run.h) with a progress bar on a terminal, and the report every
 // route over the golden suites prints: `check`, `run`, and Python's gate() and assert_rope_close.
-// The --skip-flags are checked against the suites first (judge::check_skip_flags).
-Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const judge::Implementation& implementation,
+// The --skip-flags are checked against the suites first (runner::check_skip_flags).
+Report judge_into_report(const std::vector<runner::LoadedGolden>& suites, const runner::Implementation& implementation,
                          const JudgeArguments& args, std::string command);
 
 struct ReportPaths {
@@ -56,7 +56,7 @@ struct RunArguments {
   std::uint64_t seed = 1;
   std::string property;        // --property: the one identity --props runs; empty: all
   double timeout = 10;         // seconds per plugin call
-  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;  // a plugin's child process
+  std::int64_t memory_limit_mib = runner::kDefaultMemoryLimitMiB;  // a plugin's child process
 };
 int run_run(const RunArguments& args);
 

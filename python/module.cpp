@@ -300,7 +300,7 @@ PYBIND11_MODULE(_ropecheck, m) {
       set_error(PyExc_ValueError, e.what());
     } catch (const InputError& e) {  // every reader's (base/errors.h)
       set_error(PyExc_ValueError, e.what());
-    } catch (const judge::ImplementationFailure& e) {
+    } catch (const runner::ImplementationFailure& e) {
       set_error(PyExc_RuntimeError, e.what());
     }
   });

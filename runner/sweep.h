@@ -12,7 +12,7 @@
 #include "judge/group.h"
 #include "runner/implementation.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 struct SweepOptions {
   std::int64_t max_position = 2147483647;
@@ -71,6 +71,7 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
 // A shard's diagnosis (when it needs one: judge/diagnosis.h needs_diagnosis) is fitted on the
 // unsharded run's sample, the first calls up to kDiagnosisSampleValues values, made again where
 // another shard judges them: the shards that need one give the unsharded run's.
-GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options, const GroupOptions& group_options);
+judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
+                         const judge::GroupOptions& group_options);
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

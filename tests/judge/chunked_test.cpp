@@ -26,6 +26,18 @@
 namespace ropecheck::judge {
 namespace {
 
+using runner::FunctionImplementation;
+using runner::judge_golden;
+using runner::Judgement;
+using runner::JudgeOptions;
+using runner::kSweepMinCalls;
+using runner::load_golden;
+using runner::LoadedGolden;
+using runner::sample_positions;
+using runner::sweep;
+using runner::sweep_calls;
+using runner::SweepOptions;
+
 // Everything a report prints of a group, as text (equal text: equal reports).
 std::string summary(const GroupResult& r) {
   std::ostringstream o;

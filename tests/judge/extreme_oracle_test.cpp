@@ -30,6 +30,14 @@
 namespace ropecheck::judge {
 namespace {
 
+using runner::ApplyResult;
+using runner::Claims;
+using runner::judge_tensors;
+using runner::JudgeOptions;
+using runner::ReferenceImplementation;
+using runner::sweep;
+using runner::SweepOptions;
+
 // Decimals at the edges of each field's accepted range (spec/README.md: > 0 and finite; base > 1).
 const std::vector<std::string> kFactors = {"4.9e-324", "1e-308", "1e-70", "1e-3", "0.5", "1", "8", "1e70", "1e308"};
 const std::vector<std::string> kBases = {"1.0000001", "2", "10000", "500000", "1e100", "1e300", "1.7976931348623157e308"};
