@@ -349,7 +349,7 @@ int run_check(const CheckArguments& args) {
   return finish(report, args.reports, inputs);
 }
 
-int run_run(const RunArguments& args) {
+int run_implementation(const RunArguments& args) {
   if (args.implementation.empty() && args.plugin.empty()) throw UsageError("run: expected --impl NAME or --plugin PATH");
   check_property_option(args);
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.plugin});

@@ -58,6 +58,7 @@ struct RunArguments {
   double timeout = 10;         // seconds per plugin call
   std::int64_t memory_limit_mib = runner::kDefaultMemoryLimitMiB;  // a plugin's child process
 };
-int run_run(const RunArguments& args);
+// `ropecheck run`: a project kernel (--impl) or a plugin (--plugin) judged over the golden suites.
+int run_implementation(const RunArguments& args);
 
 }  // namespace ropecheck::gate
