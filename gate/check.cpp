@@ -20,8 +20,8 @@
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
 #include "runner/adapters.h"
-#include "runner/direct.h"
 #include "runner/registry.h"
+#include "runner/tensor_judge.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
@@ -161,7 +161,7 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
   judge.prepare(static_cast<std::int64_t>(tokens));
   Chunk spare;
   // The arrays no later read takes are freed while the last chunk is judged and diagnosed
-  // (runner/direct.h release_on_own_thread).
+  // (runner/tensor_judge.h release_on_own_thread).
   std::vector<std::future<void>> released;
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);
@@ -237,7 +237,7 @@ int run_direct_check(const CheckArguments& args) {
   const std::optional<runner::TensorValues> input_values = input.in_place(), output_values = output.in_place();
   if (input_values && output_values) {
     // Both where they are (mapped, or read whole): Python's check, to the line — no reading, each
-    // chunk widened on every thread (runner/direct.h judge_tensor_values). The values of the tokens
+    // chunk widened on every thread (runner/tensor_judge.h judge_tensor_values). The values of the tokens
     // judged are not read again: after each chunk their mapped pages are let go (MappedTensor::
     // release_before) on a thread of their own while the next chunk is judged — held to the end,
     // the two files' pages counted in the peak resident set (232 MB against 173 when read in

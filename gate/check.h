@@ -33,7 +33,7 @@ struct ReportPaths {
 struct CheckArguments {
   std::string golden;     // a suite file or a folder of them
   std::string candidate;  // .npz, .npy, safetensors or JSON
-  // A direct check of the user's own tensors (no golden file; runner/direct.h): the spec, the
+  // A direct check of the user's own tensors (no golden file; runner/tensor_judge.h): the spec, the
   // positions (gate/positions.h), the input file and the heads per token (0: from the sizes).
   // .npy and single-tensor safetensors files stream in chunks; other formats are read whole.
   std::optional<Spec> spec;  // from --spec or --hf-config (gate/commands/spec_options.h)

@@ -1,5 +1,5 @@
-// check(): the user's own tensors judged by runner/direct.h (the route of `ropecheck check --spec
-// ... --candidate ...`), one group, in the gate's report.
+// check(): the user's own tensors judged by runner/tensor_judge.h (the route of `ropecheck check
+// --spec ... --candidate ...`), one group, in the gate's report.
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -12,7 +12,7 @@
 #include "gate/judge_args.h"
 #include "gate/positions.h"
 #include "gate/report.h"
-#include "runner/direct.h"
+#include "runner/tensor_judge.h"
 
 namespace ropecheck::python {
 namespace {

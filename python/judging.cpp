@@ -1,7 +1,8 @@
 // Judging from Python: gate() over the golden suites (runner/golden_run.h, as `ropecheck run`), a
 // sweep of a callable over positions (runner/sweep.h, as `ropecheck sweep`), and the results — the
 // gate's Report (gate/report.h) with its groups and cases, and the same JSON, JUnit and HTML
-// reports as the command line. check() of the user's own tensors is check.cpp (runner/direct.h).
+// reports as the command line. check() of the user's own tensors is check.cpp
+// (runner/tensor_judge.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>

@@ -1,4 +1,4 @@
-// The direct check of the user's own tensors: runner/direct.h TensorJudge in the
+// The direct check of the user's own tensors: runner/tensor_judge.h TensorJudge in the
 // process and `ropecheck check --spec ... --positions ... --input ... --candidate ...` end to end.
 // Candidates come from tests/gate/rope_recipe.h (long double, from docs/rope.md's formula), never from
 // the code under test; the mistakes are planted in them on purpose and must be caught and named.
@@ -14,7 +14,7 @@
 #include "base/parallel.h"
 #include "gate_test_support.h"
 #include "rope_recipe.h"
-#include "runner/direct.h"
+#include "runner/tensor_judge.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

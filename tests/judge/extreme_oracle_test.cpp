@@ -21,9 +21,9 @@
 #include "judge/group.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
-#include "runner/direct.h"
 #include "runner/reference_implementation.h"
 #include "runner/sweep.h"
+#include "runner/tensor_judge.h"
 #include "spec/schedule.h"
 #include "spec/spec.h"
 

@@ -1,4 +1,4 @@
-#include "runner/direct.h"
+#include "runner/tensor_judge.h"
 
 #include <algorithm>
 #include <cstdint>
