@@ -1,7 +1,7 @@
 // A golden suite for the user's own spec and positions (`ropecheck golden generate --spec`; the
-// command's options and files are gate/commands/golden_custom.cpp's). The positions are split into
-// tests of N tokens; each test's input is H heads of uniform values in [−2, 2) rounded to the
-// spec's input dtype, drawn from (seed, test id) alone, and its expected values are the
+// command's options and files are gate/commands/custom_suite_command.cpp's). The positions are
+// split into tests of N tokens; each test's input is H heads of uniform values in [−2, 2) rounded
+// to the spec's input dtype, drawn from (seed, test id) alone, and its expected values are the
 // reference's correctly rounded outputs, computed in parallel over tokens (base/parallel.h).
 //
 // A suite of more than kCustomInlineValues values keeps its arrays in a safetensors sidecar beside

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "gate/commands/golden_custom.h"
+#include "gate/commands/custom_suite_command.h"
 
 #include "base/errors.h"
 #include "gate/commands/command.h"
