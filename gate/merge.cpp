@@ -191,8 +191,8 @@ Schedule schedule_of(const std::string& file, const ojson& report) {
   options.max_position = sweep.at("max_position").get<std::int64_t>();
   options.samples = sweep.at("samples").get<std::int64_t>();
   options.seed = sweep.at("seed").get<std::uint64_t>();
-  if (options.max_position < 0 || options.samples < 1 || options.samples > judge::kMaxSweepSamples) {
-    throw InputError(file + ": sweep.samples: expected 1 to " + std::to_string(judge::kMaxSweepSamples) +
+  if (options.max_position < 0 || options.samples < 1 || options.samples > runner::kMaxSweepSamples) {
+    throw InputError(file + ": sweep.samples: expected 1 to " + std::to_string(runner::kMaxSweepSamples) +
                      " samples of positions from 0 to sweep.max_position, got " + std::to_string(options.samples) + " up to " +
                      std::to_string(options.max_position));
   }

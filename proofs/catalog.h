@@ -18,8 +18,8 @@
 namespace ropecheck::proofs {
 
 // The implementation under test and what it claims (runner/implementation.h).
-using judge::Real;
-using judge::Shape;
+using runner::Real;
+using runner::Shape;
 using runner::ErrorClaim;
 using runner::Implementation;
 

@@ -33,6 +33,7 @@ using runner::judge_golden;
 using runner::Judgement;
 using runner::JudgeOptions;
 using runner::load_golden;
+using runner::Shape;
 
 const std::string kSuites = std::string(ROPECHECK_SOURCE_DIR) + "/golden/suites/";
 

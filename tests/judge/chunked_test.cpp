@@ -34,6 +34,7 @@ using runner::kSweepMinCalls;
 using runner::load_golden;
 using runner::LoadedGolden;
 using runner::sample_positions;
+using runner::Shape;
 using runner::sweep;
 using runner::sweep_calls;
 using runner::SweepOptions;
