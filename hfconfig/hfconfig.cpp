@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/json_keys.h"
+#include "base/checked_json.h"
 #include "spec/scaling_params.h"
 
 namespace ropecheck::hfconfig {

@@ -21,8 +21,8 @@
 
 namespace ropecheck::python {
 
-using judge::ApplyResult;
 using reference::Shape;
+using runner::ApplyResult;
 using Clock = std::chrono::steady_clock;
 
 PythonStop PythonStop::fetch() {
@@ -232,7 +232,7 @@ bool has_ended(pid_t pid) {
 // Ends the supervisor and every process in its tree (whatever the callable started, in its
 // process group or not) and reaps the supervisor: it is waited for without reaping until then, so
 // its pid cannot have been taken.
-int end_group(pid_t supervisor) { return judge::end_supervised(supervisor); }
+int end_group(pid_t supervisor) { return runner::end_supervised(supervisor); }
 
 // The words for a supervisor its worker stopped: the gate ends it at once (a stopped supervisor
 // would hold the call until its timeout, or forever without one).
@@ -260,7 +260,7 @@ struct Reply {
 
 }  // namespace
 
-CallableImplementation::CallableImplementation(std::string name, py::function fn, CallableLimits limits, judge::Claims claims)
+CallableImplementation::CallableImplementation(std::string name, py::function fn, CallableLimits limits, runner::Claims claims)
     : Implementation(std::move(claims)), name_(std::move(name)), fn_(std::move(fn)), limits_(limits) {}
 
 ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
@@ -278,9 +278,9 @@ ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span
 
 std::optional<std::string> CallableImplementation::stopped_reason() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (consecutive_timeouts_ < judge::kCircuitBreakerTimeouts) return std::nullopt;
+  if (consecutive_timeouts_ < runner::kCircuitBreakerTimeouts) return std::nullopt;
   // The words of runner/adapters.cpp IsolatedImplementation::stopped_reason.
-  return std::to_string(judge::kCircuitBreakerTimeouts) +
+  return std::to_string(runner::kCircuitBreakerTimeouts) +
          " consecutive calls timed out: the implementation is taken to hang "
          "and no further call is made (circuit breaker)";
 }
@@ -288,9 +288,9 @@ std::optional<std::string> CallableImplementation::stopped_reason() const {
 ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                                std::span<const double> input) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (consecutive_timeouts_ >= judge::kCircuitBreakerTimeouts) {
+  if (consecutive_timeouts_ >= runner::kCircuitBreakerTimeouts) {
     return {ApplyResult::Status::timeout,
-            "not called: the previous " + std::to_string(judge::kCircuitBreakerTimeouts) +
+            "not called: the previous " + std::to_string(runner::kCircuitBreakerTimeouts) +
                 " calls timed out (circuit breaker: the implementation is taken to hang)",
             {}};
   }
@@ -310,7 +310,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     py::gil_scoped_acquire locked;
     flush_output();
     PyOS_BeforeFork();
-    child = judge::fork_supervised();
+    child = runner::fork_supervised();
     if (child == 0) {
       PyOS_AfterFork_Child();
       ::close(pipe_fds[0]);
@@ -388,7 +388,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
       if (header_read == sizeof reply.header && payload_read == payload_bytes) reply.state = Reply::State::complete;
     } else if (ready == 0 && has_ended(child)) {
       reply.state = Reply::State::broken;  // ended, and whatever it started holds the pipe
-    } else if (ready == 0 && (stopped_by = judge::supervisor_stopped(child)) != 0) {
+    } else if (ready == 0 && (stopped_by = runner::supervisor_stopped(child)) != 0) {
       reply.state = Reply::State::broken;
     }
     if (reply.state != Reply::State::reading) break;
@@ -425,7 +425,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
       end_group(child);
       throw *stop;
     }
-    if ((stopped_by = judge::supervisor_stopped(child)) != 0) break;
+    if ((stopped_by = runner::supervisor_stopped(child)) != 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ended = has_ended(child);
   }

@@ -25,7 +25,7 @@
 
 #include "runner/abi_call.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -747,4 +747,4 @@ std::vector<KernelInfo> project_kernels() {
   return out;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -31,7 +31,7 @@
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 enum class Source {
   library,  // the project's kernels (target ropecheck_kernels, linked in)
@@ -131,4 +131,4 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> project_kernels();
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

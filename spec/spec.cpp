@@ -6,7 +6,7 @@
 
 #include "spec/schedule.h"
 
-#include "spec/json_keys.h"
+#include "base/checked_json.h"
 
 #include <algorithm>
 #include <cmath>

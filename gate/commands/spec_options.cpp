@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "base/errors.h"
 #include "hfconfig/hfconfig.h"
-#include "spec/errors.h"
 #include "spec/integer.h"
 #include "tensorio/readers.h"
 

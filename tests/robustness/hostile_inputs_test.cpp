@@ -448,7 +448,7 @@ TEST(HostileInputs, FourGibInputsAreRefusedFromTheirFirstBytes) {
 // ---- parsing in linear time -------------------------------------------------------------------
 
 // Headers of tens of thousands of tensors and candidate JSON of as many object values parse in
-// time linear in the text (spec/json_keys.h; a callback parser that scans the parent object once
+// time linear in the text (base/checked_json.h; a callback parser that scans the parent object once
 // per closed child is quadratic: bench/README.md "Linear JSON").
 TEST(HostileInputs, LargeHeadersAreParsedInLinearTime) {
   TempDir dir;
