@@ -42,6 +42,43 @@ std::string token_ranges_text(const std::vector<std::int64_t>& tokens, std::int6
   return out;
 }
 
+// The findings of every token range, joined: counts summed, rows and tokens as sets (the same
+// findings on any number of threads).
+std::map<std::string, MemoryFinding> join_findings(std::vector<std::map<std::string, MemoryFinding>>& parts) {
+  std::map<std::string, MemoryFinding> found;
+  for (std::map<std::string, MemoryFinding>& part : parts) {
+    for (auto& [kind, p] : part) {
+      MemoryFinding& f = found[kind];
+      f.kind = kind;
+      f.faulty_rows += p.faulty_rows;
+      f.matched += p.matched;
+      f.sources.insert(f.sources.end(), p.sources.begin(), p.sources.end());
+      f.unmatched.insert(f.unmatched.end(), p.unmatched.begin(), p.unmatched.end());
+      f.rows_flagged.merge(p.rows_flagged);
+      f.tokens.insert(f.tokens.end(), p.tokens.begin(), p.tokens.end());
+    }
+  }
+  return found;
+}
+
+// Each finding's figures over every row read (`rows` of them) and its words.
+void complete_findings(std::map<std::string, MemoryFinding>& found, std::int64_t rows, const std::vector<DiagnosedTest>& tests) {
+  for (auto& [kind, f] : found) {
+    f.rows = rows;
+    std::sort(f.tokens.begin(), f.tokens.end());
+    f.tokens.erase(std::unique(f.tokens.begin(), f.tokens.end()), f.tokens.end());
+    for (const DiagnosedTest& dt : tests) {
+      f.stride = std::max(f.stride, dt.token_stride);
+      for (std::size_t k = 1; k < dt.token_index.size(); ++k) f.stride = std::max(f.stride, dt.token_index[k] - dt.token_index[k - 1]);
+    }
+    f.what = kind == "memory_zeros"      ? "rows never written (zeros)"
+             : kind == "memory_identity" ? "no rotation applied (outputs equal the inputs)"
+             : f.matched > 0             ? "another token's data (pair norms that are not the row's input's: a stride ignored)"
+                             // no row's norms are another row's input's: nothing says where they came from
+                             : "rows that are not a rotation of their input (pair norms not kept, unevenly; none is another row's input)";
+  }
+}
+
 // Rows (token × head) of the tests whose outputs are zeros, their inputs, or not a rotation of
 // their input (pair norms not kept, unevenly: a uniform ratio is a magnitude, not memory): one
 // finding per kind.
@@ -175,33 +212,8 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
         }
         return found;
       });
-  std::map<std::string, MemoryFinding> found;
-  for (std::map<std::string, MemoryFinding>& part : parts) {
-    for (auto& [kind, p] : part) {
-      MemoryFinding& f = found[kind];
-      f.kind = kind;
-      f.faulty_rows += p.faulty_rows;
-      f.matched += p.matched;
-      f.sources.insert(f.sources.end(), p.sources.begin(), p.sources.end());
-      f.unmatched.insert(f.unmatched.end(), p.unmatched.begin(), p.unmatched.end());
-      f.rows_flagged.merge(p.rows_flagged);
-      f.tokens.insert(f.tokens.end(), p.tokens.begin(), p.tokens.end());
-    }
-  }
-  for (auto& [kind, f] : found) {
-    f.rows = rows;
-    std::sort(f.tokens.begin(), f.tokens.end());
-    f.tokens.erase(std::unique(f.tokens.begin(), f.tokens.end()), f.tokens.end());
-    for (const DiagnosedTest& dt : tests) {
-      f.stride = std::max(f.stride, dt.token_stride);
-      for (std::size_t k = 1; k < dt.token_index.size(); ++k) f.stride = std::max(f.stride, dt.token_index[k] - dt.token_index[k - 1]);
-    }
-    f.what = kind == "memory_zeros"      ? "rows never written (zeros)"
-             : kind == "memory_identity" ? "no rotation applied (outputs equal the inputs)"
-             : f.matched > 0             ? "another token's data (pair norms that are not the row's input's: a stride ignored)"
-                             // no row's norms are another row's input's: nothing says where they came from
-                             : "rows that are not a rotation of their input (pair norms not kept, unevenly; none is another row's input)";
-  }
+  std::map<std::string, MemoryFinding> found = join_findings(parts);
+  complete_findings(found, rows, tests);
   return found;
 }
 
