@@ -106,6 +106,17 @@ function(ropecheck_library)
   ropecheck_target_defaults(${ARG_NAME})
 endfunction()
 
+# A folder's headers alone, for the targets of another folder (peers/ggml/ggml_api.h, the ggml
+# loader bench/peers_bench.cpp uses): an INTERFACE library with the folder's include root, declared
+# as the folder's, so that linking it is checked against the linker's README as a library's is.
+function(ropecheck_header_library)
+  cmake_parse_arguments(ARG "" "NAME;FOLDER" "" ${ARGN})
+  add_library(${ARG_NAME} INTERFACE)
+  set_property(GLOBAL PROPERTY ROPECHECK_FOLDER_OF_${ARG_NAME} ${ARG_FOLDER})
+  ropecheck_layer_include_root(${ARG_FOLDER} root)
+  target_include_directories(${ARG_NAME} INTERFACE $<BUILD_INTERFACE:${root}>)
+endfunction()
+
 # ---- Layering of every target: executables, modules, fuzz targets, benches, tests ----------------
 # ropecheck_library checks each library as it is declared; the top-level CMakeLists.txt calls
 # ropecheck_check_all_targets() once every folder is added, and it applies check 1 to every other

@@ -13,15 +13,15 @@
 #include <span>
 #include <utility>
 
+#include "base/errors.h"
+#include "base/parallel.h"
 #include "gate/positions.h"
 #include "gate/progress.h"
-#include "judge/parallel.h"
 #include "proofs/catalog.h"
 #include "proofs/runner.h"
 #include "runner/adapters.h"
-#include "runner/direct.h"
 #include "runner/registry.h"
-#include "spec/errors.h"
+#include "runner/tensor_judge.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
@@ -90,7 +90,7 @@ class TensorSource {
   std::uint64_t elements() const { return file_ ? file_->elements() : values_.size(); }
   // The values where they are, when they can be read so: a mapped file's floating-point tensor
   // (tensorio/readers.h TensorFile::map) or the values read whole. Empty for a file read in chunks.
-  std::optional<judge::TensorValues> in_place() const {
+  std::optional<runner::TensorValues> in_place() const {
     if (!file_) return std::span<const double>(values_);
     if (!mapped_) return std::nullopt;
     const auto n = static_cast<std::size_t>(mapped_->elements());
@@ -98,8 +98,8 @@ class TensorSource {
     if (dtype == "F64") return std::span(static_cast<const double*>(mapped_->data()), n);
     if (dtype == "F32") return std::span(static_cast<const float*>(mapped_->data()), n);
     const std::span bits(static_cast<const std::uint16_t*>(mapped_->data()), n);
-    if (dtype == "F16") return judge::Binary16Span{bits};
-    return judge::Bfloat16Span{bits};
+    if (dtype == "F16") return runner::Binary16Span{bits};
+    return runner::Bfloat16Span{bits};
   }
   // The mapping, handed over (none when the values are not mapped): for a caller done reading them.
   std::optional<tensorio::MappedTensor> take_mapping() { return std::exchange(mapped_, std::nullopt); }
@@ -127,11 +127,11 @@ class TensorSource {
 // odd offset), read a chunk at a time.
 GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uint64_t tokens, int components,
                                  const std::vector<std::int64_t>& positions, const TensorSource& input, const TensorSource& output,
-                                 const judge::Claims& claims, const judge::JudgeOptions& options, const std::string& label,
+                                 const runner::Claims& claims, const runner::JudgeOptions& options, const std::string& label,
                                  Progress& progress) {
   const std::uint64_t token_size = heads * static_cast<std::uint64_t>(spec.head_dim);
-  judge::TensorJudge judge(spec, static_cast<std::int64_t>(heads), claims, options, label);
-  const std::uint64_t chunk = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(judge::TensorJudge::kChunkElements) / token_size);
+  runner::TensorJudge judge(spec, static_cast<std::int64_t>(heads), claims, options, label);
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(runner::TensorJudge::kChunkElements) / token_size);
   // The next chunk is read (and decoded to doubles) while this one is judged: reading is one
   // thread's work, judging every thread's, and one after the other the reading was a check's serial
   // part. One chunk ahead: memory is two chunks' arrays, each used again two chunks later (the judge
@@ -147,10 +147,10 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
     // The two files at once, each on a thread of its own (the first chunk is read before anything
     // can be judged), which also populates its new arrays (the first two chunks').
     std::future<void> other = std::async(std::launch::async, [&] {
-      judge::resize_for_overwrite(c.output, n * token_size, 1);
+      resize_for_overwrite(c.output, n * token_size, 1);
       output.read_into(t * token_size, c.output, output_bytes);
     });
-    judge::resize_for_overwrite(c.input, n * token_size, 1);
+    resize_for_overwrite(c.input, n * token_size, 1);
     input.read_into(t * token_size, c.input, input_bytes);
     other.get();
     return c;
@@ -161,7 +161,7 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
   judge.prepare(static_cast<std::int64_t>(tokens));
   Chunk spare;
   // The arrays no later read takes are freed while the last chunk is judged and diagnosed
-  // (runner/direct.h release_on_own_thread).
+  // (runner/tensor_judge.h release_on_own_thread).
   std::vector<std::future<void>> released;
   for (std::uint64_t t = 0; t < tokens; t += chunk) {
     const std::uint64_t n = std::min(chunk, tokens - t);
@@ -169,7 +169,7 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
     if (t + chunk < tokens) {
       next = std::async(std::launch::async, read_chunk, t + chunk, std::move(spare));
     } else {
-      released.push_back(judge::release_on_own_thread(std::move(spare)));
+      released.push_back(runner::release_on_own_thread(std::move(spare)));
     }
     current.input =
         judge.add(std::span(positions).subspan(t * static_cast<std::uint64_t>(components), n * static_cast<std::uint64_t>(components)),
@@ -177,7 +177,7 @@ GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uin
     spare = std::move(current);
     progress.update(static_cast<std::int64_t>(t + n), "tokens");
   }
-  released.push_back(judge::release_on_own_thread(std::move(spare)));
+  released.push_back(runner::release_on_own_thread(std::move(spare)));
   return judge.finish();
 }
 
@@ -187,8 +187,8 @@ int run_direct_check(const CheckArguments& args) {
   if (args.input.empty()) throw UsageError("check --spec: expected --input FILE (the tensor the candidate rotated)");
   if (args.heads < 0) throw UsageError("--heads: expected an integer >= 1 (or 0: from the sizes), got " + std::to_string(args.heads));
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.candidate, args.input, args.positions});
-  const judge::Claims claims = claims_of(args.judge);
-  const judge::JudgeOptions options = judge_options_of(args.judge);
+  const runner::Claims claims = claims_of(args.judge);
+  const runner::JudgeOptions options = judge_options_of(args.judge);
   if (!options.skip_flags.empty()) throw UsageError("--skip-flags: golden flags do not apply to check --spec");
   const Spec& spec = *args.spec;
   const int components = position_components(spec);
@@ -234,10 +234,10 @@ int run_direct_check(const CheckArguments& args) {
   report.notes.push_back("direct check: " + std::to_string(tokens) + " tokens x " + std::to_string(heads) + " heads of " + to_string(spec) +
                          " from " + args.input + ", positions " + args.positions);
   Progress progress(static_cast<std::int64_t>(tokens));
-  const std::optional<judge::TensorValues> input_values = input.in_place(), output_values = output.in_place();
+  const std::optional<runner::TensorValues> input_values = input.in_place(), output_values = output.in_place();
   if (input_values && output_values) {
     // Both where they are (mapped, or read whole): Python's check, to the line — no reading, each
-    // chunk widened on every thread (runner/direct.h judge_tensor_values). The values of the tokens
+    // chunk widened on every thread (runner/tensor_judge.h judge_tensor_values). The values of the tokens
     // judged are not read again: after each chunk their mapped pages are let go (MappedTensor::
     // release_before) on a thread of their own while the next chunk is judged — held to the end,
     // the two files' pages counted in the peak resident set (232 MB against 173 when read in
@@ -245,13 +245,13 @@ int run_direct_check(const CheckArguments& args) {
     // there too, while the diagnosis runs (2 x 64 MB took 6-7 ms after the reports, on the 2-core
     // VM of bench/README.md).
     std::future<void> unmapped, released_pages;
-    report.groups.push_back(judge::judge_tensor_values(
+    report.groups.push_back(runner::judge_tensor_values(
         spec, static_cast<std::int64_t>(heads), positions, *input_values, *output_values, claims, options, args.candidate,
         [&](std::int64_t done) {
           progress.update(done, "tokens");
           if (released_pages.valid()) released_pages.get();
           if (done == static_cast<std::int64_t>(tokens)) {
-            unmapped = judge::release_on_own_thread(std::make_pair(input.take_mapping(), output.take_mapping()));
+            unmapped = runner::release_on_own_thread(std::make_pair(input.take_mapping(), output.take_mapping()));
             return;
           }
           const std::uint64_t judged = static_cast<std::uint64_t>(done) * token_size;
@@ -327,18 +327,18 @@ int run_check(const CheckArguments& args) {
   if (args.spec) return run_direct_check(args);
   if (args.golden.empty()) throw UsageError("check: expected --golden FILE|FOLDER, or --spec with --positions and --input");
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.candidate});
-  const judge::Claims claims = claims_of(args.judge);
+  const runner::Claims claims = claims_of(args.judge);
   judge_options_of(args.judge);  // every option checked before the work
-  const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden, args.judge.threads);
+  const std::vector<runner::LoadedGolden> suites = runner::load_golden(args.golden, args.judge.threads);
   std::vector<const golden::GoldenFile*> files;
-  for (const judge::LoadedGolden& g : suites) files.push_back(&g.file);
+  for (const runner::LoadedGolden& g : suites) files.push_back(&g.file);
   // A big .npy or safetensors candidate is read one test at a time (memory of one test, as the
   // sidecar suites it answers); the others whole.
-  std::unique_ptr<judge::CandidateFile> candidate;
+  std::unique_ptr<runner::CandidateFile> candidate;
   if (file_size(args.candidate) > kReadWholeBytes && streamable(args.candidate)) {
-    candidate = std::make_unique<judge::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
+    candidate = std::make_unique<runner::CandidateFile>(args.candidate, tensorio::TensorFile::open(args.candidate), files, claims);
   } else {
-    candidate = std::make_unique<judge::CandidateFile>(
+    candidate = std::make_unique<runner::CandidateFile>(
         args.candidate, tensorio::parse_candidate(tensorio::read_candidate_bytes(args.candidate), args.candidate), files, claims);
   }
   Report report = judge_into_report(suites, *candidate, args.judge, "check");
@@ -349,22 +349,22 @@ int run_check(const CheckArguments& args) {
   return finish(report, args.reports, inputs);
 }
 
-int run_run(const RunArguments& args) {
+int run_implementation(const RunArguments& args) {
   if (args.implementation.empty() && args.plugin.empty()) throw UsageError("run: expected --impl NAME or --plugin PATH");
   check_property_option(args);
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.plugin});
-  judge::RegistryOptions registry;
+  runner::RegistryOptions registry;
   registry.claims = claims_of(args.judge);
   registry.timeout_seconds = args.timeout;
   registry.memory_limit_mib = args.memory_limit_mib;
   judge_options_of(args.judge);
-  const std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({args.implementation, args.plugin}, registry);
-  const std::vector<judge::LoadedGolden> suites = judge::load_golden(args.golden, args.judge.threads);
+  const std::unique_ptr<runner::Implementation> implementation = runner::make_implementation({args.implementation, args.plugin}, registry);
+  const std::vector<runner::LoadedGolden> suites = runner::load_golden(args.golden, args.judge.threads);
   Report report = judge_into_report(suites, *implementation, args.judge, "run");
   report.candidate = args.plugin.empty() ? args.implementation : args.plugin;
-  if (const auto* isolated = dynamic_cast<const judge::IsolatedImplementation*>(implementation.get())) {
-    if (const judge::ApplyResult* e = isolated->start_error()) {
-      report.notes.push_back(std::string(judge::kind_name(e->status)) + ": " + e->message);
+  if (const auto* isolated = dynamic_cast<const runner::IsolatedImplementation*>(implementation.get())) {
+    if (const runner::ApplyResult* e = isolated->start_error()) {
+      report.notes.push_back(std::string(runner::kind_name(e->status)) + ": " + e->message);
     }
   }
   if (const std::optional<std::string> reason = implementation->stopped_reason()) report.notes.push_back("stopped: " + *reason);

@@ -21,8 +21,8 @@ namespace ropecheck::gate {
 
 // The golden loop (runner/golden_run.h) with a progress bar on a terminal, and the report every
 // route over the golden suites prints: `check`, `run`, and Python's gate() and assert_rope_close.
-// The --skip-flags are checked against the suites first (judge::check_skip_flags).
-Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const judge::Implementation& implementation,
+// The --skip-flags are checked against the suites first (runner::check_skip_flags).
+Report judge_into_report(const std::vector<runner::LoadedGolden>& suites, const runner::Implementation& implementation,
                          const JudgeArguments& args, std::string command);
 
 struct ReportPaths {
@@ -33,7 +33,7 @@ struct ReportPaths {
 struct CheckArguments {
   std::string golden;     // a suite file or a folder of them
   std::string candidate;  // .npz, .npy, safetensors or JSON
-  // A direct check of the user's own tensors (no golden file; runner/direct.h): the spec, the
+  // A direct check of the user's own tensors (no golden file; runner/tensor_judge.h): the spec, the
   // positions (gate/positions.h), the input file and the heads per token (0: from the sizes).
   // .npy and single-tensor safetensors files stream in chunks; other formats are read whole.
   std::optional<Spec> spec;  // from --spec or --hf-config (gate/commands/spec_options.h)
@@ -56,8 +56,9 @@ struct RunArguments {
   std::uint64_t seed = 1;
   std::string property;        // --property: the one identity --props runs; empty: all
   double timeout = 10;         // seconds per plugin call
-  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;  // a plugin's child process
+  std::int64_t memory_limit_mib = runner::kDefaultMemoryLimitMiB;  // a plugin's child process
 };
-int run_run(const RunArguments& args);
+// `ropecheck run`: a project kernel (--impl) or a plugin (--plugin) judged over the golden suites.
+int run_implementation(const RunArguments& args);
 
 }  // namespace ropecheck::gate

@@ -1,4 +1,4 @@
-// Text the user gave, quoted for a one-line message (spec/errors.h): at most kMaxEcho characters of
+// Text the user gave, quoted for a one-line message (base/errors.h): at most kMaxEcho characters of
 // it, then its length, so that a 100,000-character argument is not printed back whole.
 #pragma once
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck::gate {
 
@@ -19,11 +19,9 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-judge::Claims claims_of(const JudgeArguments& args) {
-  return judge::Claims::parse(args.model, args.tolerance);
-}
+runner::Claims claims_of(const JudgeArguments& args) { return runner::Claims::parse(args.model, args.tolerance); }
 
-judge::JudgeOptions judge_options_of(const JudgeArguments& args) {
+runner::JudgeOptions judge_options_of(const JudgeArguments& args) {
   if (args.max_position && *args.max_position < 0) {
     throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(*args.max_position));
   }
@@ -36,7 +34,7 @@ judge::JudgeOptions judge_options_of(const JudgeArguments& args) {
   if (args.worst < 1 || args.worst > 1000) {
     throw UsageError("--worst: expected an integer from 1 to 1000, got " + std::to_string(args.worst));
   }
-  judge::JudgeOptions o;
+  runner::JudgeOptions o;
   o.group.worst_cases = args.worst;
   o.group.strict_zeros = args.strict_zeros;
   o.group.max_position = args.max_position;

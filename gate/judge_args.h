@@ -28,8 +28,8 @@ struct JudgeArguments {
 };
 
 // Each throws UsageError naming the option and what was expected.
-judge::Claims claims_of(const JudgeArguments& args);
-judge::JudgeOptions judge_options_of(const JudgeArguments& args);
+runner::Claims claims_of(const JudgeArguments& args);
+runner::JudgeOptions judge_options_of(const JudgeArguments& args);
 std::vector<std::string> split_list(const std::string& text);
 // What the report shows of the options and of what they skipped.
 JudgedScope scope_of(const JudgeArguments& args, std::int64_t skipped_by_flags, std::int64_t skipped_by_position);

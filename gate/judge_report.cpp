@@ -7,22 +7,20 @@
 // Debian's librapidcheck.a is not position-independent).
 namespace ropecheck::gate {
 
-Report judge_into_report(const std::vector<judge::LoadedGolden>& suites, const judge::Implementation& implementation,
+Report judge_into_report(const std::vector<runner::LoadedGolden>& suites, const runner::Implementation& implementation,
                          const JudgeArguments& args, std::string command) {
-  const judge::JudgeOptions options = judge_options_of(args);
-  judge::check_skip_flags(options.skip_flags, suites);
+  const runner::JudgeOptions options = judge_options_of(args);
+  runner::check_skip_flags(options.skip_flags, suites);
   std::int64_t total = 0;
-  for (const judge::LoadedGolden& g : suites) total += g.file.number_of_tests;
+  for (const runner::LoadedGolden& g : suites) total += g.file.number_of_tests;
   Progress progress(total);
-  judge::Judgement judgement = judge::judge_golden(suites, implementation, options,
-                                                   [&](std::int64_t done, std::int64_t, const std::string& label) {
-                                                     progress.update(done, label);
-                                                   });
+  runner::Judgement judgement = runner::judge_golden(
+      suites, implementation, options, [&](std::int64_t done, std::int64_t, const std::string& label) { progress.update(done, label); });
   Report report;
   report.command = std::move(command);
   report.model = implementation.claims().model;
   report.implementation = implementation.name();
-  for (const judge::LoadedGolden& g : suites) report.golden_files.push_back(g.path);
+  for (const runner::LoadedGolden& g : suites) report.golden_files.push_back(g.path);
   report.groups = std::move(judgement.groups);
   report.notes = std::move(judgement.notes);
   report.scope = scope_of(args, judgement.skipped_by_flags, judgement.skipped_by_position);

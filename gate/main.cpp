@@ -11,9 +11,9 @@
 #include <malloc.h>
 #endif
 
+#include "base/errors.h"
 #include "gate/commands/command.h"
 #include "gate/echo.h"
-#include "spec/errors.h"
 #include "spec/spec.h"
 #include "spec/suggest.h"
 
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   } catch (const ropecheck::UsageError& e) {
     print_error(e.what());
     return 2;
-  } catch (const ropecheck::InputError& e) {  // every reader's (spec/errors.h)
+  } catch (const ropecheck::InputError& e) {  // every reader's (base/errors.h)
     print_error(e.what());
     return 2;
   } catch (const std::invalid_argument& e) {

@@ -9,9 +9,9 @@
 #include <optional>
 #include <set>
 
+#include "base/errors.h"
 #include "gate/report.h"
 #include "runner/sweep.h"
-#include "spec/errors.h"
 #include "spec/spec.h"
 
 namespace ropecheck::gate {
@@ -175,7 +175,7 @@ std::int64_t raised_position(const ojson& diagnosis) {
 // positions and calls, recomputed from the spec and sampling the reports share.
 struct Schedule {
   std::vector<std::int64_t> positions;
-  judge::SweepCalls calls;
+  runner::SweepCalls calls;
   std::int64_t shard_count = 1;
 };
 
@@ -187,18 +187,18 @@ Schedule schedule_of(const std::string& file, const ojson& report) {
   } catch (const std::exception& e) {
     throw InputError(file + ": groups[0].spec: expected the spec text a sweep writes (" + e.what() + ")");
   }
-  judge::SweepOptions options;
+  runner::SweepOptions options;
   options.max_position = sweep.at("max_position").get<std::int64_t>();
   options.samples = sweep.at("samples").get<std::int64_t>();
   options.seed = sweep.at("seed").get<std::uint64_t>();
-  if (options.max_position < 0 || options.samples < 1 || options.samples > judge::kMaxSweepSamples) {
-    throw InputError(file + ": sweep.samples: expected 1 to " + std::to_string(judge::kMaxSweepSamples) +
+  if (options.max_position < 0 || options.samples < 1 || options.samples > runner::kMaxSweepSamples) {
+    throw InputError(file + ": sweep.samples: expected 1 to " + std::to_string(runner::kMaxSweepSamples) +
                      " samples of positions from 0 to sweep.max_position, got " + std::to_string(options.samples) + " up to " +
                      std::to_string(options.max_position));
   }
   Schedule s;
-  s.positions = judge::sample_positions(options.max_position, options.samples, options.seed);
-  s.calls = judge::sweep_calls(spec, options);
+  s.positions = runner::sample_positions(options.max_position, options.samples, options.seed);
+  s.calls = runner::sweep_calls(spec, options);
   s.shard_count = sweep.at("shard").at("count").get<std::int64_t>();
   return s;
 }
@@ -212,17 +212,17 @@ void check_schedule(const std::string& file, const ojson& r, const Schedule& s) 
   const std::string calls_of_shard =
       "shard " + shard + " (calls c with c mod " + std::to_string(s.shard_count) + " = " + std::to_string(index) + ")";
   const ojson& g = r.at("groups").at(0);
-  const std::int64_t tests = judge::shard_call_count(s.calls, index, s.shard_count);
+  const std::int64_t tests = runner::shard_call_count(s.calls, index, s.shard_count);
   if (g.at("tests").get<std::int64_t>() != tests) {
     throw InputError(file + ": groups[0].tests: expected " + std::to_string(tests) + ", the calls of " + calls_of_shard + ", got " +
                      g.at("tests").dump());
   }
   auto check_id = [&](const std::string& where, const ojson& id) {
-    const std::int64_t call = id.get<std::int64_t>() - judge::test_id_of_call(0);
-    if (call < 0 || call >= s.calls.calls || judge::shard_of_call(call, s.shard_count) != index) {
+    const std::int64_t call = id.get<std::int64_t>() - runner::test_id_of_call(0);
+    if (call < 0 || call >= s.calls.calls || runner::shard_of_call(call, s.shard_count) != index) {
       throw InputError(file + ": " + where + ": expected the test id of a call of " + calls_of_shard + ", got test " + id.dump() +
                        (call >= 0 && call < s.calls.calls
-                            ? " (call " + std::to_string(call) + ", shard " + std::to_string(judge::shard_of_call(call, s.shard_count)) +
+                            ? " (call " + std::to_string(call) + ", shard " + std::to_string(runner::shard_of_call(call, s.shard_count)) +
                                   "/" + std::to_string(s.shard_count) + ")"
                             : " (the sweep makes " + std::to_string(s.calls.calls) + " calls)"));
     }
@@ -243,10 +243,10 @@ void check_schedule(const std::string& file, const ojson& r, const Schedule& s) 
       throw InputError(file + ": " + where + ": expected a position the sweep samples, got " + std::to_string(position));
     }
     const std::int64_t call = (it - s.positions.begin()) / s.calls.per_call;
-    if (judge::shard_of_call(call, s.shard_count) != index) {
+    if (runner::shard_of_call(call, s.shard_count) != index) {
       throw InputError(file + ": " + where + ": expected a position sampled by a call of " + calls_of_shard + ", got position " +
                        std::to_string(position) + " of call " + std::to_string(call) + " (shard " +
-                       std::to_string(judge::shard_of_call(call, s.shard_count)) + "/" + std::to_string(s.shard_count) + ")");
+                       std::to_string(runner::shard_of_call(call, s.shard_count)) + "/" + std::to_string(s.shard_count) + ")");
     }
   }
 }

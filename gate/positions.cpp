@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/checked_json.h"
+#include "base/errors.h"
 #include "gate/echo.h"
-#include "spec/errors.h"
-#include "spec/json_keys.h"
 #include "spec/spec.h"
 #include "tensorio/integers.h"
 #include "tensorio/readers.h"

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

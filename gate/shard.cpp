@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/errors.h"
 #include "gate/echo.h"
-#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

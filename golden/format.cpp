@@ -19,13 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/checked_json.h"
 #include "golden/golden.h"
 #include "golden/sha256.h"
 #include "golden/sidecar.h"
 #include "reference/rounding.h"
 #include "tensorio/readers.h"
 #include "tensorio/writers.h"
-#include "spec/json_keys.h"
 
 namespace ropecheck::golden {
 

@@ -17,9 +17,9 @@
 
 #include <mpfr.h>
 
+#include "base/random.h"
 #include "golden/golden.h"
 #include "golden/internal.h"
-#include "spec/random.h"
 #include "reference/attention.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"

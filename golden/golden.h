@@ -104,7 +104,7 @@ struct GoldenFile {
 
 // The one exception type of the reader: "FILE: PATH: expected WHAT, got WHAT", e.g.
 // "suite.json: groups[2].tests[5].expected[3]: expected a hex-float string, got 12".
-// The project's one input error (spec/errors.h), named for where it comes from.
+// The project's one input error (base/errors.h), named for where it comes from.
 using GoldenError = InputError;
 
 // Parses and checks a golden file's text against schema ropecheck-golden/1: every field's type,

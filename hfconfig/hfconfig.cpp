@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/json_keys.h"
+#include "base/checked_json.h"
 
 namespace ropecheck::hfconfig {
 namespace {

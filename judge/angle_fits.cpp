@@ -11,9 +11,9 @@
 #include <set>
 #include <tuple>
 
+#include "base/parallel.h"
 #include "judge/pair_math.h"
 #include "judge/pair_rule.h"
-#include "judge/parallel.h"
 #include "judge/tolerance.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
@@ -72,7 +72,7 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, bool failing, int threa
   std::vector<long double> theta(static_cast<std::size_t>(pairs));
   for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
   // Per pair, on every thread: its observations over the rows in row order, its gains, and θ̂.
-  // The pairs go in blocks (judge/parallel.h pair_block_size, a task per block): a row's values of
+  // The pairs go in blocks (base/parallel.h pair_block_size, a task per block): a row's values of
   // neighbouring pairs share cache lines, read once per block. (Cut by rows instead, each pair's
   // observations were joined from every range afterwards: a copy that cost more than the fits on a
   // second thread.)

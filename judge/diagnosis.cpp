@@ -9,10 +9,10 @@
 #include <span>
 #include <vector>
 
+#include "base/parallel.h"
 #include "judge/inference.h"
 #include "judge/pair_math.h"
 #include "judge/pair_rule.h"
-#include "judge/parallel.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
@@ -390,7 +390,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
 
   // 1. The decomposition, over the ordinary pairs with finite outputs, and per pair index the fitted
   // frequency error. The rows (token, head) go in order; the pair indices in blocks, one task per
-  // block on every thread (judge/parallel.h): a row's values of neighbouring pairs share cache
+  // block on every thread (base/parallel.h): a row's values of neighbouring pairs share cache
   // lines, read once per block, and each pair's fit sees its samples in row order. Where that is
   // the order of |m| for the pair's position component (a sweep's positions, a check's tokens in
   // order) its fit takes them as they come and keeps none; else they are kept and sorted first
@@ -491,7 +491,7 @@ std::int64_t spread_token_budget(std::int64_t max_values, std::int64_t token_siz
   return std::max<std::int64_t>(2, max_values / 2 / token_size);
 }
 
-// A vector's storage for n values with its pages faulted in (judge/parallel.h
+// A vector's storage for n values with its pages faulted in (base/parallel.h
 // resize_for_overwrite), then emptied: clear keeps the capacity, so later inserts up to n values
 // write into pages already there.
 template <class T>

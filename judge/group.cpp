@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "judge/parallel.h"
+#include "base/parallel.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"

@@ -153,8 +153,8 @@ struct GroupResult {
   std::int64_t whole_tests_failed = 0;      // crash, missing output, wrong size, ...
   std::string first_whole_test_failure;     // "test ID: KIND: MESSAGE" of the first of them (the summary names it)
   std::int64_t beyond_required_failed = 0;  // ordinary pairs out of tolerance above --require-horizon
-  // Direct checks (runner/direct.h): input values that were not values of the spec's input dtype,
-  // rounded to it before judging (the values a kernel of that dtype receives).
+  // Direct checks (runner/tensor_judge.h): input values that were not values of the spec's input
+  // dtype, rounded to it before judging (the values a kernel of that dtype receives).
   std::int64_t inputs_rounded = 0;
   // Accuracy figures, over ordinary pairs: never infinite.
   double worst_e = 0, worst_ulp = 0, worst_abs = 0;

@@ -10,10 +10,10 @@
 #include <set>
 #include <tuple>
 
+#include "base/parallel.h"
 #include "judge/inference_detail.h"
 #include "judge/pair_math.h"
 #include "judge/pair_rule.h"
-#include "judge/parallel.h"
 #include "judge/tolerance.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"

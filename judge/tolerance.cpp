@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "base/errors.h"
 #include "judge/tolerance.h"
-#include "spec/errors.h"
 #include "spec/schedule.h"
 #include "spec/suggest.h"
 

@@ -11,9 +11,9 @@
 #include <set>
 #include <tuple>
 
+#include "base/parallel.h"
 #include "judge/pair_math.h"
 #include "judge/pair_rule.h"
-#include "judge/parallel.h"
 #include "judge/tolerance.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"

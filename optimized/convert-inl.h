@@ -3,8 +3,8 @@
 // rounding below), so that every kernel produces the same bits.
 //
 // Included INSIDE each kernel's namespace (no include guard, no #include): see kernel-inl.h. The
-// CUDA kernel includes it too (ROPECHECK_HD from optimized/hd.h): on the device the binary16
-// conversions of non-NaN values are the cvt instructions, which give the integer code's bits
+// CUDA kernel includes it too (ROPECHECK_HD from optimized/host_device.h): on the device the
+// binary16 conversions of non-NaN values are the cvt instructions, which give the integer code's bits
 // (checked bit for bit against the scalar kernel by optimized_cuda_test on a GPU); NaNs, whose
 // bits the hardware canonicalizes, take the integer code there too.
 

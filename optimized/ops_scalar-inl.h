@@ -1,9 +1,9 @@
 // Scalar "vector" operations (one lane): the portable kernel, the tail loops of the SIMD kernels,
-// and the CUDA kernel (one lane per thread; every function is ROPECHECK_HD, optimized/hd.h). Every
-// SIMD Ops struct (ops_avx2-inl.h, ops_avx512-inl.h) provides the same functions with the same IEEE
-// results per lane: loads convert the element exactly to double, fmadd/fmsub are fused (one
-// rounding), stores round double -> binary32 (-> binary16/bfloat16) to nearest even; the U lanes
-// are 64-bit unsigned integers (exact, wrapping).
+// and the CUDA kernel (one lane per thread; every function is ROPECHECK_HD,
+// optimized/host_device.h). Every SIMD Ops struct (ops_avx2-inl.h, ops_avx512-inl.h) provides the
+// same functions with the same IEEE results per lane: loads convert the element exactly to double,
+// fmadd/fmsub are fused (one rounding), stores round double -> binary32 (-> binary16/bfloat16) to
+// nearest even; the U lanes are 64-bit unsigned integers (exact, wrapping).
 //
 // Included INSIDE each kernel's namespace, after convert-inl.h (no include guard, no #include).
 

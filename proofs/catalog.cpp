@@ -185,7 +185,7 @@ std::vector<Ball> rotated(Context& ctx, const Spec& spec, Shape shape, const Pos
   }
   const ErrorClaim claim = impl.claim(spec);
   const std::vector<Real> theta = reference::frequencies(spec, 64);
-  const double g = judge::attention_magnitude(spec);
+  const double g = runner::attention_magnitude(spec);
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
   const Real widen = 1 + ldexp(Real(1), 4 - ctx.bits());  // ρ and the products below, each rounded
@@ -542,13 +542,11 @@ void forms_agree(const Implementation& impl, Tally& tally) {
     class FormImplementation final : public Implementation {
      public:
       FormImplementation(const Spec& s, int bits, reference::Form f, const std::vector<Real>& v)
-          : claim_(judge::exact_form_claim(s, bits, f)), bits_(bits), values_(v) {}
+          : claim_(runner::exact_form_claim(s, bits, f)), bits_(bits), values_(v) {}
       std::string name() const override { return "reference form"; }
       std::string selector() const override { return name(); }
       bool supports(const Spec&) const override { return true; }
-      judge::ApplyResult run(const Spec&, Shape, std::span<const std::int64_t>, std::span<const double>) const override {
-        return {};
-      }
+      runner::ApplyResult run(const Spec&, Shape, std::span<const std::int64_t>, std::span<const double>) const override { return {}; }
       std::optional<std::vector<Real>> apply_exact(const Spec&, Shape, std::span<const std::int64_t>,
                                                    std::span<const double>) const override {
         return values_;

@@ -18,10 +18,10 @@
 namespace ropecheck::proofs {
 
 // The implementation under test and what it claims (runner/implementation.h).
-using judge::ErrorClaim;
-using judge::Implementation;
-using judge::Real;
-using judge::Shape;
+using runner::Real;
+using runner::Shape;
+using runner::ErrorClaim;
+using runner::Implementation;
 
 // The worst discrepancy one identity met over every comparison it made (successful and shrinking
 // runs alike). Discrepancies are relative to each comparison's natural scale (the input pair norm

@@ -10,13 +10,13 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
-#include "runner/abi_call.h"
-#include "spec/errors.h"
 #include "judge/tolerance.h"
 #include "optimized/c_spec.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
+#include "runner/abi_call.h"
 
 namespace ropecheck::python {
 namespace {
@@ -110,7 +110,7 @@ py::array kernel_apply(const Spec& spec, const py::array& input, std::int64_t he
   }
   if (available != 1) throw UsageError("--impl " + impl + ": " + ropecheck_status_message(ROPECHECK_ERROR_UNAVAILABLE));
   if (threads < 0) throw UsageError("threads: expected an integer >= 0 (0: all cores), got " + std::to_string(threads));
-  if (const std::string declined = judge::abi_declines(spec); !declined.empty()) {
+  if (const std::string declined = runner::abi_declines(spec); !declined.empty()) {
     throw UsageError("--impl " + impl + ": spec " + to_string(spec) + " " + declined);
   }
   const py::dtype storage = storage_of(spec.dtype);

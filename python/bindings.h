@@ -3,7 +3,7 @@
 //   apply.cpp   — the correctly rounded reference (`apply`) and the project's kernels;
 //   judging.cpp — gate, the sweep, and their results (gate/report.h's Report);
 //   callable.cpp — a Python callable as the judged implementation, in process or forked per call;
-//   check.cpp   — check of the user's own tensors (runner/direct.h).
+//   check.cpp   — check of the user's own tensors (runner/tensor_judge.h).
 // Every function here is a thin layer over the C++ libraries; the package around it
 // (python/ropecheck/*.py) only turns NumPy arrays and torch tensors into contiguous buffers.
 #pragma once

@@ -22,14 +22,14 @@
 
 namespace ropecheck::python {
 
-using judge::ApplyResult;
-using judge::end_supervised;  // ends the supervisor and every process in its tree, and reaps it
-using judge::fork_supervised;
-using judge::has_ended;
-using judge::signal_text;
-using judge::supervisor_stopped;
-using judge::write_all;
 using reference::Shape;
+using runner::ApplyResult;
+using runner::end_supervised;  // ends the supervisor and every process in its tree, and reaps it
+using runner::fork_supervised;
+using runner::has_ended;
+using runner::signal_text;
+using runner::supervisor_stopped;
+using runner::write_all;
 using Clock = std::chrono::steady_clock;
 
 PythonStop PythonStop::fetch() {
@@ -361,7 +361,7 @@ std::string broken_reply_text(const Reply& reply, bool ended, int status, const 
 
 }  // namespace
 
-CallableImplementation::CallableImplementation(std::string name, py::function fn, CallableLimits limits, judge::Claims claims)
+CallableImplementation::CallableImplementation(std::string name, py::function fn, CallableLimits limits, runner::Claims claims)
     : Implementation(std::move(claims)), name_(std::move(name)), fn_(std::move(fn)), limits_(limits) {}
 
 ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
@@ -379,9 +379,9 @@ ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span
 
 std::optional<std::string> CallableImplementation::stopped_reason() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (consecutive_timeouts_ < judge::kCircuitBreakerTimeouts) return std::nullopt;
+  if (consecutive_timeouts_ < runner::kCircuitBreakerTimeouts) return std::nullopt;
   // The words of runner/adapters.cpp IsolatedImplementation::stopped_reason.
-  return std::to_string(judge::kCircuitBreakerTimeouts) +
+  return std::to_string(runner::kCircuitBreakerTimeouts) +
          " consecutive calls timed out: the implementation is taken to hang "
          "and no further call is made (circuit breaker)";
 }
@@ -389,9 +389,9 @@ std::optional<std::string> CallableImplementation::stopped_reason() const {
 ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, std::span<const std::int64_t> positions,
                                                std::span<const double> input) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (consecutive_timeouts_ >= judge::kCircuitBreakerTimeouts) {
+  if (consecutive_timeouts_ >= runner::kCircuitBreakerTimeouts) {
     return {ApplyResult::Status::timeout,
-            "not called: the previous " + std::to_string(judge::kCircuitBreakerTimeouts) +
+            "not called: the previous " + std::to_string(runner::kCircuitBreakerTimeouts) +
                 " calls timed out (circuit breaker: the implementation is taken to hang)",
             {}};
   }

@@ -56,25 +56,25 @@ struct CallableLimits {
   std::optional<double> timeout_seconds;
 };
 
-class CallableImplementation final : public judge::Implementation {
+class CallableImplementation final : public runner::Implementation {
  public:
   // `fn(spec, x, positions) -> array`: the package's wrapper of the user's function (its tensor
   // library, dtype and signature), x float64 [tokens, heads, head_dim], positions int64
   // [tokens, components]; its outputs any float array of tokens·heads·head_dim values.
-  CallableImplementation(std::string name, py::function fn, CallableLimits limits, judge::Claims claims);
+  CallableImplementation(std::string name, py::function fn, CallableLimits limits, runner::Claims claims);
   std::string name() const override { return name_; }
   std::string selector() const override { return name_; }
   // Called without the GIL; takes it for the call (and, isolated, only to fork and to look for
   // signals while it waits).
-  judge::ApplyResult run(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                         std::span<const double> input) const override;
-  // Isolated with a timeout: after judge::kCircuitBreakerTimeouts consecutive timeouts no further
+  runner::ApplyResult run(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                          std::span<const double> input) const override;
+  // Isolated with a timeout: after runner::kCircuitBreakerTimeouts consecutive timeouts no further
   // call is made (each answers `timeout` at once), as for a plugin; this says so.
   std::optional<std::string> stopped_reason() const override;
 
  private:
-  judge::ApplyResult run_forked(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                                std::span<const double> input) const;
+  runner::ApplyResult run_forked(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
+                                 std::span<const double> input) const;
 
   std::string name_;
   py::function fn_;  // made and released with the GIL held (gate() and sweep() in judging.cpp)

@@ -1,5 +1,5 @@
-// check(): the user's own tensors judged by runner/direct.h (the route of `ropecheck check --spec
-// ... --candidate ...`), one group, in the gate's report.
+// check(): the user's own tensors judged by runner/tensor_judge.h (the route of `ropecheck check
+// --spec ... --candidate ...`), one group, in the gate's report.
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -7,12 +7,12 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
 #include "gate/judge_args.h"
 #include "gate/positions.h"
 #include "gate/report.h"
-#include "runner/direct.h"
-#include "spec/errors.h"
+#include "runner/tensor_judge.h"
 
 namespace ropecheck::python {
 namespace {
@@ -20,12 +20,13 @@ namespace {
 // A C-contiguous float32, float16 or float64 array as it is (float32 and float16 are widened a
 // chunk at a time by judge_tensor_values); any other array converted to float64 first. `kept`
 // holds a converted copy.
-judge::TensorValues values_of(const py::array& a, Doubles& kept) {
+runner::TensorValues values_of(const py::array& a, Doubles& kept) {
   if ((a.flags() & py::array::c_style) && a.dtype().is(py::dtype::of<float>())) {
     return std::span<const float>(static_cast<const float*>(a.data()), static_cast<std::size_t>(a.size()));
   }
   if ((a.flags() & py::array::c_style) && a.dtype().is(py::dtype("float16"))) {
-    return judge::Binary16Span{std::span<const std::uint16_t>(static_cast<const std::uint16_t*>(a.data()), static_cast<std::size_t>(a.size()))};
+    return runner::Binary16Span{
+        std::span<const std::uint16_t>(static_cast<const std::uint16_t*>(a.data()), static_cast<std::size_t>(a.size()))};
   }
   kept = Doubles::ensure(a);
   if (!kept) throw UsageError("expected an array of numbers");
@@ -34,12 +35,12 @@ judge::TensorValues values_of(const py::array& a, Doubles& kept) {
 
 gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positions, const py::array& input_array,
                    const py::array& output_array, const gate::JudgeArguments& args, const std::string& label) {
-  const judge::Claims claims = gate::claims_of(args);
-  const judge::JudgeOptions options = gate::judge_options_of(args);
+  const runner::Claims claims = gate::claims_of(args);
+  const runner::JudgeOptions options = gate::judge_options_of(args);
   Doubles input_doubles, output_doubles;
-  const judge::TensorValues input = values_of(input_array, input_doubles);
-  const judge::TensorValues output = values_of(output_array, output_doubles);
-  const auto size = [](const judge::TensorValues& v) { return std::visit([](auto s) { return s.size(); }, v); };
+  const runner::TensorValues input = values_of(input_array, input_doubles);
+  const runner::TensorValues output = values_of(output_array, output_doubles);
+  const auto size = [](const runner::TensorValues& v) { return std::visit([](auto s) { return s.size(); }, v); };
   tokens_of(spec, heads, positions.size(), static_cast<std::int64_t>(size(input)), "x");
   if (size(output) != size(input)) {
     throw UsageError("output: expected as many values as x (" + std::to_string(size(input)) + "), got " +
@@ -52,9 +53,9 @@ gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positio
   report.model = claims.model;
   {
     py::gil_scoped_release unlocked;
-    report.groups.push_back(judge::judge_tensor_values(
-        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())), input, output,
-        claims, options, label));
+    report.groups.push_back(runner::judge_tensor_values(
+        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())), input, output, claims,
+        options, label));
   }
   const judge::GroupResult& g = report.groups.front();
   if (const std::string note = gate::rounded_inputs_note(g); !note.empty()) report.notes.push_back(note);

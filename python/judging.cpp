@@ -1,7 +1,8 @@
 // Judging from Python: gate() over the golden suites (runner/golden_run.h, as `ropecheck run`), a
 // sweep of a callable over positions (runner/sweep.h, as `ropecheck sweep`), and the results — the
 // gate's Report (gate/report.h) with its groups and cases, and the same JSON, JUnit and HTML
-// reports as the command line. check() of the user's own tensors is check.cpp (runner/direct.h).
+// reports as the command line. check() of the user's own tensors is check.cpp
+// (runner/tensor_judge.h).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
 #include "callable.h"
 #include "gate/check.h"
@@ -22,7 +24,6 @@
 #include "runner/adapters.h"
 #include "runner/golden_run.h"
 #include "runner/sweep.h"
-#include "spec/errors.h"
 
 namespace ropecheck::python {
 namespace {
@@ -106,10 +107,10 @@ void judge_without_gil(Judge&& judge) {
 
 // The RoPE suites at `path` (a callable computes RoPE, not attention), with only the groups `keep`
 // accepts (all when it is None); suites left without a group are dropped.
-std::vector<judge::LoadedGolden> load_suites(const std::string& path, const py::object& keep) {
-  std::vector<judge::LoadedGolden> suites = judge::load_golden(path);
-  std::vector<judge::LoadedGolden> kept;
-  for (judge::LoadedGolden& suite : suites) {
+std::vector<runner::LoadedGolden> load_suites(const std::string& path, const py::object& keep) {
+  std::vector<runner::LoadedGolden> suites = runner::load_golden(path);
+  std::vector<runner::LoadedGolden> kept;
+  for (runner::LoadedGolden& suite : suites) {
     if (suite.file.kind != golden::Kind::rope) continue;
     std::vector<golden::Group> groups;
     for (golden::Group& g : suite.file.groups) {
@@ -131,7 +132,7 @@ Report gate_function(py::function fn, const std::string& name, const std::string
                      const JudgeArguments& args, const CallableLimits& limits) {
   const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
   gate::judge_options_of(args);  // every option checked before the work
-  const std::vector<judge::LoadedGolden> suites = load_suites(suites_path, keep);
+  const std::vector<runner::LoadedGolden> suites = load_suites(suites_path, keep);
   Report report;
   if (suites.empty()) {
     report.command = "run";
@@ -152,8 +153,8 @@ Report gate_function(py::function fn, const std::string& name, const std::string
 Report sweep_function(py::function fn, const std::string& name, const Spec& spec, std::int64_t max_position, std::int64_t samples,
                       std::uint64_t seed, const JudgeArguments& args, const CallableLimits& limits) {
   const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
-  const judge::JudgeOptions options = gate::judge_options_of(args);
-  judge::SweepOptions sweep;
+  const runner::JudgeOptions options = gate::judge_options_of(args);
+  runner::SweepOptions sweep;
   sweep.max_position = max_position;
   sweep.samples = samples;
   sweep.seed = seed;
@@ -163,7 +164,7 @@ Report sweep_function(py::function fn, const std::string& name, const Spec& spec
   report.implementation = name;
   report.candidate = name;
   report.model = implementation.claims().model;
-  judge_without_gil([&] { report.groups.push_back(judge::sweep(implementation, spec, sweep, options.group)); });
+  judge_without_gil([&] { report.groups.push_back(runner::sweep(implementation, spec, sweep, options.group)); });
   if (const std::optional<std::string> reason = implementation.stopped_reason()) report.notes.push_back("stopped: " + *reason);
   report.scope = gate::scope_of(args, 0, 0);
   report.worst_listed = args.worst;

@@ -7,10 +7,10 @@
 
 #include <pybind11/stl.h>
 
+#include "base/errors.h"
 #include "bindings.h"
 #include "golden/golden.h"
 #include "hfconfig/hfconfig.h"
-#include "spec/errors.h"
 #include "runner/implementation.h"
 #include "spec/schedule.h"
 #include "tensorio/readers.h"
@@ -298,9 +298,9 @@ PYBIND11_MODULE(_ropecheck, m) {
       if (p) std::rethrow_exception(p);
     } catch (const UsageError& e) {
       set_error(PyExc_ValueError, e.what());
-    } catch (const InputError& e) {  // every reader's (spec/errors.h)
+    } catch (const InputError& e) {  // every reader's (base/errors.h)
       set_error(PyExc_ValueError, e.what());
-    } catch (const judge::ImplementationFailure& e) {
+    } catch (const runner::ImplementationFailure& e) {
       set_error(PyExc_RuntimeError, e.what());
     }
   });

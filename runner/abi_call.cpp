@@ -12,7 +12,7 @@
 #include "optimized/c_spec.h"
 #include "reference/rounding.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 constexpr unsigned char kGuardByte = 0xA5;
@@ -159,4 +159,4 @@ AbiCallResult call_kernel(KernelApplyFn apply, const char* implementation, const
   return result;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

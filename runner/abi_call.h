@@ -25,7 +25,7 @@
 #include "reference/rope.h"
 #include "spec/spec.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 using KernelApplyFn = std::int32_t (*)(const char* implementation, const ropecheck_call* call);
 
@@ -59,4 +59,4 @@ AbiCallResult call_kernel(KernelApplyFn apply, const char* implementation, const
 // handler asks it.
 bool in_guard_pages(const void* address) noexcept;
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

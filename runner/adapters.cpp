@@ -5,13 +5,13 @@
 
 #include <ropecheck/kernel.h>
 
-#include "runner/abi_call.h"
-#include "spec/errors.h"
-#include "runner/golden_run.h"
+#include "base/errors.h"
 #include "optimized/error_bounds.h"
+#include "runner/abi_call.h"
+#include "runner/golden_run.h"
 #include "spec/schedule.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 // The ABI's answer as a status of the implementation interface.
@@ -34,9 +34,9 @@ ApplyResult from_abi(AbiCallResult call) {
 
 }  // namespace
 
-Tolerance project_kernel_bound(const Spec& spec) {
-  Tolerance t;
-  t.kind = Tolerance::Kind::e;
+judge::Tolerance project_kernel_bound(const Spec& spec) {
+  judge::Tolerance t;
+  t.kind = judge::Tolerance::Kind::e;
   t.value = kernels::on_the_fly_bound(spec.dtype, attention_factor<double>(spec) == 1.0);
   t.source = "the project kernel's proven bound (optimized/error_bounds.h, proofs/formal/coq/ErrorBound.v)";
   return t;
@@ -60,8 +60,8 @@ ApplyResult KernelImplementation::run(const Spec& spec, Shape shape, std::span<c
 
 // Under the exact model, and the f32-angle model too: the kernels' proven bound is relative to the
 // exact values, which both models judge against, and is the tighter claim.
-std::optional<Tolerance> KernelImplementation::proven_bound(const Spec& spec, Model model) const {
-  if (!judges_exact_values(model)) return std::nullopt;
+std::optional<judge::Tolerance> KernelImplementation::proven_bound(const Spec& spec, judge::Model model) const {
+  if (!judge::judges_exact_values(model)) return std::nullopt;
   return project_kernel_bound(spec);
 }
 
@@ -101,8 +101,8 @@ std::optional<std::string> IsolatedImplementation::stopped_reason() const {
          "and no further call is made (circuit breaker)";
 }
 
-std::optional<Tolerance> IsolatedImplementation::proven_bound(const Spec& spec, Model model) const {
-  if (source_ != Source::library || !judges_exact_values(model)) return std::nullopt;
+std::optional<judge::Tolerance> IsolatedImplementation::proven_bound(const Spec& spec, judge::Model model) const {
+  if (source_ != Source::library || !judge::judges_exact_values(model)) return std::nullopt;
   return project_kernel_bound(spec);
 }
 
@@ -286,4 +286,4 @@ const std::vector<double>* CandidateFile::attention_tensor(const std::string& ke
   return &t.values;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

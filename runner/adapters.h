@@ -16,11 +16,11 @@
 #include "runner/isolation.h"
 #include "tensorio/readers.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 // The proven bound of the project's kernels for a spec (optimized/error_bounds.h on_the_fly_bound,
 // proofs/formal f32/f16/bf16_kernel_bound and f64_rotation_bound), as a tolerance.
-Tolerance project_kernel_bound(const Spec& spec);
+judge::Tolerance project_kernel_bound(const Spec& spec);
 
 // A project kernel (scalar, avx2, avx512, avx512bf16, cuda, auto) called in this process through the C ABI
 // with guard bytes (runner/abi_call.h). Claims its proven bound under the exact model.
@@ -34,7 +34,7 @@ class KernelImplementation final : public Implementation {
                   std::span<const double> input) const override;
 
  protected:
-  std::optional<Tolerance> proven_bound(const Spec& spec, Model model) const override;
+  std::optional<judge::Tolerance> proven_bound(const Spec& spec, judge::Model model) const override;
 
  private:
   std::string kernel_;
@@ -58,7 +58,7 @@ class IsolatedImplementation final : public Implementation {
   const ApplyResult* start_error() const;
 
  protected:
-  std::optional<Tolerance> proven_bound(const Spec& spec, Model model) const override;
+  std::optional<judge::Tolerance> proven_bound(const Spec& spec, judge::Model model) const override;
 
  private:
   Source source_;
@@ -153,7 +153,7 @@ class PositionLimit final : public Implementation {
   int exact_precision_bits() const override { return inner_->exact_precision_bits(); }
 
  protected:
-  std::optional<Tolerance> proven_bound(const Spec& spec, Model) const override { return inner_->tolerance(spec); }
+  std::optional<judge::Tolerance> proven_bound(const Spec& spec, judge::Model) const override { return inner_->tolerance(spec); }
   std::optional<ErrorClaim> own_claim(const Spec& spec) const override { return inner_->claim(spec); }
 
  private:
@@ -164,4 +164,4 @@ class PositionLimit final : public Implementation {
 // The key CandidateFile looks a call up by.
 std::string call_key(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input);
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

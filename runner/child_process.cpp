@@ -18,7 +18,7 @@
 #include <thread>
 #include <unordered_map>
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -280,4 +280,4 @@ int supervisor_stopped(pid_t supervisor) {
   return info.si_pid == supervisor && info.si_code == CLD_STOPPED ? info.si_status : 0;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 // ---- pipe I/O -----------------------------------------------------------------------------------
 // Writes all of `data` before `deadline` (none: wait forever): a child that stops reading cannot
@@ -57,4 +57,4 @@ int supervisor_stopped(pid_t supervisor);
 // The living (not yet ended) descendants of `root` as /proc shows them now, `root` excluded.
 std::vector<pid_t> living_descendants(pid_t root);
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -5,7 +5,7 @@
 
 #include "judge/group.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec,
                                                         const golden::RopeTest& test, ApplyResult failed) {
@@ -13,8 +13,9 @@ std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& im
   const std::int64_t token_size = test.heads * test.head_dim;
   std::vector<std::int64_t> order(static_cast<std::size_t>(test.tokens));
   for (std::int64_t t = 0; t < test.tokens; ++t) order[static_cast<std::size_t>(t)] = t;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t l, std::int64_t r) { return token_position(test, spec, l) < token_position(test, spec, r); });
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) {
+    return judge::token_position(test, spec, l) < judge::token_position(test, spec, r);
+  });
   std::vector<std::int64_t> positions;
   std::vector<double> input;
   const auto prefix = [&](std::int64_t n) {  // the first n tokens in position order
@@ -41,7 +42,8 @@ std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& im
       failed = std::move(part);
     }
   }
-  if (failed.status != ApplyResult::Status::kernel_error && test.tokens > 0) return {token_position(test, spec, order[0]), std::move(failed)};
-  return {test.tokens > 0 ? token_position(test, spec, order[static_cast<std::size_t>(high - 1)]) : 0, std::move(failed)};
+  if (failed.status != ApplyResult::Status::kernel_error && test.tokens > 0)
+    return {judge::token_position(test, spec, order[0]), std::move(failed)};
+  return {test.tokens > 0 ? judge::token_position(test, spec, order[static_cast<std::size_t>(high - 1)]) : 0, std::move(failed)};
 }
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

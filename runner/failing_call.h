@@ -12,7 +12,7 @@
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 // Where a failed call starts to fail: the test's tokens ordered by position, the shortest failing
 // prefix found by bisection (a cache indexed past its end fails on every prefix that reaches it).
@@ -22,5 +22,4 @@ namespace ropecheck::judge {
 std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec,
                                                         const golden::RopeTest& test, ApplyResult failed);
 
-
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

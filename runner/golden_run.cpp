@@ -11,13 +11,13 @@
 #include <span>
 #include <vector>
 
+#include "base/errors.h"
+#include "base/parallel.h"
 #include "golden/sidecar.h"
 #include "judge/diagnosis.h"
-#include "judge/parallel.h"
 #include "runner/failing_call.h"
-#include "spec/errors.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 // The first of `flags` that `test_flags` carries, or nullptr.
@@ -36,22 +36,22 @@ struct Unit {
 struct Pending {
   const golden::RopeTest* test;
   ApplyResult result;
-  Expected expected;
+  judge::Expected expected;
   std::optional<std::pair<std::int64_t, ApplyResult>> first_failing;  // a failed call, bisected
 };
 struct GroupWork {
-  std::unique_ptr<GroupComparer> comparer;
+  std::unique_ptr<judge::GroupComparer> comparer;
   std::vector<Pending> pending;
   // Sidecar tests are diagnosed from a sample (a test of a big suite is millions of values).
-  DiagnosisSampler sidecar_sampler;
-  FailedCalls failed_calls;
+  judge::DiagnosisSampler sidecar_sampler;
+  judge::FailedCalls failed_calls;
   std::int64_t by_flags = 0, by_position = 0;
-  std::vector<GroupResult> results;  // one, or an attention file's groups
+  std::vector<judge::GroupResult> results;  // one, or an attention file's groups
   std::vector<std::string> notes;
 };
 
 // The golden loop (judge_golden), step by step.
-// One pipeline (judge/parallel.h ordered_pipeline) over every group of every file, in three steps:
+// One pipeline (base/parallel.h ordered_pipeline) over every group of every file, in three steps:
 // a group's calls, on the calling thread in the order of the files, groups and tests (a failed call
 // bisected right after the group's calls: the sequence a stateful implementation always saw); then
 // its tests' exact values and judging, on any thread; then its result, in order. Groups are small
@@ -111,7 +111,7 @@ class GoldenRun {
   // ...and what the group records of it: skipped (unsupported; missing under --allow-missing) or failed.
   void record_failure(GroupWork& work, const std::string& suite, const golden::RopeTest& test, const ApplyResult& result,
                       const std::optional<std::pair<std::int64_t, ApplyResult>>& first) const {
-    GroupComparer& c = *work.comparer;
+    judge::GroupComparer& c = *work.comparer;
     if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
     switch (result.status) {
       case ApplyResult::Status::unsupported:
@@ -147,8 +147,8 @@ class GoldenRun {
   // Group `gi` of an attention file, on the calling thread.
   void call_attention_group(const golden::GoldenFile& file, std::size_t gi, GroupWork& work) {
     // H1 of the attention bounds holds q and k to the claim's default RoPE bound (judge/tolerance.cpp).
-    const Tolerance rope = default_tolerance(model, file.groups[gi].spec, implementation.claims().theta_ulps);
-    AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, options.group);
+    const judge::Tolerance rope = judge::default_tolerance(model, file.groups[gi].spec, implementation.claims().theta_ulps);
+    judge::AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, options.group);
     std::int64_t by_flags = 0;
     for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
       tick(file.suite);
@@ -157,7 +157,7 @@ class GoldenRun {
         ++by_flags;
         continue;
       }
-      if (!judges_exact_values(model)) {
+      if (!judge::judges_exact_values(model)) {
         comparer.skip(test,
                       "attention tests carry the exact values: judged under --model exact or f32-angle, not " + std::string(name(model)));
         continue;
@@ -181,7 +181,7 @@ class GoldenRun {
       }
       comparer.add(test, answer->scores, answer->outputs, missing);
     }
-    GroupResult result = comparer.finish();
+    judge::GroupResult result = comparer.finish();
     result.skipped_by_flags = by_flags;
     work.by_flags += by_flags;
     work.results.push_back(std::move(result));
@@ -192,8 +192,8 @@ class GoldenRun {
     const golden::GoldenFile& file = suites[units[u].file].file;
     if (file.kind == golden::Kind::attention) return work;
     const golden::Group& group = file.groups[units[u].group];
-    work.comparer = std::make_unique<GroupComparer>(file.suite, static_cast<int>(units[u].group), group, model,
-                                                    implementation.tolerance(group.spec), options.group);
+    work.comparer = std::make_unique<judge::GroupComparer>(file.suite, static_cast<int>(units[u].group), group, model,
+                                                           implementation.tolerance(group.spec), options.group);
     return work;
   }
 
@@ -205,7 +205,7 @@ class GoldenRun {
       return;
     }
     const golden::Group& group = file.groups[units[u].group];
-    GroupComparer& comparer = *work.comparer;
+    judge::GroupComparer& comparer = *work.comparer;
     // A sidecar test is judged on every thread while the calling thread loads and runs the next
     // one (the reading was a fifth of a big check's time with every other thread idle); the
     // comparer and the sample see the tests in order: each step that changes them waits for the
@@ -238,7 +238,7 @@ class GoldenRun {
       }
       if (max_position) {
         bool any = false;
-        for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = token_position(test, group.spec, t) <= *max_position;
+        for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = judge::token_position(test, group.spec, t) <= *max_position;
         if (!any) {
           settle();
           comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
@@ -293,11 +293,11 @@ class GoldenRun {
     if (file.kind == golden::Kind::attention) return;
     const golden::Group& group = file.groups[units[u].group];
     const int group_threads = file.sidecar.empty() ? small_group_threads : options.threads;
-    GroupComparer& comparer = *work.comparer;
+    judge::GroupComparer& comparer = *work.comparer;
     // The exact values do not depend on the candidate: computed for every test at once, in parallel.
     parallel_for(work.pending.size(), group_threads, [&](std::size_t i) {
       if (work.pending[i].result.status == ApplyResult::Status::ok) {
-        work.pending[i].expected = expected_values(group.spec, *work.pending[i].test, model, options.precision_bits);
+        work.pending[i].expected = judge::expected_values(group.spec, *work.pending[i].test, model, options.precision_bits);
       }
     });
     for (Pending& p : work.pending) {
@@ -308,20 +308,20 @@ class GoldenRun {
       }
       p.expected = {};
     }
-    GroupResult result = comparer.finish();
-    if (needs_diagnosis(result)) {
-      std::vector<DiagnosedTest> judged;
+    judge::GroupResult result = comparer.finish();
+    if (judge::needs_diagnosis(result)) {
+      std::vector<judge::DiagnosedTest> judged;
       // The worst sidecar test alone (golden tests are separate calls: a mistake in some of them
       // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
-      if (const DiagnosisSample* sample = work.sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
+      if (const judge::DiagnosisSample* sample = work.sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
       for (const Pending& p : work.pending) {
         if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
           judged.push_back({.test = p.test, .output = p.result.output});
         }
       }
-      std::vector<TrimmedTest> trimmed;  // what `judged` points into once trimmed
-      judged = within_max_position(judged, group.spec, options.group.max_position, trimmed);
-      if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", group_threads, &result);
+      std::vector<judge::TrimmedTest> trimmed;  // what `judged` points into once trimmed
+      judged = judge::within_max_position(judged, group.spec, options.group.max_position, trimmed);
+      if (!judged.empty()) result.diagnosis = judge::diagnose(group.spec, judged, model, result.verdict == "fail", group_threads, &result);
     }
     work.failed_calls.explain(result);
     result.skipped_by_flags = work.by_flags;
@@ -334,7 +334,7 @@ class GoldenRun {
   void record_unit(GroupWork&& work) {
     for (std::string& note : work.notes) out.notes.push_back(std::move(note));
     out.skipped_by_flags += work.by_flags;
-    for (GroupResult& result : work.results) {
+    for (judge::GroupResult& result : work.results) {
       out.skipped_by_position += result.skipped_by_position;
       out.groups.push_back(std::move(result));
     }
@@ -344,7 +344,7 @@ class GoldenRun {
   const Implementation& implementation;
   const JudgeOptions& options;
   const ProgressFn& progress;
-  const Model model;
+  const judge::Model model;
   Judgement out;
   std::int64_t total = 0, done = 0;
   std::vector<Unit> units;
@@ -433,4 +433,4 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
   return GoldenRun(suites, implementation, options, progress).run();
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -13,7 +13,7 @@
 #include "judge/group.h"
 #include "runner/implementation.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 struct LoadedGolden {
   std::string path;
@@ -32,7 +32,7 @@ std::string tensor_name(const std::string& suite, std::int64_t test_id, const ch
 // What every judging command takes besides the implementation's model and tolerance (those are its
 // Claims: runner/implementation.h).
 struct JudgeOptions {
-  GroupOptions group;                   // worst cases, signed zeros, max position, required horizon, attention bounds
+  judge::GroupOptions group;            // worst cases, signed zeros, max position, required horizon, attention bounds
   std::vector<std::string> skip_flags;  // golden tests carrying any of these flags are not judged
   int threads = 0;                      // for the exact values (0: all cores)
   bool allow_missing = false;           // a test without output is skipped instead of failed
@@ -40,7 +40,7 @@ struct JudgeOptions {
 };
 
 struct Judgement {
-  std::vector<GroupResult> groups;
+  std::vector<judge::GroupResult> groups;
   std::vector<std::string> notes;  // e.g. suites not judged, and why
   std::int64_t skipped_by_flags = 0, skipped_by_position = 0;
 };
@@ -53,4 +53,4 @@ using ProgressFn = std::function<void(std::int64_t done, std::int64_t total, con
 Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation,
                        const JudgeOptions& options, const ProgressFn& progress = nullptr);
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -4,7 +4,7 @@
 
 #include "spec/schedule.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 std::string_view kind_name(ApplyResult::Status status) {
   switch (status) {
@@ -23,7 +23,7 @@ std::string_view kind_name(ApplyResult::Status status) {
   return "?";
 }
 
-ErrorClaim ErrorClaim::from_tolerance(const Tolerance& tolerance, const Spec& spec) {
+ErrorClaim ErrorClaim::from_tolerance(const judge::Tolerance& tolerance, const Spec& spec) {
   const reference::Format format = reference::format_of(spec.dtype);
   const double u = std::ldexp(1.0, -format.precision);
   const double scale = std::max(1.0, std::fabs(attention_factor<double>(spec)));
@@ -56,30 +56,31 @@ bool Implementation::supports(const Spec& spec) const {
   return ok;
 }
 
-Tolerance Implementation::tolerance(const Spec& spec) const {
+judge::Tolerance Implementation::tolerance(const Spec& spec) const {
   if (claims_.tolerance) return *claims_.tolerance;
-  if (std::optional<Tolerance> proven = proven_bound(spec, claims_.model)) return *proven;
-  return default_tolerance(claims_.model, spec, claims_.theta_ulps);
+  if (std::optional<judge::Tolerance> proven = proven_bound(spec, claims_.model)) return *proven;
+  return judge::default_tolerance(claims_.model, spec, claims_.theta_ulps);
 }
 
 ErrorClaim Implementation::claim(const Spec& spec) const {
   // An element-ULP tolerance says nothing about the pair's normwise error: the claim then comes
   // from the implementation's own bound or the model's default.
-  if (claims_.tolerance && claims_.tolerance->kind == Tolerance::Kind::e) return ErrorClaim::from_tolerance(*claims_.tolerance, spec);
+  if (claims_.tolerance && claims_.tolerance->kind == judge::Tolerance::Kind::e)
+    return ErrorClaim::from_tolerance(*claims_.tolerance, spec);
   if (std::optional<ErrorClaim> own = own_claim(spec)) return *own;
-  std::optional<Tolerance> bound = proven_bound(spec, claims_.model);
-  return ErrorClaim::from_tolerance(bound ? *bound : default_tolerance(claims_.model, spec, claims_.theta_ulps), spec);
+  std::optional<judge::Tolerance> bound = proven_bound(spec, claims_.model);
+  return ErrorClaim::from_tolerance(bound ? *bound : judge::default_tolerance(claims_.model, spec, claims_.theta_ulps), spec);
 }
 
 Claims Claims::parse(std::string_view model, std::string_view tolerance) {
   Claims claims;
-  claims.model = parse_model(model);
+  claims.model = judge::parse_model(model);
   if (!tolerance.empty()) {
-    const ToleranceOverrides overrides = parse_tolerance(tolerance);
+    const judge::ToleranceOverrides overrides = judge::parse_tolerance(tolerance);
     claims.tolerance = overrides.rope;
     if (overrides.theta_ulps) claims.theta_ulps = *overrides.theta_ulps;
   }
   return claims;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

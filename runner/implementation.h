@@ -29,7 +29,7 @@
 #include "reference/rounding.h"
 #include "spec/spec.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 using reference::Real;
 using reference::Shape;
@@ -72,15 +72,15 @@ struct ErrorClaim {
   // A tolerance in e units (per_radian included) as a claim: e·u·max(1,|g|) relative, plus one
   // subnormal quantum 2^(emin−p+1) absolute (half of it, 2^(emin−p), is not a double for f64; the
   // full quantum bounds a subnormal rounding error too).
-  static ErrorClaim from_tolerance(const Tolerance& tolerance, const Spec& spec);
+  static ErrorClaim from_tolerance(const judge::Tolerance& tolerance, const Spec& spec);
 };
 
 // The model an implementation is judged under and an explicit `--tolerance`, as the command line
 // gives them; every adapter keeps them so that tolerance() and claim() answer in one place.
 struct Claims {
-  Model model = Model::exact;
-  std::optional<Tolerance> tolerance;
-  double theta_ulps = kDefaultThetaUlps;  // the f32-angle model's k (--tolerance theta_ulps=K)
+  judge::Model model = judge::Model::exact;
+  std::optional<judge::Tolerance> tolerance;
+  double theta_ulps = judge::kDefaultThetaUlps;  // the f32-angle model's k (--tolerance theta_ulps=K)
 
   // From the words of `--model` and `--tolerance` (judge/tolerance.h parse_model, parse_tolerance;
   // an empty tolerance keeps the model's defaults): the command line and the public API alike.
@@ -148,7 +148,7 @@ class Implementation {
   }
 
   // The bound outputs of `spec` are judged by (see the top of this file).
-  Tolerance tolerance(const Spec& spec) const;
+  judge::Tolerance tolerance(const Spec& spec) const;
   // The same as a claim for the identity catalog; an implementation's own finer claim (the
   // reference's exact forms, the float32 recipe's growth with the angle) unless --tolerance is given.
   ErrorClaim claim(const Spec& spec) const;
@@ -156,7 +156,7 @@ class Implementation {
 
  protected:
   // A bound the implementation has proven for `spec` under `model` (none: the model's default).
-  virtual std::optional<Tolerance> proven_bound(const Spec& /*spec*/, Model /*model*/) const { return std::nullopt; }
+  virtual std::optional<judge::Tolerance> proven_bound(const Spec& /*spec*/, judge::Model /*model*/) const { return std::nullopt; }
   virtual std::optional<ErrorClaim> own_claim(const Spec& /*spec*/) const { return std::nullopt; }
 
  private:
@@ -165,4 +165,4 @@ class Implementation {
   mutable std::map<std::string, bool> supported_;
 };
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -21,7 +21,7 @@
 
 #include "runner/abi_call.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -491,4 +491,4 @@ std::vector<KernelInfo> project_kernels() {
   return out;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

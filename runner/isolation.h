@@ -32,7 +32,7 @@
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 enum class Source {
   library,  // the project's kernels (target ropecheck_kernels, linked in)
@@ -103,4 +103,4 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> project_kernels();
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <utility>
 
-#include "runner/adapters.h"
-#include "spec/errors.h"
-#include "runner/golden_run.h"
+#include "base/errors.h"
 #include "judge/verdict.h"
+#include "runner/adapters.h"
+#include "runner/golden_run.h"
 #include "spec/public_spec.h"
 
 namespace ropecheck {
@@ -18,20 +18,19 @@ namespace {
 
 using detail::SpecAccess;
 
-judge::Claims claims_of(const GoldenOptions& options) {
+runner::Claims claims_of(const GoldenOptions& options) {
   // The default claim is the judge's one (judge/tolerance.h kDefaultModel).
-  return judge::Claims::parse(options.model.empty() ? std::string(judge::name(judge::kDefaultModel)) : options.model,
-                              options.tolerance);
+  return runner::Claims::parse(options.model.empty() ? std::string(judge::name(judge::kDefaultModel)) : options.model, options.tolerance);
 }
 
-judge::JudgeOptions judge_options_of(const GoldenOptions& options) {
+runner::JudgeOptions judge_options_of(const GoldenOptions& options) {
   if (options.max_position && *options.max_position < 0) {
     throw UsageError("max_position: expected an integer >= 0, got " + std::to_string(*options.max_position));
   }
   if (options.threads < 0 || options.threads > 4096) {
     throw UsageError("threads: expected an integer from 0 (all cores) to 4096, got " + std::to_string(options.threads));
   }
-  judge::JudgeOptions o;
+  runner::JudgeOptions o;
   o.group.strict_zeros = options.strict_zeros;
   o.group.max_position = options.max_position;
   o.skip_flags = options.skip_flags;
@@ -60,18 +59,17 @@ GoldenGroup public_group(const judge::GroupResult& g) {
 GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const RopeFunction& rope,
                                 const GoldenOptions& options) {
   try {
-    const judge::Claims claims = claims_of(options);
-    const judge::JudgeOptions judge_options = judge_options_of(options);
-    const std::vector<judge::LoadedGolden> suites = judge::load_golden(golden_file_or_folder);
-    judge::check_skip_flags(judge_options.skip_flags, suites);
-    const judge::FunctionImplementation implementation(
+    const runner::Claims claims = claims_of(options);
+    const runner::JudgeOptions judge_options = judge_options_of(options);
+    const std::vector<runner::LoadedGolden> suites = runner::load_golden(golden_file_or_folder);
+    runner::check_skip_flags(judge_options.skip_flags, suites);
+    const runner::FunctionImplementation implementation(
         "MatchesGolden function",
-        [&rope](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,
-                std::span<const double> input) {
+        [&rope](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
           return rope(SpecAccess::make(spec), TensorShape{shape.tokens, shape.heads, shape.head_dim}, positions, input);
         },
         claims);
-    const judge::Judgement judgement = judge::judge_golden(suites, implementation, judge_options);
+    const runner::Judgement judgement = runner::judge_golden(suites, implementation, judge_options);
     GoldenVerdict verdict;
     for (const judge::GroupResult& g : judgement.groups) verdict.groups.push_back(public_group(g));
     // The run's verdict is the gate's (judge/verdict.h): every group skipped is not a pass.
@@ -86,7 +84,7 @@ GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const 
     return verdict;
   } catch (const UsageError& e) {
     throw std::invalid_argument(e.what());
-  } catch (const InputError& e) {  // every reader's (spec/errors.h)
+  } catch (const InputError& e) {  // every reader's (base/errors.h)
     throw std::invalid_argument(e.what());
   }
 }

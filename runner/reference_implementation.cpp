@@ -5,7 +5,7 @@
 
 #include "spec/schedule.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 double attention_magnitude(const Spec& spec) {
   // long double carries ≥ 64 bits; the factor 1 + 2^-40 covers its rounding in the schedule.
@@ -72,10 +72,10 @@ ApplyResult ReferenceImplementation::run(const Spec& spec, Shape shape, std::spa
   return result;
 }
 
-std::optional<Tolerance> ReferenceImplementation::proven_bound(const Spec&, Model model) const {
+std::optional<judge::Tolerance> ReferenceImplementation::proven_bound(const Spec&, judge::Model model) const {
   // Correctly rounded: half an ulp of A is at most u·|A| ≤ u·ρ·|g|, so e ≤ 1 (judge/pair_rule.h).
-  if (output_ == Output::exact || !judges_exact_values(model) || model_ != reference::Model::exact) return std::nullopt;
-  return Tolerance{Tolerance::Kind::e, 1.0, 0.0, "correct rounding: half an ulp of A is at most u*|A| <= u*rho*g"};
+  if (output_ == Output::exact || !judge::judges_exact_values(model) || model_ != reference::Model::exact) return std::nullopt;
+  return judge::Tolerance{judge::Tolerance::Kind::e, 1.0, 0.0, "correct rounding: half an ulp of A is at most u*|A| <= u*rho*g"};
 }
 
 std::optional<std::vector<Real>> ReferenceImplementation::apply_exact(const Spec& spec, Shape shape,
@@ -98,4 +98,4 @@ std::optional<ErrorClaim> ReferenceImplementation::own_claim(const Spec& spec) c
   return claim;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

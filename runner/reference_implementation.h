@@ -9,7 +9,7 @@
 #include "runner/implementation.h"
 #include "reference/rope.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 // Error bound of reference::rotate_exact(…, precision_bits, form) in the ErrorClaim sense. With
 // P = precision_bits and g = |attention factor|:
@@ -66,7 +66,7 @@ class ReferenceImplementation final : public Implementation {
   int precision_bits() const { return precision_bits_; }
 
  protected:
-  std::optional<Tolerance> proven_bound(const Spec& spec, Model model) const override;
+  std::optional<judge::Tolerance> proven_bound(const Spec& spec, judge::Model model) const override;
   std::optional<ErrorClaim> own_claim(const Spec& spec) const override;
 
  private:
@@ -81,4 +81,4 @@ class ReferenceImplementation final : public Implementation {
   mutable std::shared_ptr<const reference::ApplyPlan> plan_;
 };
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

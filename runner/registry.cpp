@@ -7,12 +7,12 @@
 
 #include <ropecheck/kernel.h>
 
+#include "base/errors.h"
 #include "runner/adapters.h"
-#include "spec/errors.h"
 #include "runner/reference_implementation.h"
 #include "tensorio/readers.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 struct ReferenceVariant {
@@ -102,4 +102,4 @@ std::unique_ptr<Implementation> make_implementation(const Selection& selection, 
   return std::make_unique<KernelImplementation>(name, options.claims, options.kernel_threads);
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -14,7 +14,7 @@
 #include "runner/implementation.h"
 #include "runner/isolation.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 struct Selection {
   std::string implementation;  // --impl (empty: "auto" with a plugin, else required)
@@ -42,4 +42,4 @@ struct RegistryEntry {
 };
 std::vector<RegistryEntry> implementation_names();
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

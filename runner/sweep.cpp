@@ -8,15 +8,15 @@
 #include <tuple>
 #include <utility>
 
+#include "base/errors.h"
+#include "base/parallel.h"
+#include "base/random.h"
 #include "judge/diagnosis.h"
-#include "judge/parallel.h"
 #include "reference/rounding.h"
 #include "runner/failing_call.h"
-#include "spec/errors.h"
-#include "spec/random.h"
 #include "spec/schedule.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 namespace {
 
@@ -120,7 +120,8 @@ SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions
 
 SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) { return calls_of(sample_count(o.max_position, o.samples), spec, o); }
 
-GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o, const GroupOptions& group_options) {
+judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
+                         const judge::GroupOptions& group_options) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
   if (o.samples < 1 || o.samples > kMaxSweepSamples) {
     throw UsageError("--samples: expected an integer >= 1 and <= " + std::to_string(kMaxSweepSamples) + ", got " +
@@ -143,19 +144,19 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
 
   golden::Group group;
   group.spec = spec;
-  GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
+  judge::GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
   // The calls judged here among the first up to kDiagnosisSampleValues values (the diagnosis's
   // sample, judge/diagnosis.h), by call; the first call that gave no output, bisected to its first
   // position.
   std::map<std::int64_t, std::pair<golden::RopeTest, std::vector<double>>> kept;
   std::set<std::int64_t> no_output;  // this shard's calls that gave none (not made again)
-  FailedCalls failed_calls;
+  judge::FailedCalls failed_calls;
   // One call of this shard: its test, what the implementation gave (a failed call bisected to its
   // first failing position), and what judging it found. The tests are drawn and the calls made on
   // the calling thread, in order, one at a time (an implementation may keep state between calls: it
   // always sees the same sequence; the call is one thread's work, often in a child process:
   // runner/isolation.h). The judging after it (the reference's values, judge/group.h) runs on every
-  // thread, several calls at once; the judged calls are recorded in call order (judge/parallel.h
+  // thread, several calls at once; the judged calls are recorded in call order (base/parallel.h
   // ordered_pipeline), so the report is the same bytes whatever the thread count.
   struct CalledTest {
     std::int64_t call = 0;
@@ -163,7 +164,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     ApplyResult result;
     std::int64_t first_failing_position = 0;
     ApplyResult first_failing_call;
-    std::optional<GroupComparer::JudgedTest> judged;
+    std::optional<judge::GroupComparer::JudgedTest> judged;
   };
   const std::int64_t shard_calls = shard_call_count(calls, o.shard_index, o.shard_count);
   // A shard of fewer calls than threads splits each call's tokens over its share of the threads.
@@ -206,7 +207,7 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
     comparer.add_judged(test, result.output, std::move(*called.judged));
     // Only calls that start below kDiagnosisSampleValues values can be in the sample (a call past
     // it is made again in the rare case that earlier calls gave no output): bounded memory.
-    if (c * calls.per_call * spec.head_dim < kDiagnosisSampleValues && !no_output.count(c)) {
+    if (c * calls.per_call * spec.head_dim < judge::kDiagnosisSampleValues && !no_output.count(c)) {
       kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
   };
@@ -214,13 +215,13 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
   // first call is made.
   ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test, call_implementation,
                                judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
-  GroupResult g = comparer.finish();
-  if (needs_diagnosis(g)) {
+  judge::GroupResult g = comparer.finish();
+  if (judge::needs_diagnosis(g)) {
     // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values
     // are kept, each kept when it gave an output of the test's size; another shard's calls made again.
-    std::vector<DiagnosedTest> judged;
+    std::vector<judge::DiagnosedTest> judged;
     std::int64_t sample_values = 0;
-    for (std::int64_t c = 0; c < calls.calls && sample_values < kDiagnosisSampleValues; ++c) {
+    for (std::int64_t c = 0; c < calls.calls && sample_values < judge::kDiagnosisSampleValues; ++c) {
       if (no_output.count(c)) continue;
       auto it = kept.find(c);
       if (it == kept.end()) {
@@ -232,10 +233,10 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       sample_values += static_cast<std::int64_t>(it->second.second.size());
       judged.push_back({.test = &it->second.first, .output = it->second.second});
     }
-    if (!judged.empty()) g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads, &g);
+    if (!judged.empty()) g.diagnosis = judge::diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads, &g);
   }
   failed_calls.explain(g);
   return g;
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

@@ -12,7 +12,7 @@
 #include "judge/group.h"
 #include "runner/implementation.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 struct SweepOptions {
   std::int64_t max_position = 2147483647;
@@ -63,7 +63,7 @@ inline constexpr std::int64_t kMaxSweepCallElements = std::int64_t{1} << 19;
 
 // Sorted, distinct positions: 0..63, then 2^k − 1, 2^k, 2^k + 1, the maximum, then uniform random
 // ones until `samples` (more when those fixed ones are more; every position when the range has at
-// most `samples`). splitmix64 (spec/random.h): the same on every platform.
+// most `samples`). splitmix64 (base/random.h): the same on every platform.
 std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64_t samples, std::uint64_t seed);
 
 // Throws UsageError for options out of range, and for more shards than calls. Test ids of the
@@ -71,6 +71,7 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
 // A shard's diagnosis (when it needs one: judge/diagnosis.h needs_diagnosis) is fitted on the
 // unsharded run's sample, the first calls up to kDiagnosisSampleValues values, made again where
 // another shard judges them: the shards that need one give the unsharded run's.
-GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options, const GroupOptions& group_options);
+judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
+                         const judge::GroupOptions& group_options);
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

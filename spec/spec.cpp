@@ -4,7 +4,7 @@
 
 #include "spec/schedule.h"
 
-#include "spec/json_keys.h"
+#include "base/checked_json.h"
 
 #include <charconv>
 #include <cmath>

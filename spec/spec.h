@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck {
 
@@ -79,7 +79,7 @@ struct Spec {
 };
 
 // Thrown for an invalid spec; the message names the field and what was expected. The project's one
-// input error (spec/errors.h), named for where it comes from.
+// input error (base/errors.h), named for where it comes from.
 using SpecError = InputError;
 
 // Parses "key=value,key=value,...". rotary_dim defaults to head_dim. Lists (mrope sections,

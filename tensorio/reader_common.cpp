@@ -3,8 +3,8 @@
 
 #include <bit>
 
+#include "base/checked_json.h"
 #include "reference/rounding.h"
-#include "spec/json_keys.h"
 
 namespace ropecheck::tensorio::detail {
 
@@ -88,7 +88,7 @@ std::vector<double> decode(const char* p, std::uint64_t count, std::string_view 
   return out;
 }
 
-// User JSON through the one checked parse (spec/json_keys.h): bounded nesting, linear time, each
+// User JSON through the one checked parse (base/checked_json.h): bounded nesting, linear time, each
 // key once per object.
 nlohmann::json parse_json(std::string_view text, std::string_view file, const std::string& field) {
   JsonNotes notes;

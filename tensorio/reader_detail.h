@@ -44,7 +44,7 @@ void decode_to(const char* p, std::uint64_t count, std::string_view dtype, doubl
 
 std::vector<double> decode(const char* p, std::uint64_t count, std::string_view dtype);
 
-// User JSON through the one checked parse (spec/json_keys.h): bounded nesting, linear time, each
+// User JSON through the one checked parse (base/checked_json.h): bounded nesting, linear time, each
 // key once per object.
 nlohmann::json parse_json(std::string_view text, std::string_view file, const std::string& field);
 

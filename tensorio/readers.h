@@ -19,11 +19,11 @@
 #include <string_view>
 #include <vector>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck::tensorio {
 
-// The project's one input error (spec/errors.h), named for where it comes from.
+// The project's one input error (base/errors.h), named for where it comes from.
 using ReaderError = InputError;
 
 // One tensor, values widened exactly to double (f16, bf16, f32 and integers below 2^53 are exact).
@@ -52,7 +52,7 @@ Tensor parse_npy_tensor(std::string_view bytes, std::string_view file_name);
 // {NAME: {"dtype": "F64"|"F32"|"F16"|"BF16"|"I64"|"I32", "shape": [...], "data_offsets": [begin, end]},
 //  "__metadata__": {string: string}}, then the data buffer the offsets index into. Tensors whose
 // bytes overlap are refused (the format forbids it; each would be decoded again from the same bytes).
-// The header is parsed in linear time (spec/json_keys.h). The metadata strings are returned as
+// The header is parsed in linear time (base/checked_json.h). The metadata strings are returned as
 // tensors of dtype "U".
 TensorMap parse_safetensors(std::string_view bytes, std::string_view file_name);
 
@@ -60,7 +60,7 @@ TensorMap parse_safetensors(std::string_view bytes, std::string_view file_name);
 // (nested) arrays of numbers or float strings ("0x1.8p-1", "nan", "inf", "-inf", decimals); keys
 // without '/' are metadata (e.g. "implementation": "mykernel v2") kept as "U" tensors. Arrays must
 // be rectangular (every row as long as the first, numbers only at the innermost level), at most 32
-// nested; the text at most kMaxJsonDepth deep (spec/json_keys.h), parsed in linear time.
+// nested; the text at most kMaxJsonDepth deep (base/checked_json.h), parsed in linear time.
 TensorMap parse_candidate_json(std::string_view bytes, std::string_view file_name);
 
 // Recognises the format from its first bytes (.npz zip, .npy magic, safetensors length+'{', JSON '{')

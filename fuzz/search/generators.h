@@ -5,13 +5,13 @@
 
 #include <cstdint>
 
+#include "base/random.h"
 #include "fuzz/search/search.h"
-#include "spec/random.h"
 #include "spec/spec.h"
 
 namespace ropecheck::fuzz {
 
-// splitmix64 (spec/random.h), with the search's own maps to ranges (modulo: their outputs are what
+// splitmix64 (base/random.h), with the search's own maps to ranges (modulo: their outputs are what
 // the recorded seeds replay).
 class Rng {
  public:

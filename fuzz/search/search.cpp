@@ -151,8 +151,8 @@ FuzzCase parse_case(const std::string& text, const Spec& spec) {
   return c;
 }
 
-std::vector<Outcome> evaluate(const judge::Implementation& implementation, const Spec& spec,
-                              const judge::Tolerance& tolerance, const std::vector<FuzzCase>& cases, bool strict_zeros) {
+std::vector<Outcome> evaluate(const runner::Implementation& implementation, const Spec& spec, const judge::Tolerance& tolerance,
+                              const std::vector<FuzzCase>& cases, bool strict_zeros) {
   const std::size_t n = cases.size();
   const std::size_t d = static_cast<std::size_t>(spec.head_dim);
   const int components = position_components(spec);
@@ -165,19 +165,19 @@ std::vector<Outcome> evaluate(const judge::Implementation& implementation, const
   }
   const reference::Shape shape{static_cast<std::int64_t>(n), 1, spec.head_dim};
   std::vector<Outcome> outcomes(n);
-  const judge::ApplyResult result = implementation.run(spec, shape, positions, input);
-  if (result.status == judge::ApplyResult::Status::unsupported) {
+  const runner::ApplyResult result = implementation.run(spec, shape, positions, input);
+  if (result.status == runner::ApplyResult::Status::unsupported) {
     for (Outcome& o : outcomes) o.unsupported = true;
     return outcomes;
   }
-  if (result.status != judge::ApplyResult::Status::ok || result.output.size() != n * d) {
+  if (result.status != runner::ApplyResult::Status::ok || result.output.size() != n * d) {
     if (n > 1) {  // attribute the failure to its cases
       for (std::size_t i = 0; i < n; ++i) outcomes[i] = evaluate(implementation, spec, tolerance, {cases[i]}, strict_zeros)[0];
       return outcomes;
     }
     outcomes[0].violation = Violation::status;
-    outcomes[0].message = result.status != judge::ApplyResult::Status::ok
-                              ? std::string(judge::kind_name(result.status)) + ": " + result.message
+    outcomes[0].message = result.status != runner::ApplyResult::Status::ok
+                              ? std::string(runner::kind_name(result.status)) + ": " + result.message
                               : "expected " + std::to_string(d) + " outputs, got " + std::to_string(result.output.size());
     return outcomes;
   }
@@ -267,7 +267,7 @@ std::vector<Outcome> evaluate(const judge::Implementation& implementation, const
   return outcomes;
 }
 
-FuzzCase shrink(const judge::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
+FuzzCase shrink(const runner::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
                 Violation violation, bool strict_zeros) {
   int budget = shrink_evaluations(spec);
   auto still = [&](const FuzzCase& trial) {
@@ -390,7 +390,7 @@ std::vector<Spec> default_specs() {
   return specs;
 }
 
-std::string replay_command(const judge::Implementation& candidate, const Spec& spec, const FuzzCase& c, bool strict_zeros) {
+std::string replay_command(const runner::Implementation& candidate, const Spec& spec, const FuzzCase& c, bool strict_zeros) {
   auto quote = [](const std::string& s) {
     std::string out = "'";
     for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -412,7 +412,7 @@ std::string replay_command(const judge::Implementation& candidate, const Spec& s
   return command;
 }
 
-FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& options) {
+FuzzReport run_fuzz(const runner::Implementation& candidate, const FuzzOptions& options) {
   const std::vector<Spec> specs = options.specs.empty() ? default_specs() : options.specs;
   FuzzReport report;
   report.implementation = candidate.name();

@@ -6,7 +6,7 @@
 // rule (judge/pair_rule.h judge_pair, as check and run judge) against the exact rotation
 // (reference::rotate_exact at 128 bits: error ≤ 2^(14−128)·|φ|·ρ, far below u·ρ for |φ| < 2^40)
 // and the reference's special-value policy (reference/README.md "Special values"). The
-// implementation under fuzz is any judge::Implementation (runner/registry.h names them).
+// implementation under fuzz is any runner::Implementation (runner/registry.h names them).
 //
 // The search is a list of trials; trial t draws 16 edge cases (fuzz/search/generators.h) and then
 // hill-climbs 24 rounds of 8 mutations each (position, input bits, pair index) toward larger e
@@ -63,8 +63,8 @@ struct Outcome {
 };
 
 // Evaluates cases of one spec in one call of the implementation.
-std::vector<Outcome> evaluate(const judge::Implementation& implementation, const Spec& spec,
-                              const judge::Tolerance& tolerance, const std::vector<FuzzCase>& cases, bool strict_zeros = false);
+std::vector<Outcome> evaluate(const runner::Implementation& implementation, const Spec& spec, const judge::Tolerance& tolerance,
+                              const std::vector<FuzzCase>& cases, bool strict_zeros = false);
 
 struct FuzzOptions {
   std::vector<Spec> specs;                 // the edge list when empty (default_specs())
@@ -117,15 +117,14 @@ struct FuzzReport {
 };
 
 // The tolerance of each spec is the implementation's (runner/implementation.h tolerance()).
-FuzzReport run_fuzz(const judge::Implementation& candidate, const FuzzOptions& options);
+FuzzReport run_fuzz(const runner::Implementation& candidate, const FuzzOptions& options);
 
 // Shrinks a violating case toward a minimal one of the same class (background to zeros, smaller
 // pair index, smaller positions with fewer set bits, inputs with fewer significant bits).
-FuzzCase shrink(const judge::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
+FuzzCase shrink(const runner::Implementation& candidate, const Spec& spec, const judge::Tolerance& tolerance, FuzzCase c,
                 Violation violation, bool strict_zeros = false);
 
-std::string replay_command(const judge::Implementation& candidate, const Spec& spec, const FuzzCase& c,
-                           bool strict_zeros = false);
+std::string replay_command(const runner::Implementation& candidate, const Spec& spec, const FuzzCase& c, bool strict_zeros = false);
 
 // The JSON report (schema "ropecheck-fuzz-report/1", fuzz/README.md) and its text form.
 nlohmann::ordered_json to_json(const FuzzReport& report);

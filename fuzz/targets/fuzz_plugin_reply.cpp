@@ -23,12 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     written += static_cast<std::size_t>(n);
   }
   ::close(fds[1]);
-  ropecheck::judge::ApplyResult result;
-  const auto read = ropecheck::judge::read_reply(fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(1),
-                                                kExpected, result);
+  ropecheck::runner::ApplyResult result;
+  const auto read = ropecheck::runner::read_reply(fds[0], std::chrono::steady_clock::now() + std::chrono::seconds(1), kExpected, result);
   ::close(fds[0]);
   if (result.output.size() > kExpected) std::abort();
-  if (read == ropecheck::judge::ReplyRead::ok && result.status == ropecheck::judge::ApplyResult::Status::ok &&
+  if (read == ropecheck::runner::ReplyRead::ok && result.status == ropecheck::runner::ApplyResult::Status::ok &&
       result.output.size() != kExpected) {
     std::abort();
   }

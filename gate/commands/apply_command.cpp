@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/checked_json.h"
 #include "gate/commands/command.h"
 #include "gate/commands/spec_options.h"
 #include "gate/positions.h"
 #include "gate/report.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
-#include "spec/json_keys.h"
 #include "tensorio/readers.h"
 #include "tensorio/writers.h"
 
@@ -30,7 +30,7 @@ namespace ropecheck::gate {
 namespace {
 
 // Nested arrays of numbers or float strings, flattened; the nesting is bounded by the parse
-// (spec/json_keys.h kMaxJsonDepth), so the recursion is too.
+// (base/checked_json.h kMaxJsonDepth), so the recursion is too.
 void flatten_json(const nlohmann::json& j, const std::string& file, std::vector<double>& out) {
   if (j.is_array()) {
     for (const auto& item : j) flatten_json(item, file, out);

@@ -18,7 +18,7 @@ void add_check_command(CLI::App& root, int& status) {
                   "SUITE/ID/outputs for attention suites (gate/README.md); with --spec, the output tensor [tokens, heads, "
                   "head_dim] (.npy or one-tensor safetensors stream; npz/JSON: the tensor 'output' or the only one)")
       ->required();
-  // Instead of --golden: your own tensors for --spec or --hf-config (runner/direct.h).
+  // Instead of --golden: your own tensors for --spec or --hf-config (runner/tensor_judge.h).
   auto spec = std::make_shared<SpecOptions>();
   add_spec_options(cmd, *spec, SpecCount::one);
   cmd->get_option("--spec")->excludes(golden);

@@ -1,9 +1,9 @@
 // How a `ropecheck` subcommand plugs into the CLI: one add_*_command function per subcommand, each
 // in its own file under gate/commands/, listed in gate/main.cpp and gate/CMakeLists.txt.
 // A subcommand's callback stores its exit status in `status` (0 pass, 1 fail); bad arguments or bad
-// input are reported by throwing UsageError / InputError (spec/errors.h), which main prints as one
-// line, exit 2. The judging commands are functions (gate/check.h run_check, run_run; sweep, props):
-// their files here only fill the arguments.
+// input are reported by throwing UsageError / InputError (base/errors.h), which main prints as one
+// line, exit 2. The judging commands are functions (gate/check.h run_check, run_implementation;
+// sweep, props): their files here only fill the arguments.
 #pragma once
 
 #include <stdexcept>
@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck::gate {
 

@@ -39,7 +39,7 @@ namespace {
 // Why the violations happen: each violating spec (at most kExplainedSpecs) swept at 256 sampled
 // positions through the same inference as every route (judge/inference.h), one line per spec it
 // explains. The search's cases are single pairs: a change of the spec is fitted on a sample.
-std::string fuzz_explanations(const judge::Implementation& candidate, const nlohmann::ordered_json& report, std::uint64_t seed) {
+std::string fuzz_explanations(const runner::Implementation& candidate, const nlohmann::ordered_json& report, std::uint64_t seed) {
   constexpr std::size_t kExplainedSpecs = 3;
   std::vector<std::string> specs;
   for (const auto& v : report.at("violations")) {
@@ -49,10 +49,10 @@ std::string fuzz_explanations(const judge::Implementation& candidate, const nloh
   }
   std::string out;
   for (const std::string& text : specs) {
-    judge::SweepOptions options;
+    runner::SweepOptions options;
     options.samples = 256;
     options.seed = seed;
-    const GroupResult g = judge::sweep(candidate, parse_spec(text), options, judge::GroupOptions{});
+    const GroupResult g = runner::sweep(candidate, parse_spec(text), options, judge::GroupOptions{});
     if (g.diagnosis && !g.diagnosis->explanation.empty()) out += "explanation (" + text + "): " + g.diagnosis->explanation + "\n";
   }
   return out;
@@ -72,7 +72,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     std::string model = std::string(judge::name(judge::kDefaultModel));  // judge/tolerance.h
     std::string tolerance;
     double timeout = 10;
-    std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
+    std::int64_t memory_limit_mib = runner::kDefaultMemoryLimitMiB;
     bool strict_zeros = false;
   };
   auto args = std::make_shared<Args>();
@@ -104,7 +104,7 @@ void add_fuzz_command(CLI::App& root, int& status) {
     if (args->impl.empty() == args->plugin.empty()) throw UsageError("fuzz: expected exactly one of --impl NAME or --plugin PATH");
     const std::vector<std::string> inputs = {args->plugin};  // the report never replaces the plugin
     check_report_paths({args->json}, inputs);
-    judge::RegistryOptions registry;
+    runner::RegistryOptions registry;
     // The claim, as every judging command reads it (the search compares with the exact values).
     registry.claims.model = judge::parse_model(args->model);
     if (!judge::judges_exact_values(registry.claims.model)) {
@@ -121,9 +121,9 @@ void add_fuzz_command(CLI::App& root, int& status) {
     }
     registry.timeout_seconds = args->timeout;
     registry.memory_limit_mib = args->memory_limit_mib;
-    const std::unique_ptr<judge::Implementation> candidate = judge::make_implementation({args->impl, args->plugin}, registry);
-    if (const auto* isolated = dynamic_cast<const judge::IsolatedImplementation*>(candidate.get())) {
-      if (const judge::ApplyResult* e = isolated->start_error()) throw UsageError("--plugin " + args->plugin + ": " + e->message);
+    const std::unique_ptr<runner::Implementation> candidate = runner::make_implementation({args->impl, args->plugin}, registry);
+    if (const auto* isolated = dynamic_cast<const runner::IsolatedImplementation*>(candidate.get())) {
+      if (const runner::ApplyResult* e = isolated->start_error()) throw UsageError("--plugin " + args->plugin + ": " + e->message);
     }
     std::vector<Spec> specs;
     try {

@@ -21,7 +21,7 @@
 #include <cstring>
 
 #include "gate/commands/command.h"
-#include "gate/commands/golden_custom.h"
+#include "gate/commands/custom_suite_command.h"
 #include "gate/commands/spec_options.h"
 #include "gate/report.h"
 #include "golden/golden.h"
@@ -78,7 +78,7 @@ void add_golden_generate(CLI::App& golden, int& status) {
   generate->add_flag("--all", *all, "Write every suite");
   generate->add_option("--out", *out_dir, "Folder to write NAME.json into (created if missing); with --spec, the FILE.json")->required();
   generate->add_flag("--force", *force, "Replace existing files");
-  // A suite of your own (gate/commands/golden_custom.cpp): --out names the FILE.json then.
+  // A suite of your own (gate/commands/custom_suite_command.cpp): --out names the FILE.json then.
   auto custom = std::make_shared<CustomSuiteArgs>();
   // A suite for --spec or --hf-config instead (with --positions, --tokens; --out FILE.json).
   auto spec = std::make_shared<SpecOptions>();

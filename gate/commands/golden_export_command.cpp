@@ -25,9 +25,9 @@
 
 namespace ropecheck::gate {
 
-using judge::LoadedGolden;
-using judge::load_golden;
-using judge::tensor_name;
+using runner::load_golden;
+using runner::LoadedGolden;
+using runner::tensor_name;
 using tensorio::OutTensor;
 namespace {
 

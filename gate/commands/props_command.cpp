@@ -24,7 +24,7 @@ struct PropsArguments {
   std::string implementation;  // empty: "reference-exact", or "auto" with --plugin (as `run --plugin`)
   std::string plugin;
   double timeout = 10;
-  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
+  std::int64_t memory_limit_mib = runner::kDefaultMemoryLimitMiB;
   int precision_bits = 256;
   std::string model = "exact";
   std::string tolerance;
@@ -73,7 +73,7 @@ int run_props(const PropsArguments& args) {
     for (const auto& identity : proofs::catalog()) names += (names.empty() ? "" : ", ") + std::string(identity.name);
     throw UsageError("--only: expected one of " + names + ", got '" + args.only + "'");
   }
-  judge::RegistryOptions registry;
+  runner::RegistryOptions registry;
   registry.claims.model = judge::parse_model(args.model);
   if (!args.tolerance.empty()) registry.claims.tolerance = judge::parse_tolerance(args.tolerance).rope;
   registry.precision_bits = args.precision_bits;
@@ -81,9 +81,9 @@ int run_props(const PropsArguments& args) {
   registry.memory_limit_mib = args.memory_limit_mib;
   // Kernels and plugins in a child process: a crash is that case's failure, not the command's.
   registry.isolate_kernels = true;
-  std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({name, args.plugin}, registry);
+  std::unique_ptr<runner::Implementation> implementation = runner::make_implementation({name, args.plugin}, registry);
   if (args.max_position) {
-    implementation = std::make_unique<judge::PositionLimit>(std::move(implementation), *args.max_position);
+    implementation = std::make_unique<runner::PositionLimit>(std::move(implementation), *args.max_position);
   }
   const bool bits = implementation->exact_precision_bits() > 0;
 

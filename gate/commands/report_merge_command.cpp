@@ -6,18 +6,18 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/checked_json.h"
 #include "fuzz/search/search.h"
 #include "gate/commands/command.h"
 #include "gate/merge.h"
 #include "gate/report.h"
-#include "spec/json_keys.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {
 namespace {
 
 // A report as one bounded read (a regular file only, no FIFO) and the one checked JSON parse
-// (spec/json_keys.h: bounded nesting, linear time, each key once).
+// (base/checked_json.h: bounded nesting, linear time, each key once).
 nlohmann::ordered_json read_report(const std::string& path) {
   return parse_json_file_checked<nlohmann::ordered_json>(
       tensorio::read_file_bytes(path, std::uint64_t{1} << 30), path,

@@ -1,4 +1,4 @@
-// `ropecheck run`: the command line of gate/check.h run_run.
+// `ropecheck run`: the command line of gate/check.h run_implementation.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -54,7 +54,7 @@ void add_run_command(CLI::App& root, int& status) {
   cmd->add_option("--property", args->property,
                   "With --props: run this identity only (a failing identity prints the command that replays it)");
   add_child_options(cmd, args->timeout, args->memory_limit_mib);
-  cmd->callback([args, &status] { status = run_run(*args); });
+  cmd->callback([args, &status] { status = run_implementation(*args); });
 }
 
 }  // namespace ropecheck::gate

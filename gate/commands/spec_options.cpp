@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "base/errors.h"
 #include "hfconfig/hfconfig.h"
-#include "spec/errors.h"
 #include "tensorio/readers.h"
 
 namespace ropecheck::gate {

@@ -28,9 +28,9 @@ struct SweepArguments {
   SpecOptions spec;
   JudgeArguments judge;
   ReportPaths reports;
-  judge::SweepOptions sweep;
+  runner::SweepOptions sweep;
   double timeout = 10;
-  std::int64_t memory_limit_mib = judge::kDefaultMemoryLimitMiB;
+  std::int64_t memory_limit_mib = runner::kDefaultMemoryLimitMiB;
   std::string shard = "0/1";
   std::optional<std::int64_t> shard_count;  // --shard-count, with --shard auto
   Shard resolved;
@@ -39,8 +39,8 @@ struct SweepArguments {
 int run_sweep(const SweepArguments& a) {
   check_report_paths({a.reports.json, a.reports.junit, a.reports.html}, {a.plugin});
   if (a.sweep.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(a.sweep.threads));
-  const judge::Claims claims = claims_of(a.judge);
-  const judge::JudgeOptions options = judge_options_of(a.judge);
+  const runner::Claims claims = claims_of(a.judge);
+  const runner::JudgeOptions options = judge_options_of(a.judge);
   // The kernels' bound (optimized/error_bounds.h) is derived for positions below 2^40 only: beyond
   // that the default tolerance would be a number without a proof. An explicit --tolerance may go further.
   if (!claims.tolerance && a.sweep.max_position >= kernels::kMaxBoundPosition) {
@@ -49,7 +49,7 @@ int run_sweep(const SweepArguments& a) {
                      std::to_string(a.sweep.max_position));
   }
   const Spec spec = resolve_spec(a.spec);
-  judge::RegistryOptions registry;
+  runner::RegistryOptions registry;
   registry.claims = claims;
   registry.timeout_seconds = a.timeout;
   registry.memory_limit_mib = a.memory_limit_mib;
@@ -57,14 +57,14 @@ int run_sweep(const SweepArguments& a) {
   // ones (runner/sweep.cpp), which keeps every thread busy; a call split over threads of its own
   // only competed with them (at 32768 samples, 512 positions a call, it took a second thread).
   registry.kernel_threads = 1;
-  const std::unique_ptr<judge::Implementation> implementation = judge::make_implementation({a.implementation, a.plugin}, registry);
-  judge::SweepOptions sweep = a.sweep;
-  GroupResult g = judge::sweep(*implementation, spec, sweep, options.group);
+  const std::unique_ptr<runner::Implementation> implementation = runner::make_implementation({a.implementation, a.plugin}, registry);
+  runner::SweepOptions sweep = a.sweep;
+  GroupResult g = runner::sweep(*implementation, spec, sweep, options.group);
 
   std::printf("implementation: %s (%s)\n", implementation->name().c_str(), implementation->selector().c_str());
   std::printf("claim: %s\n", judge::claim_text(claims.model).c_str());
   std::printf("spec: %s\n", to_string(spec).c_str());
-  const judge::SweepCalls calls = judge::sweep_calls(spec, a.sweep);
+  const runner::SweepCalls calls = runner::sweep_calls(spec, a.sweep);
   std::printf("samples: %" PRId64 " positions in [0, %" PRId64 "], %d pairs each\n", calls.positions, a.sweep.max_position,
               spec.rotary_dim / 2);
   if (a.sweep.shard_count > 1 || a.resolved.source != "--shard") {

@@ -41,7 +41,7 @@
 #include <ropecheck/kernel.h>
 
 #include "optimized/cuda/cuda_backend.h"
-#include "optimized/hd.h"
+#include "optimized/host_device.h"
 #include "optimized/kernel_types.h"
 
 namespace ropecheck::kernels::cuda {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <immintrin.h>
 
-#include "optimized/hd.h"
+#include "optimized/host_device.h"
 #include "optimized/isa.h"
 
 namespace ropecheck::kernels::avx512bf16_isa {

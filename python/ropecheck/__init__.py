@@ -129,7 +129,7 @@ def apply(x, positions, spec, model="exact", *, as_torch=False, bf16="float32", 
 
 def check(output, x, positions, spec, model=None, *, tolerance=None, max_position=None, skip_flags=None,
           require_horizon=None, strict_zeros=False, worst=10, threads=0, label="tensors"):
-    """Judges `output` as the RoPE of x at positions (runner/direct.h, the rule of `ropecheck check`).
+    """Judges `output` as the RoPE of x at positions (runner/tensor_judge.h, the rule of `ropecheck check`).
 
     Options as the CLI's: model ("exact", "f32-angle", "f32-recipe"; None: DEFAULT_MODEL, f32-angle), tolerance ("e=3", "ulp=4",
     "theta_ulps=12"), max_position, skip_flags, require_horizon, strict_zeros. Returns a Result

@@ -23,9 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/random.h"
 #include "gate_test_support.h"
 #include "optimized/error_bounds.h"
-#include "spec/random.h"
 #include "spec/schedule.h"
 #include "spec/spec.h"
 

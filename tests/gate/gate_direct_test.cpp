@@ -1,4 +1,4 @@
-// The direct check of the user's own tensors: runner/direct.h TensorJudge in the
+// The direct check of the user's own tensors: runner/tensor_judge.h TensorJudge in the
 // process and `ropecheck check --spec ... --positions ... --input ... --candidate ...` end to end.
 // Candidates come from tests/gate/rope_recipe.h (long double, from docs/rope.md's formula), never from
 // the code under test; the mistakes are planted in them on purpose and must be caught and named.
@@ -10,12 +10,12 @@
 #include <optional>
 #include <numeric>
 
+#include "base/errors.h"
+#include "base/parallel.h"
 #include "gate_test_support.h"
-#include "judge/parallel.h"
-#include "runner/direct.h"
-#include "spec/errors.h"
-#include "tensorio/readers.h"
 #include "rope_recipe.h"
+#include "runner/tensor_judge.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::gate {
 namespace {
@@ -70,8 +70,8 @@ struct DirectFixture : ::testing::Test {
   std::vector<double> input = testing_recipe::draw(static_cast<std::size_t>(tokens * kHeads * 64), Dtype::f32);
 
   judge::GroupResult judge_in_process(const std::vector<double>& output) {
-    judge::JudgeOptions options;
-    return judge::judge_tensors(spec, kHeads, positions, input, output, {}, options, "tensors");
+    runner::JudgeOptions options;
+    return runner::judge_tensors(spec, kHeads, positions, input, output, {}, options, "tensors");
   }
   Ran check(const std::string& input_path, const std::string& candidate, const std::string& extra = "",
             const std::string& spec_option = "--spec " + kSpec) {
@@ -275,7 +275,7 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
   std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
   const std::int64_t bad_token = tokens - 2, token_size = kHeads * 64;
   output[static_cast<std::size_t>(bad_token * token_size + 64 + 5)] += 0.25;  // head 1, dim 5
-  judge::TensorJudge judge(spec, kHeads, {}, {}, "chunks");
+  runner::TensorJudge judge(spec, kHeads, {}, {}, "chunks");
   for (std::int64_t t = 0; t < tokens; t += 7) {
     const std::int64_t n = std::min<std::int64_t>(7, tokens - t);
     judge.add(std::span(positions).subspan(static_cast<std::size_t>(t), static_cast<std::size_t>(n)),
@@ -297,11 +297,11 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
   EXPECT_EQ(g.worst[0].head, 1);
   EXPECT_EQ(g.worst[0].dim, 5);
   // A chunk whose sizes disagree is refused, naming what.
-  EXPECT_THROW(judge::TensorJudge(spec, kHeads, {}, {}, "x").add(std::span(positions).subspan(0, 2),
-                                                                    std::span(input).subspan(0, 3 * static_cast<std::size_t>(token_size)),
-                                                                    std::span(input).subspan(0, 3 * static_cast<std::size_t>(token_size))),
+  EXPECT_THROW(runner::TensorJudge(spec, kHeads, {}, {}, "x")
+                   .add(std::span(positions).subspan(0, 2), std::span(input).subspan(0, 3 * static_cast<std::size_t>(token_size)),
+                        std::span(input).subspan(0, 3 * static_cast<std::size_t>(token_size))),
                InputError);
-  EXPECT_THROW(judge::TensorJudge(spec, 0, {}, {}, "x"), UsageError);
+  EXPECT_THROW(runner::TensorJudge(spec, 0, {}, {}, "x"), UsageError);
 }
 
 // An input handed over to the judge comes back in its own storage, its values rounded to the
@@ -311,9 +311,9 @@ TEST_F(DirectFixture, HandedOverInputComesBackRoundedInItsOwnStorage) {
   const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
   std::vector<double> off_grid = input;  // plus a quarter to a half ulp: no longer float32 values
   for (double& v : off_grid) v += std::fabs(v) * 0x1p-25;
-  judge::TensorJudge by_span(spec, kHeads, {}, {}, "span");
+  runner::TensorJudge by_span(spec, kHeads, {}, {}, "span");
   by_span.add(positions, off_grid, output);
-  judge::TensorJudge handed(spec, kHeads, {}, {}, "handed");
+  runner::TensorJudge handed(spec, kHeads, {}, {}, "handed");
   std::vector<double> buffer = off_grid;
   const double* storage = buffer.data();
   const std::vector<double> back = handed.add(positions, std::move(buffer), output);
@@ -339,9 +339,9 @@ TEST_F(DirectFixture, HandedOverInputComesBackRoundedInItsOwnStorage) {
 // pass through (judged, but with no angle to compute).
 TEST_F(DirectFixture, CliChunkBoundaryMistakeInLastChunkNamesTheGlobalToken) {
   const std::int64_t heads = 4, head_dim = 64, token_size = heads * head_dim;
-  const std::int64_t chunk_tokens = judge::TensorJudge::kChunkElements / token_size;
+  const std::int64_t chunk_tokens = runner::TensorJudge::kChunkElements / token_size;
   const std::int64_t big_tokens = 2 * chunk_tokens + 100;
-  ASSERT_GT(big_tokens * token_size, 2 * judge::TensorJudge::kChunkElements);
+  ASSERT_GT(big_tokens * token_size, 2 * runner::TensorJudge::kChunkElements);
   Recipe r = recipe_for_spec();
   r.rotary_dim = 8;
   const std::vector<std::int64_t> big_positions = positions_of_range(0, big_tokens, 1);
@@ -473,7 +473,7 @@ TEST_F(DirectFixture, InputsOutsideTheSpecsDtypeAreRoundedWithANote) {
   EXPECT_EQ(report()["groups"][0]["worst_e"].get<double>(), e);
 }
 
-// A chunk buffer sized for overwriting (judge/parallel.h resize_for_overwrite): grown into new
+// A chunk buffer sized for overwriting (base/parallel.h resize_for_overwrite): grown into new
 // memory it holds n zeros however many threads populated its pages (a range left out, or a missed
 // swap, would show as a wrong size or as the old values); sized down or within its capacity it
 // keeps its storage, as the chunks after the first rely on.
@@ -481,19 +481,19 @@ TEST(ResizeForOverwrite, NewMemoryIsSizedAndZeroedAndOldStorageIsKept) {
   for (int threads : {1, 2, 3}) {
     std::vector<double> values(1000, 7.0);
     const std::size_t big = (std::size_t{5} << 20) + 3;  // 40 MB and a partial page
-    judge::resize_for_overwrite(values, big, threads);
+    resize_for_overwrite(values, big, threads);
     ASSERT_EQ(values.size(), big) << threads;
     EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) << threads;
     std::fill(values.begin(), values.end(), 1.5);
     const double* storage = values.data();
-    judge::resize_for_overwrite(values, 4096, threads);
+    resize_for_overwrite(values, 4096, threads);
     EXPECT_EQ(values.size(), 4096u);
     EXPECT_EQ(values.data(), storage);
-    judge::resize_for_overwrite(values, big, threads);
+    resize_for_overwrite(values, big, threads);
     EXPECT_EQ(values.size(), big);
     EXPECT_EQ(values.data(), storage) << "within its capacity: the same storage";
     std::vector<double> small(3, 2.0);
-    judge::resize_for_overwrite(small, 100, threads);  // below the populated size: a plain resize
+    resize_for_overwrite(small, 100, threads);  // below the populated size: a plain resize
     EXPECT_EQ(small.size(), 100u);
   }
 }

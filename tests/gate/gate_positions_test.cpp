@@ -9,9 +9,9 @@
 #include <numeric>
 #include <optional>
 
+#include "base/errors.h"
 #include "gate/positions.h"
 #include "gate_test_support.h"
-#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

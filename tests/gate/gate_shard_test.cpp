@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "gate/shard.h"
-#include "spec/errors.h"
 
 namespace ropecheck::gate {
 namespace {

@@ -26,6 +26,15 @@
 namespace ropecheck::judge {
 namespace {
 
+using runner::ApplyResult;
+using runner::Claims;
+using runner::Implementation;
+using runner::judge_golden;
+using runner::Judgement;
+using runner::JudgeOptions;
+using runner::load_golden;
+using runner::Shape;
+
 const std::string kSuites = std::string(ROPECHECK_SOURCE_DIR) + "/golden/suites/";
 
 enum class Angle { torch, running_product, correctly_rounded, binary64 };

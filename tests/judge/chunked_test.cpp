@@ -14,17 +14,30 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "judge/diagnosis.h"
 #include "judge/group.h"
+#include "reference/rope.h"
+#include "reference/rounding.h"
 #include "runner/adapters.h"
 #include "runner/golden_run.h"
 #include "runner/sweep.h"
-#include "reference/rope.h"
-#include "reference/rounding.h"
-#include "spec/random.h"
 
 namespace ropecheck::judge {
 namespace {
+
+using runner::FunctionImplementation;
+using runner::judge_golden;
+using runner::Judgement;
+using runner::JudgeOptions;
+using runner::kSweepMinCalls;
+using runner::load_golden;
+using runner::LoadedGolden;
+using runner::sample_positions;
+using runner::Shape;
+using runner::sweep;
+using runner::sweep_calls;
+using runner::SweepOptions;
 
 // Everything a report prints of a group, as text (equal text: equal reports).
 std::string summary(const GroupResult& r) {

@@ -15,20 +15,28 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
+#include "base/random.h"
 #include "golden/golden.h"
 #include "judge/group.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
-#include "runner/direct.h"
 #include "runner/reference_implementation.h"
 #include "runner/sweep.h"
-#include "spec/errors.h"
-#include "spec/random.h"
+#include "runner/tensor_judge.h"
 #include "spec/schedule.h"
 #include "spec/spec.h"
 
 namespace ropecheck::judge {
 namespace {
+
+using runner::ApplyResult;
+using runner::Claims;
+using runner::judge_tensors;
+using runner::JudgeOptions;
+using runner::ReferenceImplementation;
+using runner::sweep;
+using runner::SweepOptions;
 
 // Decimals at the edges of each field's accepted range (spec/README.md: > 0 and finite; base > 1).
 const std::vector<std::string> kFactors = {"4.9e-324", "1e-308", "1e-70", "1e-3", "0.5", "1", "8", "1e70", "1e308"};

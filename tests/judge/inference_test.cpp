@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "judge/inference.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
-#include "spec/random.h"
 
 namespace ropecheck::judge {
 namespace {

@@ -16,7 +16,7 @@
 
 namespace ropecheck::proofs {
 
-using judge::ReferenceImplementation;
+using runner::ReferenceImplementation;
 namespace {
 
 ReferenceImplementation reference_at(int bits) {

@@ -14,8 +14,8 @@
 
 namespace ropecheck::proofs::testing {
 
-using judge::ApplyResult;
-using judge::ReferenceImplementation;
+using runner::ApplyResult;
+using runner::ReferenceImplementation;
 
 struct Fault {
   std::string name;

@@ -10,7 +10,7 @@
 
 namespace ropecheck::proofs {
 
-using judge::ReferenceImplementation;
+using runner::ReferenceImplementation;
 namespace {
 
 class Teeth : public ::testing::TestWithParam<int> {};

@@ -1,5 +1,5 @@
 """ropecheck.check of the user's tensors agrees with `ropecheck check --spec --positions --input
---candidate` (the same judge, runner/direct.h) on the same candidate: verdict, worst e, horizon."""
+--candidate` (the same judge, runner/tensor_judge.h) on the same candidate: verdict, worst e, horizon."""
 import json
 
 import numpy as np

@@ -153,7 +153,7 @@ def test_position_shapes_are_accepted_alike(ropecheck_bin, tmp_path):
     assert err == "ropecheck: " + str(refused.value).replace("positions: ", f"{tmp_path / 'wrong.npy'}: ", 1) + "\n"
 
 
-# 6. A tensor judged in chunks (runner/direct.h kChunkElements values each) is one test.
+# 6. A tensor judged in chunks (runner/tensor_judge.h kChunkElements values each) is one test.
 def test_a_tensor_over_several_chunks_is_one_test():
     tokens = 70000  # x 64 values: two chunks of 2^22 values
     rng = np.random.default_rng(5)

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "base/random.h"
 #include "golden/golden.h"
 #include "reference/rope.h"
 #include "reference/rounding.h"
-#include "spec/random.h"
 #include "spec/schedule.h"
 
 namespace ropecheck {

@@ -65,11 +65,9 @@ std::string read_file(const fs::path& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-using judge::ApplyResult;
+using runner::ApplyResult;
 
-std::unique_ptr<judge::Implementation> make_implementation(const std::string& name) {
-  return judge::make_implementation({name, ""}, {});
-}
+std::unique_ptr<runner::Implementation> make_implementation(const std::string& name) { return runner::make_implementation({name, ""}, {}); }
 
 judge::Tolerance tolerance_e(double e) { return judge::Tolerance{judge::Tolerance::Kind::e, e, 0, "test"}; }
 
@@ -123,10 +121,10 @@ TEST(Fuzz, ProjectKernelMeetsItsBound) {
 // The reference with its result edited by `edit` (given the spec and the batch's positions): the
 // one test candidate behind every deliberate defect below. It claims e <= 1; an exception from the
 // edit is that call's error status, as FunctionImplementation reports it.
-class Edited final : public judge::Implementation {
+class Edited final : public runner::Implementation {
  public:
   using Edit = std::function<void(const Spec&, std::span<const std::int64_t> positions, ApplyResult&)>;
-  explicit Edited(Edit edit) : judge::Implementation(judge::Claims{judge::Model::exact, tolerance_e(1)}), edit_(std::move(edit)) {}
+  explicit Edited(Edit edit) : runner::Implementation(runner::Claims{judge::Model::exact, tolerance_e(1)}), edit_(std::move(edit)) {}
   std::string name() const override { return "edited"; }
   std::string selector() const override { return "--impl edited"; }
   ApplyResult run(const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions,

@@ -1,6 +1,6 @@
 // The spec parser: canonical round trips, JSON form, and rejections that name the field.
+#include "base/random.h"
 #include "spec/spec.h"
-#include "spec/random.h"
 
 #include <gtest/gtest.h>
 

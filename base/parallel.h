@@ -1,4 +1,4 @@
-// How work is spread over threads in judge/ and runner/ (0 threads: one per hardware thread):
+// How work is spread over threads in every layer (0 threads: one per hardware thread):
 // indices [0, n) handed out to the threads as they come free (parallel_for), over a test's tokens
 // cut into a few ranges per thread (token_ranges, map_token_ranges); or a pipeline of items made on
 // the calling thread in order and finished on every thread (ordered_pipeline). The first exception
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-namespace ropecheck::judge {
+namespace ropecheck {
 
 // A thread of parallel_for's or ordered_pipeline's, started on another CPU than the calling
 // thread's where the process may run on another and has no more threads than there are other
@@ -318,4 +318,4 @@ void resize_for_overwrite(std::vector<T>& values, std::size_t n, int threads) {
   values.swap(fresh);
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "spec/errors.h"
+#include "base/errors.h"
 
 namespace ropecheck {
 

@@ -1,8 +1,8 @@
-// judge/parallel.h's ordered_pipeline, as a sweep and a golden run use it: the first two steps on
+// base/parallel.h's ordered_pipeline, as a sweep and a golden run use it: the first two steps on
 // the calling thread in index order, commits in index order, a bounded number of items in flight,
 // the warm-up once and before any finish, the first exception rethrown after every thread has
 // stopped — on one thread and on several; and the WorkerThread its threads and parallel_for's run on.
-#include "judge/parallel.h"
+#include "base/parallel.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 #include <sched.h>
 #endif
 
-namespace ropecheck::judge {
+namespace ropecheck {
 namespace {
 
 struct Item {
@@ -214,4 +214,4 @@ TEST(WorkerThread, RunsWhereverItsCreatorMay) {
 #endif
 
 }  // namespace
-}  // namespace ropecheck::judge
+}  // namespace ropecheck

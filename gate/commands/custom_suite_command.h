@@ -1,5 +1,5 @@
 // `golden generate --spec ...`: a golden suite for the user's own config and positions
-// (gate/commands/golden_custom.cpp says how it is drawn and where its arrays go).
+// (golden/custom_suite.h says how it is drawn and where its arrays go).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "judge/parallel.h"
+#include "base/parallel.h"
 
 #include <sys/mman.h>
 
@@ -15,7 +15,7 @@
 #include <sched.h>
 #endif
 
-namespace ropecheck::judge {
+namespace ropecheck {
 
 #if defined(__linux__)
 struct WorkerThread::State {
@@ -138,4 +138,4 @@ void populate_pages(void* data, std::size_t bytes, int threads) {
 #endif
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck

@@ -1,4 +1,4 @@
-#include "runner/direct.h"
+#include "runner/tensor_judge.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,12 +6,12 @@
 #include <optional>
 #include <type_traits>
 
+#include "base/errors.h"
+#include "base/parallel.h"
 #include "judge/diagnosis.h"
-#include "judge/parallel.h"
-#include "spec/errors.h"
 #include "reference/rounding.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 namespace {
 
 constexpr std::int64_t kTestId = 1;  // the tensor's one test
@@ -36,13 +36,13 @@ struct TensorJudge::State {
   Claims claims;
   JudgeOptions options;
   std::string label;
-  std::optional<GroupComparer> comparer;
+  std::optional<judge::GroupComparer> comparer;
   // The tensor is one test (kTestId), whatever the chunks it streams in: what every chunk found,
   // combined in the order added, recorded by finish. Chunks are how it is read, not what is judged.
-  std::optional<GroupComparer::JudgedTest> judged;
+  std::optional<judge::GroupComparer::JudgedTest> judged;
   std::int64_t tokens_seen = 0;
   std::int64_t inputs_rounded = 0;
-  DiagnosisSampler sampler;
+  judge::DiagnosisSampler sampler;
   // prepare_in_background's work, waited for before the sampler is first offered a chunk (declared
   // last: destroyed first, so a judge that throws waits for it before the sampler goes).
   std::future<void> prepared;
@@ -123,7 +123,7 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   });
   for (const std::int64_t count : rounded) s.inputs_rounded += count;
   // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
-  GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(test, output, s.options.threads);
+  judge::GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(test, output, s.options.threads);
   chunk.part.offset_tokens(first_token);
   if (s.judged) s.judged->combine(std::move(chunk));
   else s.judged.emplace(std::move(chunk));
@@ -148,22 +148,22 @@ void TensorJudge::expect(std::int64_t tokens) {
   s.sampler.expect_tokens(s.heads * s.group.spec.head_dim, tokens);
 }
 
-GroupResult TensorJudge::finish() {
+judge::GroupResult TensorJudge::finish() {
   State& s = *state_;
   if (s.prepared.valid()) s.prepared.get();
   if (s.judged) {
     s.comparer->add_judged_parts(kTestId, std::move(*s.judged));
     s.judged.reset();
   }
-  GroupResult g = s.comparer->finish();
+  judge::GroupResult g = s.comparer->finish();
   g.inputs_rounded = s.inputs_rounded;
   // A case names its token over the whole tensor (add offset it); there is no test id to name.
-  for (Case& c : g.worst) c.test_id = 0;
-  std::vector<TrimmedTest> trimmed;  // what `samples` points into once trimmed
-  if (const std::vector<DiagnosedTest> samples =
-          within_max_position(s.sampler.diagnosed(), s.group.spec, s.options.group.max_position, trimmed);
-      needs_diagnosis(g) && !samples.empty()) {
-    g.diagnosis = diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads, &g);
+  for (judge::Case& c : g.worst) c.test_id = 0;
+  std::vector<judge::TrimmedTest> trimmed;  // what `samples` points into once trimmed
+  if (const std::vector<judge::DiagnosedTest> samples =
+          judge::within_max_position(s.sampler.diagnosed(), s.group.spec, s.options.group.max_position, trimmed);
+      judge::needs_diagnosis(g) && !samples.empty()) {
+    g.diagnosis = judge::diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads, &g);
   }
   return g;
 }
@@ -184,9 +184,9 @@ void widen(Bits16Span<kDtype> values, std::size_t begin, std::size_t count, doub
 // (widened) into one buffer the chunks share (the judge rounds it in place and gives it back); a
 // narrower output widened into another, a double one read where it is.
 template <class InSpan, class OutSpan>
-GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, InSpan input,
-                               OutSpan output, const Claims& claims, const JudgeOptions& options, const std::string& label,
-                               const std::function<void(std::int64_t)>& progress) {
+judge::GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, InSpan input,
+                                      OutSpan output, const Claims& claims, const JudgeOptions& options, const std::string& label,
+                                      const std::function<void(std::int64_t)>& progress) {
   constexpr bool output_doubles = std::is_same_v<OutSpan, std::span<const double>>;
   TensorJudge judge(spec, heads, claims, options, label);
   const auto components = static_cast<std::size_t>(position_components(spec));
@@ -237,18 +237,18 @@ GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<c
 
 }  // namespace
 
-GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
-                          std::span<const double> input, std::span<const double> output, const Claims& claims,
-                          const JudgeOptions& options, const std::string& label) {
+judge::GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                                 std::span<const double> input, std::span<const double> output, const Claims& claims,
+                                 const JudgeOptions& options, const std::string& label) {
   return judge_tensor_spans(spec, heads, positions, input, output, claims, options, label, {});
 }
 
-GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                                TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label,
-                                const std::function<void(std::int64_t)>& progress) {
+judge::GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
+                                       TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label,
+                                       const std::function<void(std::int64_t)>& progress) {
   return std::visit(
       [&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, claims, options, label, progress); }, input,
       output);
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner

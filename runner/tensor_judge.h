@@ -29,7 +29,7 @@
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
-namespace ropecheck::judge {
+namespace ropecheck::runner {
 
 class TensorJudge {
  public:
@@ -67,7 +67,7 @@ class TensorJudge {
 
   // The verdict over every chunk added: one group (GroupResult::suite = label) of one test (none
   // when no token was added), whose cases have no test id (Case::test_id 0).
-  GroupResult finish();
+  judge::GroupResult finish();
 
   // Throws add's InputError when the sizes disagree with each other; else the chunk's tokens (a
   // caller that converts its values first asks before it does).
@@ -86,9 +86,9 @@ class TensorJudge {
 
 // One call over whole float64 tensors already in memory: TensorJudge with one chunk per
 // kChunkElements values.
-GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
-                          std::span<const double> input, std::span<const double> output, const Claims& claims,
-                          const JudgeOptions& options, const std::string& label = "tensors");
+judge::GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
+                                 std::span<const double> input, std::span<const double> output, const Claims& claims,
+                                 const JudgeOptions& options, const std::string& label = "tensors");
 // Values of a 16-bit dtype by their bit patterns, C-contiguous: one type per dtype, so that the
 // variant below tells them apart and the widening reads the dtype from the type.
 template <Dtype kDtype>
@@ -107,10 +107,9 @@ using Bfloat16Span = Bits16Span<Dtype::bf16>;  // bfloat16 (a mapped safetensors
 // given, is told the tokens judged so far after each chunk; once it is told every token, `input`
 // and `output` are not read again (the diagnosis reads its own copies): a caller may release them.
 using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span, Bfloat16Span>;
-GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                                TensorValues output, const Claims& claims, const JudgeOptions& options,
-                                const std::string& label = "tensors",
-                                const std::function<void(std::int64_t)>& progress = {});
+judge::GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
+                                       TensorValues output, const Claims& claims, const JudgeOptions& options,
+                                       const std::string& label = "tensors", const std::function<void(std::int64_t)>& progress = {});
 
 // Frees what `held` owns on a thread of its own, while the caller goes on (a direct check's chunk
 // buffers, 64 MB each: freed on one thread after the diagnosis, or at the process's exit, their
@@ -122,4 +121,4 @@ std::future<void> release_on_own_thread(Held&& held) {
   return std::async(std::launch::async | std::launch::deferred, [owned = std::forward<Held>(held)]() mutable { owned = Held{}; });
 }
 
-}  // namespace ropecheck::judge
+}  // namespace ropecheck::runner
