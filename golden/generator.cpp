@@ -624,6 +624,170 @@ void scaling_groups(SuiteContext& c, const std::string& common, Layout model_lay
   c.add(g);
 }
 
+// The groups of an unscaled suite: head_dim 64 and 128, rotary_dim full and half.
+void unscaled_groups(SuiteContext& c, const char* layout, const char* dtype, const char* base) {
+  for (int head_dim : {64, 128}) {
+    for (int rotary_dim : {head_dim, head_dim / 2}) {
+      GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=" + std::to_string(head_dim) +
+                               ",rotary_dim=" + std::to_string(rotary_dim) + ",base=" + base + ",dtype=" + dtype);
+      if (rotary_dim == head_dim)
+        g.battery(true);
+      else
+        g.partial_battery();
+      c.add(g);
+    }
+  }
+}
+
+// The groups of suite scaling-dynamic.
+void scaling_dynamic_groups(SuiteContext& c) {
+  for (const char* seq_len : {"4096", "8192", "16384"}) {
+    for (const char* dtype : {"f32", "bf16"}) {
+      GroupBuilder g = c.group(std::string("layout=half,head_dim=128,base=10000,scaling=dynamic,factor=2,"
+                                           "original_max_position=4096,seq_len=") +
+                               seq_len + ",dtype=" + dtype);
+      g.position_zero(1);
+      g.random(2, 1, 0, 16383, std::string(dtype) == "f32" && std::string(seq_len) == "8192");
+      g.large_positions();
+      g.cancellation();
+      c.add(g);
+    }
+  }
+}
+
+// The groups of suite scaling-yarn.
+void scaling_yarn_groups(SuiteContext& c) {
+  scaling_groups(c, "head_dim=128,base=1000000,scaling=yarn,factor=4,original_max_position=32768", Layout::half);
+  for (const char* dtype : {"f32", "bf16"}) {
+    GroupBuilder g = c.group(std::string("layout=half,head_dim=64,base=10000,scaling=yarn,factor=40,"
+                                         "original_max_position=4096,mscale=0.707,mscale_all_dim=0.707,dtype=") +
+                             dtype);
+    g.position_zero(1);
+    g.random(2, 1, 1, 1 << 17, false);
+    g.large_positions();
+    c.add(g);
+  }
+  GroupBuilder g = c.group(
+      "layout=half,head_dim=128,base=1000000,scaling=yarn,factor=4,"
+      "original_max_position=32768,truncate=false,dtype=f32");
+  g.random(2, 1, 1, 1 << 17, false);
+  g.large_positions();
+  c.add(g);
+}
+
+// The groups of suite scaling-longrope.
+void scaling_longrope_groups(SuiteContext& c) {
+  for (const char* seq_len : {"4096", "131072"}) {
+    for (const char* dtype : {"f32", "bf16", "f16"}) {
+      GroupBuilder g =
+          c.group(std::string("layout=half,head_dim=96,base=10000,scaling=longrope,short_factor=") + kPhi3ShortFactor +
+                  ",long_factor=" + kPhi3LongFactor + ",original_max_position=4096,factor=32,seq_len=" + seq_len + ",dtype=" + dtype);
+      g.position_zero(1);
+      g.random(2, 1, 1, 4096, std::string(dtype) == "f32");
+      g.random(2, 1, 4096, 131071, false);
+      g.large_positions();
+      g.cancellation();
+      c.add(g);
+    }
+  }
+}
+
+// The groups of suite axes-2d.
+void axes_2d_groups(SuiteContext& c) {
+  for (const char* layout : {"interleaved", "half"}) {
+    for (const char* dtype : {"f32", "bf16", "f64"}) {
+      GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=64,base=10000,axes=2d,dtype=" + dtype);
+      g.position_zero(1);
+      g.random(3, 1, 0, 63, std::string(dtype) == "f32");
+      g.random(2, 2, 0, 1023, false);
+      g.large_positions();
+      g.cancellation();
+      c.add(g);
+    }
+  }
+}
+
+// The groups of suite axes-mrope.
+void axes_mrope_groups(SuiteContext& c) {
+  for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
+    GroupBuilder g = c.group(std::string("layout=half,head_dim=128,base=1000000,axes=mrope,sections=16/24/24,dtype=") + dtype);
+    g.position_zero(1);
+    g.random(4, 1, 0, 4095, std::string(dtype) == "f32");
+    g.random(2, 2, 0, 32767, false);
+    g.large_positions();
+    g.cancellation();
+    c.add(g);
+  }
+}
+
+// The groups of suite direction-inverse.
+void direction_inverse_groups(SuiteContext& c) {
+  for (const char* layout : {"interleaved", "half"}) {
+    for (const char* dtype : {"f32", "bf16", "f64"}) {
+      GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=64,rotary_dim=32,base=10000,direction=inverse,dtype=" + dtype);
+      g.battery(std::string(dtype) == "f32");
+      c.add(g);
+    }
+  }
+  GroupBuilder g = c.group("layout=half,head_dim=128,base=500000,scaling=llama3,direction=inverse,dtype=f32");
+  g.random(2, 1, 1, 1 << 17, false);
+  g.large_positions();
+  c.add(g);
+}
+
+// The groups of suite multi-head.
+void multi_head_groups(SuiteContext& c) {
+  for (const char* layout : {"interleaved", "half"}) {
+    for (const char* dtype : {"f32", "bf16"}) {
+      GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=64,base=10000,dtype=" + dtype);
+      g.random(3, 4, 0, 1 << 16, false);
+      g.random(1, 8, 1 << 20, 1 << 30, false);
+      c.add(g);
+    }
+  }
+}
+
+// The groups of suite edge-cases.
+void edge_case_groups(SuiteContext& c) {
+  for (const char* base : {"1000000000", "1e20"}) {
+    for (const char* dtype : {"f32", "bf16"}) {
+      GroupBuilder g = c.group(std::string("layout=half,head_dim=64,base=") + base + ",dtype=" + dtype);
+      g.random(2, 1, 1, 1 << 16, false);
+      g.large_positions();
+      g.cancellation();
+      g.mark_all("HugeBase");
+      c.add(g);
+    }
+  }
+  for (const char* spec :
+       {"layout=interleaved,head_dim=64,base=10000.5,dtype=f32", "layout=half,head_dim=8,rotary_dim=2,base=10000,dtype=f32",
+        "layout=half,head_dim=80,rotary_dim=32,base=10000,dtype=f16",
+        "layout=interleaved,head_dim=80,rotary_dim=32,base=10000,dtype=bf16"}) {
+    GroupBuilder g = c.group(spec);
+    g.battery(true);
+    c.add(g);
+  }
+}
+
+// The groups of suite attention.
+void attention_groups(SuiteContext& c) {
+  struct Case {
+    const char* spec;
+    int heads;
+  };
+  for (const Case& k :
+       {Case{"layout=interleaved,head_dim=16,base=10000,dtype=f64", 2}, Case{"layout=half,head_dim=16,base=10000,dtype=f64", 1},
+        Case{"layout=interleaved,head_dim=64,base=10000,dtype=f32", 2}, Case{"layout=half,head_dim=64,base=500000,dtype=f32", 1},
+        Case{"layout=half,head_dim=64,base=10000,dtype=bf16", 2},
+        Case{"layout=half,head_dim=64,base=1000000,scaling=yarn,factor=4,"
+             "original_max_position=32768,dtype=f32",
+             1}}) {
+    AttentionBuilder g(parse_spec(k.spec), c.group_seed());
+    g.battery(k.heads, 8);
+    c.add(g);
+  }
+}
+
 std::vector<SuiteDefinition> definitions() {
   std::vector<SuiteDefinition> out;
   // Both layouts × dtypes × bases × head_dim 64/128 × full/half rotary_dim.
@@ -634,18 +798,7 @@ std::vector<SuiteDefinition> definitions() {
         out.push_back({suite, Kind::rope,
                        std::string("Unscaled RoPE, ") + layout + " layout, " + dtype + ", base " + base +
                            ": head_dim 64 and 128, rotary_dim full and half, with every edge flag.",
-                       [=](SuiteContext& c) {
-                         for (int head_dim : {64, 128}) {
-                           for (int rotary_dim : {head_dim, head_dim / 2}) {
-                             GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=" +
-                                                      std::to_string(head_dim) + ",rotary_dim=" +
-                                                      std::to_string(rotary_dim) + ",base=" + base + ",dtype=" + dtype);
-                             if (rotary_dim == head_dim) g.battery(true);
-                             else g.partial_battery();
-                             c.add(g);
-                           }
-                         }
-                       }});
+                       [=](SuiteContext& c) { unscaled_groups(c, layout, dtype, base); }});
       }
     }
   }
@@ -660,42 +813,12 @@ std::vector<SuiteDefinition> definitions() {
   out.push_back({"scaling-dynamic", Kind::rope,
                  "Dynamic NTK (HF), factor 2 over Llama-2's 4096 positions, at sequence lengths 4096 "
                  "(no change), 8192 and 16384.",
-                 [](SuiteContext& c) {
-                   for (const char* seq_len : {"4096", "8192", "16384"}) {
-                     for (const char* dtype : {"f32", "bf16"}) {
-                       GroupBuilder g = c.group(std::string("layout=half,head_dim=128,base=10000,scaling=dynamic,factor=2,"
-                                                            "original_max_position=4096,seq_len=") +
-                                                seq_len + ",dtype=" + dtype);
-                       g.position_zero(1);
-                       g.random(2, 1, 0, 16383, std::string(dtype) == "f32" && std::string(seq_len) == "8192");
-                       g.large_positions();
-                       g.cancellation();
-                       c.add(g);
-                     }
-                   }
-                 }});
+                 scaling_dynamic_groups});
   out.push_back({"scaling-yarn", Kind::rope,
                  "YaRN (HF): Qwen2.5's setting (factor 4, original_max_position 32768, base 1000000, "
                  "head_dim 128); DeepSeek-V2's (factor 40, mscale = mscale_all_dim = 0.707, "
                  "original_max_position 4096, base 10000, rope head_dim 64); and Qwen2.5's with truncate=false.",
-                 [](SuiteContext& c) {
-                   scaling_groups(c, "head_dim=128,base=1000000,scaling=yarn,factor=4,original_max_position=32768",
-                                  Layout::half);
-                   for (const char* dtype : {"f32", "bf16"}) {
-                     GroupBuilder g = c.group(std::string("layout=half,head_dim=64,base=10000,scaling=yarn,factor=40,"
-                                                          "original_max_position=4096,mscale=0.707,mscale_all_dim=0.707,dtype=") +
-                                              dtype);
-                     g.position_zero(1);
-                     g.random(2, 1, 1, 1 << 17, false);
-                     g.large_positions();
-                     c.add(g);
-                   }
-                   GroupBuilder g = c.group("layout=half,head_dim=128,base=1000000,scaling=yarn,factor=4,"
-                                            "original_max_position=32768,truncate=false,dtype=f32");
-                   g.random(2, 1, 1, 1 << 17, false);
-                   g.large_positions();
-                   c.add(g);
-                 }});
+                 scaling_yarn_groups});
   out.push_back({"scaling-yarn-ggml", Kind::rope,
                  "YaRN as llama.cpp computes it (rope_yarn: ramp on angles, magnitude 1 + 0.1*ln(1/freq_scale)) "
                  "for Qwen2.5's setting: freq_scale 1/4, n_ctx_orig 32768, base 1000000, ext_factor 1.",
@@ -708,135 +831,41 @@ std::vector<SuiteDefinition> definitions() {
                  "original_max_position 8192), base 500000, head_dim 128; half layout as in HF "
                  "transformers, interleaved as in Meta's reference code.",
                  [](SuiteContext& c) {
-                   scaling_groups(c, "head_dim=128,base=500000,scaling=llama3,factor=8,low_freq_factor=1,high_freq_factor=4,"
-                                     "original_max_position=8192",
+                   scaling_groups(c,
+                                  "head_dim=128,base=500000,scaling=llama3,factor=8,low_freq_factor=1,high_freq_factor=4,"
+                                  "original_max_position=8192",
                                   Layout::half);
                  }});
   out.push_back({"scaling-longrope", Kind::rope,
                  "LongRoPE, Phi-3 128k: head_dim 96, base 10000, original_max_position 4096, factor 32 "
                  "(131072/4096), the published short and long factor lists (config of "
                  "microsoft/Phi-3-vision-128k-instruct), at sequence lengths 4096 (short factors) and 131072 (long).",
-                 [](SuiteContext& c) {
-                   for (const char* seq_len : {"4096", "131072"}) {
-                     for (const char* dtype : {"f32", "bf16", "f16"}) {
-                       GroupBuilder g = c.group(std::string("layout=half,head_dim=96,base=10000,scaling=longrope,short_factor=") +
-                                                kPhi3ShortFactor + ",long_factor=" + kPhi3LongFactor +
-                                                ",original_max_position=4096,factor=32,seq_len=" + seq_len + ",dtype=" + dtype);
-                       g.position_zero(1);
-                       g.random(2, 1, 1, 4096, std::string(dtype) == "f32");
-                       g.random(2, 1, 4096, 131071, false);
-                       g.large_positions();
-                       g.cancellation();
-                       c.add(g);
-                     }
-                   }
-                 }});
+                 scaling_longrope_groups});
   out.push_back({"axes-2d", Kind::rope,
                  "2-D RoPE (docs/rope.md section 2): groups of 4 dims rotated by (m1*theta_g, m2*theta_g), each axis a 1-D "
                  "RoPE over rotary_dim/2 dims; positions are (row, column) tuples.",
-                 [](SuiteContext& c) {
-                   for (const char* layout : {"interleaved", "half"}) {
-                     for (const char* dtype : {"f32", "bf16", "f64"}) {
-                       GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=64,base=10000,axes=2d,dtype=" + dtype);
-                       g.position_zero(1);
-                       g.random(3, 1, 0, 63, std::string(dtype) == "f32");
-                       g.random(2, 2, 0, 1023, false);
-                       g.large_positions();
-                       g.cancellation();
-                       c.add(g);
-                     }
-                   }
-                 }});
+                 axes_2d_groups});
   out.push_back({"axes-mrope", Kind::rope,
                  "M-RoPE as in Qwen2-VL: head_dim 128, half layout, base 1000000, the 64 frequencies split into "
                  "sections 16/24/24 driven by the (temporal, height, width) position components; text tokens "
                  "have t = h = w.",
-                 [](SuiteContext& c) {
-                   for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
-                     GroupBuilder g =
-                         c.group(std::string("layout=half,head_dim=128,base=1000000,axes=mrope,sections=16/24/24,dtype=") + dtype);
-                     g.position_zero(1);
-                     g.random(4, 1, 0, 4095, std::string(dtype) == "f32");
-                     g.random(2, 2, 0, 32767, false);
-                     g.large_positions();
-                     g.cancellation();
-                     c.add(g);
-                   }
-                 }});
+                 axes_mrope_groups});
   out.push_back({"direction-inverse", Kind::rope,
                  "The inverse rotation R_m^T = R_{-m} (direction=inverse): both layouts, unscaled and Llama 3.1.",
-                 [](SuiteContext& c) {
-                   for (const char* layout : {"interleaved", "half"}) {
-                     for (const char* dtype : {"f32", "bf16", "f64"}) {
-                       GroupBuilder g = c.group(std::string("layout=") + layout +
-                                                ",head_dim=64,rotary_dim=32,base=10000,direction=inverse,dtype=" + dtype);
-                       g.battery(std::string(dtype) == "f32");
-                       c.add(g);
-                     }
-                   }
-                   GroupBuilder g = c.group("layout=half,head_dim=128,base=500000,scaling=llama3,direction=inverse,dtype=f32");
-                   g.random(2, 1, 1, 1 << 17, false);
-                   g.large_positions();
-                   c.add(g);
-                 }});
+                 direction_inverse_groups});
   out.push_back({"multi-head", Kind::rope,
                  "Several heads with distinct data per token (up to 8 heads), both layouts: every head uses the "
                  "same angles, heads never mix.",
-                 [](SuiteContext& c) {
-                   for (const char* layout : {"interleaved", "half"}) {
-                     for (const char* dtype : {"f32", "bf16"}) {
-                       GroupBuilder g = c.group(std::string("layout=") + layout + ",head_dim=64,base=10000,dtype=" + dtype);
-                       g.random(3, 4, 0, 1 << 16, false);
-                       g.random(1, 8, 1 << 20, 1 << 30, false);
-                       c.add(g);
-                     }
-                   }
-                 }});
+                 multi_head_groups});
   out.push_back({"edge-cases", Kind::rope,
                  "Edge cases beyond the matrix: huge and non-integer bases, the smallest rotary_dim, odd "
                  "partial rotary sizes (phi-2: head_dim 80, rotary_dim 32), every edge flag.",
-                 [](SuiteContext& c) {
-                   for (const char* base : {"1000000000", "1e20"}) {
-                     for (const char* dtype : {"f32", "bf16"}) {
-                       GroupBuilder g = c.group(std::string("layout=half,head_dim=64,base=") + base + ",dtype=" + dtype);
-                       g.random(2, 1, 1, 1 << 16, false);
-                       g.large_positions();
-                       g.cancellation();
-                       g.mark_all("HugeBase");
-                       c.add(g);
-                     }
-                   }
-                   for (const char* spec : {"layout=interleaved,head_dim=64,base=10000.5,dtype=f32",
-                                            "layout=half,head_dim=8,rotary_dim=2,base=10000,dtype=f32",
-                                            "layout=half,head_dim=80,rotary_dim=32,base=10000,dtype=f16",
-                                            "layout=interleaved,head_dim=80,rotary_dim=32,base=10000,dtype=bf16"}) {
-                     GroupBuilder g = c.group(spec);
-                     g.battery(true);
-                     c.add(g);
-                   }
-                 }});
+                 edge_case_groups});
   out.push_back({"attention", Kind::attention,
                  "Attention over RoPE'd queries and keys: scores RoPE(Q)RoPE(K)^T/sqrt(head_dim) (before "
                  "softmax and mask) and outputs softmax(scores + M)V, per head; small shapes, both layouts, "
                  "f64/f32/bf16, and Qwen2.5 YaRN (its attention factor multiplies both Q and K).",
-                 [](SuiteContext& c) {
-                   struct Case {
-                     const char* spec;
-                     int heads;
-                   };
-                   for (const Case& k : {Case{"layout=interleaved,head_dim=16,base=10000,dtype=f64", 2},
-                                         Case{"layout=half,head_dim=16,base=10000,dtype=f64", 1},
-                                         Case{"layout=interleaved,head_dim=64,base=10000,dtype=f32", 2},
-                                         Case{"layout=half,head_dim=64,base=500000,dtype=f32", 1},
-                                         Case{"layout=half,head_dim=64,base=10000,dtype=bf16", 2},
-                                         Case{"layout=half,head_dim=64,base=1000000,scaling=yarn,factor=4,"
-                                              "original_max_position=32768,dtype=f32",
-                                              1}}) {
-                     AttentionBuilder g(parse_spec(k.spec), c.group_seed());
-                     g.battery(k.heads, 8);
-                     c.add(g);
-                   }
-                 }});
+                 attention_groups});
   return out;
 }
 

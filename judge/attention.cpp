@@ -54,127 +54,50 @@ double margin(double e, double tolerance) {
   return e > 0 ? kInf : 0;
 }
 
-}  // namespace
+// One judged value: golden `want`, candidate `got`, error unit `unit` (u·N or u·V), bound `tol`.
+struct Verdict {
+  bool pass = true;
+  bool special = false;
+  double e = 0;
+  double abs = 0;
+};
 
-AttentionComparer::AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope,
-                                     GroupOptions group_options)
-    : group_(group), rope_(std::move(rope)), tally_(std::move(group_options)) {
-  const GroupOptions& options = tally_.options();
-  tally_.result.kind = "attention";
-  tally_.result.suite = std::move(suite);
-  tally_.result.index = index;
-  tally_.result.spec = to_string(group.spec);
-  tally_.result.dtype = group.spec.dtype;
-  for (int j = 0; j < group.spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(group.spec, j));
-  AttentionStats a;
-  a.score_source = options.attention_scores ? "--tolerance attention_scores=" + std::to_string(*options.attention_scores)
-                                            : attention_score_source(group.spec.dtype, group.spec.head_dim, model);
-  a.output_source = options.attention_outputs ? "--tolerance attention_outputs=" + std::to_string(*options.attention_outputs)
-                                              : attention_output_source(group.spec.dtype, model);
-  if (options.attention_scores) a.score_tolerance = *options.attention_scores;
-  tally_.result.tolerance = Tolerance{Tolerance::Kind::e, a.score_tolerance, 0, a.score_source};
-  tally_.result.attention = std::move(a);
-}
+// One attention test's judgement (AttentionComparer::add): its scores, its outputs, then its query
+// rows, recorded in `tally`.
+class AttentionTestJudge {
+ public:
+  AttentionTestJudge(const golden::AttentionTest& test, const Spec& spec, const Tolerance& rope, const std::vector<long double>& theta,
+                     detail::GroupTally& tally)
+      : test(test),
+        spec(spec),
+        rope(rope),
+        theta(theta),
+        tally(tally),
+        options(tally.options()),
+        a(*tally.result.attention),
+        heads(test.heads),
+        head_dim(test.head_dim),
+        q_tokens(test.q_tokens),
+        k_tokens(test.k_tokens),
+        v_dim(test.v_dim),
+        components(position_components(spec)) {
+    const reference::Format format = reference::format_of(spec.dtype);
+    u = std::ldexp(1.0L, -format.precision);
+    // Two roundings to the dtype (the candidate's final one and the golden value's) may each fall in
+    // the subnormal range, where they err by up to 2^(emin−p) absolute, which no multiple of the unit
+    // bounds when the unit is itself tiny.
+    underflow = 2 * std::ldexp(1.0L, format.emin - format.precision);
+    g = attention_factor<long double>(spec);
+    scale = g * g / std::sqrt(static_cast<long double>(head_dim));  // |c| = g²/√d
+    q_norm = row_norms(test.q, q_tokens * heads, head_dim);
+    k_norm = row_norms(test.k, k_tokens * heads, head_dim);
+    q_eps = rope_errors(test.q_positions, q_tokens);
+    k_eps = rope_errors(test.k_positions, k_tokens);
+    row_worst.assign(static_cast<std::size_t>(q_tokens), 0.0);
+    row_pass.assign(static_cast<std::size_t>(q_tokens), 1);
+  }
 
-void AttentionComparer::add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
-                            const std::vector<std::string>& missing) {
-  const Spec& spec = group_.spec;
-  const GroupOptions& options = tally_.options();
-  AttentionStats& a = *tally_.result.attention;
-  ++tally_.result.tests;
-  const std::int64_t heads = test.heads, head_dim = test.head_dim, q_tokens = test.q_tokens, k_tokens = test.k_tokens, v_dim = test.v_dim;
-  const int components = position_components(spec);
-  const reference::Format format = reference::format_of(spec.dtype);
-  const long double u = std::ldexp(1.0L, -format.precision);
-  // Two roundings to the dtype (the candidate's final one and the golden value's) may each fall in
-  // the subnormal range, where they err by up to 2^(emin−p) absolute, which no multiple of the unit
-  // bounds when the unit is itself tiny.
-  const long double underflow = 2 * std::ldexp(1.0L, format.emin - format.precision);
-  const long double g = attention_factor<long double>(spec);
-  const long double scale = g * g / std::sqrt(static_cast<long double>(head_dim));  // |c| = g²/√d
-  const std::vector<long double> q_norm = row_norms(test.q, q_tokens * heads, head_dim);
-  const std::vector<long double> k_norm = row_norms(test.k, k_tokens * heads, head_dim);
-  auto q_position = [&](std::int64_t i) { return largest_component(test.q_positions, components, i); };
-  // ε_t of H1 (judge/tolerance.cpp) per query and key token, from its pairs' largest angle.
-  auto rope_errors = [&](const std::vector<std::int64_t>& positions, std::int64_t tokens) {
-    std::vector<double> eps(static_cast<std::size_t>(tokens));
-    for (std::int64_t t = 0; t < tokens; ++t) {
-      long double largest = 0;
-      for (std::size_t j = 0; j < theta_.size(); ++j) {
-        const std::size_t at = static_cast<std::size_t>(t * components + position_component(spec, static_cast<int>(j)));
-        if (at < positions.size()) largest = std::max(largest, std::fabs(static_cast<long double>(positions[at]) * theta_[j]));
-      }
-      eps[static_cast<std::size_t>(t)] = attention_rope_error(rope_, spec.dtype, static_cast<double>(g), static_cast<double>(largest));
-    }
-    return eps;
-  };
-  const std::vector<double> q_eps = rope_errors(test.q_positions, q_tokens), k_eps = rope_errors(test.k_positions, k_tokens);
-  auto visible = [&](std::int64_t i, std::int64_t j) {
-    return !test.causal || test.k_positions[static_cast<std::size_t>(j)] <= test.q_positions[static_cast<std::size_t>(i)];
-  };
-
-  std::vector<double> row_worst(static_cast<std::size_t>(q_tokens), 0.0);
-  std::vector<char> row_pass(static_cast<std::size_t>(q_tokens), 1);
-  double test_worst = 0;
-  auto new_case = [&](const char* kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) {
-    Case c = tally_.new_case(test.id, kind, q_position(i));
-    c.quantity = quantity;
-    c.token = i;
-    c.head = h;
-    c.dim = static_cast<int>(dim);
-    return c;
-  };
-  // One judged value: golden `want`, candidate `got`, error unit `unit` (u·N or u·V), bound `tol`.
-  struct Verdict {
-    bool pass = true;
-    bool special = false;
-    double e = 0;
-    double abs = 0;
-  };
-  auto judge = [&](double want, double got, long double unit, double tol) {
-    Verdict v;
-    if (!std::isfinite(want) || !std::isfinite(got) || !std::isfinite(unit)) {
-      v.special = true;
-      v.pass = value_class(got) == value_class(want);
-      v.e = v.pass ? 0 : kInf;
-      ++tally_.result.special_checked;
-      if (!v.pass) ++tally_.result.special_failed;
-      return v;
-    }
-    const long double diff = std::fabs(static_cast<long double>(got) - static_cast<long double>(want));
-    v.abs = static_cast<double>(diff);
-    v.e = unit > 0 ? static_cast<double>(diff / unit) : (diff == 0 ? 0.0 : kInf);
-    v.pass = v.e <= tol || diff <= static_cast<long double>(tol) * unit + underflow;
-    return v;
-  };
-  // e/tolerance of a judged value (at least 1 when it fails), folded into its query row's and the
-  // test's worst.
-  auto note_margin = [&](std::int64_t i, const Verdict& v, double tol) {
-    const double m = v.pass ? margin(v.e, tol) : std::max(margin(v.e, tol), 1.0);
-    row_worst[static_cast<std::size_t>(i)] = std::max(row_worst[static_cast<std::size_t>(i)], m);
-    test_worst = std::max(test_worst, m);
-    return m;
-  };
-  // A failing value: counted against its query row, kept among the worst cases with a message
-  // naming where it is (`where`, e.g. "score (head 0, query 1, key 2") and what it missed by.
-  auto record_failure = [&](const char* quantity, const std::string& where, std::int64_t i, std::int64_t h, std::int64_t dim, double want,
-                            double got, const Verdict& v, long double unit, double tol, double severity, const char* suffix) {
-    row_pass[static_cast<std::size_t>(i)] = 0;
-    Case c = new_case(v.special ? "special_value" : "tolerance", quantity, i, h, dim);
-    c.accuracy = !v.special;
-    c.expected_a = want;
-    c.got_a = got;
-    c.e = v.e;
-    c.abs = v.abs;
-    c.unit = static_cast<double>(unit);
-    c.tolerance = tol;
-    c.severity = severity;
-    c.message = where + (v.special ? "): special values disagree: expected " + reference::to_hex(want) + ", got " + reference::to_hex(got)
-                                   : "): e = " + short_number(v.e) + " > " + short_number(tol) + suffix);
-    tally_.record_case(std::move(c));
-  };
-
-  if (scores) {
+  void judge_scores(const std::vector<double>& scores) {
     for (std::int64_t h = 0; h < heads; ++h) {
       for (std::int64_t i = 0; i < q_tokens; ++i) {
         for (std::int64_t j = 0; j < k_tokens; ++j) {
@@ -184,7 +107,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
                                                          k_eps[static_cast<std::size_t>(j)]);
           a.score_tolerance = std::max(a.score_tolerance, tol);
           const std::size_t at = static_cast<std::size_t>((h * q_tokens + i) * k_tokens + j);
-          const double want = test.expected_scores[at], got = (*scores)[at];
+          const double want = test.expected_scores[at], got = scores[at];
           // A masked score may be reported with the mask applied.
           if (!visible(i, j) && std::isinf(got) && got < 0) {
             ++a.scores_masked;
@@ -205,7 +128,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
     }
   }
 
-  if (outputs) {
+  void judge_outputs(const std::vector<double>& outputs) {
     for (std::int64_t i = 0; i < q_tokens; ++i) {
       for (std::int64_t h = 0; h < heads; ++h) {
         long double largest_k = 0;
@@ -226,7 +149,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
         a.output_tolerance_max = std::max(a.output_tolerance_max, tol);
         for (std::int64_t x = 0; x < v_dim; ++x) {
           const std::size_t at = static_cast<std::size_t>((i * heads + h) * v_dim + x);
-          const double want = test.expected_outputs[at], got = (*outputs)[at];
+          const double want = test.expected_outputs[at], got = outputs[at];
           long double largest_v = 0;
           for (std::int64_t j = 0; j < k_tokens; ++j) {
             if (visible(i, j))
@@ -255,27 +178,152 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
     }
   }
 
-  for (const std::string& message : missing) {
-    tally_.record_whole_test_case(test.id, "missing", message, q_tokens > 0 ? q_position(0) : 0);
+  // The test's missing tensors, its query rows' positions and its outcome.
+  void finish(const std::vector<std::string>& missing) {
+    for (const std::string& message : missing) {
+      tally.record_whole_test_case(test.id, "missing", message, q_tokens > 0 ? q_position(0) : 0);
+    }
+
+    bool test_pass = missing.empty();
+    for (std::int64_t i = 0; i < q_tokens; ++i) {
+      const bool pass = row_pass[static_cast<std::size_t>(i)] && missing.empty();
+      const std::int64_t position = q_position(i);
+      tally.record_position(position, pass);
+      tally.result.points.push_back({position, row_worst[static_cast<std::size_t>(i)], pass});
+      test_pass = test_pass && pass;
+    }
+    tally.result.worst_e = a.worst_score_e;
+    if (test_pass) {
+      tally.result.outcomes.push_back({test.id, "pass", ""});
+    } else {
+      ++tally.result.tests_failed;
+      std::string reason = missing.empty() ? "" : missing.front() + "; ";
+      tally.result.outcomes.push_back(
+          {test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
+    }
   }
 
-  bool test_pass = missing.empty();
-  for (std::int64_t i = 0; i < q_tokens; ++i) {
-    const bool pass = row_pass[static_cast<std::size_t>(i)] && missing.empty();
-    const std::int64_t position = q_position(i);
-    tally_.record_position(position, pass);
-    tally_.result.points.push_back({position, row_worst[static_cast<std::size_t>(i)], pass});
-    test_pass = test_pass && pass;
+ private:
+  std::int64_t q_position(std::int64_t i) const { return largest_component(test.q_positions, components, i); }
+
+  // ε_t of H1 (judge/tolerance.cpp) per query and key token, from its pairs' largest angle.
+  std::vector<double> rope_errors(const std::vector<std::int64_t>& positions, std::int64_t tokens) const {
+    std::vector<double> eps(static_cast<std::size_t>(tokens));
+    for (std::int64_t t = 0; t < tokens; ++t) {
+      long double largest = 0;
+      for (std::size_t j = 0; j < theta.size(); ++j) {
+        const std::size_t at = static_cast<std::size_t>(t * components + position_component(spec, static_cast<int>(j)));
+        if (at < positions.size()) largest = std::max(largest, std::fabs(static_cast<long double>(positions[at]) * theta[j]));
+      }
+      eps[static_cast<std::size_t>(t)] = attention_rope_error(rope, spec.dtype, static_cast<double>(g), static_cast<double>(largest));
+    }
+    return eps;
   }
-  tally_.result.worst_e = a.worst_score_e;
-  if (test_pass) {
-    tally_.result.outcomes.push_back({test.id, "pass", ""});
-  } else {
-    ++tally_.result.tests_failed;
-    std::string reason = missing.empty() ? "" : missing.front() + "; ";
-    tally_.result.outcomes.push_back(
-        {test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
+
+  bool visible(std::int64_t i, std::int64_t j) const {
+    return !test.causal || test.k_positions[static_cast<std::size_t>(j)] <= test.q_positions[static_cast<std::size_t>(i)];
   }
+
+  Case new_case(const char* kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) const {
+    Case c = tally.new_case(test.id, kind, q_position(i));
+    c.quantity = quantity;
+    c.token = i;
+    c.head = h;
+    c.dim = static_cast<int>(dim);
+    return c;
+  }
+
+  Verdict judge(double want, double got, long double unit, double tol) {
+    Verdict v;
+    if (!std::isfinite(want) || !std::isfinite(got) || !std::isfinite(unit)) {
+      v.special = true;
+      v.pass = value_class(got) == value_class(want);
+      v.e = v.pass ? 0 : kInf;
+      ++tally.result.special_checked;
+      if (!v.pass) ++tally.result.special_failed;
+      return v;
+    }
+    const long double diff = std::fabs(static_cast<long double>(got) - static_cast<long double>(want));
+    v.abs = static_cast<double>(diff);
+    v.e = unit > 0 ? static_cast<double>(diff / unit) : (diff == 0 ? 0.0 : kInf);
+    v.pass = v.e <= tol || diff <= static_cast<long double>(tol) * unit + underflow;
+    return v;
+  }
+
+  // e/tolerance of a judged value (at least 1 when it fails), folded into its query row's and the
+  // test's worst.
+  double note_margin(std::int64_t i, const Verdict& v, double tol) {
+    const double m = v.pass ? margin(v.e, tol) : std::max(margin(v.e, tol), 1.0);
+    row_worst[static_cast<std::size_t>(i)] = std::max(row_worst[static_cast<std::size_t>(i)], m);
+    test_worst = std::max(test_worst, m);
+    return m;
+  }
+
+  // A failing value: counted against its query row, kept among the worst cases with a message
+  // naming where it is (`where`, e.g. "score (head 0, query 1, key 2") and what it missed by.
+  void record_failure(const char* quantity, const std::string& where, std::int64_t i, std::int64_t h, std::int64_t dim, double want,
+                      double got, const Verdict& v, long double unit, double tol, double severity, const char* suffix) {
+    row_pass[static_cast<std::size_t>(i)] = 0;
+    Case c = new_case(v.special ? "special_value" : "tolerance", quantity, i, h, dim);
+    c.accuracy = !v.special;
+    c.expected_a = want;
+    c.got_a = got;
+    c.e = v.e;
+    c.abs = v.abs;
+    c.unit = static_cast<double>(unit);
+    c.tolerance = tol;
+    c.severity = severity;
+    c.message = where + (v.special ? "): special values disagree: expected " + reference::to_hex(want) + ", got " + reference::to_hex(got)
+                                   : "): e = " + short_number(v.e) + " > " + short_number(tol) + suffix);
+    tally.record_case(std::move(c));
+  }
+
+  const golden::AttentionTest& test;
+  const Spec& spec;
+  const Tolerance& rope;
+  const std::vector<long double>& theta;  // θ'_j per pair
+  detail::GroupTally& tally;
+  const GroupOptions& options;
+  AttentionStats& a;
+  const std::int64_t heads, head_dim, q_tokens, k_tokens, v_dim;
+  const int components;
+  long double u = 0, underflow = 0, g = 1, scale = 1;
+  std::vector<long double> q_norm, k_norm;
+  std::vector<double> q_eps, k_eps;
+  std::vector<double> row_worst;  // per query row: the worst e/tolerance
+  std::vector<char> row_pass;
+  double test_worst = 0;
+};
+
+}  // namespace
+
+AttentionComparer::AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope,
+                                     GroupOptions group_options)
+    : group_(group), rope_(std::move(rope)), tally_(std::move(group_options)) {
+  const GroupOptions& options = tally_.options();
+  tally_.result.kind = "attention";
+  tally_.result.suite = std::move(suite);
+  tally_.result.index = index;
+  tally_.result.spec = to_string(group.spec);
+  tally_.result.dtype = group.spec.dtype;
+  for (int j = 0; j < group.spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(group.spec, j));
+  AttentionStats a;
+  a.score_source = options.attention_scores ? "--tolerance attention_scores=" + std::to_string(*options.attention_scores)
+                                            : attention_score_source(group.spec.dtype, group.spec.head_dim, model);
+  a.output_source = options.attention_outputs ? "--tolerance attention_outputs=" + std::to_string(*options.attention_outputs)
+                                              : attention_output_source(group.spec.dtype, model);
+  if (options.attention_scores) a.score_tolerance = *options.attention_scores;
+  tally_.result.tolerance = Tolerance{Tolerance::Kind::e, a.score_tolerance, 0, a.score_source};
+  tally_.result.attention = std::move(a);
+}
+
+void AttentionComparer::add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
+                            const std::vector<std::string>& missing) {
+  ++tally_.result.tests;
+  AttentionTestJudge judge(test, group_.spec, rope_, theta_, tally_);
+  if (scores) judge.judge_scores(*scores);
+  if (outputs) judge.judge_outputs(*outputs);
+  judge.finish(missing);
 }
 
 void AttentionComparer::fail(const golden::AttentionTest& test, std::string kind, std::string message) {

@@ -233,37 +233,25 @@ void add_error_lines(GroupDiagnosis& d, const PairCounts& counts, std::int64_t a
   d.lines.push_back(rotation);
 }
 
-}  // namespace
+// A row (token × head) of a diagnosed test.
+struct RowRef {
+  const DiagnosedTest* dt;
+  std::int64_t t, h;
+};
 
-GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads,
-                        const GroupResult* group) {
-  GroupDiagnosis d;
-  const long double u = std::ldexp(1.0L, -significand_bits(spec.dtype));
-  const long double g = attention_factor<long double>(spec);
-  const long double sign = spec.direction == Direction::inverse ? -1 : 1;
-  const int pairs = spec.rotary_dim / 2;
-  std::vector<long double> theta(static_cast<std::size_t>(pairs));
-  for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
-
-  // 1. The decomposition, over the ordinary pairs with finite outputs, and per pair index the fitted
-  // frequency error. The rows (token, head) go in order; the pair indices in blocks, one task per
-  // block on every thread (base/parallel.h): a row's values of neighbouring pairs share cache
-  // lines, read once per block, and each pair's fit sees its samples in row order. Where that is
-  // the order of |m| for the pair's position component (a sweep's positions, a check's tokens in
-  // order) its fit takes them as they come and keeps none; else they are kept and sorted first
-  // (sort_by_position_magnitude, a stable sort). Blocks of pairs, not ranges of rows, so that no
-  // range keeps every pair's samples for a second pass (bench/README.md
-  // "A sweep's serial part: diagnosis").
-  struct RowRef {
-    const DiagnosedTest* dt;
-    std::int64_t t, h;
-  };
+// The rows of `tests`, tests in order, then tokens, then heads.
+std::vector<RowRef> rows_of(const std::vector<DiagnosedTest>& tests) {
   std::vector<RowRef> rows;
   for (const DiagnosedTest& dt : tests) {
     for (std::int64_t t = 0; t < dt.test->tokens; ++t) {
       for (std::int64_t h = 0; h < dt.test->heads; ++h) rows.push_back({&dt, t, h});
     }
   }
+  return rows;
+}
+
+// Per position component, whether the rows take it in order of |m|.
+std::vector<bool> components_in_order(const Spec& spec, const std::vector<RowRef>& rows) {
   const int components = position_components(spec);
   std::vector<bool> component_in_order(static_cast<std::size_t>(components), true);
   for (int c = 0; c < components; ++c) {
@@ -277,25 +265,32 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
       previous = m;
     }
   }
-  const long double noise = 4 * u;  // the angle the output's own rounding can account for
-  // The largest angle error's row and pair: the first in (row, pair) order on ties, as one pass.
-  struct Figures {
-    double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
-    // Ordinary pairs with finite outputs; those of rotation e > kRotationFar; those whose norm is
-    // off by more than kNormKept.
-    std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
-    double scale_error = 0;  // largest |s − 1|
-    std::int64_t angle_position = 0;
-    std::size_t angle_row = 0;
-    int angle_pair = 0;
-  };
-  const int block = pair_block_size(pairs, threads);
-  const int blocks = (pairs + block - 1) / block;
-  std::vector<Figures> block_figures(static_cast<std::size_t>(blocks));
-  std::vector<std::optional<PairFit>> fits(static_cast<std::size_t>(pairs));
-  parallel_for(static_cast<std::size_t>(blocks), threads, [&](std::size_t b) {
-    const int first = static_cast<int>(b) * block;
-    const int count = std::min(pairs, first + block) - first;
+  return component_in_order;
+}
+
+// The largest angle error's row and pair: the first in (row, pair) order on ties, as one pass.
+struct Figures {
+  double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
+  // Ordinary pairs with finite outputs; those of rotation e > kRotationFar; those whose norm is
+  // off by more than kNormKept.
+  std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
+  double scale_error = 0;  // largest |s − 1|
+  std::int64_t angle_position = 0;
+  std::size_t angle_row = 0;
+  int angle_pair = 0;
+};
+
+// The decomposition of one block of pair indices over every row (diagnose's step 1), and each
+// pair's fitted frequency error.
+struct Decomposition {
+  const Spec& spec;
+  const std::vector<RowRef>& rows;
+  const std::vector<long double>& theta;        // the spec's frequency per pair index
+  const std::vector<bool>& component_in_order;  // components_in_order
+  long double u, g, sign, noise;                // the dtype's unit roundoff, attention factor, direction, noise angle
+
+  // Pairs [first, first + count): their figures; their fits into `fits`.
+  Figures block(int first, int count, std::vector<std::optional<PairFit>>& fits) const {
     Figures f;
     std::vector<PairFitter> fitters;
     std::vector<std::vector<AngleSample>> kept(static_cast<std::size_t>(count));  // pairs whose rows are not in order of |m|
@@ -377,7 +372,43 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
       }
       if (fitter.any()) fits[static_cast<std::size_t>(first + i)] = fitter.fit();
     }
-    block_figures[b] = f;
+    return f;
+  }
+};
+
+}  // namespace
+
+GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& tests, Model model, bool failing, int threads,
+                        const GroupResult* group) {
+  GroupDiagnosis d;
+  const long double u = std::ldexp(1.0L, -significand_bits(spec.dtype));
+  const long double g = attention_factor<long double>(spec);
+  const long double sign = spec.direction == Direction::inverse ? -1 : 1;
+  const int pairs = spec.rotary_dim / 2;
+  std::vector<long double> theta(static_cast<std::size_t>(pairs));
+  for (int j = 0; j < pairs; ++j) theta[static_cast<std::size_t>(j)] = frequency<long double>(spec, j);
+
+  // 1. The decomposition, over the ordinary pairs with finite outputs, and per pair index the fitted
+  // frequency error. The rows (token, head) go in order; the pair indices in blocks, one task per
+  // block on every thread (base/parallel.h): a row's values of neighbouring pairs share cache
+  // lines, read once per block, and each pair's fit sees its samples in row order. Where that is
+  // the order of |m| for the pair's position component (a sweep's positions, a check's tokens in
+  // order) its fit takes them as they come and keeps none; else they are kept and sorted first
+  // (sort_by_position_magnitude, a stable sort). Blocks of pairs, not ranges of rows, so that no
+  // range keeps every pair's samples for a second pass (bench/README.md
+  // "A sweep's serial part: diagnosis").
+  const std::vector<RowRef> rows = rows_of(tests);
+  const std::vector<bool> component_in_order = components_in_order(spec, rows);
+  const long double noise = 4 * u;  // the angle the output's own rounding can account for
+  const int block = pair_block_size(pairs, threads);
+  const int blocks = (pairs + block - 1) / block;
+  std::vector<Figures> block_figures(static_cast<std::size_t>(blocks));
+  std::vector<std::optional<PairFit>> fits(static_cast<std::size_t>(pairs));
+  const Decomposition decomposition{spec, rows, theta, component_in_order, u, g, sign, noise};
+  parallel_for(static_cast<std::size_t>(blocks), threads, [&](std::size_t b) {
+    const int first = static_cast<int>(b) * block;
+    const int count = std::min(pairs, first + block) - first;
+    block_figures[b] = decomposition.block(first, count, fits);
   });
   std::int64_t angle_position = 0;
   std::size_t angle_row = 0;

@@ -272,6 +272,65 @@ struct TokensJudged {
   }
 };
 
+// Keeps the case of a failing pair among the tally's worst (judge_tokens): where it is, its values
+// and figures, and the rule's message. `counts`: whether it fails the verdict (not above
+// --require-horizon).
+void keep_pair_case(detail::GroupTally& tally, const PairRule& rule, const golden::RopeTest& test, const Pair& pair, const PairVerdict& v,
+                    bool accuracy, bool counts, double severity, std::int64_t position, std::int64_t t, std::int64_t h,
+                    reference::PairDims pd) {
+  const GroupOptions& options = tally.options();
+  Case c = tally.new_case(test.id, std::string(name(v.failure)), position);
+  c.accuracy = accuracy;
+  c.domain = std::string(name(v.domain));
+  c.token = t;
+  c.head = h;
+  c.dim = pd.first;
+  c.second_dim = pd.second;
+  c.input_x = pair.x;
+  c.input_y = pair.y;
+  c.expected_a = pair.rounded_a;
+  c.expected_b = pair.rounded_b;
+  c.got_a = pair.a;
+  c.got_b = pair.b;
+  c.e = v.e;
+  c.ulp = v.ulp;
+  c.abs = v.abs;
+  c.tolerance = v.allowed;
+  c.severity = severity;
+  PairRule verbose = rule;
+  verbose.messages = true;
+  c.message =
+      judge_pair(pair, verbose).message + (counts ? "" : " (above --require-horizon " + std::to_string(*options.require_horizon) + ")");
+  if (!v.ordinary() && v.failure == Failure::tolerance) c.message += " (" + std::string(name(v.domain)) + " input pair)";
+  tally.record_case(std::move(c));
+}
+
+// Judges row (t, h)'s pass-through dims (those past rotary_dim, at `row`) bit for bit (judge_tokens).
+void judge_passthrough(const Spec& spec, const PairRule& rule, const golden::RopeTest& test, std::span<const double> output,
+                       std::int64_t row, std::int64_t position, std::int64_t t, std::int64_t h, detail::GroupTally& tally,
+                       TokensJudged& out) {
+  GroupResult& r = tally.result;
+  for (std::int64_t i = spec.rotary_dim; i < test.head_dim; ++i) {
+    ++r.passthrough_checked;
+    const std::size_t at = static_cast<std::size_t>(row + i);
+    if (passthrough_matches(output[at], test.input[at], spec.dtype, rule.strict_zeros)) continue;
+    ++r.passthrough_failed;
+    out.test_pass = false;
+    if (!tally.keeps(false, test.id, kInf)) continue;
+    Case c = tally.new_case(test.id, "passthrough", position);
+    c.token = t;
+    c.head = h;
+    c.dim = static_cast<int>(i);
+    c.input_x = test.input[at];
+    c.expected_a = test.input[at];
+    c.got_a = output[at];
+    c.severity = kInf;
+    c.message = "pass-through dim " + std::to_string(i) + " changed: expected " + reference::to_hex(c.expected_a) + ", got " +
+                reference::to_hex(c.got_a);
+    tally.record_case(std::move(c));
+  }
+}
+
 // Judges tokens [t0, t1) of `test` into `tally` (a tally of this test alone): every pair through
 // the pair rule, pass-through dims bit for bit.
 TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<const long double> theta,
@@ -386,49 +445,9 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
         out.test_pass = out.test_pass && !counts;
         const double severity = v.measured ? metric : kInf;
         if (!tally.keeps(accuracy, test.id, severity)) continue;
-        Case c = tally.new_case(test.id, std::string(name(v.failure)), position);
-        c.accuracy = accuracy;
-        c.domain = std::string(name(v.domain));
-        c.token = t;
-        c.head = h;
-        c.dim = pd.first;
-        c.second_dim = pd.second;
-        c.input_x = pair.x;
-        c.input_y = pair.y;
-        c.expected_a = pair.rounded_a;
-        c.expected_b = pair.rounded_b;
-        c.got_a = pair.a;
-        c.got_b = pair.b;
-        c.e = v.e;
-        c.ulp = v.ulp;
-        c.abs = v.abs;
-        c.tolerance = v.allowed;
-        c.severity = severity;
-        PairRule verbose = rule;
-        verbose.messages = true;
-        c.message = judge_pair(pair, verbose).message + (counts ? "" : " (above --require-horizon " + std::to_string(*options.require_horizon) + ")");
-        if (!v.ordinary() && v.failure == Failure::tolerance) c.message += " (" + std::string(name(v.domain)) + " input pair)";
-        tally.record_case(std::move(c));
+        keep_pair_case(tally, rule, test, pair, v, accuracy, counts, severity, position, t, h, pd);
       }
-      for (std::int64_t i = spec.rotary_dim; i < test.head_dim; ++i) {
-        ++r.passthrough_checked;
-        const std::size_t at = static_cast<std::size_t>(row + i);
-        if (passthrough_matches(output[at], test.input[at], spec.dtype, rule.strict_zeros)) continue;
-        ++r.passthrough_failed;
-        out.test_pass = false;
-        if (!tally.keeps(false, test.id, kInf)) continue;
-        Case c = tally.new_case(test.id, "passthrough", position);
-        c.token = t;
-        c.head = h;
-        c.dim = static_cast<int>(i);
-        c.input_x = test.input[at];
-        c.expected_a = test.input[at];
-        c.got_a = output[at];
-        c.severity = kInf;
-        c.message = "pass-through dim " + std::to_string(i) + " changed: expected " + reference::to_hex(c.expected_a) +
-                    ", got " + reference::to_hex(c.got_a);
-        tally.record_case(std::move(c));
-      }
+      judge_passthrough(spec, rule, test, output, row, position, t, h, tally, out);
     }
     if (any_ordinary) {
       tally.record_position(position, accurate);

@@ -1,5 +1,5 @@
 // The long double arithmetic of a rotated pair: the pair rule's norm (judge/pair_rule.cpp), the
-// diagnosis's and the spec inference's angles (judge/diagnosis.cpp, judge/inference.cpp), called
+// diagnosis's and the spec inference's angles (judge/diagnosis.cpp, judge/angle_fits.cpp), called
 // per pair of a check (every pair, or a sample's 2^20 values) or per token and pair index. Each is
 // arithmetic with its bound beside it, libm only on a cold path, so that a marginal pass or a
 // failing check pays for arithmetic, not for libm calls:
@@ -155,7 +155,7 @@ inline long double pair_norm(long double a, long double b) { return std::sqrt(a 
 
 // A pair's samples (each with its position component m) in order of |m|, ties in the order given
 // (row order): the order in which the frequency fits unwrap the angles (judge/diagnosis.cpp
-// fit_pair, judge/inference.cpp fit_frequency). A natural merge sort — the runs already in order,
+// fit_pair, judge/angle_fits.cpp fit_frequency). A natural merge sort — the runs already in order,
 // merged two by two (std::inplace_merge keeps ties in order): a check's or a sweep's sample is one
 // run or a few (its positions arrive sorted, test by test: a chunk's sample, then the sample spread
 // over the chunks), one pass each, where a general sort took a tenth of a sweep's diagnosis.

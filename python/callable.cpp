@@ -16,13 +16,20 @@
 #include <stdexcept>
 #include <thread>
 
-#include "judge/inference.h"   // first_line
+#include "judge/inference.h"  // first_line
+#include "runner/child_process.h"
 #include "runner/isolation.h"  // kCircuitBreakerTimeouts
 
 namespace ropecheck::python {
 
 using reference::Shape;
 using runner::ApplyResult;
+using runner::end_supervised;  // ends the supervisor and every process in its tree, and reaps it
+using runner::fork_supervised;
+using runner::has_ended;
+using runner::signal_text;
+using runner::supervisor_stopped;
+using runner::write_all;
 using Clock = std::chrono::steady_clock;
 
 PythonStop PythonStop::fetch() {
@@ -143,17 +150,6 @@ struct ReplyHeader {
 // A text longer than this is not a reply of this file's child (its texts are bounded alike).
 constexpr std::uint64_t kMaxReplyText = kMaxMessageBytes;
 
-bool write_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 // Python's own buffers of sys.stdout and sys.stderr, and C's: written out before the fork (the
 // child would write the parent's unwritten output again) and before the child ends (_exit drops
 // them). Errors are ignored: output is not the call's result.
@@ -217,23 +213,6 @@ void flush_output() {
   ::_exit(0);
 }
 
-std::string signal_text(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  const char* desc = sigdescr_np(sig);
-  return std::string("SIG") + (abbrev ? abbrev : std::to_string(sig)) + " (" + (desc ? desc : "signal") + ")";
-}
-
-bool has_ended(pid_t pid) {
-  siginfo_t info{};
-  const int r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT);
-  return (r == 0 && info.si_pid == pid) || (r != 0 && errno != EINTR);
-}
-
-// Ends the supervisor and every process in its tree (whatever the callable started, in its
-// process group or not) and reaps the supervisor: it is waited for without reaping until then, so
-// its pid cannot have been taken.
-int end_group(pid_t supervisor) { return runner::end_supervised(supervisor); }
-
 // The words for a supervisor its worker stopped: the gate ends it at once (a stopped supervisor
 // would hold the call until its timeout, or forever without one).
 std::string stopped_text(int sig) { return "stopped the process that supervises it (" + signal_text(sig) + ")"; }
@@ -257,6 +236,128 @@ struct Reply {
   std::vector<double> values;
   std::string text;
 };
+
+// Where a reply's payload goes once its header is read, the sizes checked before anything is
+// allocated: `expected_values` outputs, or a text of at most kMaxReplyText bytes. False when the
+// header is not one of this file's child's.
+bool expect_payload(Reply& reply, std::size_t expected_values, char*& payload, std::size_t& payload_bytes) {
+  const ReplyHeader& h = reply.header;
+  switch (static_cast<ReplyKind>(h.kind)) {
+    case ReplyKind::values:
+      if (h.size != expected_values) return false;
+      reply.values.resize(h.size);
+      payload = reinterpret_cast<char*>(reply.values.data());
+      payload_bytes = h.size * sizeof(double);
+      return true;
+    case ReplyKind::error:
+    case ReplyKind::keyboard_interrupt:
+    case ReplyKind::exit_text:
+      if (h.size > kMaxReplyText) return false;
+      reply.text.resize(h.size);
+      payload = reply.text.data();
+      payload_bytes = h.size;
+      return true;
+    case ReplyKind::exit_code:
+    case ReplyKind::exit_none:
+      payload_bytes = 0;
+      return true;
+  }
+  return false;
+}
+
+// The child's reply, read until it is whole, the pipe ends (the child died, or ended and something it
+// started holds the pipe) or the deadline passes; Ctrl-C looked for every kSignalPoll (`stop` set).
+// `stopped_by`: the signal that stopped the supervisor, or 0.
+Reply read_reply(int from_child, pid_t child, std::size_t expected_values, Clock::time_point start,
+                 const std::optional<Clock::time_point>& deadline, std::optional<PythonStop>& stop, int& stopped_by) {
+  Reply reply;
+  std::size_t header_read = 0, payload_read = 0, payload_bytes = 0;
+  char* payload = nullptr;
+  auto last_signal_check = start;
+  while (reply.state == Reply::State::reading) {
+    auto wait = kSignalPoll;
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()) + std::chrono::milliseconds(1);
+      wait = std::clamp(left, std::chrono::milliseconds(0), kSignalPoll);
+    }
+    pollfd p{from_child, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
+    if (ready > 0) {
+      char* target = header_read < sizeof reply.header ? reinterpret_cast<char*>(&reply.header) + header_read : payload + payload_read;
+      const std::size_t want = header_read < sizeof reply.header ? sizeof reply.header - header_read : payload_bytes - payload_read;
+      const ssize_t n = ::read(from_child, target, want);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {
+        reply.state = Reply::State::broken;
+        break;
+      }
+      if (header_read < sizeof reply.header) {
+        header_read += static_cast<std::size_t>(n);
+        if (header_read == sizeof reply.header && !expect_payload(reply, expected_values, payload, payload_bytes)) {
+          reply.state = Reply::State::broken;
+          reply.text = "sent a reply that is not a reply of ropecheck's child";
+          break;
+        }
+      } else {
+        payload_read += static_cast<std::size_t>(n);
+      }
+      if (header_read == sizeof reply.header && payload_read == payload_bytes) reply.state = Reply::State::complete;
+    } else if (ready == 0 && has_ended(child)) {
+      reply.state = Reply::State::broken;  // ended, and whatever it started holds the pipe
+    } else if (ready == 0 && (stopped_by = supervisor_stopped(child)) != 0) {
+      reply.state = Reply::State::broken;
+    }
+    if (reply.state != Reply::State::reading) break;
+    if (deadline && Clock::now() >= *deadline) {
+      reply.state = Reply::State::timed_out;
+      break;
+    }
+    if (Clock::now() - last_signal_check >= kSignalPoll) {
+      last_signal_check = Clock::now();
+      if (signal_raised(stop)) break;
+    }
+  }
+  return reply;
+}
+
+// How a child whose reply broke off ended, in the words of runner/isolation.cpp child_failure.
+std::string broken_reply_text(const Reply& reply, bool ended, int status, const std::string& during) {
+  std::string message;
+  if (!reply.text.empty()) {
+    message = reply.text + during;
+  } else if (!ended) {
+    message = "closed its pipe and did not exit within the timeout" + during + " (killed)";
+  } else if (WIFSIGNALED(status)) {
+    message = "killed by " + signal_text(WTERMSIG(status)) + during;
+  } else {
+    message = "exited with status " + std::to_string(WEXITSTATUS(status)) + during;
+  }
+  return message;
+}
+
+// The KeyboardInterrupt or SystemExit the callable raised in the child, raised here as it was.
+[[noreturn]] void raise_as_in_child(const Reply& reply) {
+  py::gil_scoped_acquire locked;
+  switch (static_cast<ReplyKind>(reply.header.kind)) {
+    case ReplyKind::keyboard_interrupt:
+      if (reply.text.empty()) {
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+      } else {
+        PyErr_SetObject(PyExc_KeyboardInterrupt, py::str(reply.text).ptr());
+      }
+      break;
+    case ReplyKind::exit_code:
+      PyErr_SetObject(PyExc_SystemExit, py::int_(static_cast<long long>(reply.header.size)).ptr());
+      break;
+    case ReplyKind::exit_text:
+      PyErr_SetObject(PyExc_SystemExit, py::str(reply.text).ptr());
+      break;
+    default:
+      PyErr_SetNone(PyExc_SystemExit);
+      break;
+  }
+  throw PythonStop::fetch();
+}
 
 }  // namespace
 
@@ -310,7 +411,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     py::gil_scoped_acquire locked;
     flush_output();
     PyOS_BeforeFork();
-    child = runner::fork_supervised();
+    child = fork_supervised();
     if (child == 0) {
       PyOS_AfterFork_Child();
       ::close(pipe_fds[0]);
@@ -326,89 +427,17 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     return {ApplyResult::Status::crash, std::string("could not start a child process (fork: ") + std::strerror(fork_error) + ")", {}};
   }
 
-  // Read the reply until it is whole, the pipe ends (the child died, or ended and something it
-  // started holds the pipe) or the deadline passes; Ctrl-C looked for every kSignalPoll.
-  Reply reply;
   std::optional<PythonStop> stop;
-  std::size_t header_read = 0, payload_read = 0, payload_bytes = 0;
-  char* payload = nullptr;
-  auto header_done = [&]() -> bool {  // sizes checked before anything is allocated
-    const ReplyHeader& h = reply.header;
-    switch (static_cast<ReplyKind>(h.kind)) {
-      case ReplyKind::values:
-        if (h.size != input.size()) return false;
-        reply.values.resize(h.size);
-        payload = reinterpret_cast<char*>(reply.values.data());
-        payload_bytes = h.size * sizeof(double);
-        return true;
-      case ReplyKind::error:
-      case ReplyKind::keyboard_interrupt:
-      case ReplyKind::exit_text:
-        if (h.size > kMaxReplyText) return false;
-        reply.text.resize(h.size);
-        payload = reply.text.data();
-        payload_bytes = h.size;
-        return true;
-      case ReplyKind::exit_code:
-      case ReplyKind::exit_none:
-        payload_bytes = 0;
-        return true;
-    }
-    return false;
-  };
-  auto last_signal_check = start;
   int stopped_by = 0;  // the supervisor was stopped by this signal
-  while (reply.state == Reply::State::reading) {
-    auto wait = kSignalPoll;
-    if (deadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()) + std::chrono::milliseconds(1);
-      wait = std::clamp(left, std::chrono::milliseconds(0), kSignalPoll);
-    }
-    pollfd p{from_child, POLLIN, 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
-    if (ready > 0) {
-      char* target = header_read < sizeof reply.header ? reinterpret_cast<char*>(&reply.header) + header_read : payload + payload_read;
-      const std::size_t want = header_read < sizeof reply.header ? sizeof reply.header - header_read : payload_bytes - payload_read;
-      const ssize_t n = ::read(from_child, target, want);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) {
-        reply.state = Reply::State::broken;
-        break;
-      }
-      if (header_read < sizeof reply.header) {
-        header_read += static_cast<std::size_t>(n);
-        if (header_read == sizeof reply.header && !header_done()) {
-          reply.state = Reply::State::broken;
-          reply.text = "sent a reply that is not a reply of ropecheck's child";
-          break;
-        }
-      } else {
-        payload_read += static_cast<std::size_t>(n);
-      }
-      if (header_read == sizeof reply.header && payload_read == payload_bytes) reply.state = Reply::State::complete;
-    } else if (ready == 0 && has_ended(child)) {
-      reply.state = Reply::State::broken;  // ended, and whatever it started holds the pipe
-    } else if (ready == 0 && (stopped_by = runner::supervisor_stopped(child)) != 0) {
-      reply.state = Reply::State::broken;
-    }
-    if (reply.state != Reply::State::reading) break;
-    if (deadline && Clock::now() >= *deadline) {
-      reply.state = Reply::State::timed_out;
-      break;
-    }
-    if (Clock::now() - last_signal_check >= kSignalPoll) {
-      last_signal_check = Clock::now();
-      if (signal_raised(stop)) break;
-    }
-  }
+  Reply reply = read_reply(from_child, child, input.size(), start, deadline, stop, stopped_by);
   ::close(from_child);
 
   if (stop) {
-    end_group(child);
+    end_supervised(child);
     throw *stop;
   }
   if (reply.state == Reply::State::timed_out) {
-    end_group(child);
+    end_supervised(child);
     ++consecutive_timeouts_;
     char seconds[32];
     std::snprintf(seconds, sizeof seconds, "%g", *limits_.timeout_seconds);
@@ -422,29 +451,19 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
   bool ended = has_ended(child);
   while (!ended && stopped_by == 0 && !(deadline && Clock::now() >= *deadline)) {
     if (signal_raised(stop)) {
-      end_group(child);
+      end_supervised(child);
       throw *stop;
     }
-    if ((stopped_by = runner::supervisor_stopped(child)) != 0) break;
+    if ((stopped_by = supervisor_stopped(child)) != 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ended = has_ended(child);
   }
-  const int status = end_group(child);
+  const int status = end_supervised(child);
   if (stopped_by != 0) return {ApplyResult::Status::crash, stopped_text(stopped_by) + during + " (killed)", {}};
   if (reply.state == Reply::State::broken) {
     // The child died (or closed the pipe): how it ended is the message, in the words of
     // runner/isolation.cpp child_failure.
-    std::string message;
-    if (!reply.text.empty()) {
-      message = reply.text + during;
-    } else if (!ended) {
-      message = "closed its pipe and did not exit within the timeout" + during + " (killed)";
-    } else if (WIFSIGNALED(status)) {
-      message = "killed by " + signal_text(WTERMSIG(status)) + during;
-    } else {
-      message = "exited with status " + std::to_string(WEXITSTATUS(status)) + during;
-    }
-    return {ApplyResult::Status::crash, message, {}};
+    return {ApplyResult::Status::crash, broken_reply_text(reply, ended, status, during), {}};
   }
   switch (static_cast<ReplyKind>(reply.header.kind)) {
     case ReplyKind::values:
@@ -454,27 +473,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     default:
       break;
   }
-  // The callable raised KeyboardInterrupt or SystemExit in the child: raised here as it was.
-  py::gil_scoped_acquire locked;
-  switch (static_cast<ReplyKind>(reply.header.kind)) {
-    case ReplyKind::keyboard_interrupt:
-      if (reply.text.empty()) {
-        PyErr_SetNone(PyExc_KeyboardInterrupt);
-      } else {
-        PyErr_SetObject(PyExc_KeyboardInterrupt, py::str(reply.text).ptr());
-      }
-      break;
-    case ReplyKind::exit_code:
-      PyErr_SetObject(PyExc_SystemExit, py::int_(static_cast<long long>(reply.header.size)).ptr());
-      break;
-    case ReplyKind::exit_text:
-      PyErr_SetObject(PyExc_SystemExit, py::str(reply.text).ptr());
-      break;
-    default:
-      PyErr_SetNone(PyExc_SystemExit);
-      break;
-  }
-  throw PythonStop::fetch();
+  raise_as_in_child(reply);
 }
 
 }  // namespace ropecheck::python

@@ -4,7 +4,7 @@
 // In process, an exception from the callable is that call's `kernel_error` ("threw: TYPE: message",
 // the message's first line within its first kMaxMessageBytes bytes), as runner/adapters.h
 // FunctionImplementation reports any exception. Isolated, the call runs in a child forked from
-// this process under a supervisor (runner/isolation.h fork_supervised: whatever the callable starts
+// this process under a supervisor (runner/child_process.h fork_supervised: whatever the callable starts
 // is killed with the call, in its process group or not), which sends the outputs, or the same
 // exception text, back through a pipe (the callable need not be picklable: the child has it
 // already); a child that dies (a segfault, os._exit, abort) is that call's `crash`, one that stops

@@ -4,7 +4,7 @@
 // call's failure and the next call starts a fresh child. The gate itself never runs plugin code.
 //
 // What the child may do is bounded (runner/README.md "Isolation"):
-// - its processes: the child runs under a supervisor (fork_supervised below), the reaper of every
+// - its processes: the child runs under a supervisor (runner/child_process.h fork_supervised), the reaper of every
 //   process the plugin starts, so whatever it forks, in its process group or not (setsid, a double
 //   fork), is killed whenever the child stops, healthy or not, and when the gate is ended by
 //   SIGINT, SIGTERM or SIGHUP or dies (the supervisor sees its parent change). A plugin that stops
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "reference/rope.h"
+#include "runner/child_process.h"
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
@@ -93,35 +94,6 @@ class IsolatedKernel {
 // fuzz target fuzz/targets/fuzz_plugin_reply.cpp.
 enum class ReplyRead { ok, broken, timed_out };
 ReplyRead read_reply(int fd, std::chrono::steady_clock::time_point deadline, std::size_t expected_elements, ApplyResult& result);
-
-// ---- a supervisor between the gate and a child that runs code under test --------------------------
-// The gate forks a supervisor, which makes itself the reaper of its descendants
-// (PR_SET_CHILD_SUBREAPER, proc(5) prctl(2)) and forks the worker that runs the code: a
-// descendant that leaves the worker's process group or session (setsid, a double fork) is
-// reparented to the supervisor, not to init, so it stays in the supervisor's tree and is found
-// there by walking /proc. The supervisor leads its own process group (the terminal's signals are
-// the gate's), closes every descriptor from 3 up (the pipes are the worker's), blocks every signal
-// it can (it waits for SIGCHLD and SIGTERM; SIGKILL and SIGSTOP, which cannot be blocked, are the
-// gate's to see) and, when the worker ends, kills every remaining descendant (SIGKILL), reaps them
-// and ends as the worker ended (its exit status, or its signal raised again without a core file).
-// It does the same when the gate ends (its parent changes) or sends it SIGTERM.
-//
-// fork_supervised(): 0 in the worker (its signal mask the caller's, killed by SIGKILL should the
-// supervisor end: PR_SET_PDEATHSIG), the supervisor's pid in the gate, -1 (errno set) when the
-// gate's fork failed (a failed fork of the worker is the supervisor's exit status 1).
-pid_t fork_supervised();
-
-// Ends a supervisor from the gate, whatever state it is in (running, stopped by its worker, already
-// ended): every living descendant of it is killed (SIGKILL, repeated over /proc until none lives),
-// then the supervisor itself and its process group, and it is reaped. Its wait status.
-int end_supervised(pid_t supervisor);
-
-// Whether the gate's child `supervisor` is stopped (SIGSTOP from its worker, say): a supervisor
-// never stops by itself. The stop signal, or 0.
-int supervisor_stopped(pid_t supervisor);
-
-// The living (not yet ended) descendants of `root` as /proc shows them now, `root` excluded.
-std::vector<pid_t> living_descendants(pid_t root);
 
 // Names of the project's kernels and whether each can run here (empty when the kernel library is
 // not linked into this build).
