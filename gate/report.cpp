@@ -62,7 +62,7 @@ std::string describe(const Case& c) {
 std::vector<std::int64_t> failed_ids(const GroupResult& g) {
   std::vector<std::int64_t> ids;
   for (const TestOutcome& o : g.outcomes) {
-    if (o.status == "fail") ids.push_back(o.id);
+    if (o.status == judge::Verdict::fail) ids.push_back(o.id);
   }
   return ids;
 }
@@ -178,9 +178,12 @@ SummaryGrid summary_grid(const Report& r) {
     const GroupResult& g = r.groups[i];
     if (std::find(grid.rows.begin(), grid.rows.end(), families[i]) == grid.rows.end()) grid.rows.push_back(families[i]);
     Counts& c = counts[{families[i], g.dtype}];
-    if (g.verdict == "skip") ++c.skipped;
-    else ++c.judged;
-    if (g.verdict == "fail") ++c.failed;
+    if (g.verdict == judge::Verdict::skip) {
+      ++c.skipped;
+    } else {
+      ++c.judged;
+    }
+    if (g.verdict == judge::Verdict::fail) ++c.failed;
   }
   for (const std::string& row : grid.rows) {
     std::vector<std::string> cells;
@@ -205,8 +208,9 @@ void Report::decide() {
     identities_failed += !p.holds;
   }
   const judge::RunVerdict v = judge::run_verdict(groups, identities_failed, identities_judged);
-  if (v.judged_nothing) notes.push_back("nothing was judged: every test was skipped");
-  verdict = v.pass ? "pass" : "fail";
+  std::erase(notes, judge::kNothingJudgedNote);  // decided again: merged reports may carry it
+  if (v.judged_nothing) notes.emplace_back(judge::kNothingJudgedNote);
+  verdict = v.pass ? judge::Verdict::pass : judge::Verdict::fail;
 }
 
 std::string rounded_inputs_note(const GroupResult& g) {

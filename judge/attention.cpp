@@ -60,7 +60,7 @@ AttentionComparer::AttentionComparer(std::string suite, int index, const golden:
                                      GroupOptions group_options)
     : group_(group), rope_(std::move(rope)), tally_(std::move(group_options)) {
   const GroupOptions& options = tally_.options();
-  tally_.result.kind = "attention";
+  tally_.result.kind = golden::Kind::attention;
   tally_.result.suite = std::move(suite);
   tally_.result.index = index;
   tally_.result.spec = to_string(group.spec);
@@ -269,12 +269,12 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   }
   tally_.result.worst_e = a.worst_score_e;
   if (test_pass) {
-    tally_.result.outcomes.push_back({test.id, "pass", ""});
+    tally_.result.outcomes.push_back({test.id, judge::Verdict::pass, ""});
   } else {
     ++tally_.result.tests_failed;
     std::string reason = missing.empty() ? "" : missing.front() + "; ";
     tally_.result.outcomes.push_back(
-        {test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
+        {test.id, judge::Verdict::fail, reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
   }
 }
 

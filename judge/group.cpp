@@ -16,11 +16,42 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// A case's severity when its test already has a worse one listed: half (and finite, so that a
-// test's second whole-test failure ranks below another test's first).
+}  // namespace
+
+Verdict verdict_of(std::int64_t tests, std::int64_t failed, std::int64_t skipped) {
+  if (failed > 0) return Verdict::fail;
+  return tests == skipped ? Verdict::skip : Verdict::pass;
+}
+
+std::optional<std::int64_t> horizon_of(std::span<const std::int64_t> tested, std::optional<std::int64_t> first_failing) {
+  std::optional<std::int64_t> horizon;
+  for (std::int64_t p : tested) {
+    if (first_failing && p >= *first_failing) continue;
+    if (!horizon || p > *horizon) horizon = p;
+  }
+  return horizon;
+}
+
+std::string require_horizon_reason(Verdict verdict, std::int64_t max_position, bool horizon_complete,
+                                   std::optional<std::int64_t> require_horizon) {
+  if (!require_horizon || verdict == Verdict::skip || max_position < 0 || max_position >= *require_horizon || !horizon_complete) return "";
+  return "tested positions reach only " + std::to_string(max_position) + " < --require-horizon " + std::to_string(*require_horizon) +
+         ": nothing is known above";
+}
+
 double second_severity(double severity) { return std::min(severity, std::numeric_limits<double>::max()) * 0.5; }
 
-}  // namespace
+std::string_view name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::skip:
+      return "skip";
+  }
+  return "?";
+}
 
 namespace detail {
 
@@ -116,35 +147,21 @@ void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, std::strin
     result.first_whole_test_failure = "test " + std::to_string(test_id) + ": " + kind + ": " + message;
   }
   record_whole_test_case(test_id, kind, message, lowest);
-  result.outcomes.push_back({test_id, "fail", std::move(kind) + ": " + std::move(message)});
+  result.outcomes.push_back({test_id, Verdict::fail, std::move(kind) + ": " + std::move(message)});
 }
 
 void GroupTally::skip_test(std::int64_t test_id, std::string reason) {
   ++result.tests;
   ++result.tests_skipped;
-  result.outcomes.push_back({test_id, "skip", std::move(reason)});
+  result.outcomes.push_back({test_id, Verdict::skip, std::move(reason)});
 }
 
 GroupResult GroupTally::finish() {
-  if (result.tests_failed > 0) {
-    result.verdict = "fail";
-  } else if (result.tests == result.tests_skipped) {
-    result.verdict = "skip";
-  } else {
-    result.verdict = "pass";
-  }
-  std::optional<std::int64_t> horizon;
-  for (std::int64_t p : tested_positions_) {
-    if (first_failing_position_ && p >= *first_failing_position_) continue;
-    if (!horizon || p > *horizon) horizon = p;
-  }
-  result.horizon = horizon;
-  result.horizon_complete = !first_failing_position_ && horizon.has_value();
-  if (options_.require_horizon && result.verdict != "skip" && result.max_position >= 0 &&
-      result.max_position < *options_.require_horizon && result.horizon_complete) {
-    result.verdict_reason = "tested positions reach only " + std::to_string(result.max_position) + " < --require-horizon " +
-                            std::to_string(*options_.require_horizon) + ": nothing is known above";
-  }
+  result.verdict = verdict_of(result.tests, result.tests_failed, result.tests_skipped);
+  result.horizon = horizon_of(tested_positions_, first_failing_position_);
+  result.horizon_complete = !first_failing_position_ && result.horizon.has_value();
+  const std::string reason = require_horizon_reason(result.verdict, result.max_position, result.horizon_complete, options_.require_horizon);
+  if (!reason.empty()) result.verdict_reason = reason;
   // Each list: a test's worst case at its severity, its others at half; the `worst_cases` worst,
   // ties in recording order.
   result.worst.clear();
@@ -388,7 +405,7 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
         if (!tally.keeps(accuracy, test.id, severity)) continue;
         Case c = tally.new_case(test.id, std::string(name(v.failure)), position);
         c.accuracy = accuracy;
-        c.domain = std::string(name(v.domain));
+        c.domain = v.domain;
         c.token = t;
         c.head = h;
         c.dim = pd.first;
@@ -469,11 +486,12 @@ void GroupComparer::finish_test(std::int64_t test_id, detail::GroupTally&& part,
   ++r.tests;
   const bool e_kind = rule_.tolerance.kind == Tolerance::Kind::e;
   if (test_pass) {
-    r.outcomes.push_back({test_id, "pass", ""});
+    r.outcomes.push_back({test_id, Verdict::pass, ""});
   } else {
     ++r.tests_failed;
-    r.outcomes.push_back({test_id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
-                                               std::string(e_kind ? "e" : "ulp") + " " + std::to_string(test_worst) + ")"});
+    r.outcomes.push_back({test_id, Verdict::fail,
+                          "out of tolerance or wrong special/pass-through values (worst " + std::string(e_kind ? "e" : "ulp") + " " +
+                              std::to_string(test_worst) + ")"});
   }
 }
 

@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "golden/golden.h"
@@ -31,6 +32,10 @@
 #include "spec/spec.h"
 
 namespace ropecheck::judge {
+
+// What a test or a group comes to (reports print name(Verdict)).
+enum class Verdict { pass, fail, skip };
+std::string_view name(Verdict verdict);
 
 // One bad element or test, as listed in reports (the worst first).
 struct Case {
@@ -43,7 +48,7 @@ struct Case {
   // (special values, signed zeros, near-overflow or subnormal pairs, pass-through, whole tests) is an
   // edge case.
   bool accuracy = false;
-  std::string domain;         // of the pair (judge/pair_rule.h name(Domain)); empty for whole tests
+  std::optional<Domain> domain;  // of the pair (judge/pair_rule.h); none for whole tests
   std::string quantity;       // attention cases: "score" or "output"; empty for RoPE pairs and whole tests
   std::string message;        // one line
   std::int64_t position = 0;  // largest position component of the token
@@ -66,7 +71,7 @@ struct Point {
 
 struct TestOutcome {
   std::int64_t id = 0;
-  std::string status;  // pass | fail | skip
+  Verdict status = Verdict::pass;
   std::string reason;  // for fail and skip: one line
 };
 
@@ -133,7 +138,7 @@ struct GroupOptions {
 };
 
 struct GroupResult {
-  std::string kind = "rope";  // rope | attention (the golden file's kind)
+  golden::Kind kind = golden::Kind::rope;  // the golden file's kind
   std::string suite;
   int index = 0;     // group index in the suite file
   std::string spec;  // canonical spec text
@@ -163,7 +168,7 @@ struct GroupResult {
   std::int64_t max_position = -1;           // largest position with an ordinary pair judged (−1: none)
   std::optional<std::int64_t> horizon;      // largest such position below the first accuracy failure
   bool horizon_complete = false;            // no accuracy failure: the horizon is every tested position
-  std::string verdict;                      // pass | fail | skip
+  Verdict verdict = Verdict::pass;
   std::string verdict_reason;               // one line when the verdict is not what the tests alone say
   std::vector<Case> worst;                  // accuracy cases (worst first), then edge cases (worst first)
   std::vector<Point> points;                // one per (test, token) with ordinary pairs: the plot
@@ -174,6 +179,21 @@ struct GroupResult {
 
   std::int64_t edge_failures() const { return special_failed + edge_failed + signed_zero_failed + passthrough_failed + whole_tests_failed; }
 };
+
+// The rules GroupTally::finish applies to what a group recorded, for a caller that merges finished
+// groups (gate/merge.cpp merges the reports of a sweep's shards):
+// the verdict from the test counts: fail when a test failed, skip when every test was skipped;
+Verdict verdict_of(std::int64_t tests, std::int64_t failed, std::int64_t skipped);
+// the accuracy horizon: the largest tested position below the first failing one (none failing:
+// every tested position);
+std::optional<std::int64_t> horizon_of(std::span<const std::int64_t> tested, std::optional<std::int64_t> first_failing);
+// why a verdict is not what the tests alone say when --require-horizon lies beyond every tested
+// position and nothing failed; empty when it does not;
+std::string require_horizon_reason(Verdict verdict, std::int64_t max_position, bool horizon_complete,
+                                   std::optional<std::int64_t> require_horizon);
+// a listed case's severity when its test already has a worse one listed: half (and finite, so that
+// a test's second whole-test failure ranks below another test's first).
+double second_severity(double severity);
 
 namespace detail {  // shared by the two comparers (group.cpp, attention.cpp)
 // What a comparer accumulates for one group: the result, the worst cases, and the tested positions

@@ -1538,7 +1538,7 @@ std::string first_line(const std::string& message) {
 
 std::string raised_summary(const std::string& message, std::int64_t first_position) {
   std::string line = first_line(message);
-  if (line.rfind("threw: ", 0) == 0) line.erase(0, 7);  // a C++ or Python function's exception (runner/adapters.cpp)
+  if (line.starts_with(kThrewPrefix)) line.erase(0, kThrewPrefix.size());  // a C++ or Python function's exception
   const auto colon = line.find(':');
   std::string type = colon == std::string::npos ? "" : line.substr(0, colon);
   const bool word = !type.empty() && type.size() < 64 && std::all_of(type.begin(), type.end(), [](char ch) {
@@ -1550,7 +1550,7 @@ std::string raised_summary(const std::string& message, std::int64_t first_positi
 }
 
 void FailedCalls::explain(GroupResult& g) const {
-  if (!any_ || g.verdict != "fail") return;
+  if (!any_ || g.verdict != Verdict::fail) return;
   if (!g.diagnosis) g.diagnosis.emplace();
   GroupDiagnosis& d = *g.diagnosis;
   d.explanation_kind = "raised";

@@ -65,6 +65,9 @@ inline constexpr std::int64_t kInferenceTokens = 512;
 // group, or no token).
 double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d);
 
+// What the message of a call that threw starts with, before "TYPE: message" (runner/adapters.cpp
+// and python/callable.cpp write it; raised_summary reads past it).
+inline constexpr std::string_view kThrewPrefix = "threw: ";
 // "raised IndexError at position 4096 (first failing position)": the summary of a call that threw,
 // from its message ("IndexError: index 4096 is out of bounds ..."; a traceback after it is dropped).
 std::string raised_summary(const std::string& message, std::int64_t first_position);

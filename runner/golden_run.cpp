@@ -371,7 +371,8 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
       }
       std::vector<TrimmedTest> trimmed;  // what `judged` points into once trimmed
       judged = within_max_position(judged, group.spec, options.group.max_position, trimmed);
-      if (!judged.empty()) result.diagnosis = diagnose(group.spec, judged, model, result.verdict == "fail", group_threads, &result);
+      if (!judged.empty())
+        result.diagnosis = diagnose(group.spec, judged, model, result.verdict == judge::Verdict::fail, group_threads, &result);
     }
     work.failed_calls.explain(result);
     result.skipped_by_flags = work.by_flags;

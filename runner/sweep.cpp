@@ -232,7 +232,8 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       sample_values += static_cast<std::int64_t>(it->second.second.size());
       judged.push_back({.test = &it->second.first, .output = it->second.second});
     }
-    if (!judged.empty()) g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads, &g);
+    if (!judged.empty())
+      g.diagnosis = diagnose(spec, judged, implementation.claims().model, g.verdict == judge::Verdict::fail, o.threads, &g);
   }
   failed_calls.explain(g);
   return g;
