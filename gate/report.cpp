@@ -39,10 +39,11 @@ std::string metric_name(const GroupResult& g) { return g.tolerance.kind == Toler
 
 std::string describe(const Case& c) {
   std::ostringstream s;
-  s << c.suite << " test " << c.test_id << " [" << c.kind << "]";
+  s << c.suite << " test " << c.test_id << " [" << judge::name(c.kind) << "]";
   if (!c.quantity.empty()) {
     s << ": " << c.message << "; expected " << reference::to_hex(c.expected_a) << " got " << reference::to_hex(c.got_a);
-    if (c.kind == "tolerance") s << " (|got - expected| = " << reference::to_hex(c.abs) << ", unit " << reference::to_hex(c.unit) << ")";
+    if (c.kind == judge::CaseKind::tolerance)
+      s << " (|got - expected| = " << reference::to_hex(c.abs) << ", unit " << reference::to_hex(c.unit) << ")";
     return s.str();
   }
   if (c.dim >= 0) {
@@ -51,7 +52,7 @@ std::string describe(const Case& c) {
     s << ") position " << c.position;
   }
   s << ": " << c.message;
-  if (c.dim >= 0 && c.kind != "passthrough") {
+  if (c.dim >= 0 && c.kind != judge::CaseKind::passthrough) {
     s << "; input (" << reference::to_hex(c.input_x) << ", " << reference::to_hex(c.input_y) << ") expected ("
       << reference::to_hex(c.expected_a) << ", " << reference::to_hex(c.expected_b) << ") got ("
       << reference::to_hex(c.got_a) << ", " << reference::to_hex(c.got_b) << ")";

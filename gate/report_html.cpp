@@ -301,14 +301,14 @@ std::string svg_plot(const GroupResult& g) {
 // case without a measured error (special values, signed zeros, pass-through) says what differs
 // across e and ulp, the rule's message on hover.
 void case_row(std::ostringstream& s, const Case& c, Dtype dtype) {
-  s << "<tr><td>" << c.test_id << "</td><td class=\"l\">" << xml_escape(c.kind) << "</td><td>" << c.position << "</td><td>" << c.token
-    << "</td><td>" << c.head << "</td><td>"
+  s << "<tr><td>" << c.test_id << "</td><td class=\"l\">" << xml_escape(std::string(judge::name(c.kind))) << "</td><td>" << c.position
+    << "</td><td>" << c.token << "</td><td>" << c.head << "</td><td>"
     << (c.dim < 0 ? std::string("-") : std::to_string(c.dim) + (c.second_dim >= 0 ? "," + std::to_string(c.second_dim) : "")) << "</td>";
   if (c.dim < 0) {
     s << "<td class=\"l\" colspan=\"5\">" << xml_escape(c.message) << "</td></tr>\n";
     return;
   }
-  const bool measured = c.kind == "tolerance";
+  const bool measured = c.kind == judge::CaseKind::tolerance;
   auto differs = [&] {
     s << "<td class=\"l differs\" colspan=\"2\" title=\"" << xml_escape(c.message) << "\">" << xml_escape(case_differs(c))
       << "</td></tr>\n";

@@ -97,7 +97,7 @@ std::string to_json(const Report& r) {
     for (const Case& c : g.worst) {
       ojson w;
       w["test_id"] = c.test_id;
-      w["kind"] = c.kind;
+      w["kind"] = std::string(judge::name(c.kind));
       w["accuracy"] = c.accuracy;
       if (c.domain) w["domain"] = std::string(judge::name(*c.domain));
       if (!c.quantity.empty()) w["quantity"] = c.quantity;

@@ -116,7 +116,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   std::vector<double> row_worst(static_cast<std::size_t>(q_tokens), 0.0);
   std::vector<char> row_pass(static_cast<std::size_t>(q_tokens), 1);
   double test_worst = 0;
-  auto new_case = [&](const char* kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) {
+  auto new_case = [&](CaseKind kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) {
     Case c = tally_.new_case(test.id, kind, q_position(i));
     c.quantity = quantity;
     c.token = i;
@@ -160,7 +160,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   auto record_failure = [&](const char* quantity, const std::string& where, std::int64_t i, std::int64_t h, std::int64_t dim, double want,
                             double got, const Verdict& v, long double unit, double tol, double severity, const char* suffix) {
     row_pass[static_cast<std::size_t>(i)] = 0;
-    Case c = new_case(v.special ? "special_value" : "tolerance", quantity, i, h, dim);
+    Case c = new_case(v.special ? CaseKind::special_value : CaseKind::tolerance, quantity, i, h, dim);
     c.accuracy = !v.special;
     c.expected_a = want;
     c.got_a = got;
@@ -256,7 +256,7 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   }
 
   for (const std::string& message : missing) {
-    tally_.record_whole_test_case(test.id, "missing", message, q_tokens > 0 ? q_position(0) : 0);
+    tally_.record_whole_test_case(test.id, CaseKind::missing, message, q_tokens > 0 ? q_position(0) : 0);
   }
 
   bool test_pass = missing.empty();
@@ -278,12 +278,12 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   }
 }
 
-void AttentionComparer::fail(const golden::AttentionTest& test, std::string kind, std::string message) {
+void AttentionComparer::fail(const golden::AttentionTest& test, CaseKind kind, std::string message) {
   const int components = position_components(group_.spec);
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t i = 0; i < test.q_tokens; ++i) lowest = std::min(lowest, largest_component(test.q_positions, components, i));
   if (test.q_tokens == 0) lowest = 0;
-  tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
+  tally_.fail_test(test.id, lowest, kind, std::move(message));
 }
 
 void AttentionComparer::skip(const golden::AttentionTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }

@@ -16,7 +16,53 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// The case of a pair the rule fails (never Failure::none: such a pair lists no case).
+CaseKind case_kind(Failure failure) {
+  switch (failure) {
+    case Failure::special_value:
+      return CaseKind::special_value;
+    case Failure::signed_zero:
+      return CaseKind::signed_zero;
+    case Failure::none:
+    case Failure::tolerance:
+      break;
+  }
+  return CaseKind::tolerance;
+}
+
 }  // namespace
+
+std::string_view name(CaseKind kind) {
+  switch (kind) {
+    case CaseKind::tolerance:
+      return "tolerance";
+    case CaseKind::special_value:
+      return "special_value";
+    case CaseKind::signed_zero:
+      return "signed_zero";
+    case CaseKind::passthrough:
+      return "passthrough";
+    case CaseKind::missing:
+      return "missing";
+    case CaseKind::shape:
+      return "shape";
+    case CaseKind::status:
+      return "status";
+    case CaseKind::crash:
+      return "crash";
+    case CaseKind::timeout:
+      return "timeout";
+    case CaseKind::abi:
+      return "abi";
+    case CaseKind::load:
+      return "load";
+    case CaseKind::guard:
+      return "guard";
+    case CaseKind::unavailable:
+      return "unavailable";
+  }
+  return "?";
+}
 
 Verdict verdict_of(std::int64_t tests, std::int64_t failed, std::int64_t skipped) {
   if (failed > 0) return Verdict::fail;
@@ -122,32 +168,31 @@ void GroupTally::record_position(std::int64_t position, bool accurate) {
   if (!accurate && (!first_failing_position_ || position < *first_failing_position_)) first_failing_position_ = position;
 }
 
-Case GroupTally::new_case(std::int64_t test_id, std::string kind, std::int64_t position) const {
+Case GroupTally::new_case(std::int64_t test_id, CaseKind kind, std::int64_t position) const {
   Case c;
   c.suite = result.suite;
   c.test_id = test_id;
-  c.kind = std::move(kind);
+  c.kind = kind;
   c.position = position;
   return c;
 }
 
-void GroupTally::record_whole_test_case(std::int64_t test_id, std::string kind, std::string message,
-                                        std::int64_t position) {
-  Case c = new_case(test_id, std::move(kind), position);
+void GroupTally::record_whole_test_case(std::int64_t test_id, CaseKind kind, std::string message, std::int64_t position) {
+  Case c = new_case(test_id, kind, position);
   c.message = std::move(message);
   c.severity = kInf;
   record_case(std::move(c));
 }
 
-void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message) {
+void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, CaseKind kind, std::string message) {
   ++result.tests;
   ++result.tests_failed;
   ++result.whole_tests_failed;
   if (result.first_whole_test_failure.empty()) {
-    result.first_whole_test_failure = "test " + std::to_string(test_id) + ": " + kind + ": " + message;
+    result.first_whole_test_failure = "test " + std::to_string(test_id) + ": " + std::string(name(kind)) + ": " + message;
   }
   record_whole_test_case(test_id, kind, message, lowest);
-  result.outcomes.push_back({test_id, Verdict::fail, std::move(kind) + ": " + std::move(message)});
+  result.outcomes.push_back({test_id, Verdict::fail, std::string(name(kind)) + ": " + std::move(message)});
 }
 
 void GroupTally::skip_test(std::int64_t test_id, std::string reason) {
@@ -403,7 +448,7 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
         out.test_pass = out.test_pass && !counts;
         const double severity = v.measured ? metric : kInf;
         if (!tally.keeps(accuracy, test.id, severity)) continue;
-        Case c = tally.new_case(test.id, std::string(name(v.failure)), position);
+        Case c = tally.new_case(test.id, case_kind(v.failure), position);
         c.accuracy = accuracy;
         c.domain = v.domain;
         c.token = t;
@@ -434,7 +479,7 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
         ++r.passthrough_failed;
         out.test_pass = false;
         if (!tally.keeps(false, test.id, kInf)) continue;
-        Case c = tally.new_case(test.id, "passthrough", position);
+        Case c = tally.new_case(test.id, CaseKind::passthrough, position);
         c.token = t;
         c.head = h;
         c.dim = static_cast<int>(i);
@@ -467,10 +512,9 @@ detail::GroupTally GroupComparer::test_tally() const {
 bool GroupComparer::output_fits(const golden::RopeTest& test, std::span<const double> output) {
   const std::int64_t elements = test.tokens * test.heads * test.head_dim;
   if (static_cast<std::int64_t>(output.size()) == elements) return true;
-  fail(test, "shape",
+  fail(test, CaseKind::shape,
        "expected " + std::to_string(elements) + " output values (tokens " + std::to_string(test.tokens) + " x heads " +
-           std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " +
-           std::to_string(output.size()));
+           std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " + std::to_string(output.size()));
   return false;
 }
 
@@ -591,11 +635,11 @@ void GroupComparer::JudgedTest::combine(JudgedTest&& later) {
   test_worst = std::max(test_worst, later.test_worst);
 }
 
-void GroupComparer::fail(const golden::RopeTest& test, std::string kind, std::string message) {
+void GroupComparer::fail(const golden::RopeTest& test, CaseKind kind, std::string message) {
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, group_.spec, t));
   if (test.tokens == 0) lowest = 0;
-  tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
+  tally_.fail_test(test.id, lowest, kind, std::move(message));
 }
 
 void GroupComparer::skip(const golden::RopeTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }

@@ -37,13 +37,31 @@ namespace ropecheck::judge {
 enum class Verdict { pass, fail, skip };
 std::string_view name(Verdict verdict);
 
+// What a listed case is: a pair the pair rule fails (judge/pair_rule.h Failure), a wrong
+// pass-through element, or a test as a whole: no output (missing), one of the wrong size (shape),
+// or a call that gave none (runner/implementation.h ApplyResult::Status). Reports print name().
+enum class CaseKind {
+  tolerance,
+  special_value,
+  signed_zero,
+  passthrough,
+  missing,
+  shape,
+  status,
+  crash,
+  timeout,
+  abi,
+  load,
+  guard,
+  unavailable
+};
+std::string_view name(CaseKind kind);
+
 // One bad element or test, as listed in reports (the worst first).
 struct Case {
   std::string suite;
   std::int64_t test_id = 0;
-  // tolerance | special_value | signed_zero | passthrough | missing | shape | crash | timeout |
-  // status | abi | load | guard
-  std::string kind;
+  CaseKind kind = CaseKind::tolerance;
   // An ordinary pair out of tolerance: it is an accuracy case (worst e, horizon). Every other case
   // (special values, signed zeros, near-overflow or subnormal pairs, pass-through, whole tests) is an
   // edge case.
@@ -214,15 +232,15 @@ class GroupTally {
   // Whether record_case would keep a case of this list, test and severity (skip building it if not).
   bool keeps(bool accuracy, std::int64_t test_id, double severity) const;
   // A case of test `test_id` of this group at `position`; the caller fills in the rest.
-  Case new_case(std::int64_t test_id, std::string kind, std::int64_t position) const;
+  Case new_case(std::int64_t test_id, CaseKind kind, std::int64_t position) const;
   // Records a case against test `test_id` as a whole (no element to point at), without counting
   // the test.
-  void record_whole_test_case(std::int64_t test_id, std::string kind, std::string message, std::int64_t position);
+  void record_whole_test_case(std::int64_t test_id, CaseKind kind, std::string message, std::int64_t position);
   // A position whose ordinary pairs were judged; `accurate`: all of them within tolerance.
   void record_position(std::int64_t position, bool accurate);
   // A test without a usable output (missing, wrong size, crash, ...) fails as a whole; it is an edge
   // case: it does not move the horizon.
-  void fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message);
+  void fail_test(std::int64_t test_id, std::int64_t lowest, CaseKind kind, std::string message);
   void skip_test(std::int64_t test_id, std::string reason);
   // Adds what `part` (a tally of later tokens or tests of this group, with the same options)
   // recorded: the same result as recording it here directly, in order.
@@ -298,7 +316,7 @@ class GroupComparer {
   // the one test `test_id`, as add_judged records a test. The caller checked every part's sizes.
   void add_judged_parts(std::int64_t test_id, JudgedTest&& judged);
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
-  void fail(const golden::RopeTest& test, std::string kind, std::string message);
+  void fail(const golden::RopeTest& test, CaseKind kind, std::string message);
   // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
   void skip(const golden::RopeTest& test, std::string reason);
 
@@ -344,7 +362,7 @@ class AttentionComparer {
   // `missing` names absent tensors that fail the test (empty under --allow-missing).
   void add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
            const std::vector<std::string>& missing);
-  void fail(const golden::AttentionTest& test, std::string kind, std::string message);
+  void fail(const golden::AttentionTest& test, CaseKind kind, std::string message);
   void skip(const golden::AttentionTest& test, std::string reason);
 
   GroupResult finish();

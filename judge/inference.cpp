@@ -1554,11 +1554,12 @@ void FailedCalls::explain(GroupResult& g) const {
   if (!g.diagnosis) g.diagnosis.emplace();
   GroupDiagnosis& d = *g.diagnosis;
   d.explanation_kind = "raised";
-  d.explanation = kind_ == "status" ? raised_summary(message_, position_)
-                                    : kind_ + " (" + first_line(message_).substr(0, 160) + ") at position " + std::to_string(position_) +
-                                          " (first failing position)";
+  d.explanation = kind_ == CaseKind::status ? raised_summary(message_, position_)
+                                            : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ") at position " +
+                                                  std::to_string(position_) + " (first failing position)";
   d.mistake = d.explanation;
-  d.headline = kind_ == "status" ? raised_summary(message_, -1) : kind_ + " (" + first_line(message_).substr(0, 160) + ")";
+  d.headline = kind_ == CaseKind::status ? raised_summary(message_, -1)
+                                         : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ")";
   d.lines.insert(d.lines.begin(), d.explanation);
 }
 

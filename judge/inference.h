@@ -79,7 +79,7 @@ std::string first_line(const std::string& message);
 // ahead of any inferred change (the outputs that came back may all be right).
 class FailedCalls {
  public:
-  void offer(std::int64_t lowest_position, const std::string& kind, const std::string& message) {
+  void offer(std::int64_t lowest_position, CaseKind kind, const std::string& message) {
     if (!any_ || lowest_position < position_) {
       any_ = true;
       position_ = lowest_position;
@@ -93,7 +93,8 @@ class FailedCalls {
  private:
   bool any_ = false;
   std::int64_t position_ = 0;
-  std::string kind_, message_;
+  CaseKind kind_ = CaseKind::status;
+  std::string message_;
 };
 
 }  // namespace ropecheck::judge

@@ -208,7 +208,7 @@ void bind_results(py::module_& m) {
   py::class_<Case>(m, "Case", "One bad pair or test, as every report lists them (judge/group.h Case).")
       .def_readonly("suite", &Case::suite)
       .def_readonly("test_id", &Case::test_id)
-      .def_readonly("kind", &Case::kind)
+      .def_property_readonly("kind", [](const Case& c) { return std::string(judge::name(c.kind)); })
       .def_readonly("accuracy", &Case::accuracy)
       .def_property_readonly("domain", [](const Case& c) { return c.domain ? std::string(judge::name(*c.domain)) : std::string(); })
       .def_readonly("message", &Case::message)

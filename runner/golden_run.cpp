@@ -170,7 +170,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
   const auto record_failure = [&](GroupWork& work, const std::string& suite, const golden::RopeTest& test, const ApplyResult& result,
                                   const std::optional<std::pair<std::int64_t, ApplyResult>>& first) {
     GroupComparer& c = *work.comparer;
-    if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
+    if (first) work.failed_calls.offer(first->first, case_kind(first->second.status), first->second.message);
     switch (result.status) {
       case ApplyResult::Status::unsupported:
         c.skip(test, result.message);
@@ -179,12 +179,11 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
         if (options.allow_missing) {
           c.skip(test, result.message);
         } else {
-          c.fail(test, "missing", result.message);
+          c.fail(test, judge::CaseKind::missing, result.message);
         }
         break;
       default:
-        c.fail(test, std::string(kind_name(result.status)),
-               result.message + " (suite " + suite + ", test " + std::to_string(test.id) + ")");
+        c.fail(test, case_kind(result.status), result.message + " (suite " + suite + ", test " + std::to_string(test.id) + ")");
     }
   };
   // An attention file, on the calling thread.
@@ -223,7 +222,7 @@ Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementa
           if (options.allow_missing) {
             comparer.skip(test, why);
           } else {
-            comparer.fail(test, "missing", why);
+            comparer.fail(test, judge::CaseKind::missing, why);
           }
           continue;
         }

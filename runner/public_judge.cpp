@@ -50,7 +50,7 @@ GoldenGroup public_group(const judge::GroupResult& g) {
   out.tolerance_per_radian = g.tolerance.per_radian;
   out.worst_e = g.worst_e;
   out.horizon = g.horizon;
-  for (const judge::Case& c : g.worst) out.worst.push_back({c.test_id, c.kind, c.position, c.message});
+  for (const judge::Case& c : g.worst) out.worst.push_back({c.test_id, std::string(judge::name(c.kind)), c.position, c.message});
   if (g.diagnosis) out.explanation = g.diagnosis->explanation;
   return out;
 }

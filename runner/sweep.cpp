@@ -197,9 +197,8 @@ GroupResult sweep(const Implementation& implementation, const Spec& spec, const 
       if (result.status == ApplyResult::Status::unsupported) {
         comparer.skip(test, result.message);
       } else {
-        failed_calls.offer(called.first_failing_position, std::string(kind_name(called.first_failing_call.status)),
-                           called.first_failing_call.message);
-        comparer.fail(test, std::string(kind_name(result.status)), result.message);
+        failed_calls.offer(called.first_failing_position, case_kind(called.first_failing_call.status), called.first_failing_call.message);
+        comparer.fail(test, case_kind(result.status), result.message);
       }
       return;
     }

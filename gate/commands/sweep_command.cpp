@@ -91,7 +91,8 @@ int run_sweep(const SweepArguments& a) {
     if (!edge.empty()) std::printf("edge cases: %s\n", edge.c_str());
     for (const Case& c : g.worst) {
       if (&c - g.worst.data() >= a.judge.worst) break;
-      std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", c.kind.c_str(), c.position, c.dim, c.second_dim, c.message.c_str());
+      std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", std::string(judge::name(c.kind)).c_str(), c.position, c.dim,
+                  c.second_dim, c.message.c_str());
     }
     if (!g.verdict_reason.empty()) std::printf("note: %s\n", g.verdict_reason.c_str());
     if (g.diagnosis) {

@@ -41,7 +41,7 @@ std::string summary(const GroupResult& r) {
   for (const TestOutcome& t : r.outcomes) o << "outcome " << t.id << " " << name(t.status) << " " << t.reason << "\n";
   for (const Point& p : r.points) o << "point " << p.position << " " << p.e << " " << p.pass << "\n";
   for (const Case& c : r.worst) {
-    o << "case " << c.suite << " " << c.test_id << " " << c.kind << " " << c.accuracy << " " << (c.domain ? name(*c.domain) : "")
+    o << "case " << c.suite << " " << c.test_id << " " << name(c.kind) << " " << c.accuracy << " " << (c.domain ? name(*c.domain) : "")
       << " token " << c.token << " head " << c.head << " dims " << c.dim << "," << c.second_dim << " position " << c.position << " e "
       << c.e << " ulp " << c.ulp << " abs " << c.abs << " tolerance " << c.tolerance << " severity " << c.severity << " " << c.message
       << "\n";
