@@ -30,7 +30,7 @@ namespace {
 int finish(Report& report, const ReportPaths& paths, const std::vector<std::string>& inputs) {
   report.decide();
   emit_reports(report, paths.json, paths.junit, paths.html, inputs, paths.text);
-  return report.verdict == "pass" ? 0 : 1;
+  return report.verdict == judge::Verdict::pass ? 0 : 1;
 }
 
 // Candidate files above this size are read a test at a time (tensorio::TensorFile), so that the

@@ -11,6 +11,7 @@
 
 #include "base/errors.h"
 #include "gate/report.h"
+#include "judge/verdict.h"
 #include "runner/sweep.h"
 #include "spec/spec.h"
 
@@ -18,6 +19,26 @@ namespace ropecheck::gate {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+
+// The counts a sweep report's group holds, which add up over its shards.
+constexpr const char* kSummedCounts[] = {"tests",
+                                         "tests_failed",
+                                         "tests_skipped",
+                                         "pairs_checked",
+                                         "pairs_failed",
+                                         "ordinary_checked",
+                                         "ordinary_failed",
+                                         "special_checked",
+                                         "special_failed",
+                                         "edge_failed",
+                                         "signed_zero_failed",
+                                         "passthrough_checked",
+                                         "passthrough_failed",
+                                         "whole_tests_failed",
+                                         "beyond_required_failed",
+                                         "skipped_by_flags",
+                                         "skipped_by_position",
+                                         "tokens_beyond_max_position"};
 
 double metric(const ojson& v) {
   if (v.is_number()) return v.get<double>();
@@ -92,10 +113,7 @@ void check_sweep_report(const std::string& file, const ojson& r) {
     }
   }
   optional_of(g, "horizon_complete", &ojson::is_boolean, "groups[0].", "true or false");
-  for (const char* key :
-       {"tests", "tests_failed", "tests_skipped", "pairs_checked", "pairs_failed", "ordinary_checked", "ordinary_failed", "special_checked",
-        "special_failed", "edge_failed", "signed_zero_failed", "passthrough_checked", "passthrough_failed", "whole_tests_failed",
-        "beyond_required_failed", "skipped_by_flags", "skipped_by_position", "tokens_beyond_max_position"}) {
+  for (const char* key : kSummedCounts) {
     // Counts up to 2^40 each: a sum over at most 2^20 shards cannot wrap around.
     if (!integer(field(file, g, key), std::uint64_t{1} << 40) || g.at(key).get<std::int64_t>() < 0) {
       bad(std::string("groups[0].") + key, "a count from 0 to 2^40");
@@ -153,9 +171,6 @@ double raw_severity(const ojson& c, bool e_kind) {
   const double v = measured ? metric(c.at(e_kind ? "e" : "ulp")) : std::numeric_limits<double>::infinity();
   return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
 }
-
-// judge/group.cpp second_severity: a test's cases after its worst rank at half their severity.
-double second_severity(double severity) { return std::min(severity, std::numeric_limits<double>::max()) * 0.5; }
 
 // The position a diagnosis's "raised" explanation names ("... at position N (first failing
 // position)", judge/inference.cpp FailedCalls::explain); -1 when it names none.
@@ -264,7 +279,7 @@ void check_figures(const std::string& file, const ojson& g) {
   const std::int64_t tests = number("tests"), failed = number("tests_failed"), skipped = number("tests_skipped");
   if (failed + skipped > tests)
     bad("tests", "at least tests_failed + tests_skipped = " + std::to_string(failed + skipped) + ", got " + std::to_string(tests));
-  const std::string verdict = failed > 0 ? "fail" : tests == skipped ? "skip" : "pass";
+  const std::string verdict(judge::name(judge::verdict_of(tests, failed, skipped)));
   if (g.at("verdict") != verdict) {
     bad("verdict", "\"" + verdict + "\" (tests " + std::to_string(tests) + ", tests_failed " + std::to_string(failed) + ", tests_skipped " +
                        std::to_string(skipped) + "), got " + g.at("verdict").dump());
@@ -304,23 +319,17 @@ void check_figures(const std::string& file, const ojson& g) {
   }
 }
 
-}  // namespace
+using Reports = std::vector<std::pair<std::string, ojson>>;
 
-ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& reports) {
-  if (reports.empty()) throw InputError("report merge: expected at least one report");
-  for (const auto& [file, r] : reports) {
-    if (!is_sweep_report(r))
-      throw InputError(file + ": schema: expected a ropecheck sweep --json report (ropecheck-report/1, command sweep)");
-    check_sweep_report(file, r);
-  }
+// What every shard must share: one sweep (implementation, tool, judging model, spec, sampling,
+// shard count, tolerance, judging options), each shard once, or the merge would be no run of it.
+// Returns the shards' indices.
+std::set<std::int64_t> check_one_sweep(const Reports& reports) {
   // Not a structured binding: the lambda below captures the name (clang before 16 cannot).
   const std::string& first_file = reports.front().first;
   const ojson& first = reports.front().second;
   const ojson& scope = first.at("sweep");
   const ojson& first_group = first.at("groups").at(0);
-  const std::int64_t count_of_shards = scope.at("shard").at("count").get<std::int64_t>();
-  // What every shard must share: one sweep (implementation, tool, judging model, spec, sampling,
-  // shard count, tolerance, judging options), or the merge would be no run of it.
   auto same = [&](const std::string& file, const std::string& where, const ojson& value, const ojson& expected) {
     if (value != expected)
       throw InputError(file + ": " + where + ": expected " + expected.dump() + " as in " + first_file + ", got " + value.dump());
@@ -335,7 +344,7 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     const std::int64_t index = s.at("shard").at("index").get<std::int64_t>();
     if (!shards.insert(index).second) {
       throw InputError(file + ": sweep.shard.index: expected each shard once, got shard " + std::to_string(index) + "/" +
-                       std::to_string(count_of_shards) + " again");
+                       std::to_string(scope.at("shard").at("count").get<std::int64_t>()) + " again");
     }
     const ojson& g = r.at("groups").at(0);
     same(file, "groups[0].spec", g.at("spec"), first_group.at("spec"));
@@ -343,67 +352,55 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     same(file, "groups[0].tolerance", g.at("tolerance"), first_group.at("tolerance"));
     same(file, "options", r.value("options", ojson()), first.value("options", ojson()));
   }
-  const Schedule schedule = schedule_of(first_file, first);
-  for (const auto& [file, r] : reports) {
-    check_schedule(file, r, schedule);
-    check_figures(file, r.at("groups").at(0));
-  }
+  return shards;
+}
+
+void check_every_shard(const std::set<std::int64_t>& shards, std::int64_t count_of_shards) {
   for (std::int64_t k = 0; k < count_of_shards; ++k) {
     if (!shards.count(k)) {
       throw InputError("report merge: sweep.shard: expected every shard K/" + std::to_string(count_of_shards) + ", 0 <= K < " +
                        std::to_string(count_of_shards) + ", got no shard " + std::to_string(k) + "/" + std::to_string(count_of_shards));
     }
   }
+}
 
-  // Every figure as judge/group.cpp computes it over all the calls: counts add up, worst values are
-  // maxima, the horizon and verdict come from the points, the worst cases are ranked again.
-  const char* const sums[] = {"tests",
-                              "tests_failed",
-                              "tests_skipped",
-                              "pairs_checked",
-                              "pairs_failed",
-                              "ordinary_checked",
-                              "ordinary_failed",
-                              "special_checked",
-                              "special_failed",
-                              "edge_failed",
-                              "signed_zero_failed",
-                              "passthrough_checked",
-                              "passthrough_failed",
-                              "whole_tests_failed",
-                              "beyond_required_failed",
-                              "skipped_by_flags",
-                              "skipped_by_position",
-                              "tokens_beyond_max_position"};
+// A listed case with what ranks it among the shards' (judge/group.cpp GroupTally::finish).
+struct Ranked {
+  double severity;
+  std::int64_t test_id;
+  std::size_t index;  // in its report's list: the order the cases of one test were recorded in
+  const ojson* c;
+};
+
+// What the shards' groups add up to, as judge/group.cpp computes it over all the calls: counts add
+// up, worst values are maxima, points and test lists are joined, the listed cases await ranking.
+struct ShardSums {
   std::map<std::string, std::int64_t> totals;
   double worst_e = 0, worst_ulp = 0, worst_abs = 0, worst_margin = 0;
   std::int64_t worst_e_position = -1, max_position = -1;
   std::vector<ojson> points, failed, skipped;
-  struct Ranked {
-    double severity;
-    std::int64_t test_id;
-    std::size_t index;  // in its report's list: the order the cases of one test were recorded in
-    const ojson* c;
-  };
   std::vector<Ranked> lists[2];  // accuracy cases, edge cases
-  const bool e_kind = first_group.at("tolerance").value("kind", "e") == "e";
+};
+
+ShardSums sum_shards(const Reports& reports, bool e_kind) {
+  ShardSums s;
   for (const auto& [file, r] : reports) {
     const ojson& g = r.at("groups").at(0);
-    for (const char* key : sums) totals[key] += count(file, g, key);
+    for (const char* key : kSummedCounts) s.totals[key] += count(file, g, key);
     // The first pair of the largest e in the order of the calls, i.e. of positions (judge/group.cpp).
     const std::int64_t position = g.at("worst_e_position").get<std::int64_t>();
     const double e = metric(g.at("worst_e"));
-    if (position >= 0 && (worst_e_position < 0 || e > worst_e || (e == worst_e && position < worst_e_position))) {
-      worst_e = e;
-      worst_e_position = position;
+    if (position >= 0 && (s.worst_e_position < 0 || e > s.worst_e || (e == s.worst_e && position < s.worst_e_position))) {
+      s.worst_e = e;
+      s.worst_e_position = position;
     }
-    worst_ulp = std::max(worst_ulp, metric(g.at("worst_ulp")));
-    worst_abs = std::max(worst_abs, metric(g.at("worst_abs")));
-    worst_margin = std::max(worst_margin, metric(g.at("worst_margin")));
-    max_position = std::max(max_position, g.at("max_position").get<std::int64_t>());
-    for (const ojson& p : g.at("points")) points.push_back(p);
-    for (const ojson& id : g.at("failed_tests")) failed.push_back(id);
-    for (const ojson& t : g.at("skipped_tests")) skipped.push_back(t);
+    s.worst_ulp = std::max(s.worst_ulp, metric(g.at("worst_ulp")));
+    s.worst_abs = std::max(s.worst_abs, metric(g.at("worst_abs")));
+    s.worst_margin = std::max(s.worst_margin, metric(g.at("worst_margin")));
+    s.max_position = std::max(s.max_position, g.at("max_position").get<std::int64_t>());
+    for (const ojson& p : g.at("points")) s.points.push_back(p);
+    for (const ojson& id : g.at("failed_tests")) s.failed.push_back(id);
+    for (const ojson& t : g.at("skipped_tests")) s.skipped.push_back(t);
     std::set<std::pair<int, std::int64_t>> seen;  // (list, test) whose worst case came
     const ojson& cases = g.at("worst_cases");
     for (std::size_t i = 0; i < cases.size(); ++i) {
@@ -411,39 +408,22 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
       const int list = c.value("accuracy", false) ? 0 : 1;
       const std::int64_t test = c.at("test_id").get<std::int64_t>();
       double severity = raw_severity(c, e_kind);
-      if (!seen.insert({list, test}).second) severity = second_severity(severity);
-      lists[list].push_back({severity, test, i, &c});
+      if (!seen.insert({list, test}).second) severity = judge::second_severity(severity);
+      s.lists[list].push_back({severity, test, i, &c});
     }
   }
-  std::sort(points.begin(), points.end(), [](const ojson& l, const ojson& r) {
+  std::sort(s.points.begin(), s.points.end(), [](const ojson& l, const ojson& r) {
     const std::int64_t a = l.at(0).get<std::int64_t>(), b = r.at(0).get<std::int64_t>();
     return a < b || (a == b && metric(l.at(1)) < metric(r.at(1)));
   });
-  // The horizon from the points, as judge/group.cpp GroupTally::finish computes it.
-  std::optional<std::int64_t> first_failing;
-  for (const ojson& p : points) {
-    if (!p.at(2).get<bool>()) {
-      first_failing = p.at(0).get<std::int64_t>();
-      break;
-    }
-  }
-  std::optional<std::int64_t> horizon;
-  for (const ojson& p : points) {
-    const std::int64_t position = p.at(0).get<std::int64_t>();
-    if (first_failing && position >= *first_failing) break;
-    horizon = position;
-  }
-  const bool horizon_complete = !first_failing && horizon.has_value();
-  const std::string verdict = totals["tests_failed"] > 0 ? "fail" : totals["tests"] == totals["tests_skipped"] ? "skip" : "pass";
-  std::string verdict_reason;
-  const ojson require = first.value("options", ojson::object()).value("require_horizon", ojson());
-  if (require.is_number_integer() && verdict != "skip" && max_position >= 0 && max_position < require.get<std::int64_t>() &&
-      horizon_complete) {
-    verdict_reason = "tested positions reach only " + std::to_string(max_position) + " < --require-horizon " +
-                     std::to_string(require.get<std::int64_t>()) + ": nothing is known above";
-  }
-  // Each list: the `worst_cases` most severe, ties in recording order (by call, then within it).
-  const auto keep = static_cast<std::size_t>(std::max<std::int64_t>(0, scope.at("worst_cases").get<std::int64_t>()));
+  std::sort(s.failed.begin(), s.failed.end());
+  std::stable_sort(s.skipped.begin(), s.skipped.end(),
+                   [](const ojson& l, const ojson& r) { return l.at("id").get<std::int64_t>() < r.at("id").get<std::int64_t>(); });
+  return s;
+}
+
+// Each list: the `keep` most severe, ties in recording order (by call, then within it).
+ojson ranked_cases(std::vector<Ranked> (&lists)[2], std::size_t keep) {
   ojson cases = ojson::array();
   for (std::vector<Ranked>& list : lists) {
     std::sort(list.begin(), list.end(), [](const Ranked& a, const Ranked& b) {
@@ -452,17 +432,18 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
     });
     for (std::size_t i = 0; i < list.size() && i < keep; ++i) cases.push_back(*list[i].c);
   }
-  std::sort(failed.begin(), failed.end());
-  std::stable_sort(skipped.begin(), skipped.end(),
-                   [](const ojson& l, const ojson& r) { return l.at("id").get<std::int64_t>() < r.at("id").get<std::int64_t>(); });
-  // The diagnosis is fitted on the same sample in every shard that needs one (runner/sweep.h), with
-  // the verdict it was given: a shard of the merged verdict's gives it; a failed call's explanation
-  // is the one at the lowest position.
+  return cases;
+}
+
+// The diagnosis is fitted on the same sample in every shard that needs one (runner/sweep.h), with
+// the verdict it was given: a shard of the merged verdict's gives it; a failed call's explanation
+// is the one at the lowest position. Null when no shard of that verdict has one.
+const ojson* merged_diagnosis(const Reports& reports, judge::Verdict verdict) {
   const ojson* diagnosis = nullptr;
   std::int64_t diagnosis_position = 0;
   for (const auto& [file, r] : reports) {
     const ojson& g = r.at("groups").at(0);
-    if (!g.contains("diagnosis") || (g.at("verdict") == "fail") != (verdict == "fail")) continue;
+    if (!g.contains("diagnosis") || (g.at("verdict") == "fail") != (verdict == judge::Verdict::fail)) continue;
     const ojson& d = g.at("diagnosis");
     const bool raised = d.value("explanation_kind", ojson()) == "raised";
     const std::int64_t at = raised ? raised_position(d) : std::numeric_limits<std::int64_t>::max();
@@ -471,47 +452,92 @@ ojson merge_sweep_reports(const std::vector<std::pair<std::string, ojson>>& repo
       diagnosis_position = at;
     }
   }
+  return diagnosis;
+}
 
-  // The group in the order gate/report.cpp writes it.
+// The merged group of verdict `verdict`: the shards' sums finished by the judge's rules (judge/group.h), in the order
+// gate/report_json.cpp writes a group.
+ojson merged_group(const Reports& reports, ShardSums& s, judge::Verdict verdict) {
+  const ojson& first = reports.front().second;
+  const ojson& first_group = first.at("groups").at(0);
+  std::vector<std::int64_t> tested;
+  std::optional<std::int64_t> first_failing;
+  for (const ojson& p : s.points) {
+    tested.push_back(p.at(0).get<std::int64_t>());
+    if (!first_failing && !p.at(2).get<bool>()) first_failing = tested.back();
+  }
+  const std::optional<std::int64_t> horizon = judge::horizon_of(tested, first_failing);
+  const bool horizon_complete = !first_failing && horizon.has_value();
+  const ojson require = first.value("options", ojson::object()).value("require_horizon", ojson());
+  const std::string verdict_reason =
+      judge::require_horizon_reason(verdict, s.max_position, horizon_complete,
+                                    require.is_number_integer() ? std::optional<std::int64_t>(require.get<std::int64_t>()) : std::nullopt);
+  const auto keep = static_cast<std::size_t>(std::max<std::int64_t>(0, first.at("sweep").at("worst_cases").get<std::int64_t>()));
+  const ojson* diagnosis = merged_diagnosis(reports, verdict);
+
   ojson group;
   for (const auto& [key, value] : first_group.items()) {
     if (key == "diagnosis") continue;
     if (key == "failed_tests" && diagnosis) group["diagnosis"] = *diagnosis;
     group[key] = value;
   }
-  for (const char* key : sums) group[key] = totals[key];
-  group["verdict"] = verdict;
-  group["worst_e"] = as_metric(worst_e);
-  group["worst_e_position"] = worst_e_position;
-  group["worst_ulp"] = as_metric(worst_ulp);
-  group["worst_abs"] = as_metric(worst_abs);
-  group["max_position"] = max_position;
+  for (const char* key : kSummedCounts) group[key] = s.totals[key];
+  group["verdict"] = std::string(judge::name(verdict));
+  group["worst_e"] = as_metric(s.worst_e);
+  group["worst_e_position"] = s.worst_e_position;
+  group["worst_ulp"] = as_metric(s.worst_ulp);
+  group["worst_abs"] = as_metric(s.worst_abs);
+  group["max_position"] = s.max_position;
   group["horizon"] = horizon ? ojson(*horizon) : ojson(nullptr);
   group["horizon_complete"] = horizon_complete;
   group["verdict_reason"] = verdict_reason;
-  group["worst_margin"] = as_metric(worst_margin);
-  group["failed_tests"] = failed;
-  group["skipped_tests"] = skipped;
-  group["worst_cases"] = cases;
-  group["points"] = points;
+  group["worst_margin"] = as_metric(s.worst_margin);
+  group["failed_tests"] = s.failed;
+  group["skipped_tests"] = s.skipped;
+  group["worst_cases"] = ranked_cases(s.lists, keep);
+  group["points"] = s.points;
+  return group;
+}
 
-  // The report as gate/report.cpp Report::decide would give it.
+// The report of the merged group as gate/report.cpp Report::decide would give it.
+ojson merged_report(const ojson& first, ojson group, judge::Verdict verdict) {
   ojson merged = first;
-  merged["verdict"] = verdict == "pass" ? "pass" : "fail";
-  merged["summary"]["groups_failed"] = verdict == "fail" ? 1 : 0;
-  merged["summary"]["tests"] = totals["tests"];
-  merged["summary"]["tests_failed"] = totals["tests_failed"];
-  merged["summary"]["tests_skipped"] = totals["tests_skipped"];
-  merged["groups"] = ojson::array({group});
-  const std::string nothing_judged = "nothing was judged: every test was skipped";
+  merged["verdict"] = verdict == judge::Verdict::pass ? "pass" : "fail";
+  merged["summary"]["groups_failed"] = verdict == judge::Verdict::fail ? 1 : 0;
+  for (const char* key : {"tests", "tests_failed", "tests_skipped"}) merged["summary"][key] = group.at(key);
+  merged["groups"] = ojson::array({std::move(group)});
+  const std::string nothing_judged(judge::kNothingJudgedNote);
   ojson notes = ojson::array();
   for (const ojson& n : first.value("notes", ojson::array())) {
     if (n != nothing_judged) notes.push_back(n);
   }
-  if (verdict == "skip") notes.push_back(nothing_judged);
+  if (verdict == judge::Verdict::skip) notes.push_back(nothing_judged);
   merged["notes"] = notes;
   merged["sweep"]["shard"] = {{"index", 0}, {"count", 1}};
   return merged;
+}
+
+}  // namespace
+
+ojson merge_sweep_reports(const Reports& reports) {
+  if (reports.empty()) throw InputError("report merge: expected at least one report");
+  for (const auto& [file, r] : reports) {
+    if (!is_sweep_report(r))
+      throw InputError(file + ": schema: expected a ropecheck sweep --json report (ropecheck-report/1, command sweep)");
+    check_sweep_report(file, r);
+  }
+  const std::set<std::int64_t> shards = check_one_sweep(reports);
+  const ojson& first = reports.front().second;
+  const Schedule schedule = schedule_of(reports.front().first, first);
+  for (const auto& [file, r] : reports) {
+    check_schedule(file, r, schedule);
+    check_figures(file, r.at("groups").at(0));
+  }
+  check_every_shard(shards, first.at("sweep").at("shard").at("count").get<std::int64_t>());
+  const bool e_kind = first.at("groups").at(0).at("tolerance").value("kind", "e") == "e";
+  ShardSums sums = sum_shards(reports, e_kind);
+  const judge::Verdict verdict = judge::verdict_of(sums.totals["tests"], sums.totals["tests_failed"], sums.totals["tests_skipped"]);
+  return merged_report(first, merged_group(reports, sums, verdict), verdict);
 }
 
 std::string sweep_text(const ojson& report) {

@@ -39,10 +39,11 @@ std::string metric_name(const GroupResult& g) { return g.tolerance.kind == Toler
 
 std::string describe(const Case& c) {
   std::ostringstream s;
-  s << c.suite << " test " << c.test_id << " [" << c.kind << "]";
+  s << c.suite << " test " << c.test_id << " [" << judge::name(c.kind) << "]";
   if (!c.quantity.empty()) {
     s << ": " << c.message << "; expected " << reference::to_hex(c.expected_a) << " got " << reference::to_hex(c.got_a);
-    if (c.kind == "tolerance") s << " (|got - expected| = " << reference::to_hex(c.abs) << ", unit " << reference::to_hex(c.unit) << ")";
+    if (c.kind == judge::CaseKind::tolerance)
+      s << " (|got - expected| = " << reference::to_hex(c.abs) << ", unit " << reference::to_hex(c.unit) << ")";
     return s.str();
   }
   if (c.dim >= 0) {
@@ -51,7 +52,7 @@ std::string describe(const Case& c) {
     s << ") position " << c.position;
   }
   s << ": " << c.message;
-  if (c.dim >= 0 && c.kind != "passthrough") {
+  if (c.dim >= 0 && c.kind != judge::CaseKind::passthrough) {
     s << "; input (" << reference::to_hex(c.input_x) << ", " << reference::to_hex(c.input_y) << ") expected ("
       << reference::to_hex(c.expected_a) << ", " << reference::to_hex(c.expected_b) << ") got ("
       << reference::to_hex(c.got_a) << ", " << reference::to_hex(c.got_b) << ")";
@@ -62,7 +63,7 @@ std::string describe(const Case& c) {
 std::vector<std::int64_t> failed_ids(const GroupResult& g) {
   std::vector<std::int64_t> ids;
   for (const TestOutcome& o : g.outcomes) {
-    if (o.status == "fail") ids.push_back(o.id);
+    if (o.status == judge::Verdict::fail) ids.push_back(o.id);
   }
   return ids;
 }
@@ -178,9 +179,12 @@ SummaryGrid summary_grid(const Report& r) {
     const GroupResult& g = r.groups[i];
     if (std::find(grid.rows.begin(), grid.rows.end(), families[i]) == grid.rows.end()) grid.rows.push_back(families[i]);
     Counts& c = counts[{families[i], g.dtype}];
-    if (g.verdict == "skip") ++c.skipped;
-    else ++c.judged;
-    if (g.verdict == "fail") ++c.failed;
+    if (g.verdict == judge::Verdict::skip) {
+      ++c.skipped;
+    } else {
+      ++c.judged;
+    }
+    if (g.verdict == judge::Verdict::fail) ++c.failed;
   }
   for (const std::string& row : grid.rows) {
     std::vector<std::string> cells;
@@ -205,8 +209,9 @@ void Report::decide() {
     identities_failed += !p.holds;
   }
   const judge::RunVerdict v = judge::run_verdict(groups, identities_failed, identities_judged);
-  if (v.judged_nothing) notes.push_back("nothing was judged: every test was skipped");
-  verdict = v.pass ? "pass" : "fail";
+  std::erase(notes, judge::kNothingJudgedNote);  // decided again: merged reports may carry it
+  if (v.judged_nothing) notes.emplace_back(judge::kNothingJudgedNote);
+  verdict = v.pass ? judge::Verdict::pass : judge::Verdict::fail;
 }
 
 std::string rounded_inputs_note(const GroupResult& g) {

@@ -67,9 +67,10 @@ struct Report {
   JudgedScope scope;
   std::optional<SweepScope> sweep;  // `sweep` reports only
   int worst_listed = 10;           // cases printed per failing group on stdout (--worst)
-  std::string verdict;             // pass | fail
+  judge::Verdict verdict = judge::Verdict::fail;  // pass or fail (decide)
 
-  // pass when no group and no property fails and something was judged.
+  // pass when no group and no property fails and something was judged (judge/verdict.h); notes
+  // judge::kNothingJudgedNote once when nothing was, so that deciding a merged report again keeps one.
   void decide();
 };
 

@@ -301,14 +301,14 @@ std::string svg_plot(const GroupResult& g) {
 // case without a measured error (special values, signed zeros, pass-through) says what differs
 // across e and ulp, the rule's message on hover.
 void case_row(std::ostringstream& s, const Case& c, Dtype dtype) {
-  s << "<tr><td>" << c.test_id << "</td><td class=\"l\">" << xml_escape(c.kind) << "</td><td>" << c.position << "</td><td>" << c.token
-    << "</td><td>" << c.head << "</td><td>"
+  s << "<tr><td>" << c.test_id << "</td><td class=\"l\">" << xml_escape(std::string(judge::name(c.kind))) << "</td><td>" << c.position
+    << "</td><td>" << c.token << "</td><td>" << c.head << "</td><td>"
     << (c.dim < 0 ? std::string("-") : std::to_string(c.dim) + (c.second_dim >= 0 ? "," + std::to_string(c.second_dim) : "")) << "</td>";
   if (c.dim < 0) {
     s << "<td class=\"l\" colspan=\"5\">" << xml_escape(c.message) << "</td></tr>\n";
     return;
   }
-  const bool measured = c.kind == "tolerance";
+  const bool measured = c.kind == judge::CaseKind::tolerance;
   auto differs = [&] {
     s << "<td class=\"l differs\" colspan=\"2\" title=\"" << xml_escape(c.message) << "\">" << xml_escape(case_differs(c))
       << "</td></tr>\n";
@@ -333,8 +333,8 @@ void case_row(std::ostringstream& s, const Case& c, Dtype dtype) {
 
 // One group in full: its spec and bound, diagnosis, plots and worst cases.
 void group_section(std::ostringstream& s, const GroupResult& g) {
-  s << "<h2 id=\"" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << " <span class=\"" << xml_escape(g.verdict)
-    << "\">" << xml_escape(g.verdict) << "</span></h2>\n";
+  s << "<h2 id=\"" << xml_escape(group_anchor(g)) << "\">" << xml_escape(group_name(g)) << " <span class=\""
+    << xml_escape(std::string(judge::name(g.verdict))) << "\">" << xml_escape(std::string(judge::name(g.verdict))) << "</span></h2>\n";
   if (g.attention) {
     s << "<p><code class=\"spec\">" << spec_html(g.spec) << "</code><br/>score e &#8804; "
       << xml_escape(fixed(g.attention->score_tolerance)) << " (" << xml_escape(g.attention->score_source)
@@ -354,7 +354,7 @@ void group_section(std::ostringstream& s, const GroupResult& g) {
     }
   }
   s << svg_plot(g);
-  if (g.diagnosis && g.verdict == "fail") s << svg_frequency_plot(*g.diagnosis);
+  if (g.diagnosis && g.verdict == judge::Verdict::fail) s << svg_frequency_plot(*g.diagnosis);
   if (g.worst.empty()) return;
   s << "<table class=\"cases\">\n<tr><th>test</th><th class=\"l\">kind</th><th>position</th><th>token</th><th>head</th><th>dims</th>"
        "<th class=\"l\">input</th><th class=\"l\">expected</th><th class=\"l\">got</th><th>e</th><th>ulp</th></tr>\n";
@@ -413,7 +413,7 @@ void explanation_box(std::ostringstream& s, const Report& r) {
   }
   std::vector<const GroupResult*> unexplained;
   for (std::size_t i = 0; i < r.groups.size(); ++i) {
-    if (r.groups[i].verdict == "fail" && !explained[i]) unexplained.push_back(&r.groups[i]);
+    if (r.groups[i].verdict == judge::Verdict::fail && !explained[i]) unexplained.push_back(&r.groups[i]);
   }
   // Failing groups no explanation names: each with what fails in it when they are few, else in one line.
   if (!unexplained.empty() && unexplained.size() <= kUnexplainedListed) {
@@ -448,12 +448,12 @@ Checked checked_figures(const Report& r) {
     ++c.groups;
     c.attention += g.attention ? 1 : 0;
     c.tests += g.tests, c.tests_failed += g.tests_failed, c.tests_skipped += g.tests_skipped;
-    if (g.verdict == "skip") {
+    if (g.verdict == judge::Verdict::skip) {
       ++c.skipped;
       continue;
     }
     ++c.judged;
-    c.failed += g.verdict == "fail";
+    c.failed += g.verdict == judge::Verdict::fail;
     c.max_position = std::max(c.max_position, g.max_position);
     if (g.attention) continue;
     if (g.ordinary_checked > 0 && (!c.closest || g.worst_margin > c.closest->worst_margin)) c.closest = &g;
@@ -578,7 +578,8 @@ void group_tables(std::ostringstream& s, const Report& r) {
       s << "<tr><td class=\"l\">" << group_link(g) << "</td><td class=\"l spec\"><code class=\"spec\">" << spec_html(g.spec)
         << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped << "</td><td>"
         << xml_escape(fixed(g.worst_e)) << "</td><td>" << xml_escape(worst_ulp_text(g)) << "</td><td>" << xml_escape(format_horizon(g))
-        << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict) << "</td></tr>\n";
+        << "</td><td class=\"" << xml_escape(std::string(judge::name(g.verdict))) << "\">"
+        << xml_escape(std::string(judge::name(g.verdict))) << "</td></tr>\n";
     }
     s << "</table>\n";
   }
@@ -594,7 +595,8 @@ void group_tables(std::ostringstream& s, const Report& r) {
     s << "<tr><td class=\"l\">" << group_link(g) << "</td><td class=\"l spec\"><code class=\"spec\">" << spec_html(g.spec)
       << "</code></td><td>" << g.tests << "</td><td>" << g.tests_failed << "</td><td>" << g.tests_skipped << "</td><td>"
       << xml_escape(c.score_e) << "</td><td>" << xml_escape(c.score_tol) << "</td><td>" << xml_escape(c.output_e) << "</td><td>"
-      << xml_escape(c.output_tol) << "</td><td class=\"" << xml_escape(g.verdict) << "\">" << xml_escape(g.verdict) << "</td></tr>\n";
+      << xml_escape(c.output_tol) << "</td><td class=\"" << xml_escape(std::string(judge::name(g.verdict))) << "\">"
+      << xml_escape(std::string(judge::name(g.verdict))) << "</td></tr>\n";
   }
   s << "</table>\n";
 }
@@ -623,13 +625,13 @@ std::string to_html(const Report& r) {
   // The first screen: the verdict, the claim judged, why it fails (one line per distinct
   // explanation), what was checked; then each failing group in full, its plot first; every other
   // group and the inputs folded below.
-  s << "<h1>ropecheck " << xml_escape(r.command) << ": <span class=\"" << xml_escape(r.verdict) << "\">" << xml_escape(r.verdict)
-    << "</span></h1>\n";
+  s << "<h1>ropecheck " << xml_escape(r.command) << ": <span class=\"" << xml_escape(std::string(judge::name(r.verdict))) << "\">"
+    << xml_escape(std::string(judge::name(r.verdict))) << "</span></h1>\n";
   s << "<p>Implementation: <code>" << xml_escape(r.implementation) << "</code>; claim (model) <code>"
     << xml_escape(std::string(name(r.model))) << "</code>.</p>\n";
   std::vector<const GroupResult*> failing, others;
-  for (const GroupResult& g : r.groups) (g.verdict == "fail" ? failing : others).push_back(&g);
-  if (r.verdict == "fail") explanation_box(s, r);
+  for (const GroupResult& g : r.groups) (g.verdict == judge::Verdict::fail ? failing : others).push_back(&g);
+  if (r.verdict == judge::Verdict::fail) explanation_box(s, r);
   checked_box(s, r);
   if (r.groups.size() > 1) summary_grid_table(s, r);
   if (!failing.empty()) {

@@ -42,9 +42,9 @@ ojson diagnosis_json(const judge::GroupDiagnosis& d) {
 ojson case_json(const Case& c) {
   ojson w;
   w["test_id"] = c.test_id;
-  w["kind"] = c.kind;
+  w["kind"] = std::string(judge::name(c.kind));
   w["accuracy"] = c.accuracy;
-  if (!c.domain.empty()) w["domain"] = c.domain;
+  if (c.domain) w["domain"] = std::string(judge::name(*c.domain));
   if (!c.quantity.empty()) w["quantity"] = c.quantity;
   w["message"] = c.message;
   w["position"] = c.position;
@@ -90,12 +90,12 @@ ojson attention_json(const AttentionStats& a) {
 // One group, as an element of "groups".
 ojson group_json(const GroupResult& g) {
   ojson o;
-  o["kind"] = g.kind;
+  o["kind"] = std::string(golden::name(g.kind));
   o["suite"] = g.suite;
   o["group"] = g.index;
   o["spec"] = g.spec;
   o["dtype"] = std::string(ropecheck::name(g.dtype));
-  o["verdict"] = g.verdict;
+  o["verdict"] = std::string(judge::name(g.verdict));
   o["tolerance"] = {
       {"kind", metric_name(g)}, {"value", g.tolerance.value}, {"per_radian", g.tolerance.per_radian}, {"source", g.tolerance.source}};
   o["attention_magnitude"] = g.attention_magnitude;
@@ -130,7 +130,7 @@ ojson group_json(const GroupResult& g) {
   o["failed_tests"] = failed_ids(g);
   ojson skips = ojson::array();
   for (const TestOutcome& t : g.outcomes) {
-    if (t.status == "skip") skips.push_back({{"id", t.id}, {"reason", t.reason}});
+    if (t.status == judge::Verdict::skip) skips.push_back({{"id", t.id}, {"reason", t.reason}});
   }
   o["skipped_tests"] = skips;
   ojson worst = ojson::array();
@@ -156,14 +156,14 @@ std::string to_json(const Report& r) {
   j["candidate"] = r.candidate;
   j["model"] = std::string(name(r.model));
   j["golden"] = r.golden_files;
-  j["verdict"] = r.verdict;
+  j["verdict"] = std::string(judge::name(r.verdict));
   std::int64_t tests = 0, failed = 0, skipped = 0, groups_failed = 0;
   ojson groups = ojson::array();
   for (const GroupResult& g : r.groups) {
     tests += g.tests;
     failed += g.tests_failed;
     skipped += g.tests_skipped;
-    groups_failed += g.verdict == "fail";
+    groups_failed += g.verdict == judge::Verdict::fail;
     groups.push_back(group_json(g));
   }
   j["summary"] = {{"groups", r.groups.size()}, {"groups_failed", groups_failed}, {"tests", tests},

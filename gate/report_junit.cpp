@@ -39,7 +39,7 @@ std::string to_junit(const Report& r) {
     ++cases;
     body << "  <testcase classname=\"ropecheck." << xml_escape(g.suite) << "\" name=\"" << xml_escape(group_name(g) + " " + g.spec)
          << "\" time=\"0\">\n";
-    if (g.verdict == "fail") {
+    if (g.verdict == judge::Verdict::fail) {
       ++failures;
       const auto ids = failed_ids(g);
       std::string text;
@@ -67,7 +67,7 @@ std::string to_junit(const Report& r) {
                          std::string(judge::name(r.model)) + ")")
            << "\">"
            << xml_escape(text) << "</failure>\n";
-    } else if (g.verdict == "skip") {
+    } else if (g.verdict == judge::Verdict::skip) {
       ++skipped;
       std::string reason = g.outcomes.empty() ? "no tests" : g.outcomes.front().reason;
       body << "   <skipped message=\"" << xml_escape(reason) << "\"/>\n";

@@ -37,7 +37,7 @@ std::string format_table(const Report& r) {
                   group_name(g).c_str(), std::string(ropecheck::name(g.dtype)).c_str(), static_cast<long long>(g.tests),
                   static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), fixed(g.worst_e).c_str(),
                   worst_ulp_text(g).c_str(), format_horizon(g).c_str(), static_cast<long long>(g.edge_failures()),
-                  g.verdict.c_str());
+                  std::string(judge::name(g.verdict)).c_str());
     s << line;
   }
   if (any_attention) {
@@ -51,8 +51,8 @@ std::string format_table(const Report& r) {
       const AttentionCells c = attention_cells(*g.attention);
       std::snprintf(line, sizeof line, "%-*s  %-6s %7lld %6lld %6lld %11s %10s %11s %10s  %s\n", static_cast<int>(width),
                     group_name(g).c_str(), std::string(ropecheck::name(g.dtype)).c_str(), static_cast<long long>(g.tests),
-                    static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), c.score_e.c_str(),
-                    c.score_tol.c_str(), c.output_e.c_str(), c.output_tol.c_str(), g.verdict.c_str());
+                    static_cast<long long>(g.tests_failed), static_cast<long long>(g.tests_skipped), c.score_e.c_str(), c.score_tol.c_str(),
+                    c.output_e.c_str(), c.output_tol.c_str(), std::string(judge::name(g.verdict)).c_str());
       s << line;
     }
   }
@@ -68,10 +68,10 @@ std::string format_table(const Report& r) {
     tests += g.tests;
     failed += g.tests_failed;
     skipped += g.tests_skipped;
-    groups_failed += g.verdict == "fail";
+    groups_failed += g.verdict == judge::Verdict::fail;
   }
   for (const GroupResult& g : r.groups) {
-    if (g.verdict != "fail") continue;
+    if (g.verdict != judge::Verdict::fail) continue;
     if (g.attention) {
       s << "FAIL " << group_name(g) << " (" << g.spec << "; attention: score e <= " << fixed(g.attention->score_tolerance)
         << ", output e <= its row's bound " << attention_cells(*g.attention).output_range << "): tests "
@@ -95,22 +95,22 @@ std::string format_table(const Report& r) {
     for (std::size_t i = 0; i < g.worst.size() && static_cast<int>(i) < r.worst_listed; ++i) s << "  " << describe(g.worst[i]) << "\n";
   }
   for (const GroupResult& g : r.groups) {
-    if (g.verdict == "fail" || !g.diagnosis) continue;
+    if (g.verdict == judge::Verdict::fail || !g.diagnosis) continue;
     s << "marginal " << group_name(g) << " (" << g.spec << "): e reaches " << fixed(g.worst_margin) << " of its bound\n";
     for (const std::string& line : g.diagnosis->lines) s << "  diagnosis: " << line << "\n";
   }
   for (const GroupResult& g : r.groups) {
-    if (g.verdict == "fail" || g.verdict_reason.empty()) continue;
+    if (g.verdict == judge::Verdict::fail || g.verdict_reason.empty()) continue;
     s << "note: " << group_name(g) << ": " << g.verdict_reason << "\n";
   }
   for (const GroupResult& g : r.groups) {
-    if (g.verdict == "fail" || g.beyond_required_failed == 0) continue;
+    if (g.verdict == judge::Verdict::fail || g.beyond_required_failed == 0) continue;
     s << "note: " << group_name(g) << ": " << g.beyond_required_failed << " ordinary pair(s) out of tolerance above --require-horizon "
       << *r.scope.require_horizon << " (horizon " << format_horizon(g) << ")\n";
   }
   for (const std::string& n : r.notes) s << "note: " << n << "\n";
-  s << "verdict: " << r.verdict << " (" << r.groups.size() << " groups, " << groups_failed << " failed; " << tests << " tests, "
-    << failed << " failed, " << skipped << " skipped" << skipped_detail(r.scope) << ")\n";
+  s << "verdict: " << judge::name(r.verdict) << " (" << r.groups.size() << " groups, " << groups_failed << " failed; " << tests
+    << " tests, " << failed << " failed, " << skipped << " skipped" << skipped_detail(r.scope) << ")\n";
   return s.str();
 }
 
@@ -197,8 +197,11 @@ std::string format_summary(const Report& r) {
   std::vector<const GroupResult*> failing;
   int marginal = 0;
   for (const GroupResult& g : r.groups) {
-    if (g.verdict == "fail") failing.push_back(&g);
-    else if (g.diagnosis) ++marginal;
+    if (g.verdict == judge::Verdict::fail) {
+      failing.push_back(&g);
+    } else if (g.diagnosis) {
+      ++marginal;
+    }
   }
   for (std::size_t i = 0; i < failing.size() && i < kSummaryFailingGroups; ++i) {
     const GroupResult& g = *failing[i];
@@ -231,7 +234,7 @@ std::string format_summary(const Report& r) {
     s << "note: " << marginal << " passing group(s) come within a factor 2 of their bound (--verbose: their diagnosis)\n";
   }
   for (const GroupResult& g : r.groups) {
-    if (g.verdict == "fail" || g.beyond_required_failed == 0) continue;
+    if (g.verdict == judge::Verdict::fail || g.beyond_required_failed == 0) continue;
     s << "note: " << group_name(g) << ": " << g.beyond_required_failed << " ordinary pair(s) out of tolerance above --require-horizon "
       << *r.scope.require_horizon << " (horizon " << format_horizon(g) << ")\n";
   }
@@ -242,15 +245,15 @@ std::string format_summary(const Report& r) {
     failed += g.tests_failed;
     skipped += g.tests_skipped;
   }
-  s << "verdict: " << r.verdict << " (" << r.groups.size() << " groups, " << failing.size() << " failed; " << tests << " tests, "
-    << failed << " failed, " << skipped << " skipped" << skipped_detail(r.scope) << ")\n";
+  s << "verdict: " << judge::name(r.verdict) << " (" << r.groups.size() << " groups, " << failing.size() << " failed; " << tests
+    << " tests, " << failed << " failed, " << skipped << " skipped" << skipped_detail(r.scope) << ")\n";
   return s.str();
 }
 
 std::string format_explanation(const Report& report) {
-  std::string s = "verdict: " + report.verdict + " (model " + std::string(judge::name(report.model)) + ")\n";
+  std::string s = "verdict: " + std::string(judge::name(report.verdict)) + " (model " + std::string(judge::name(report.model)) + ")\n";
   for (const GroupResult& g : report.groups) {
-    if (g.verdict != "fail") continue;
+    if (g.verdict != judge::Verdict::fail) continue;
     s += g.suite + "[" + std::to_string(g.index) + "] " + g.spec + "\n";
     if (!g.diagnosis) {
       s += "  explanation: none (" + (g.verdict_reason.empty() ? std::string("no output to infer from") : g.verdict_reason) + ")\n";
@@ -261,7 +264,7 @@ std::string format_explanation(const Report& report) {
       if (line != g.diagnosis->explanation) s += "  diagnosis: " + line + "\n";
     }
   }
-  if (report.verdict == "pass") s += "nothing to explain: the outputs pass\n";
+  if (report.verdict == judge::Verdict::pass) s += "nothing to explain: the outputs pass\n";
   return s;
 }
 

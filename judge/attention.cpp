@@ -181,7 +181,7 @@ class AttentionTestJudge {
   // The test's missing tensors, its query rows' positions and its outcome.
   void finish(const std::vector<std::string>& missing) {
     for (const std::string& message : missing) {
-      tally.record_whole_test_case(test.id, "missing", message, q_tokens > 0 ? q_position(0) : 0);
+      tally.record_whole_test_case(test.id, CaseKind::missing, message, q_tokens > 0 ? q_position(0) : 0);
     }
 
     bool test_pass = missing.empty();
@@ -194,12 +194,12 @@ class AttentionTestJudge {
     }
     tally.result.worst_e = a.worst_score_e;
     if (test_pass) {
-      tally.result.outcomes.push_back({test.id, "pass", ""});
+      tally.result.outcomes.push_back({test.id, Verdict::pass, ""});
     } else {
       ++tally.result.tests_failed;
       std::string reason = missing.empty() ? "" : missing.front() + "; ";
       tally.result.outcomes.push_back(
-          {test.id, "fail", reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
+          {test.id, Verdict::fail, reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
     }
   }
 
@@ -224,7 +224,7 @@ class AttentionTestJudge {
     return !test.causal || test.k_positions[static_cast<std::size_t>(j)] <= test.q_positions[static_cast<std::size_t>(i)];
   }
 
-  Case new_case(const char* kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) const {
+  Case new_case(CaseKind kind, const char* quantity, std::int64_t i, std::int64_t h, std::int64_t dim) const {
     Case c = tally.new_case(test.id, kind, q_position(i));
     c.quantity = quantity;
     c.token = i;
@@ -264,7 +264,7 @@ class AttentionTestJudge {
   void record_failure(const char* quantity, const std::string& where, std::int64_t i, std::int64_t h, std::int64_t dim, double want,
                       double got, const Verdict& v, long double unit, double tol, double severity, const char* suffix) {
     row_pass[static_cast<std::size_t>(i)] = 0;
-    Case c = new_case(v.special ? "special_value" : "tolerance", quantity, i, h, dim);
+    Case c = new_case(v.special ? CaseKind::special_value : CaseKind::tolerance, quantity, i, h, dim);
     c.accuracy = !v.special;
     c.expected_a = want;
     c.got_a = got;
@@ -301,7 +301,7 @@ AttentionComparer::AttentionComparer(std::string suite, int index, const golden:
                                      GroupOptions group_options)
     : group_(group), rope_(std::move(rope)), tally_(std::move(group_options)) {
   const GroupOptions& options = tally_.options();
-  tally_.result.kind = "attention";
+  tally_.result.kind = golden::Kind::attention;
   tally_.result.suite = std::move(suite);
   tally_.result.index = index;
   tally_.result.spec = to_string(group.spec);
@@ -326,12 +326,12 @@ void AttentionComparer::add(const golden::AttentionTest& test, const std::vector
   judge.finish(missing);
 }
 
-void AttentionComparer::fail(const golden::AttentionTest& test, std::string kind, std::string message) {
+void AttentionComparer::fail(const golden::AttentionTest& test, CaseKind kind, std::string message) {
   const int components = position_components(group_.spec);
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t i = 0; i < test.q_tokens; ++i) lowest = std::min(lowest, largest_component(test.q_positions, components, i));
   if (test.q_tokens == 0) lowest = 0;
-  tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
+  tally_.fail_test(test.id, lowest, kind, std::move(message));
 }
 
 void AttentionComparer::skip(const golden::AttentionTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }

@@ -128,7 +128,7 @@ bool name_flushed_subnormals(const GroupResult& g, GroupDiagnosis& d) {
   const Case* example = nullptr;
   for (const Case& c : g.worst) {
     if (c.accuracy) continue;
-    const bool flushed = c.domain == "subnormal" && c.got_a == 0 && c.got_b == 0 && (c.expected_a != 0 || c.expected_b != 0);
+    const bool flushed = c.domain == Domain::subnormal && c.got_a == 0 && c.got_b == 0 && (c.expected_a != 0 || c.expected_b != 0);
     if (!flushed) return false;
     if (!example) example = &c;
   }

@@ -28,7 +28,7 @@
 namespace ropecheck::judge {
 
 // Failing groups, and passing ones within a factor 2 of their bound somewhere (marginal), get one.
-inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == "fail" || g.worst_margin > 0.5; }
+inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == Verdict::fail || g.worst_margin > 0.5; }
 
 // A big test kept for the diagnosis (a direct check's chunk, a sidecar suite's test): at most
 // `max_values` values of whole tokens, taken at a stride over the test's tokens, so that the sample

@@ -16,11 +16,88 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// A case's severity when its test already has a worse one listed: half (and finite, so that a
-// test's second whole-test failure ranks below another test's first).
-double second_severity(double severity) { return std::min(severity, std::numeric_limits<double>::max()) * 0.5; }
+// The case of a pair the rule fails (never Failure::none: such a pair lists no case).
+CaseKind case_kind(Failure failure) {
+  switch (failure) {
+    case Failure::special_value:
+      return CaseKind::special_value;
+    case Failure::signed_zero:
+      return CaseKind::signed_zero;
+    case Failure::none:
+    case Failure::tolerance:
+      break;
+  }
+  return CaseKind::tolerance;
+}
 
 }  // namespace
+
+std::string_view name(CaseKind kind) {
+  switch (kind) {
+    case CaseKind::tolerance:
+      return "tolerance";
+    case CaseKind::special_value:
+      return "special_value";
+    case CaseKind::signed_zero:
+      return "signed_zero";
+    case CaseKind::passthrough:
+      return "passthrough";
+    case CaseKind::missing:
+      return "missing";
+    case CaseKind::shape:
+      return "shape";
+    case CaseKind::status:
+      return "status";
+    case CaseKind::crash:
+      return "crash";
+    case CaseKind::timeout:
+      return "timeout";
+    case CaseKind::abi:
+      return "abi";
+    case CaseKind::load:
+      return "load";
+    case CaseKind::guard:
+      return "guard";
+    case CaseKind::unavailable:
+      return "unavailable";
+  }
+  return "?";
+}
+
+Verdict verdict_of(std::int64_t tests, std::int64_t failed, std::int64_t skipped) {
+  if (failed > 0) return Verdict::fail;
+  return tests == skipped ? Verdict::skip : Verdict::pass;
+}
+
+std::optional<std::int64_t> horizon_of(std::span<const std::int64_t> tested, std::optional<std::int64_t> first_failing) {
+  std::optional<std::int64_t> horizon;
+  for (std::int64_t p : tested) {
+    if (first_failing && p >= *first_failing) continue;
+    if (!horizon || p > *horizon) horizon = p;
+  }
+  return horizon;
+}
+
+std::string require_horizon_reason(Verdict verdict, std::int64_t max_position, bool horizon_complete,
+                                   std::optional<std::int64_t> require_horizon) {
+  if (!require_horizon || verdict == Verdict::skip || max_position < 0 || max_position >= *require_horizon || !horizon_complete) return "";
+  return "tested positions reach only " + std::to_string(max_position) + " < --require-horizon " + std::to_string(*require_horizon) +
+         ": nothing is known above";
+}
+
+double second_severity(double severity) { return std::min(severity, std::numeric_limits<double>::max()) * 0.5; }
+
+std::string_view name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::skip:
+      return "skip";
+  }
+  return "?";
+}
 
 namespace detail {
 
@@ -91,60 +168,45 @@ void GroupTally::record_position(std::int64_t position, bool accurate) {
   if (!accurate && (!first_failing_position_ || position < *first_failing_position_)) first_failing_position_ = position;
 }
 
-Case GroupTally::new_case(std::int64_t test_id, std::string kind, std::int64_t position) const {
+Case GroupTally::new_case(std::int64_t test_id, CaseKind kind, std::int64_t position) const {
   Case c;
   c.suite = result.suite;
   c.test_id = test_id;
-  c.kind = std::move(kind);
+  c.kind = kind;
   c.position = position;
   return c;
 }
 
-void GroupTally::record_whole_test_case(std::int64_t test_id, std::string kind, std::string message,
-                                        std::int64_t position) {
-  Case c = new_case(test_id, std::move(kind), position);
+void GroupTally::record_whole_test_case(std::int64_t test_id, CaseKind kind, std::string message, std::int64_t position) {
+  Case c = new_case(test_id, kind, position);
   c.message = std::move(message);
   c.severity = kInf;
   record_case(std::move(c));
 }
 
-void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message) {
+void GroupTally::fail_test(std::int64_t test_id, std::int64_t lowest, CaseKind kind, std::string message) {
   ++result.tests;
   ++result.tests_failed;
   ++result.whole_tests_failed;
   if (result.first_whole_test_failure.empty()) {
-    result.first_whole_test_failure = "test " + std::to_string(test_id) + ": " + kind + ": " + message;
+    result.first_whole_test_failure = "test " + std::to_string(test_id) + ": " + std::string(name(kind)) + ": " + message;
   }
   record_whole_test_case(test_id, kind, message, lowest);
-  result.outcomes.push_back({test_id, "fail", std::move(kind) + ": " + std::move(message)});
+  result.outcomes.push_back({test_id, Verdict::fail, std::string(name(kind)) + ": " + std::move(message)});
 }
 
 void GroupTally::skip_test(std::int64_t test_id, std::string reason) {
   ++result.tests;
   ++result.tests_skipped;
-  result.outcomes.push_back({test_id, "skip", std::move(reason)});
+  result.outcomes.push_back({test_id, Verdict::skip, std::move(reason)});
 }
 
 GroupResult GroupTally::finish() {
-  if (result.tests_failed > 0) {
-    result.verdict = "fail";
-  } else if (result.tests == result.tests_skipped) {
-    result.verdict = "skip";
-  } else {
-    result.verdict = "pass";
-  }
-  std::optional<std::int64_t> horizon;
-  for (std::int64_t p : tested_positions_) {
-    if (first_failing_position_ && p >= *first_failing_position_) continue;
-    if (!horizon || p > *horizon) horizon = p;
-  }
-  result.horizon = horizon;
-  result.horizon_complete = !first_failing_position_ && horizon.has_value();
-  if (options_.require_horizon && result.verdict != "skip" && result.max_position >= 0 &&
-      result.max_position < *options_.require_horizon && result.horizon_complete) {
-    result.verdict_reason = "tested positions reach only " + std::to_string(result.max_position) + " < --require-horizon " +
-                            std::to_string(*options_.require_horizon) + ": nothing is known above";
-  }
+  result.verdict = verdict_of(result.tests, result.tests_failed, result.tests_skipped);
+  result.horizon = horizon_of(tested_positions_, first_failing_position_);
+  result.horizon_complete = !first_failing_position_ && result.horizon.has_value();
+  const std::string reason = require_horizon_reason(result.verdict, result.max_position, result.horizon_complete, options_.require_horizon);
+  if (!reason.empty()) result.verdict_reason = reason;
   // Each list: a test's worst case at its severity, its others at half; the `worst_cases` worst,
   // ties in recording order.
   result.worst.clear();
@@ -279,9 +341,9 @@ void keep_pair_case(detail::GroupTally& tally, const PairRule& rule, const golde
                     bool accuracy, bool counts, double severity, std::int64_t position, std::int64_t t, std::int64_t h,
                     reference::PairDims pd) {
   const GroupOptions& options = tally.options();
-  Case c = tally.new_case(test.id, std::string(name(v.failure)), position);
+  Case c = tally.new_case(test.id, case_kind(v.failure), position);
   c.accuracy = accuracy;
-  c.domain = std::string(name(v.domain));
+  c.domain = v.domain;
   c.token = t;
   c.head = h;
   c.dim = pd.first;
@@ -317,7 +379,7 @@ void judge_passthrough(const Spec& spec, const PairRule& rule, const golden::Rop
     ++r.passthrough_failed;
     out.test_pass = false;
     if (!tally.keeps(false, test.id, kInf)) continue;
-    Case c = tally.new_case(test.id, "passthrough", position);
+    Case c = tally.new_case(test.id, CaseKind::passthrough, position);
     c.token = t;
     c.head = h;
     c.dim = static_cast<int>(i);
@@ -469,10 +531,9 @@ detail::GroupTally GroupComparer::test_tally() const {
 bool GroupComparer::output_fits(const golden::RopeTest& test, std::span<const double> output) {
   const std::int64_t elements = test.tokens * test.heads * test.head_dim;
   if (static_cast<std::int64_t>(output.size()) == elements) return true;
-  fail(test, "shape",
+  fail(test, CaseKind::shape,
        "expected " + std::to_string(elements) + " output values (tokens " + std::to_string(test.tokens) + " x heads " +
-           std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " +
-           std::to_string(output.size()));
+           std::to_string(test.heads) + " x head_dim " + std::to_string(test.head_dim) + "), got " + std::to_string(output.size()));
   return false;
 }
 
@@ -488,11 +549,12 @@ void GroupComparer::finish_test(std::int64_t test_id, detail::GroupTally&& part,
   ++r.tests;
   const bool e_kind = rule_.tolerance.kind == Tolerance::Kind::e;
   if (test_pass) {
-    r.outcomes.push_back({test_id, "pass", ""});
+    r.outcomes.push_back({test_id, Verdict::pass, ""});
   } else {
     ++r.tests_failed;
-    r.outcomes.push_back({test_id, "fail", "out of tolerance or wrong special/pass-through values (worst " +
-                                               std::string(e_kind ? "e" : "ulp") + " " + std::to_string(test_worst) + ")"});
+    r.outcomes.push_back({test_id, Verdict::fail,
+                          "out of tolerance or wrong special/pass-through values (worst " + std::string(e_kind ? "e" : "ulp") + " " +
+                              std::to_string(test_worst) + ")"});
   }
 }
 
@@ -592,11 +654,11 @@ void GroupComparer::JudgedTest::combine(JudgedTest&& later) {
   test_worst = std::max(test_worst, later.test_worst);
 }
 
-void GroupComparer::fail(const golden::RopeTest& test, std::string kind, std::string message) {
+void GroupComparer::fail(const golden::RopeTest& test, CaseKind kind, std::string message) {
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
   for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, group_.spec, t));
   if (test.tokens == 0) lowest = 0;
-  tally_.fail_test(test.id, lowest, std::move(kind), std::move(message));
+  tally_.fail_test(test.id, lowest, kind, std::move(message));
 }
 
 void GroupComparer::skip(const golden::RopeTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }

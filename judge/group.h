@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "golden/golden.h"
@@ -32,18 +33,40 @@
 
 namespace ropecheck::judge {
 
+// What a test or a group comes to (reports print name(Verdict)).
+enum class Verdict { pass, fail, skip };
+std::string_view name(Verdict verdict);
+
+// What a listed case is: a pair the pair rule fails (judge/pair_rule.h Failure), a wrong
+// pass-through element, or a test as a whole: no output (missing), one of the wrong size (shape),
+// or a call that gave none (runner/implementation.h ApplyResult::Status). Reports print name().
+enum class CaseKind {
+  tolerance,
+  special_value,
+  signed_zero,
+  passthrough,
+  missing,
+  shape,
+  status,
+  crash,
+  timeout,
+  abi,
+  load,
+  guard,
+  unavailable
+};
+std::string_view name(CaseKind kind);
+
 // One bad element or test, as listed in reports (the worst first).
 struct Case {
   std::string suite;
   std::int64_t test_id = 0;
-  // tolerance | special_value | signed_zero | passthrough | missing | shape | crash | timeout |
-  // status | abi | load | guard
-  std::string kind;
+  CaseKind kind = CaseKind::tolerance;
   // An ordinary pair out of tolerance: it is an accuracy case (worst e, horizon). Every other case
   // (special values, signed zeros, near-overflow or subnormal pairs, pass-through, whole tests) is an
   // edge case.
   bool accuracy = false;
-  std::string domain;         // of the pair (judge/pair_rule.h name(Domain)); empty for whole tests
+  std::optional<Domain> domain;  // of the pair (judge/pair_rule.h); none for whole tests
   std::string quantity;       // attention cases: "score" or "output"; empty for RoPE pairs and whole tests
   std::string message;        // one line
   std::int64_t position = 0;  // largest position component of the token
@@ -66,7 +89,7 @@ struct Point {
 
 struct TestOutcome {
   std::int64_t id = 0;
-  std::string status;  // pass | fail | skip
+  Verdict status = Verdict::pass;
   std::string reason;  // for fail and skip: one line
 };
 
@@ -133,7 +156,7 @@ struct GroupOptions {
 };
 
 struct GroupResult {
-  std::string kind = "rope";  // rope | attention (the golden file's kind)
+  golden::Kind kind = golden::Kind::rope;  // the golden file's kind
   std::string suite;
   int index = 0;     // group index in the suite file
   std::string spec;  // canonical spec text
@@ -163,7 +186,7 @@ struct GroupResult {
   std::int64_t max_position = -1;           // largest position with an ordinary pair judged (−1: none)
   std::optional<std::int64_t> horizon;      // largest such position below the first accuracy failure
   bool horizon_complete = false;            // no accuracy failure: the horizon is every tested position
-  std::string verdict;                      // pass | fail | skip
+  Verdict verdict = Verdict::pass;
   std::string verdict_reason;               // one line when the verdict is not what the tests alone say
   std::vector<Case> worst;                  // accuracy cases (worst first), then edge cases (worst first)
   std::vector<Point> points;                // one per (test, token) with ordinary pairs: the plot
@@ -174,6 +197,21 @@ struct GroupResult {
 
   std::int64_t edge_failures() const { return special_failed + edge_failed + signed_zero_failed + passthrough_failed + whole_tests_failed; }
 };
+
+// The rules GroupTally::finish applies to what a group recorded, for a caller that merges finished
+// groups (gate/merge.cpp merges the reports of a sweep's shards):
+// the verdict from the test counts: fail when a test failed, skip when every test was skipped;
+Verdict verdict_of(std::int64_t tests, std::int64_t failed, std::int64_t skipped);
+// the accuracy horizon: the largest tested position below the first failing one (none failing:
+// every tested position);
+std::optional<std::int64_t> horizon_of(std::span<const std::int64_t> tested, std::optional<std::int64_t> first_failing);
+// why a verdict is not what the tests alone say when --require-horizon lies beyond every tested
+// position and nothing failed; empty when it does not;
+std::string require_horizon_reason(Verdict verdict, std::int64_t max_position, bool horizon_complete,
+                                   std::optional<std::int64_t> require_horizon);
+// a listed case's severity when its test already has a worse one listed: half (and finite, so that
+// a test's second whole-test failure ranks below another test's first).
+double second_severity(double severity);
 
 namespace detail {  // shared by the two comparers (group.cpp, attention.cpp)
 // What a comparer accumulates for one group: the result, the worst cases, and the tested positions
@@ -194,15 +232,15 @@ class GroupTally {
   // Whether record_case would keep a case of this list, test and severity (skip building it if not).
   bool keeps(bool accuracy, std::int64_t test_id, double severity) const;
   // A case of test `test_id` of this group at `position`; the caller fills in the rest.
-  Case new_case(std::int64_t test_id, std::string kind, std::int64_t position) const;
+  Case new_case(std::int64_t test_id, CaseKind kind, std::int64_t position) const;
   // Records a case against test `test_id` as a whole (no element to point at), without counting
   // the test.
-  void record_whole_test_case(std::int64_t test_id, std::string kind, std::string message, std::int64_t position);
+  void record_whole_test_case(std::int64_t test_id, CaseKind kind, std::string message, std::int64_t position);
   // A position whose ordinary pairs were judged; `accurate`: all of them within tolerance.
   void record_position(std::int64_t position, bool accurate);
   // A test without a usable output (missing, wrong size, crash, ...) fails as a whole; it is an edge
   // case: it does not move the horizon.
-  void fail_test(std::int64_t test_id, std::int64_t lowest, std::string kind, std::string message);
+  void fail_test(std::int64_t test_id, std::int64_t lowest, CaseKind kind, std::string message);
   void skip_test(std::int64_t test_id, std::string reason);
   // Adds what `part` (a tally of later tokens or tests of this group, with the same options)
   // recorded: the same result as recording it here directly, in order.
@@ -278,7 +316,7 @@ class GroupComparer {
   // the one test `test_id`, as add_judged records a test. The caller checked every part's sizes.
   void add_judged_parts(std::int64_t test_id, JudgedTest&& judged);
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
-  void fail(const golden::RopeTest& test, std::string kind, std::string message);
+  void fail(const golden::RopeTest& test, CaseKind kind, std::string message);
   // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
   void skip(const golden::RopeTest& test, std::string reason);
 
@@ -325,7 +363,7 @@ class AttentionComparer {
   // `missing` names absent tensors that fail the test (empty under --allow-missing).
   void add(const golden::AttentionTest& test, const std::vector<double>* scores, const std::vector<double>* outputs,
            const std::vector<std::string>& missing);
-  void fail(const golden::AttentionTest& test, std::string kind, std::string message);
+  void fail(const golden::AttentionTest& test, CaseKind kind, std::string message);
   void skip(const golden::AttentionTest& test, std::string reason);
 
   GroupResult finish();

@@ -462,7 +462,7 @@ std::string first_line(const std::string& message) {
 
 std::string raised_summary(const std::string& message, std::int64_t first_position) {
   std::string line = first_line(message);
-  if (line.rfind("threw: ", 0) == 0) line.erase(0, 7);  // a C++ or Python function's exception (runner/adapters.cpp)
+  if (line.starts_with(kThrewPrefix)) line.erase(0, kThrewPrefix.size());  // a C++ or Python function's exception
   const auto colon = line.find(':');
   std::string type = colon == std::string::npos ? "" : line.substr(0, colon);
   const bool word = !type.empty() && type.size() < 64 && std::all_of(type.begin(), type.end(), [](char ch) {
@@ -474,15 +474,16 @@ std::string raised_summary(const std::string& message, std::int64_t first_positi
 }
 
 void FailedCalls::explain(GroupResult& g) const {
-  if (!any_ || g.verdict != "fail") return;
+  if (!any_ || g.verdict != Verdict::fail) return;
   if (!g.diagnosis) g.diagnosis.emplace();
   GroupDiagnosis& d = *g.diagnosis;
   d.explanation_kind = "raised";
-  d.explanation = kind_ == "status" ? raised_summary(message_, position_)
-                                    : kind_ + " (" + first_line(message_).substr(0, 160) + ") at position " + std::to_string(position_) +
-                                          " (first failing position)";
+  d.explanation = kind_ == CaseKind::status ? raised_summary(message_, position_)
+                                            : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ") at position " +
+                                                  std::to_string(position_) + " (first failing position)";
   d.mistake = d.explanation;
-  d.headline = kind_ == "status" ? raised_summary(message_, -1) : kind_ + " (" + first_line(message_).substr(0, 160) + ")";
+  d.headline = kind_ == CaseKind::status ? raised_summary(message_, -1)
+                                         : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ")";
   d.lines.insert(d.lines.begin(), d.explanation);
 }
 

@@ -65,6 +65,9 @@ inline constexpr std::int64_t kInferenceTokens = 512;
 // group, or no token).
 double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d);
 
+// What the message of a call that threw starts with, before "TYPE: message" (runner/adapters.cpp
+// and python/callable.cpp write it; raised_summary reads past it).
+inline constexpr std::string_view kThrewPrefix = "threw: ";
 // "raised IndexError at position 4096 (first failing position)": the summary of a call that threw,
 // from its message ("IndexError: index 4096 is out of bounds ..."; a traceback after it is dropped).
 std::string raised_summary(const std::string& message, std::int64_t first_position);
@@ -76,7 +79,7 @@ std::string first_line(const std::string& message);
 // ahead of any inferred change (the outputs that came back may all be right).
 class FailedCalls {
  public:
-  void offer(std::int64_t lowest_position, const std::string& kind, const std::string& message) {
+  void offer(std::int64_t lowest_position, CaseKind kind, const std::string& message) {
     if (!any_ || lowest_position < position_) {
       any_ = true;
       position_ = lowest_position;
@@ -90,7 +93,8 @@ class FailedCalls {
  private:
   bool any_ = false;
   std::int64_t position_ = 0;
-  std::string kind_, message_;
+  CaseKind kind_ = CaseKind::status;
+  std::string message_;
 };
 
 }  // namespace ropecheck::judge

@@ -5,11 +5,15 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "judge/group.h"
 
 namespace ropecheck::judge {
+
+// The note of a run that judged nothing (RunVerdict::judged_nothing): every report writes this one.
+inline constexpr std::string_view kNothingJudgedNote = "nothing was judged: every test was skipped";
 
 struct RunVerdict {
   bool pass = false;

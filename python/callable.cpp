@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "judge/inference.h"  // first_line
+#include "judge/inference.h"  // first_line, kThrewPrefix
 #include "runner/child_process.h"
 #include "runner/isolation.h"  // kCircuitBreakerTimeouts
 
@@ -373,7 +373,7 @@ ApplyResult CallableImplementation::run(const Spec& spec, Shape shape, std::span
     result.output = call_python(fn_, spec, shape, positions, input);
     return result;
   } catch (const std::exception& e) {  // as FunctionImplementation::run (runner/adapters.cpp)
-    return {ApplyResult::Status::kernel_error, std::string("threw: ") + e.what(), {}};
+    return {ApplyResult::Status::kernel_error, std::string(judge::kThrewPrefix) + e.what(), {}};
   }
 }
 
@@ -469,7 +469,7 @@ ApplyResult CallableImplementation::run_forked(const Spec& spec, Shape shape, st
     case ReplyKind::values:
       return {ApplyResult::Status::ok, "", std::move(reply.values)};
     case ReplyKind::error:  // the words of the call in process
-      return {ApplyResult::Status::kernel_error, "threw: " + reply.text, {}};
+      return {ApplyResult::Status::kernel_error, std::string(judge::kThrewPrefix) + reply.text, {}};
     default:
       break;
   }

@@ -86,7 +86,7 @@ Horizon horizon_of(const std::vector<GroupResult>& groups) {
 std::pair<std::string, std::string> explained(const Report& r) {
   std::pair<std::string, std::string> first;
   for (const GroupResult& g : r.groups) {
-    if (g.verdict != "fail" || !g.diagnosis || g.diagnosis->explanation.empty()) continue;
+    if (g.verdict != judge::Verdict::fail || !g.diagnosis || g.diagnosis->explanation.empty()) continue;
     const std::string prefix = r.groups.size() > 1 ? g.suite + "[" + std::to_string(g.index) + "]: " : std::string();
     if (!g.diagnosis->explanation_kind.empty()) return {prefix + g.diagnosis->explanation, g.diagnosis->explanation_kind};
     if (first.first.empty()) first = {prefix + g.diagnosis->explanation, ""};
@@ -182,7 +182,6 @@ Report merge_reports(std::vector<Report> reports) {
     for (std::string& n : reports[i].notes) out.notes.push_back(std::move(n));
     for (std::string& f : reports[i].golden_files) out.golden_files.push_back(std::move(f));
   }
-  out.notes.erase(std::remove(out.notes.begin(), out.notes.end(), "nothing was judged: every test was skipped"), out.notes.end());
   out.sweep.reset();  // a merged result is no longer one sweep's shard
   out.decide();
   return out;
@@ -210,9 +209,9 @@ void bind_results(py::module_& m) {
   py::class_<Case>(m, "Case", "One bad pair or test, as every report lists them (judge/group.h Case).")
       .def_readonly("suite", &Case::suite)
       .def_readonly("test_id", &Case::test_id)
-      .def_readonly("kind", &Case::kind)
+      .def_property_readonly("kind", [](const Case& c) { return std::string(judge::name(c.kind)); })
       .def_readonly("accuracy", &Case::accuracy)
-      .def_readonly("domain", &Case::domain)
+      .def_property_readonly("domain", [](const Case& c) { return c.domain ? std::string(judge::name(*c.domain)) : std::string(); })
       .def_readonly("message", &Case::message)
       .def_readonly("position", &Case::position)
       .def_readonly("token", &Case::token)
@@ -230,9 +229,9 @@ void bind_results(py::module_& m) {
       .def_readonly("suite", &GroupResult::suite)
       .def_readonly("index", &GroupResult::index)
       .def_property_readonly("spec", [](const GroupResult& g) { return parse_spec(g.spec); })
-      .def_readonly("verdict", &GroupResult::verdict)
+      .def_property_readonly("verdict", [](const GroupResult& g) { return std::string(judge::name(g.verdict)); })
       .def_readonly("verdict_reason", &GroupResult::verdict_reason)
-      .def_property_readonly("passed", [](const GroupResult& g) { return g.verdict == "pass"; })
+      .def_property_readonly("passed", [](const GroupResult& g) { return g.verdict == judge::Verdict::pass; })
       .def_property_readonly("tolerance", [](const GroupResult& g) { return tolerance_text(g.tolerance); })
       .def_property_readonly("tolerance_source", [](const GroupResult& g) { return g.tolerance.source; })
       .def_readonly("tests", &GroupResult::tests)
@@ -271,8 +270,8 @@ void bind_results(py::module_& m) {
       .def_property_readonly("positions", [](const GroupResult& g) { return position_e({g}).first; })
       .def_property_readonly("position_e", [](const GroupResult& g) { return position_e({g}).second; })
       .def("__repr__", [](const GroupResult& g) {
-        return "<ropecheck.Group " + g.suite + "[" + std::to_string(g.index) + "] " + g.verdict + ", worst e " + number_text(g.worst_e) +
-               ", horizon " + gate::format_horizon(g) + ">";
+        return "<ropecheck.Group " + g.suite + "[" + std::to_string(g.index) + "] " + std::string(judge::name(g.verdict)) + ", worst e " +
+               number_text(g.worst_e) + ", horizon " + gate::format_horizon(g) + ">";
       });
 
   py::class_<Report>(m, "Result", R"(What check(), gate() and assert_rope_close() return: the gate's report.
@@ -283,8 +282,8 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
       .def_readonly("command", &Report::command)
       .def_readonly("implementation", &Report::implementation)
       .def_property_readonly("model", [](const Report& r) { return std::string(judge::name(r.model)); })
-      .def_readonly("verdict", &Report::verdict)
-      .def_property_readonly("passed", [](const Report& r) { return r.verdict == "pass"; })
+      .def_property_readonly("verdict", [](const Report& r) { return std::string(judge::name(r.verdict)); })
+      .def_property_readonly("passed", [](const Report& r) { return r.verdict == judge::Verdict::pass; })
       .def_readonly("groups", &Report::groups)
       .def_readonly("notes", &Report::notes)
       .def_property_readonly(
@@ -341,7 +340,7 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
           },
           py::arg("path") = py::none(), "The HTML report: returned, or written to `path` (atomically).")
       .def("__repr__", [](const Report& r) {
-        return "<ropecheck.Result " + r.verdict + ", " + std::to_string(r.groups.size()) + " group(s), model " +
+        return "<ropecheck.Result " + std::string(judge::name(r.verdict)) + ", " + std::to_string(r.groups.size()) + " group(s), model " +
                std::string(judge::name(r.model)) + ">";
       });
 }

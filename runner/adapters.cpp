@@ -6,6 +6,7 @@
 #include <ropecheck/kernel.h>
 
 #include "base/errors.h"
+#include "judge/inference.h"
 #include "optimized/error_bounds.h"
 #include "runner/abi_call.h"
 #include "runner/golden_run.h"
@@ -113,7 +114,7 @@ ApplyResult FunctionImplementation::run(const Spec& spec, Shape shape, std::span
     result.output = function_(spec, shape, positions, input);
     return result;
   } catch (const std::exception& e) {
-    return {ApplyResult::Status::kernel_error, std::string("threw: ") + e.what(), {}};
+    return {ApplyResult::Status::kernel_error, std::string(judge::kThrewPrefix) + e.what(), {}};
   }
 }
 

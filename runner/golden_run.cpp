@@ -112,7 +112,7 @@ class GoldenRun {
   void record_failure(GroupWork& work, const std::string& suite, const golden::RopeTest& test, const ApplyResult& result,
                       const std::optional<std::pair<std::int64_t, ApplyResult>>& first) const {
     judge::GroupComparer& c = *work.comparer;
-    if (first) work.failed_calls.offer(first->first, std::string(kind_name(first->second.status)), first->second.message);
+    if (first) work.failed_calls.offer(first->first, case_kind(first->second.status), first->second.message);
     switch (result.status) {
       case ApplyResult::Status::unsupported:
         c.skip(test, result.message);
@@ -121,11 +121,11 @@ class GoldenRun {
         if (options.allow_missing) {
           c.skip(test, result.message);
         } else {
-          c.fail(test, "missing", result.message);
+          c.fail(test, judge::CaseKind::missing, result.message);
         }
         break;
       default:
-        c.fail(test, std::string(kind_name(result.status)),
+        c.fail(test, case_kind(result.status),
                result.message + " (suite " + suite + ", test " + std::to_string(test.id) + ")");
     }
   }
@@ -170,7 +170,7 @@ class GoldenRun {
         if (options.allow_missing) {
           comparer.skip(test, why);
         } else {
-          comparer.fail(test, "missing", why);
+          comparer.fail(test, judge::CaseKind::missing, why);
         }
         continue;
       }
@@ -321,7 +321,7 @@ class GoldenRun {
       }
       std::vector<judge::TrimmedTest> trimmed;  // what `judged` points into once trimmed
       judged = judge::within_max_position(judged, group.spec, options.group.max_position, trimmed);
-      if (!judged.empty()) result.diagnosis = judge::diagnose(group.spec, judged, model, result.verdict == "fail", group_threads, &result);
+      if (!judged.empty()) result.diagnosis = judge::diagnose(group.spec, judged, model, result.verdict == judge::Verdict::fail, group_threads, &result);
     }
     work.failed_calls.explain(result);
     result.skipped_by_flags = work.by_flags;

@@ -6,21 +6,36 @@
 
 namespace ropecheck::runner {
 
-std::string_view kind_name(ApplyResult::Status status) {
+judge::CaseKind case_kind(ApplyResult::Status status) {
   switch (status) {
-    case ApplyResult::Status::ok: return "ok";
-    case ApplyResult::Status::unsupported: return "unsupported";
-    case ApplyResult::Status::kernel_error: return "status";
-    case ApplyResult::Status::crash: return "crash";
-    case ApplyResult::Status::timeout: return "timeout";
-    case ApplyResult::Status::abi: return "abi";
-    case ApplyResult::Status::load: return "load";
-    case ApplyResult::Status::guard: return "guard";
-    case ApplyResult::Status::missing: return "missing";
-    case ApplyResult::Status::shape: return "shape";
-    case ApplyResult::Status::unavailable: return "unavailable";
+    case ApplyResult::Status::crash:
+      return judge::CaseKind::crash;
+    case ApplyResult::Status::timeout:
+      return judge::CaseKind::timeout;
+    case ApplyResult::Status::abi:
+      return judge::CaseKind::abi;
+    case ApplyResult::Status::load:
+      return judge::CaseKind::load;
+    case ApplyResult::Status::guard:
+      return judge::CaseKind::guard;
+    case ApplyResult::Status::missing:
+      return judge::CaseKind::missing;
+    case ApplyResult::Status::shape:
+      return judge::CaseKind::shape;
+    case ApplyResult::Status::unavailable:
+      return judge::CaseKind::unavailable;
+    case ApplyResult::Status::ok:
+    case ApplyResult::Status::unsupported:
+    case ApplyResult::Status::kernel_error:
+      break;
   }
-  return "?";
+  return judge::CaseKind::status;
+}
+
+std::string_view kind_name(ApplyResult::Status status) {
+  if (status == ApplyResult::Status::ok) return "ok";
+  if (status == ApplyResult::Status::unsupported) return "unsupported";
+  return judge::name(case_kind(status));
 }
 
 ErrorClaim ErrorClaim::from_tolerance(const judge::Tolerance& tolerance, const Spec& spec) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "golden/golden.h"
+#include "judge/group.h"
 #include "judge/tolerance.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
@@ -54,8 +55,10 @@ struct ApplyResult {
   std::string message;
   std::vector<double> output;
 };
-// "ok", "unsupported", "status", "crash", "timeout", "abi", "load", "guard", "missing", "shape",
-// "unavailable": the case kind reports print.
+// The case a call of that status lists against its test (judge/group.h CaseKind: kernel_error is
+// `status`); ok and unsupported fail no test.
+judge::CaseKind case_kind(ApplyResult::Status status);
+// "ok", "unsupported", or the name of its case kind: what notes and errors print.
 std::string_view kind_name(ApplyResult::Status status);
 
 // What an implementation promises about each rotated pair of its output, in the form the identity

@@ -43,13 +43,13 @@ GoldenGroup public_group(const judge::GroupResult& g) {
   out.suite = g.suite;
   out.index = g.index;
   out.spec = g.spec;
-  out.verdict = g.verdict;
+  out.verdict = std::string(judge::name(g.verdict));
   out.tolerance_kind = g.tolerance.kind == judge::Tolerance::Kind::ulp ? "ulp" : "e";
   out.tolerance = g.tolerance.value;
   out.tolerance_per_radian = g.tolerance.per_radian;
   out.worst_e = g.worst_e;
   out.horizon = g.horizon;
-  for (const judge::Case& c : g.worst) out.worst.push_back({c.test_id, c.kind, c.position, c.message});
+  for (const judge::Case& c : g.worst) out.worst.push_back({c.test_id, std::string(judge::name(c.kind)), c.position, c.message});
   if (g.diagnosis) out.explanation = g.diagnosis->explanation;
   return out;
 }
@@ -80,7 +80,7 @@ GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const 
       verdict.explanations.push_back(line.text);
     }
     verdict.notes = judgement.notes;
-    if (run.judged_nothing) verdict.notes.push_back("nothing was judged: every test was skipped");
+    if (run.judged_nothing) verdict.notes.emplace_back(judge::kNothingJudgedNote);
     return verdict;
   } catch (const UsageError& e) {
     throw std::invalid_argument(e.what());

@@ -198,9 +198,8 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
       if (result.status == ApplyResult::Status::unsupported) {
         comparer.skip(test, result.message);
       } else {
-        failed_calls.offer(called.first_failing_position, std::string(kind_name(called.first_failing_call.status)),
-                           called.first_failing_call.message);
-        comparer.fail(test, std::string(kind_name(result.status)), result.message);
+        failed_calls.offer(called.first_failing_position, case_kind(called.first_failing_call.status), called.first_failing_call.message);
+        comparer.fail(test, case_kind(result.status), result.message);
       }
       return;
     }
@@ -233,7 +232,7 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
       sample_values += static_cast<std::int64_t>(it->second.second.size());
       judged.push_back({.test = &it->second.first, .output = it->second.second});
     }
-    if (!judged.empty()) g.diagnosis = judge::diagnose(spec, judged, implementation.claims().model, g.verdict == "fail", o.threads, &g);
+    if (!judged.empty()) g.diagnosis = judge::diagnose(spec, judged, implementation.claims().model, g.verdict == judge::Verdict::fail, o.threads, &g);
   }
   failed_calls.explain(g);
   return g;

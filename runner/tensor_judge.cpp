@@ -163,7 +163,7 @@ judge::GroupResult TensorJudge::finish() {
   if (const std::vector<judge::DiagnosedTest> samples =
           judge::within_max_position(s.sampler.diagnosed(), s.group.spec, s.options.group.max_position, trimmed);
       judge::needs_diagnosis(g) && !samples.empty()) {
-    g.diagnosis = judge::diagnose(s.group.spec, samples, s.claims.model, g.verdict == "fail", s.options.threads, &g);
+    g.diagnosis = judge::diagnose(s.group.spec, samples, s.claims.model, g.verdict == judge::Verdict::fail, s.options.threads, &g);
   }
   return g;
 }

@@ -71,7 +71,7 @@ int run_sweep(const SweepArguments& a) {
     std::printf("shard: %d/%d (%s): calls c with c mod %d = %d of %" PRId64 " calls of up to %" PRId64 " positions\n", a.sweep.shard_index,
                 a.sweep.shard_count, a.resolved.source.c_str(), a.sweep.shard_count, a.sweep.shard_index, calls.calls, calls.per_call);
   }
-  if (g.verdict == "skip") {
+  if (g.verdict == judge::Verdict::skip) {
     std::printf("result: skipped (%s)\n", g.outcomes.empty() ? "" : g.outcomes.front().reason.c_str());
   } else {
     std::printf("worst e: %.6g at position %" PRId64 ", pair %d (%s)\n", g.worst_e, g.worst_e_position, g.worst_e_pair,
@@ -91,7 +91,8 @@ int run_sweep(const SweepArguments& a) {
     if (!edge.empty()) std::printf("edge cases: %s\n", edge.c_str());
     for (const Case& c : g.worst) {
       if (&c - g.worst.data() >= a.judge.worst) break;
-      std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", c.kind.c_str(), c.position, c.dim, c.second_dim, c.message.c_str());
+      std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", std::string(judge::name(c.kind)).c_str(), c.position, c.dim,
+                  c.second_dim, c.message.c_str());
     }
     if (!g.verdict_reason.empty()) std::printf("note: %s\n", g.verdict_reason.c_str());
     if (g.diagnosis) {
@@ -99,7 +100,7 @@ int run_sweep(const SweepArguments& a) {
         std::printf("%s: %s\n", line == g.diagnosis->explanation ? "explanation" : "diagnosis", line.c_str());
       }
     }
-    std::printf("result: %s\n", g.verdict.c_str());
+    std::printf("result: %s\n", std::string(judge::name(g.verdict)).c_str());
   }
   std::fflush(stdout);
   Report report;
@@ -115,7 +116,7 @@ int run_sweep(const SweepArguments& a) {
   if (!a.reports.json.empty()) write_atomically(a.reports.json, to_json(report), inputs);
   if (!a.reports.junit.empty()) write_atomically(a.reports.junit, to_junit(report), inputs);
   if (!a.reports.html.empty()) write_atomically(a.reports.html, to_html(report), inputs);
-  return report.verdict == "pass" ? 0 : 1;
+  return report.verdict == judge::Verdict::pass ? 0 : 1;
 }
 
 }  // namespace

@@ -91,7 +91,7 @@ void expect_one_line_error(const Ran& r, const std::vector<std::string>& words, 
 TEST_F(DirectFixture, IndependentCandidatePassesInProcessAndThroughTheCli) {
   const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
   const judge::GroupResult g = judge_in_process(output);
-  EXPECT_EQ(g.verdict, "pass");
+  EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::pass);
   EXPECT_EQ(g.pairs_checked, tokens * kHeads * 32);  // every pair judged, none left out
   EXPECT_LE(g.worst_e, 4);
   EXPECT_EQ(g.max_position, 4700);
@@ -114,7 +114,7 @@ TEST_F(DirectFixture, PlantedMistakesFailAndTheDiagnosisNamesThem) {
     planted.plant(r);
     const std::vector<double> output = testing_recipe::rotate(r, positions, kHeads, input);
     const judge::GroupResult g = judge_in_process(output);
-    EXPECT_EQ(g.verdict, "fail");
+    EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::fail);
     ASSERT_TRUE(g.diagnosis.has_value());
     EXPECT_NE(g.diagnosis->mistake.find(planted.mistake), std::string::npos) << g.diagnosis->mistake;
     ASSERT_FALSE(g.worst.empty());
@@ -283,14 +283,14 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
               std::span(output).subspan(static_cast<std::size_t>(t * token_size), static_cast<std::size_t>(n * token_size)));
   }
   const judge::GroupResult g = judge.finish();
-  EXPECT_EQ(g.verdict, "fail");
+  EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::fail);
   EXPECT_EQ(g.pairs_failed, 1);
   // The tensor is one test, however many chunks it came in (7 here): one outcome, failed.
   EXPECT_EQ(g.tests, 1);
   EXPECT_EQ(g.tests_failed, 1);
   EXPECT_EQ(g.tests_skipped, 0);
   ASSERT_EQ(g.outcomes.size(), 1u);
-  EXPECT_EQ(g.outcomes[0].status, "fail");
+  EXPECT_EQ(g.outcomes[0].status, ropecheck::judge::Verdict::fail);
   ASSERT_EQ(g.worst.size(), 1u);
   EXPECT_EQ(g.worst[0].token, bad_token);
   EXPECT_EQ(g.worst[0].position, positions[static_cast<std::size_t>(bad_token)]);
@@ -324,7 +324,7 @@ TEST_F(DirectFixture, HandedOverInputComesBackRoundedInItsOwnStorage) {
     ASSERT_EQ(back[i], input[i]) << i;  // less than half an ulp rounds back
   }
   const judge::GroupResult a = by_span.finish(), b = handed.finish();
-  EXPECT_EQ(b.verdict, "pass");
+  EXPECT_EQ(b.verdict, ropecheck::judge::Verdict::pass);
   EXPECT_EQ(b.verdict, a.verdict);
   EXPECT_EQ(b.worst_e, a.worst_e);
   EXPECT_EQ(b.pairs_checked, a.pairs_checked);

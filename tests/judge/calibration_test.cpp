@@ -149,7 +149,7 @@ Judgement judge(const std::string& suite, const Implementation& implementation) 
 }
 
 std::string describe(const GroupResult& g) {
-  std::string s = g.suite + "#" + std::to_string(g.index) + " " + g.spec + ": " + g.verdict + ", worst e " +
+  std::string s = g.suite + "#" + std::to_string(g.index) + " " + g.spec + ": " + std::string(name(g.verdict)) + ", worst e " +
                   std::to_string(g.worst_e) + ", horizon " + (g.horizon ? std::to_string(*g.horizon) : "none");
   if (g.diagnosis) {
     for (const std::string& line : g.diagnosis->lines) s += "\n    " + line;
@@ -178,11 +178,11 @@ TEST(Calibration, TorchRecipePassesF32AngleEverywhereAndFailsExactWithAHorizon) 
   int judged = 0, failed_exact = 0;
   for (const char* suite : kFloatSuites) {
     for (const GroupResult& g : judge(suite, f32_angle).groups) {
-      EXPECT_NE(g.verdict, "fail") << describe(g);
-      judged += g.verdict == "pass";
+      EXPECT_NE(g.verdict, ropecheck::judge::Verdict::fail) << describe(g);
+      judged += g.verdict == judge::Verdict::pass;
     }
     for (const GroupResult& g : judge(suite, exact).groups) {
-      if (g.verdict != "fail" || g.dtype != Dtype::f32) continue;
+      if (g.verdict != judge::Verdict::fail || g.dtype != Dtype::f32) continue;
       ++failed_exact;
       // A float32 angle is accurate at small positions only: a horizon, below the largest position.
       ASSERT_TRUE(g.horizon.has_value() || g.max_position >= 0) << describe(g);
@@ -199,7 +199,7 @@ TEST(Calibration, CorrectlyRoundedAndBinary64AnglesPassF32Angle) {
   for (Angle angle : {Angle::correctly_rounded, Angle::binary64}) {
     const Recipe recipe("angle", angle, {}, Model::f32_angle);
     for (const char* suite : {"half-f32-base500000.json", "interleaved-bf16-base10000.json", "scaling-yarn.json"}) {
-      for (const GroupResult& g : judge(suite, recipe).groups) EXPECT_NE(g.verdict, "fail") << describe(g);
+      for (const GroupResult& g : judge(suite, recipe).groups) EXPECT_NE(g.verdict, ropecheck::judge::Verdict::fail) << describe(g);
     }
   }
 }
@@ -208,7 +208,7 @@ TEST(Calibration, RunningProductFailsF32AngleWithAFrequencyErrorGrowingWithThePa
   const Recipe running("running-product", Angle::running_product, {}, Model::f32_angle);
   int failed = 0;
   for (const GroupResult& g : judge("half-f32-base10000.json", running).groups) {
-    if (g.verdict != "fail") continue;
+    if (g.verdict != judge::Verdict::fail) continue;
     ++failed;
     ASSERT_TRUE(g.diagnosis.has_value()) << describe(g);
     EXPECT_EQ(g.diagnosis->frequency_growth, "pair index") << describe(g);
@@ -239,9 +239,9 @@ TEST(Calibration, EveryPlantedBugFailsAtSmallPositionsAndIsNamed) {
     int failed = 0;
     for (const GroupResult& g : judge(p.suite, recipe).groups) {
       // f32 groups the bug changes (the mscale of a group with attention factor 1 changes nothing)
-      if (g.verdict == "skip" || g.dtype != Dtype::f32 || (p.bugs.missing_mscale && g.attention_magnitude == 1)) continue;
-      EXPECT_EQ(g.verdict, "fail") << p.name << ": " << describe(g);
-      if (g.verdict != "fail") continue;
+      if (g.verdict == judge::Verdict::skip || g.dtype != Dtype::f32 || (p.bugs.missing_mscale && g.attention_magnitude == 1)) continue;
+      EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::fail) << p.name << ": " << describe(g);
+      if (g.verdict != judge::Verdict::fail) continue;
       ++failed;
       // Caught at small positions: the first failing position is at most 100.
       EXPECT_TRUE(!g.horizon || *g.horizon < 100) << p.name << ": " << describe(g);

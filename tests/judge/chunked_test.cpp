@@ -43,20 +43,21 @@ using runner::SweepOptions;
 std::string summary(const GroupResult& r) {
   std::ostringstream o;
   o.precision(17);
-  o << r.verdict << " tests " << r.tests << "/" << r.tests_failed << "/" << r.tests_skipped << " pairs " << r.pairs_checked << "/"
+  o << name(r.verdict) << " tests " << r.tests << "/" << r.tests_failed << "/" << r.tests_skipped << " pairs " << r.pairs_checked << "/"
     << r.pairs_failed << " ordinary " << r.ordinary_checked << "/" << r.ordinary_failed << " special " << r.special_checked << "/"
-    << r.special_failed << " edge " << r.edge_failed << " zeros " << r.signed_zero_failed << " passthrough " << r.passthrough_checked
-    << "/" << r.passthrough_failed << " beyond " << r.tokens_beyond_max_position << "/" << r.beyond_required_failed << " by_position "
+    << r.special_failed << " edge " << r.edge_failed << " zeros " << r.signed_zero_failed << " passthrough " << r.passthrough_checked << "/"
+    << r.passthrough_failed << " beyond " << r.tokens_beyond_max_position << "/" << r.beyond_required_failed << " by_position "
     << r.skipped_by_position << "\nworst e " << r.worst_e << " at " << r.worst_e_position << " pair " << r.worst_e_pair << " ulp "
     << r.worst_ulp << " abs " << r.worst_abs << " margin " << r.worst_margin << " max_position " << r.max_position << " horizon "
     << (r.horizon ? std::to_string(*r.horizon) : "none") << (r.horizon_complete ? " complete" : "") << " reason " << r.verdict_reason
     << "\n";
-  for (const TestOutcome& t : r.outcomes) o << "outcome " << t.id << " " << t.status << " " << t.reason << "\n";
+  for (const TestOutcome& t : r.outcomes) o << "outcome " << t.id << " " << name(t.status) << " " << t.reason << "\n";
   for (const Point& p : r.points) o << "point " << p.position << " " << p.e << " " << p.pass << "\n";
   for (const Case& c : r.worst) {
-    o << "case " << c.suite << " " << c.test_id << " " << c.kind << " " << c.accuracy << " " << c.domain << " token " << c.token
-      << " head " << c.head << " dims " << c.dim << "," << c.second_dim << " position " << c.position << " e " << c.e << " ulp "
-      << c.ulp << " abs " << c.abs << " tolerance " << c.tolerance << " severity " << c.severity << " " << c.message << "\n";
+    o << "case " << c.suite << " " << c.test_id << " " << name(c.kind) << " " << c.accuracy << " " << (c.domain ? name(*c.domain) : "")
+      << " token " << c.token << " head " << c.head << " dims " << c.dim << "," << c.second_dim << " position " << c.position << " e "
+      << c.e << " ulp " << c.ulp << " abs " << c.abs << " tolerance " << c.tolerance << " severity " << c.severity << " " << c.message
+      << "\n";
   }
   return o.str();
 }
@@ -148,7 +149,7 @@ TEST(AddEvaluated, CarefulOutputsPass) {
   group.spec = parse_spec("layout=interleaved,head_dim=32,base=500000,dtype=f32,scaling=llama3");
   const golden::RopeTest t = make_test(group.spec, 1, 9000, 1, 13);
   const GroupResult r = judge_chunked(group, {{t, t.expected}}, GroupOptions{}, 2);
-  EXPECT_EQ(r.verdict, "pass");
+  EXPECT_EQ(r.verdict, ropecheck::judge::Verdict::pass);
   EXPECT_EQ(r.pairs_checked, 9000 * 16);
   EXPECT_LE(r.worst_e, 1.0);  // correctly rounded: e ≤ 1 (judge/pair_rule.h)
   EXPECT_EQ(r.points.size(), 9000u);
@@ -313,7 +314,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
   const GroupResult three = sweep_with(3, calls_three);
   EXPECT_EQ(calls_one, calls_three);
   EXPECT_EQ(summary(one), summary(three));
-  EXPECT_EQ(one.verdict, "fail");
+  EXPECT_EQ(one.verdict, ropecheck::judge::Verdict::fail);
   SweepOptions o;
   o.samples = 3000;
   EXPECT_GE(calls_one.size(), static_cast<std::size_t>(sweep_calls(spec, o).calls));  // and the diagnosis's own
@@ -389,7 +390,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsExplanation) {
   };
   const GroupResult one = sweep_with(1);
   ASSERT_TRUE(one.diagnosis.has_value());
-  EXPECT_EQ(one.verdict, "fail");
+  EXPECT_EQ(one.verdict, ropecheck::judge::Verdict::fail);
   EXPECT_EQ(one.diagnosis->explanation_kind, "base") << one.diagnosis->explanation;
   EXPECT_NE(one.diagnosis->explanation.find("10000"), std::string::npos) << one.diagnosis->explanation;
   for (int threads : {2, 3}) {
@@ -451,8 +452,8 @@ TEST(GoldenRun, SeveralThreadsGiveOneThreadsResultAndCallsAcrossFiles) {
   EXPECT_EQ(one.notes.size(), 1u);  // the attention file: a function applies RoPE only
   bool failed = false, passed = false, diagnosed = false;
   for (const GroupResult& g : one.groups) {
-    failed = failed || g.verdict == "fail";
-    passed = passed || g.verdict == "pass";
+    failed = failed || g.verdict == judge::Verdict::fail;
+    passed = passed || g.verdict == judge::Verdict::pass;
     diagnosed = diagnosed || g.diagnosis.has_value();
   }
   EXPECT_TRUE(failed);

@@ -146,7 +146,8 @@ Tolerance correct_rounding() {
 }
 
 std::string failure_text(const GroupResult& g) {
-  std::string text = g.verdict + ": worst e " + std::to_string(g.worst_e) + " at position " + std::to_string(g.worst_e_position);
+  std::string text =
+      std::string(name(g.verdict)) + ": worst e " + std::to_string(g.worst_e) + " at position " + std::to_string(g.worst_e_position);
   for (const Case& c : g.worst) text += "\n  " + c.message;
   return text;
 }
@@ -188,14 +189,14 @@ RC_GTEST_PROP(ExtremeOracle, ReferencePassesItsOwnGate, ()) {
   for (const Claims& c : claims) {
     // A direct check (check --spec, Python's check): exact values from reference::evaluate.
     const GroupResult direct = judge_tensors(spec, heads, test.positions, test.input, test.expected, c, options);
-    if (direct.verdict != "pass") RC_FAIL("direct check, model " + std::string(name(c.model)) + ": " + failure_text(direct));
+    if (direct.verdict != judge::Verdict::pass) RC_FAIL("direct check, model " + std::string(name(c.model)) + ": " + failure_text(direct));
     // A golden test in memory: exact values from reference::rotate_exact.
     golden::Group group;
     group.spec = spec;
     GroupComparer comparer("extreme", 0, group, c.model, c.tolerance ? *c.tolerance : default_tolerance(c.model, spec), {});
     comparer.add(test, test.expected, expected_values(spec, test, c.model));
     const GroupResult golden = comparer.finish();
-    if (golden.verdict != "pass") RC_FAIL("golden test, model " + std::string(name(c.model)) + ": " + failure_text(golden));
+    if (golden.verdict != judge::Verdict::pass) RC_FAIL("golden test, model " + std::string(name(c.model)) + ": " + failure_text(golden));
   }
 }
 
@@ -209,7 +210,7 @@ TEST(ExtremeOracle, SweepOfTheReferenceAtLinearFactor1e70Passes) {
   options.samples = 64;
   options.threads = 2;
   const GroupResult g = sweep(reference, spec, options, GroupOptions{});
-  EXPECT_EQ(g.verdict, "pass") << failure_text(g);
+  EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::pass) << failure_text(g);
   EXPECT_LE(g.worst_e, 1.0);
 }
 
@@ -226,7 +227,7 @@ TEST(ExtremeOracle, ApplyThenCheckAtLinearFactor1e308Passes) {
   options.threads = 2;
   for (const Claims& c : {claims_of(Model::exact), claims_of(kDefaultModel), claims_of(Model::exact, correct_rounding())}) {
     const GroupResult g = judge_tensors(spec, heads, where, x, y, c, options);
-    EXPECT_EQ(g.verdict, "pass") << name(c.model) << ": " << failure_text(g);
+    EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::pass) << name(c.model) << ": " << failure_text(g);
   }
 }
 
@@ -243,7 +244,7 @@ TEST(ExtremeOracle, F32RecipeReferenceDeclinesAnOverflowingAngle) {
   SweepOptions options;
   options.samples = 16;
   options.threads = 1;
-  EXPECT_EQ(sweep(recipe, overflowing, options, GroupOptions{}).verdict, "skip");
+  EXPECT_EQ(sweep(recipe, overflowing, options, GroupOptions{}).verdict, ropecheck::judge::Verdict::skip);
   // θ'_0 = 1e20 < 2^87: every binary32 angle up to |m| = 2^40 is finite.
   const Spec finite = parse_spec("layout=half,head_dim=8,base=10000,dtype=f32,scaling=linear,factor=1e-20");
   EXPECT_TRUE(recipe.supports(finite));
