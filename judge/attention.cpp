@@ -194,12 +194,12 @@ class AttentionTestJudge {
     }
     tally.result.worst_e = a.worst_score_e;
     if (test_pass) {
-      tally.result.outcomes.push_back({test.id, Verdict::pass, ""});
+      tally.result.outcomes.push_back({test.id, judge::Verdict::pass, ""});
     } else {
       ++tally.result.tests_failed;
       std::string reason = missing.empty() ? "" : missing.front() + "; ";
       tally.result.outcomes.push_back(
-          {test.id, Verdict::fail, reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
+          {test.id, judge::Verdict::fail, reason + "worst e/tolerance " + short_number(test_worst) + " over the scores and outputs given"});
     }
   }
 
