@@ -1,4 +1,4 @@
-(* Fused.v — the per-element bound of the fused RMSNorm -> RoPE -> FP8 quantization (issue 52),
+(* Fused.v — the per-element bound of the fused RMSNorm -> RoPE -> FP8 quantization,
    derived in docs/fused-bounds.md; each theorem below is one step of that derivation.
 
    Model (docs/fused-bounds.md, hypotheses F1-F6): the norm and the rotation in a binary format of
