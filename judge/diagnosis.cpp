@@ -191,12 +191,13 @@ bool name_isolated_values(const Spec& spec, const GroupResult& g, GroupDiagnosis
 struct PairCounts {
   std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
   double scale_error = 0;
+  std::int64_t angle_measured = 0;  // of `measured`, the pairs whose spec angle long double resolves
 };
 
 // The generic angle and rotation lines of a diagnosis that names nothing (judge/README.md
 // "Explanation"), each only where what it says was measured.
 void add_error_lines(GroupDiagnosis& d, const PairCounts& counts, std::int64_t angle_position, long double noise) {
-  const auto [measured, rotation_far, norm_off, scale_error] = counts;
+  const auto [measured, rotation_far, norm_off, scale_error, angle_measured] = counts;
   // No ordinary pair with finite outputs: the angle and the rotation were not measured, and a line
   // of zeros would read as a finding.
   if (measured == 0) return;
@@ -207,8 +208,9 @@ void add_error_lines(GroupDiagnosis& d, const PairCounts& counts, std::int64_t a
                       std::to_string(norm_off) + " of " + std::to_string(measured) + " pairs, by up to " + number(scale_error) + ")");
     return;
   }
-  // The angle line.
-  if (d.angle_error_rad <= static_cast<double>(noise)) {
+  // The angle line, where some pair's angle was measured (angle_resolved).
+  if (angle_measured == 0) {
+  } else if (d.angle_error_rad <= static_cast<double>(noise)) {
     d.lines.push_back("angle: within the output's own rounding (largest angle error " + number(d.angle_error_rad) + " rad)");
   } else {
     std::string line = "angle: error up to " + number(d.angle_error_rad) + " rad (" + number(d.angle_error_ulps) +
@@ -268,6 +270,12 @@ std::vector<bool> components_in_order(const Spec& spec, const std::vector<RowRef
   return component_in_order;
 }
 
+// Whether the spec's angle φ = m·θ'_j, computed in long double (θ'_j within a few units of 2^-64
+// relative, one rounding of the product: |error| < |φ|·2^-60), is known well enough to compare
+// with the output's angle, whose own rounding accounts for `noise`. Past it (f32 angles above
+// 2^38 rad, f64 above 2^9) an angle error would be long double's, not the candidate's.
+bool angle_resolved(long double phi, long double noise) { return std::fabs(phi) * 0x1p-60L <= noise; }
+
 // The largest angle error's row and pair: the first in (row, pair) order on ties, as one pass.
 struct Figures {
   double rotation_e = 0, angle_error_rad = 0, angle_error_ulps = 0;
@@ -275,6 +283,7 @@ struct Figures {
   // off by more than kNormKept.
   std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
   double scale_error = 0;  // largest |s − 1|
+  std::int64_t angle_measured = 0;  // of `measured`, the pairs whose spec angle long double resolves
   std::int64_t angle_position = 0;
   std::size_t angle_row = 0;
   int angle_pair = 0;
@@ -344,6 +353,8 @@ struct Decomposition {
         f.rotation_far += rotation_e > kRotationFar;
         f.norm_off += std::fabs(scale - 1) > kNormKept;
         f.scale_error = std::max(f.scale_error, static_cast<double>(std::fabs(scale - 1)));
+        if (!angle_resolved(phi, noise)) continue;
+        ++f.angle_measured;
         if (std::fabs(delta) > f.angle_error_rad) {
           f.angle_error_rad = static_cast<double>(std::fabs(delta));
           f.angle_position = static_cast<std::int64_t>(m);
@@ -413,10 +424,11 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   std::int64_t angle_position = 0;
   std::size_t angle_row = 0;
   int angle_pair = 0;
-  std::int64_t measured = 0, rotation_far = 0, norm_off = 0;
+  std::int64_t measured = 0, rotation_far = 0, norm_off = 0, angle_measured = 0;
   double scale_error = 0;
   for (const Figures& f : block_figures) {
     measured += f.measured;
+    angle_measured += f.angle_measured;
     rotation_far += f.rotation_far;
     norm_off += f.norm_off;
     scale_error = std::max(scale_error, f.scale_error);
@@ -477,7 +489,7 @@ GroupDiagnosis diagnose(const Spec& spec, const std::vector<DiagnosedTest>& test
   // generic angle and rotation lines, computed against the spec as given, would read as a second
   // cause beside it (judge/README.md "Explanation"); their figures stay in the fields.
   if (!d.explanation_kind.empty()) return d;
-  add_error_lines(d, {measured, rotation_far, norm_off, scale_error}, angle_position, noise);
+  add_error_lines(d, {measured, rotation_far, norm_off, scale_error, angle_measured}, angle_position, noise);
   return d;
 }
 
