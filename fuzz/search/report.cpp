@@ -187,7 +187,14 @@ std::string to_text(const ordered_json& report) {
   out << "cases violating, by class:";
   for (const auto& [key, value] : report.at("violation_counts").items()) out << " " << key << " " << value.get<std::int64_t>();
   if (judged_trials(report) <= 0) out << "\nnothing was judged: every trial's spec was unsupported";
-  out << "\nverdict: " << report.at("verdict").get<std::string>() << "\n";
+  out << "\n";
+  // Why, before the verdict as in every summary: one line per violating spec explained.
+  if (report.contains("explanations")) {
+    for (const auto& x : report.at("explanations")) {
+      out << "explanation (" << x.at("spec").get<std::string>() << "): " << x.at("explanation").get<std::string>() << "\n";
+    }
+  }
+  out << "verdict: " << report.at("verdict").get<std::string>() << "\n";
   return out.str();
 }
 
@@ -271,6 +278,15 @@ void check_report(const std::string& file, const ordered_json& j) {
     }
   };
   for (std::size_t i = 0; i < j.at("worst").size(); ++i) check_finding("worst[" + std::to_string(i) + "]", j.at("worst")[i], true);
+  if (j.contains("explanations")) {
+    if (!j.at("explanations").is_array()) bad("explanations", "an array");
+    for (std::size_t i = 0; i < j.at("explanations").size(); ++i) {
+      const auto& x = j.at("explanations")[i];
+      const bool ok = x.is_object() && x.contains("spec") && x.at("spec").is_string() && x.contains("explanation") &&
+                      x.at("explanation").is_string();
+      if (!ok) bad("explanations[" + std::to_string(i) + "]", "{\"spec\": TEXT, \"explanation\": TEXT}");
+    }
+  }
   for (std::size_t i = 0; i < j.at("violations").size(); ++i) {
     check_finding("violations[" + std::to_string(i) + "]", j.at("violations")[i], false);
   }
@@ -325,6 +341,15 @@ ordered_json merge_reports(const std::vector<std::pair<std::string, ordered_json
     }
     for (const auto& f : j.at("worst")) merged["worst"].push_back(f);
     for (const auto& f : j.at("violations")) merged["violations"].push_back(f);
+    // Each spec explained once: shards that met the same violating spec explain it alike.
+    if (j.contains("explanations")) {
+      if (!merged.contains("explanations")) merged["explanations"] = ordered_json::array();
+      for (const auto& x : j.at("explanations")) {
+        const bool seen = std::any_of(merged["explanations"].begin(), merged["explanations"].end(),
+                                      [&](const ordered_json& y) { return y.at("spec") == x.at("spec"); });
+        if (!seen) merged["explanations"].push_back(x);
+      }
+    }
   }
   std::vector<ordered_json> shards(merged["shards"].begin(), merged["shards"].end());
   std::sort(shards.begin(), shards.end(), [](const ordered_json& a, const ordered_json& b) {

@@ -37,9 +37,11 @@ namespace fs = std::filesystem;
 namespace {
 
 // Why the violations happen: each violating spec (at most kExplainedSpecs) swept at 256 sampled
-// positions through the same inference as every route (judge/inference.h), one line per spec it
-// explains. The search's cases are single pairs: a change of the spec is fitted on a sample.
-std::string fuzz_explanations(const runner::Implementation& candidate, const nlohmann::ordered_json& report, std::uint64_t seed) {
+// positions through the same inference as every route (judge/inference.h), one entry
+// {spec, explanation} per spec it explains, kept in the report so that `report merge` of shards
+// says it too. The search's cases are single pairs: a change of the spec is fitted on a sample.
+nlohmann::ordered_json fuzz_explanations(const runner::Implementation& candidate, const nlohmann::ordered_json& report,
+                                         std::uint64_t seed) {
   constexpr std::size_t kExplainedSpecs = 3;
   std::vector<std::string> specs;
   for (const auto& v : report.at("violations")) {
@@ -47,13 +49,13 @@ std::string fuzz_explanations(const runner::Implementation& candidate, const nlo
     const std::string text = v.at("spec").get<std::string>();
     if (std::find(specs.begin(), specs.end(), text) == specs.end() && specs.size() < kExplainedSpecs) specs.push_back(text);
   }
-  std::string out;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const std::string& text : specs) {
     runner::SweepOptions options;
     options.samples = 256;
     options.seed = seed;
     const GroupResult g = runner::sweep(candidate, parse_spec(text), options, judge::GroupOptions{});
-    if (g.diagnosis && !g.diagnosis->explanation.empty()) out += "explanation (" + text + "): " + g.diagnosis->explanation + "\n";
+    if (g.diagnosis && !g.diagnosis->explanation.empty()) out.push_back({{"spec", text}, {"explanation", g.diagnosis->explanation}});
   }
   return out;
 }
@@ -176,13 +178,14 @@ void add_fuzz_command(CLI::App& root, int& status) {
     options.shard_count = resolved.count;
     options.strict_zeros = args->strict_zeros;
     report = fuzz::to_json(fuzz::run_fuzz(*candidate, options));
+    if (nlohmann::ordered_json why = fuzz_explanations(*candidate, report, args->seed); !why.empty()) {
+      report["explanations"] = std::move(why);
+    }
     // Names are bytes (a plugin's, a file's), not always UTF-8: replaced, never a failed report.
     if (!args->json.empty()) {
       write_atomically(args->json, report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", inputs);
     }
-    std::string text = fuzz::to_text(report);
-    const std::string why = fuzz_explanations(*candidate, report, args->seed);
-    text.insert(text.rfind("verdict: "), why);  // before the verdict line, as every summary has it
+    const std::string text = fuzz::to_text(report);
     std::fputs(text.c_str(), stdout);
     status = fuzz::verdict_status(report);
   });

@@ -549,5 +549,29 @@ TEST(FuzzCommand, AFailingSearchNamesItsExplanation) {
   EXPECT_LT(why, r.out.rfind("verdict: fail")) << r.out;
 }
 
+// The explanation travels in the JSON report, so that `report merge` of a sharded failing search
+// says it too, once per spec (both shards meet the same violating spec).
+TEST(FuzzCommand, MergedShardsOfAFailingSearchNameTheExplanationOnce) {
+  const fs::path dir = fs::temp_directory_path() / ("ropecheck-merge-why-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string base =
+      binary() + " fuzz --plugin " + std::string(ROPECHECK_OFFSET_PLUGIN) + " --spec '" + kSpec + "' --trials 4 --seed 3";
+  for (int k = 0; k < 2; ++k) {
+    shell(base + " --shard " + std::to_string(k) + "/2 --json " + (dir / ("s" + std::to_string(k) + ".json")).string());
+    const ordered_json shard = ordered_json::parse(read_file(dir / ("s" + std::to_string(k) + ".json")));
+    ASSERT_TRUE(shard.contains("explanations")) << shard.dump();
+  }
+  const Captured merge = shell(binary() + " report merge " + (dir / "s0.json").string() + " " + (dir / "s1.json").string() +
+                               " --out " + (dir / "merged.json").string());
+  EXPECT_EQ(merge.status, 1) << merge.out;
+  const std::size_t why = merge.out.find("explanation (");
+  ASSERT_NE(why, std::string::npos) << merge.out;
+  EXPECT_NE(merge.out.find("positions offset by +1", why), std::string::npos) << merge.out;
+  EXPECT_EQ(merge.out.find("explanation (", why + 1), std::string::npos) << merge.out;
+  EXPECT_LT(why, merge.out.rfind("verdict: fail")) << merge.out;
+  EXPECT_EQ(ordered_json::parse(read_file(dir / "merged.json")).at("explanations").size(), 1u);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ropecheck::fuzz
