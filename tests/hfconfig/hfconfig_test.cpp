@@ -219,14 +219,18 @@ TEST(HfConfig, EveryExampleConfigHasItsHandWrittenRotations) {
       EXPECT_EQ(*got.spec, parse_spec(want.spec));
     }
     ASSERT_EQ(model.notes.size(), example.notes.size()) << (model.notes.empty() ? "" : model.notes[0]);
-    for (std::size_t i = 0; i < example.notes.size(); ++i)
+    for (std::size_t i = 0; i < example.notes.size(); ++i) {
       EXPECT_NE(model.notes[i].find(example.notes[i]), std::string::npos) << model.notes[i];
+    }
     // The one rotation, where there is one, is what spec_from_hf_config gives without a selector.
     std::size_t rotating = 0;
     for (const Expected& e : example.rotations) rotating += e.spec.empty() ? 0 : 1;
     if (rotating == 1) {
-      for (const Expected& e : example.rotations)
-        if (!e.spec.empty()) EXPECT_EQ(to_string(hfconfig::spec_from_hf_config(read(name), example.seq_len, name)), e.spec);
+      for (const Expected& e : example.rotations) {
+        if (!e.spec.empty()) {
+          EXPECT_EQ(to_string(hfconfig::spec_from_hf_config(read(name), example.seq_len, name)), e.spec);
+        }
+      }
     }
   }
 }
