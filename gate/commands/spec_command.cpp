@@ -21,26 +21,12 @@
 namespace ropecheck::gate {
 namespace {
 
-// Ascending layer indices as ranges: 0,1,2,4 -> "0-2,4".
-std::string layer_ranges(const std::vector<std::int64_t>& layers) {
-  std::string out;
-  for (std::size_t i = 0; i < layers.size();) {
-    std::size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(layers[i]);
-    if (j > i) out += '-' + std::to_string(layers[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 std::string rotation_line(const hfconfig::LayerRotation& r, std::int64_t num_layers) {
   std::string kind(hfconfig::layer_kind_name(r.kind));
   kind.resize(std::max<std::size_t>(kind.size(), 6), ' ');
   std::string count = std::to_string(r.layers.size());
   if (num_layers > 0) count += " of " + std::to_string(num_layers);
-  const std::string layers = r.layers.empty() ? "layers not listed" : "layers " + layer_ranges(r.layers) + " (" + count + ")";
+  const std::string layers = r.layers.empty() ? "layers not listed" : "layers " + hfconfig::layer_ranges(r.layers) + " (" + count + ")";
   return kind + "  " + layers + "  " + (r.spec ? to_string(*r.spec) : std::string("no rotation"));
 }
 
