@@ -527,8 +527,8 @@ TEST(Fuzz, OneTrialAtTheLargestHeadDimIsCapped) {
 }
 
 // `--seconds 2` at head_dim 65536 ends within a generous multiple of its budget: the budget plus
-// one capped trial (2^18 values) and the start-up. A bound on behaviour, not a speed target: 30 s
-// is far above the capped trial on a loaded machine.
+// one capped trial (2^18 values) and the start-up. A bound on behaviour, not a speed target: the
+// limit below is many times the capped trial's cost, so a loaded machine still meets it.
 TEST(FuzzCommand, SecondsBudgetHoldsAtTheLargestHeadDim) {
   const auto start = std::chrono::steady_clock::now();
   const Captured run = shell(binary() + " fuzz --impl reference --spec layout=half,head_dim=65536,base=10000,dtype=f32 --seconds 2");
