@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "golden/golden.h"
+#include "judge/call.h"
 #include "judge/pair_rule.h"
 #include "judge/tolerance.h"
 #include "reference/rope.h"
@@ -279,22 +280,23 @@ struct Expected {
 // `precision_bits` (error ≤ 2^(14−P)·min(|φ|, 2^41)·ρ ≪ u·ρ at any angle, reference/README.md "Huge
 // angles"; non-finite inputs replaced by 0: those pairs are judged by class). Under
 // Model::f32_recipe: the recipe's correctly rounded result (golden expected_f32_recipe), as both.
-Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits = 128);
+Expected expected_values(const Spec& spec, const Call& test, Model model, int precision_bits = 128);
 
-// Accumulates the tests of one golden group (or one sweep).
+// Accumulates the calls of one group (judge/call.h): a golden group's tests, a sweep's calls, a
+// direct check's chunks — every call of the spec `spec`.
 class GroupComparer {
  public:
-  GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance, GroupOptions options);
+  GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, GroupOptions options);
 
-  // Judges one test's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
-  void add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected);
+  // Judges one call's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
+  void add(const Call& test, std::span<const double> output, const Expected& expected);
   // The same for a test whose expected values are not computed yet (a sidecar test, a direct
   // check's chunk): its tokens are split over `threads`, each thread judging chunks of
   // kChunkValues values whose exact values (and correctly rounded ones, unless the exact models
   // find them in test.expected) come from reference::evaluate into a workspace reused chunk after
   // chunk. The verdict, figures and cases are add's with expected_values' values; memory is the
   // test's arrays plus a few chunks, not the test's expected values.
-  void add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads);
+  void add_evaluated(const Call& test, std::span<const double> output, int threads);
   static constexpr std::int64_t kChunkValues = std::int64_t{1} << 18;
   // add_evaluated in two steps, for a caller that judges several tests at once: judge_evaluated
   // reads only the comparer's settings (safe on several threads at once) and add_judged records
@@ -306,19 +308,19 @@ class GroupComparer {
     // Adds what judging later tokens of the same test found (a test judged in parts).
     void combine(JudgedTest&& later);
   };
-  JudgedTest judge_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) const;
+  JudgedTest judge_evaluated(const Call& test, std::span<const double> output, int threads) const;
   // Builds what judge_evaluated needs first (the reference's constants), which its first call
   // would: a caller may do it on a thread that is idle before the first test is ready.
   void prepare_evaluation() const { (void)evaluation_plan(); }
-  void add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged);
+  void add_judged(const Call& test, std::span<const double> output, JudgedTest&& judged);
   // One test judged in parts (a direct check's tensor, streamed in chunks: judge_evaluated on each
   // chunk, combined in token order, each chunk's case tokens offset to the tensor's): recorded as
   // the one test `test_id`, as add_judged records a test. The caller checked every part's sizes.
   void add_judged_parts(std::int64_t test_id, JudgedTest&& judged);
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
-  void fail(const golden::RopeTest& test, CaseKind kind, std::string message);
-  // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
-  void skip(const golden::RopeTest& test, std::string reason);
+  void fail(const Call& test, CaseKind kind, std::string message);
+  // Records the test `id` as not judged (unsupported spec, --skip-flags, --max-position).
+  void skip(std::int64_t id, std::string reason);
 
   GroupResult finish();
 
@@ -329,11 +331,11 @@ class GroupComparer {
   // An empty tally for one test's tokens (merged into tally_ by finish_test).
   detail::GroupTally test_tally() const;
   // Whether the output has the test's size; records the shape failure if not.
-  bool output_fits(const golden::RopeTest& test, std::span<const double> output);
+  bool output_fits(const Call& test, std::span<const double> output);
   // After every token of `test` was judged into `part`: merges it and records the test's outcome.
   void finish_test(std::int64_t test_id, detail::GroupTally&& part, bool test_pass, bool judged_any, double test_worst);
 
-  const golden::Group& group_;
+  Spec spec_;
   Model model_;
   PairRule rule_;
   std::vector<long double> theta_;  // θ'_j, for a tolerance that grows with the angle
@@ -375,7 +377,11 @@ class AttentionComparer {
   detail::GroupTally tally_;
 };
 
-// Largest component of token t's position tuple.
-std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token);
+// Largest component of token t's position tuple (`positions` row-major [tokens,
+// position_components(spec)]; 0 past its end).
+std::int64_t token_position(std::span<const std::int64_t> positions, const Spec& spec, std::int64_t token);
+inline std::int64_t token_position(const Call& call, const Spec& spec, std::int64_t token) {
+  return token_position(call.positions, spec, token);
+}
 
 }  // namespace ropecheck::judge

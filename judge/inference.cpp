@@ -85,11 +85,11 @@ class Scorer {
     std::map<std::int64_t, std::vector<long double>> tables;  // θ by seq_len (per_position_seq)
     std::int64_t units = 0, within = 0, values = 0, identical = 0, rows = 0, outside = 0, unsampled = 0;
     std::vector<double> c(static_cast<std::size_t>(pairs)), sn(static_cast<std::size_t>(pairs)), angle(static_cast<std::size_t>(pairs));
-    const golden::RopeTest* last_test = nullptr;
+    const Call* last_test = nullptr;
     std::int64_t last_t = -1, last_shift = 0;
     for (std::int64_t i = range.begin; i < range.end; ++i) {
       const Row& r = rows_[static_cast<std::size_t>(i)];
-      const golden::RopeTest& test = *r.test;
+      const Call& test = *r.test;
       if (excluded && excluded->count({r.test, r.t, r.h})) continue;
       std::int64_t st = r.t, sh = r.h;
       if (v.source.kind != RowSource::Kind::own) {
@@ -244,7 +244,7 @@ bool name_heads(const Spec& spec, const std::vector<DiagnosedTest>& tests, const
   std::int64_t heads = 0;
   std::map<std::int64_t, std::int64_t> moving, flagged;
   for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
+    const Call& test = *dt.test;
     heads = std::max(heads, test.heads);
     for (std::int64_t t = 0; t < test.tokens; ++t) {
       bool any = false;
@@ -386,7 +386,7 @@ bool describe_outputs(const Spec& spec, const std::vector<DiagnosedTest>& tests,
   std::vector<std::int64_t> tokens;
   std::int64_t rows = 0;
   for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
+    const Call& test = *dt.test;
     sampled |= dt.token_stride > 1 || !dt.token_index.empty();
     stride = std::max(stride, dt.token_stride);
     for (std::size_t k = 1; k < dt.token_index.size(); ++k) stride = std::max(stride, dt.token_index[k] - dt.token_index[k - 1]);

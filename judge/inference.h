@@ -34,7 +34,6 @@
 #include <span>
 #include <vector>
 
-#include "golden/golden.h"
 #include "judge/group.h"
 #include "spec/spec.h"
 
@@ -43,7 +42,7 @@ namespace ropecheck::judge {
 // One judged test and the candidate's outputs for it. A sample of a bigger tensor says where its
 // tokens were: token t of the test is token first_token + t·token_stride of the user's tensor.
 struct DiagnosedTest {
-  const golden::RopeTest* test = nullptr;
+  const Call* test = nullptr;
   std::span<const double> output;
   std::int64_t first_token = 0;
   std::int64_t token_stride = 1;

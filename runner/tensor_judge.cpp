@@ -31,7 +31,7 @@ class GivenOutputs final : public Implementation {
 }  // namespace
 
 struct TensorJudge::State {
-  golden::Group group;  // the spec, as the comparer reads it (no tests: they stream through add)
+  Spec spec;
   std::int64_t heads = 0;
   Claims claims;
   JudgeOptions options;
@@ -54,13 +54,13 @@ TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, Ju
   if (options.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(options.threads));
   validate(spec);
   State& s = *state_;
-  s.group.spec = spec;
+  s.spec = spec;
   s.heads = heads;
   s.claims = std::move(claims);
   s.options = std::move(options);
   s.label = std::move(label);
   const GivenOutputs given(s.claims);
-  s.comparer.emplace(s.label, 0, s.group, s.claims.model, given.tolerance(spec), s.options.group);
+  s.comparer.emplace(s.label, 0, s.spec, s.claims.model, given.tolerance(spec), s.options.group);
 }
 
 TensorJudge::~TensorJudge() = default;
@@ -72,7 +72,7 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
 
 std::size_t TensorJudge::check_sizes(std::span<const std::int64_t> positions, std::size_t input_size, std::size_t output_size) const {
   const State& s = *state_;
-  const Spec& spec = s.group.spec;
+  const Spec& spec = s.spec;
   const auto components = static_cast<std::size_t>(position_components(spec));
   const auto token_size = static_cast<std::size_t>(s.heads) * static_cast<std::size_t>(spec.head_dim);
   if (positions.size() % components != 0) {
@@ -95,19 +95,19 @@ std::size_t TensorJudge::check_sizes(std::span<const std::int64_t> positions, st
 std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, std::vector<double>&& input_values,
                                      std::span<const double> output) {
   State& s = *state_;
-  const Spec& spec = s.group.spec;
+  const Spec& spec = s.spec;
   const auto components = static_cast<std::size_t>(position_components(spec));
   const std::size_t tokens = check_sizes(positions, input_values.size(), output.size());
   if (tokens == 0) return std::move(input_values);
-  golden::RopeTest test;
-  test.id = kTestId;
+  judge::Call call;  // the chunk, as the call it would be on its own
+  call.id = kTestId;
   const std::int64_t first_token = s.tokens_seen;
   s.tokens_seen += static_cast<std::int64_t>(tokens);
-  test.tokens = static_cast<std::int64_t>(tokens);
-  test.heads = s.heads;
-  test.head_dim = spec.head_dim;
-  test.positions.assign(positions.begin(), positions.end());
-  test.input = std::move(input_values);
+  call.tokens = static_cast<std::int64_t>(tokens);
+  call.heads = s.heads;
+  call.head_dim = spec.head_dim;
+  call.positions.assign(positions.begin(), positions.end());
+  call.input = std::move(input_values);
   // The spec's inputs are values of its input dtype (spec/README.md "Dtypes"): a float32 tensor
   // given for a bf16 spec is what the kernel rotated only once rounded to bf16, as torch's
   // .to(torch.bfloat16) and `ropecheck apply` round it (to nearest, ties to even). Judged unrounded,
@@ -116,25 +116,25 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   // On every thread, not on one while the others wait (bench/README.md "A check's memory: widening").
   const Dtype input_dtype = input_dtype_of(spec);
   const std::vector<std::int64_t> rounded =
-      map_token_ranges(static_cast<std::int64_t>(test.input.size()), s.options.threads, [&](TokenRange range) {
-    return reference::round_finite_to_format(std::span(test.input).subspan(static_cast<std::size_t>(range.begin),
-                                                                           static_cast<std::size_t>(range.end - range.begin)),
-                                             input_dtype);
-  });
+      map_token_ranges(static_cast<std::int64_t>(call.input.size()), s.options.threads, [&](TokenRange range) {
+        return reference::round_finite_to_format(
+            std::span(call.input).subspan(static_cast<std::size_t>(range.begin), static_cast<std::size_t>(range.end - range.begin)),
+            input_dtype);
+      });
   for (const std::int64_t count : rounded) s.inputs_rounded += count;
-  // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
-  judge::GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(test, output, s.options.threads);
+  // No call.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
+  judge::GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(call, output, s.options.threads);
   chunk.part.offset_tokens(first_token);
   if (s.judged) s.judged->combine(std::move(chunk));
   else s.judged.emplace(std::move(chunk));
   if (s.prepared.valid()) s.prepared.get();
-  s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token, s.options.threads);
-  return std::move(test.input);
+  s.sampler.offer(call, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token, s.options.threads);
+  return std::move(call.input);
 }
 
 void TensorJudge::prepare(std::int64_t tokens) {
   State& s = *state_;
-  s.sampler.prepare(s.heads * s.group.spec.head_dim, position_components(s.group.spec), tokens);
+  s.sampler.prepare(s.heads * s.spec.head_dim, position_components(s.spec), tokens);
 }
 
 void TensorJudge::prepare_in_background(std::int64_t tokens) {
@@ -145,7 +145,7 @@ void TensorJudge::prepare_in_background(std::int64_t tokens) {
 
 void TensorJudge::expect(std::int64_t tokens) {
   State& s = *state_;
-  s.sampler.expect_tokens(s.heads * s.group.spec.head_dim, tokens);
+  s.sampler.expect_tokens(s.heads * s.spec.head_dim, tokens);
 }
 
 judge::GroupResult TensorJudge::finish() {
@@ -161,9 +161,9 @@ judge::GroupResult TensorJudge::finish() {
   for (judge::Case& c : g.worst) c.test_id = 0;
   std::vector<judge::TrimmedTest> trimmed;  // what `samples` points into once trimmed
   if (const std::vector<judge::DiagnosedTest> samples =
-          judge::within_max_position(s.sampler.diagnosed(), s.group.spec, s.options.group.max_position, trimmed);
+          judge::within_max_position(s.sampler.diagnosed(), s.spec, s.options.group.max_position, trimmed);
       judge::needs_diagnosis(g) && !samples.empty()) {
-    g.diagnosis = judge::diagnose(s.group.spec, samples, s.claims.model, g.verdict == judge::Verdict::fail, s.options.threads, &g);
+    g.diagnosis = judge::diagnose(s.spec, samples, s.claims.model, g.verdict == judge::Verdict::fail, s.options.threads, &g);
   }
   return g;
 }

@@ -164,7 +164,7 @@ RC_GTEST_PROP(ExtremeOracle, ReferencePassesItsOwnGate, ()) {
   RC_PRE(accepted);
   RC_TAG(std::string(name(spec.scaling.type)));
   const std::int64_t heads = uniform(1, 3);
-  golden::RopeTest test;
+  Call test;
   test.id = 1;
   test.tokens = uniform(1, 5);
   test.heads = heads;
@@ -191,9 +191,7 @@ RC_GTEST_PROP(ExtremeOracle, ReferencePassesItsOwnGate, ()) {
     const GroupResult direct = judge_tensors(spec, heads, test.positions, test.input, test.expected, c, options);
     if (direct.verdict != judge::Verdict::pass) RC_FAIL("direct check, model " + std::string(name(c.model)) + ": " + failure_text(direct));
     // A golden test in memory: exact values from reference::rotate_exact.
-    golden::Group group;
-    group.spec = spec;
-    GroupComparer comparer("extreme", 0, group, c.model, c.tolerance ? *c.tolerance : default_tolerance(c.model, spec), {});
+    GroupComparer comparer("extreme", 0, spec, c.model, c.tolerance ? *c.tolerance : default_tolerance(c.model, spec), {});
     comparer.add(test, test.expected, expected_values(spec, test, c.model));
     const GroupResult golden = comparer.finish();
     if (golden.verdict != judge::Verdict::pass) RC_FAIL("golden test, model " + std::string(name(c.model)) + ": " + failure_text(golden));
