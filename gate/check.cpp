@@ -127,10 +127,9 @@ class TensorSource {
 // odd offset), read a chunk at a time.
 GroupResult judge_read_in_chunks(const Spec& spec, std::uint64_t heads, std::uint64_t tokens, int components,
                                  const std::vector<std::int64_t>& positions, const TensorSource& input, const TensorSource& output,
-                                 const runner::Claims& claims, const runner::JudgeOptions& options, const std::string& label,
-                                 Progress& progress) {
+                                 const judge::Settings& settings, const std::string& label, Progress& progress) {
   const std::uint64_t token_size = heads * static_cast<std::uint64_t>(spec.head_dim);
-  runner::TensorJudge judge(spec, static_cast<std::int64_t>(heads), claims, options, label);
+  runner::TensorJudge judge(spec, static_cast<std::int64_t>(heads), settings, label);
   const std::uint64_t chunk = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(runner::TensorJudge::kChunkElements) / token_size);
   // The next chunk is read (and decoded to doubles) while this one is judged: reading is one
   // thread's work, judging every thread's, and one after the other the reading was a check's serial
@@ -187,9 +186,8 @@ int run_direct_check(const CheckArguments& args) {
   if (args.input.empty()) throw UsageError("check --spec: expected --input FILE (the tensor the candidate rotated)");
   if (args.heads < 0) throw UsageError("--heads: expected an integer >= 1 (or 0: from the sizes), got " + std::to_string(args.heads));
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.candidate, args.input, args.positions});
-  const runner::Claims claims = claims_of(args.judge);
-  const runner::JudgeOptions options = judge_options_of(args.judge);
-  if (!options.skip_flags.empty()) throw UsageError("--skip-flags: golden flags do not apply to check --spec");
+  const judge::Settings settings = settings_of(args.judge);
+  if (!settings.skip_flags.empty()) throw UsageError("--skip-flags: golden flags do not apply to check --spec");
   const Spec& spec = *args.spec;
   const int components = position_components(spec);
   // The counts first, from what is known before any position is read (a range, a .npy header).
@@ -226,11 +224,11 @@ int run_direct_check(const CheckArguments& args) {
   check_sizes(tokens);
   Report report;
   report.command = "check";
-  report.model = claims.model;
+  report.model = settings.claims.model;
   report.implementation = "candidate file " + args.candidate;
   report.candidate = args.candidate;
-  report.scope = scope_of(args.judge, 0, 0);
-  report.worst_listed = args.judge.worst;
+  report.scope = scope_of(settings, 0, 0);
+  report.worst_listed = settings.worst_cases;
   report.notes.push_back("direct check: " + std::to_string(tokens) + " tokens x " + std::to_string(heads) + " heads of " + to_string(spec) +
                          " from " + args.input + ", positions " + args.positions);
   Progress progress(static_cast<std::int64_t>(tokens));
@@ -245,8 +243,7 @@ int run_direct_check(const CheckArguments& args) {
     // "A check's memory: chunks").
     std::future<void> unmapped, released_pages;
     report.groups.push_back(runner::judge_tensor_values(
-        spec, static_cast<std::int64_t>(heads), positions, *input_values, *output_values, claims, options, args.candidate,
-        [&](std::int64_t done) {
+        spec, static_cast<std::int64_t>(heads), positions, *input_values, *output_values, settings, args.candidate, [&](std::int64_t done) {
           progress.update(done, "tokens");
           if (released_pages.valid()) released_pages.get();
           if (done == static_cast<std::int64_t>(tokens)) {
@@ -262,7 +259,7 @@ int run_direct_check(const CheckArguments& args) {
         }));
   } else {
     report.groups.push_back(
-        judge_read_in_chunks(spec, heads, tokens, components, positions, input, output, claims, options, args.candidate, progress));
+        judge_read_in_chunks(spec, heads, tokens, components, positions, input, output, settings, args.candidate, progress));
   }
   if (const std::string note = rounded_inputs_note(report.groups.back()); !note.empty()) report.notes.push_back(note);
   return finish(report, args.reports, {args.input, args.candidate, args.positions});
@@ -326,9 +323,9 @@ int run_check(const CheckArguments& args) {
   if (args.spec) return run_direct_check(args);
   if (args.golden.empty()) throw UsageError("check: expected --golden FILE|FOLDER, or --spec with --positions and --input");
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.candidate});
-  const runner::Claims claims = claims_of(args.judge);
-  judge_options_of(args.judge);  // every option checked before the work
-  const std::vector<runner::LoadedGolden> suites = runner::load_golden(args.golden, args.judge.threads);
+  const judge::Settings settings = settings_of(args.judge);  // every option checked before the work
+  const runner::Claims& claims = settings.claims;
+  const std::vector<runner::LoadedGolden> suites = runner::load_golden(args.golden, settings.threads);
   std::vector<const golden::GoldenFile*> files;
   for (const runner::LoadedGolden& g : suites) files.push_back(&g.file);
   // A big .npy or safetensors candidate is read one test at a time (memory of one test, as the
@@ -340,7 +337,7 @@ int run_check(const CheckArguments& args) {
     candidate = std::make_unique<runner::CandidateFile>(
         args.candidate, tensorio::parse_candidate(tensorio::read_candidate_bytes(args.candidate), args.candidate), files, claims);
   }
-  Report report = judge_into_report(suites, *candidate, args.judge, "check");
+  Report report = judge_into_report(suites, *candidate, settings, "check");
   report.candidate = args.candidate;
   for (const std::string& note : candidate->notes()) report.notes.push_back(note);
   std::vector<std::string> inputs = report.golden_files;
@@ -352,14 +349,14 @@ int run_implementation(const RunArguments& args) {
   if (args.implementation.empty() && args.plugin.empty()) throw UsageError("run: expected --impl NAME or --plugin PATH");
   check_property_option(args);
   check_report_paths({args.reports.json, args.reports.junit, args.reports.html}, {args.golden, args.plugin});
+  const judge::Settings settings = settings_of(args.judge);
   runner::RegistryOptions registry;
-  registry.claims = claims_of(args.judge);
+  registry.claims = settings.claims;
   registry.timeout_seconds = args.timeout;
   registry.memory_limit_mib = args.memory_limit_mib;
-  judge_options_of(args.judge);
   const std::unique_ptr<runner::Implementation> implementation = runner::make_implementation({args.implementation, args.plugin}, registry);
-  const std::vector<runner::LoadedGolden> suites = runner::load_golden(args.golden, args.judge.threads);
-  Report report = judge_into_report(suites, *implementation, args.judge, "run");
+  const std::vector<runner::LoadedGolden> suites = runner::load_golden(args.golden, settings.threads);
+  Report report = judge_into_report(suites, *implementation, settings, "run");
   report.candidate = args.plugin.empty() ? args.implementation : args.plugin;
   if (const auto* isolated = dynamic_cast<const runner::IsolatedImplementation*>(implementation.get())) {
     if (const runner::ApplyResult* e = isolated->start_error()) {

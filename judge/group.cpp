@@ -101,7 +101,7 @@ std::string_view name(Verdict verdict) {
 
 namespace detail {
 
-std::size_t GroupTally::case_limit() const { return static_cast<std::size_t>(std::max(options_.worst_cases, 0)); }
+std::size_t GroupTally::case_limit() const { return static_cast<std::size_t>(std::max(settings_.worst_cases, 0)); }
 
 void GroupTally::record_case(Case c) {
   if (!keeps(c.accuracy, c.test_id, c.severity)) return;
@@ -205,7 +205,8 @@ GroupResult GroupTally::finish() {
   result.verdict = verdict_of(result.tests, result.tests_failed, result.tests_skipped);
   result.horizon = horizon_of(tested_positions_, first_failing_position_);
   result.horizon_complete = !first_failing_position_ && result.horizon.has_value();
-  const std::string reason = require_horizon_reason(result.verdict, result.max_position, result.horizon_complete, options_.require_horizon);
+  const std::string reason =
+      require_horizon_reason(result.verdict, result.max_position, result.horizon_complete, settings_.require_horizon);
   if (!reason.empty()) result.verdict_reason = reason;
   // Each list: a test's worst case at its severity, its others at half; the `worst_cases` worst,
   // ties in recording order.
@@ -279,13 +280,13 @@ reference::Options evaluation_options(Model model) {
 
 }  // namespace
 
-GroupComparer::GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, GroupOptions options)
-    : spec_(spec), model_(model), tally_(std::move(options)) {
+GroupComparer::GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, Settings settings)
+    : spec_(spec), model_(model), tally_(std::move(settings)) {
   rule_.dtype = spec.dtype;
   rule_.attention_factor = attention_factor<double>(spec);
   rule_.tolerance = std::move(tolerance);
   rule_.underflow_roundings = underflow_roundings(model);
-  rule_.strict_zeros = tally_.options().strict_zeros;
+  rule_.strict_zeros = tally_.settings().strict_zeros;
   rule_.messages = false;  // judge_tokens asks for a message of the cases it keeps only
   GroupResult& r = tally_.result;
   r.suite = std::move(suite);
@@ -339,7 +340,7 @@ struct TokensJudged {
 void keep_pair_case(detail::GroupTally& tally, const PairRule& rule, const Call& test, const Pair& pair, const PairVerdict& v,
                     bool accuracy, bool counts, double severity, std::int64_t position, std::int64_t t, std::int64_t h,
                     reference::PairDims pd) {
-  const GroupOptions& options = tally.options();
+  const Settings& options = tally.settings();
   Case c = tally.new_case(test.id, case_kind(v.failure), position);
   c.accuracy = accuracy;
   c.domain = v.domain;
@@ -397,7 +398,7 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
                           std::span<const double> output, ExpectedSlice expected, std::int64_t t0, std::int64_t t1,
                           detail::GroupTally& tally) {
   GroupResult& r = tally.result;
-  const GroupOptions& options = tally.options();
+  const Settings& options = tally.settings();
   const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
   const bool angle_dependent = !theta.empty();
   const int pairs = spec.rotary_dim / 2;
@@ -521,7 +522,7 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
 }  // namespace
 
 detail::GroupTally GroupComparer::test_tally() const {
-  detail::GroupTally part(tally_.options());
+  detail::GroupTally part(tally_.settings());
   part.result.suite = tally_.result.suite;  // cases name it
   return part;
 }
@@ -540,7 +541,7 @@ void GroupComparer::finish_test(std::int64_t test_id, detail::GroupTally&& part,
   tally_.merge(std::move(part));
   GroupResult& r = tally_.result;
   if (!judged_any) {
-    tally_.skip_test(test_id, "every position above --max-position " + std::to_string(*tally_.options().max_position));
+    tally_.skip_test(test_id, "every position above --max-position " + std::to_string(*tally_.settings().max_position));
     ++r.skipped_by_position;
     return;
   }

@@ -28,6 +28,7 @@
 #include "golden/golden.h"
 #include "judge/call.h"
 #include "judge/pair_rule.h"
+#include "judge/settings.h"
 #include "judge/tolerance.h"
 #include "reference/rope.h"
 #include "spec/spec.h"
@@ -146,16 +147,6 @@ struct GroupDiagnosis {
   std::vector<Frequency> frequencies;
 };
 
-// What the judging options add to the pair rule (runner/golden_run.h JudgeOptions holds them).
-struct GroupOptions {
-  int worst_cases = 10;                         // cases kept per list (accuracy, edge)
-  bool strict_zeros = false;                    // judge/pair_rule.h
-  std::optional<std::int64_t> max_position;     // tokens above it are not judged
-  std::optional<std::int64_t> require_horizon;  // accuracy is required up to it only
-  // Attention suites: constant bounds in place of the derived ones.
-  std::optional<double> attention_scores, attention_outputs;
-};
-
 struct GroupResult {
   golden::Kind kind = golden::Kind::rope;  // the golden file's kind
   std::string suite;
@@ -219,10 +210,10 @@ namespace detail {  // shared by the two comparers (group.cpp, attention.cpp)
 // with the first failing one (for the horizon).
 class GroupTally {
  public:
-  explicit GroupTally(GroupOptions options) : options_(std::move(options)) {}
+  explicit GroupTally(Settings settings) : settings_(std::move(settings)) {}
 
   GroupResult result;
-  const GroupOptions& options() const { return options_; }
+  const Settings& settings() const { return settings_; }
 
   // Keeps the worst `worst_cases` of each list (accuracy, edge), a test's worst case at its severity
   // and its others at half theirs: a CI reader needs the list of failing tests more than the
@@ -243,7 +234,7 @@ class GroupTally {
   // case: it does not move the horizon.
   void fail_test(std::int64_t test_id, std::int64_t lowest, CaseKind kind, std::string message);
   void skip_test(std::int64_t test_id, std::string reason);
-  // Adds what `part` (a tally of later tokens or tests of this group, with the same options)
+  // Adds what `part` (a tally of later tokens or tests of this group, with the same settings)
   // recorded: the same result as recording it here directly, in order.
   void merge(GroupTally&& part);
   // Counts the tokens of the cases kept from `first_token`: this tally judged a part of a test
@@ -261,7 +252,7 @@ class GroupTally {
   };
   // Per list (accuracy, edge), per test id: its worst `worst_cases` cases, worst first.
   using Buckets = std::map<std::int64_t, std::vector<Listed>>;
-  GroupOptions options_;
+  Settings settings_;
   Buckets accuracy_cases_, edge_cases_;
   std::uint64_t recorded_ = 0;
   std::optional<std::int64_t> first_failing_position_;
@@ -286,7 +277,7 @@ Expected expected_values(const Spec& spec, const Call& test, Model model, int pr
 // direct check's chunks — every call of the spec `spec`.
 class GroupComparer {
  public:
-  GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, GroupOptions options);
+  GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, Settings settings);
 
   // Judges one call's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
   void add(const Call& test, std::span<const double> output, const Expected& expected);
@@ -358,7 +349,7 @@ class AttentionComparer {
  public:
   // `rope`: the claim's RoPE bound, which hypothesis H1 of the attention bounds assumes of the
   // rotated q and k (judge/tolerance.cpp); under f32-angle it grows with each token's angles.
-  AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope, GroupOptions options);
+  AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope, Settings settings);
 
   // Judges one test. `scores` ([heads, q_tokens, k_tokens]) and `outputs` ([q_tokens, heads,
   // v_dim]), row-major, are null when the candidate gave none (sizes are the caller's check);

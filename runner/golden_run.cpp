@@ -81,9 +81,9 @@ struct GroupWork {
 // (GroupComparer::add_evaluated). An attention file is one item, all of it on the calling thread.
 class GoldenRun {
  public:
-  GoldenRun(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const JudgeOptions& options,
+  GoldenRun(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const judge::Settings& settings,
             const ProgressFn& progress)
-      : suites(suites), implementation(implementation), options(options), progress(progress), model(implementation.claims().model) {
+      : suites(suites), implementation(implementation), settings(settings), progress(progress), model(implementation.claims().model) {
     for (const LoadedGolden& g : suites) total += g.file.number_of_tests;
     for (std::size_t f = 0; f < suites.size(); ++f) {
       const golden::GoldenFile& file = suites[f].file;
@@ -95,7 +95,7 @@ class GoldenRun {
     }
     sidecars.reserve(suites.size());
     for (const LoadedGolden& loaded : suites) sidecars.emplace_back(loaded.file);
-    small_group_threads = threads_per_item(options.threads, units.size());
+    small_group_threads = threads_per_item(settings.threads, units.size());
   }
 
   Judgement run() {
@@ -106,7 +106,7 @@ class GoldenRun {
     // a diagnosis sample of up to 24 MB: 2 per thread.
     const bool sidecars_loaded = std::any_of(suites.begin(), suites.end(), [](const LoadedGolden& g) { return !g.file.sidecar.empty(); });
     ordered_pipeline<GroupWork>(
-        units.size(), options.threads, [this](std::size_t u) { return start_unit(u); },
+        units.size(), settings.threads, [this](std::size_t u) { return start_unit(u); },
         [this](std::size_t u, GroupWork& work) { call_unit(u, work); }, [this](std::size_t u, GroupWork& work) { judge_unit(u, work); },
         [this](std::size_t, GroupWork&& work) { record_unit(std::move(work)); }, sidecars_loaded ? 2 : 8);
     return std::move(out);
@@ -138,7 +138,7 @@ class GoldenRun {
         c.skip(call.id, result.message);
         break;
       case ApplyResult::Status::missing:
-        if (options.allow_missing) {
+        if (settings.allow_missing) {
           c.skip(call.id, result.message);
         } else {
           c.fail(call, judge::CaseKind::missing, result.message);
@@ -167,11 +167,11 @@ class GoldenRun {
   void call_attention_group(const golden::GoldenFile& file, std::size_t gi, GroupWork& work) {
     // H1 of the attention bounds holds q and k to the claim's default RoPE bound (judge/tolerance.cpp).
     const judge::Tolerance rope = judge::default_tolerance(model, file.groups[gi].spec, implementation.claims().theta_ulps);
-    judge::AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, options.group);
+    judge::AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, settings);
     std::int64_t by_flags = 0;
     for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
       tick(file.suite);
-      if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+      if (const std::string* flag = skipped_flag(test.flags, settings.skip_flags)) {
         comparer.skip(test, "flag " + *flag + " (--skip-flags)");
         ++by_flags;
         continue;
@@ -186,7 +186,7 @@ class GoldenRun {
       const std::string outputs = tensor_name(file.suite, test.id, "outputs");
       if (!answer || (!answer->scores && !answer->outputs)) {
         const std::string why = "no tensor " + scores + " nor " + outputs + " in " + implementation.name();
-        if (options.allow_missing) {
+        if (settings.allow_missing) {
           comparer.skip(test, why);
         } else {
           comparer.fail(test, judge::CaseKind::missing, why);
@@ -194,7 +194,7 @@ class GoldenRun {
         continue;
       }
       std::vector<std::string> missing;
-      if (!options.allow_missing) {
+      if (!settings.allow_missing) {
         if (!answer->scores) missing.push_back("no tensor " + scores + " in " + implementation.name());
         if (!answer->outputs) missing.push_back("no tensor " + outputs + " in " + implementation.name());
       }
@@ -212,12 +212,12 @@ class GoldenRun {
     if (file.kind == golden::Kind::attention) return work;
     const golden::Group& group = file.groups[units[u].group];
     work.comparer = std::make_unique<judge::GroupComparer>(file.suite, static_cast<int>(units[u].group), group.spec, model,
-                                                           implementation.tolerance(group.spec), options.group);
+                                                           implementation.tolerance(group.spec), settings);
     return work;
   }
 
   void call_unit(std::size_t u, GroupWork& work) {
-    const std::optional<std::int64_t>& max_position = options.group.max_position;
+    const std::optional<std::int64_t>& max_position = settings.max_position;
     const golden::GoldenFile& file = suites[units[u].file].file;
     if (file.kind == golden::Kind::attention) {
       call_attention_file(file, work);
@@ -246,10 +246,10 @@ class GoldenRun {
       spare.expected = std::move(in_flight->call.expected);
       in_flight.reset();
     };
-    const bool overlap = resolve_threads(options.threads) > 1;
+    const bool overlap = resolve_threads(settings.threads) > 1;
     for (const golden::RopeTest& test : group.rope_tests) {
       tick(file.suite);
-      if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+      if (const std::string* flag = skipped_flag(test.flags, settings.skip_flags)) {
         settle();
         comparer.skip(test.id, "flag " + *flag + " (--skip-flags)");
         ++work.by_flags;
@@ -286,7 +286,7 @@ class GoldenRun {
         // The exact models judge against the file's correctly rounded values (call.expected).
         in_flight.emplace(InFlight{std::move(call), std::move(result), {}});
         InFlight& judging = *in_flight;
-        const auto judge_it = [&comparer, &judging, threads = options.threads] {
+        const auto judge_it = [&comparer, &judging, threads = settings.threads] {
           comparer.add_evaluated(judging.call, judging.result.output, threads);
         };
         if (overlap) {
@@ -311,12 +311,12 @@ class GoldenRun {
     const golden::GoldenFile& file = suites[units[u].file].file;
     if (file.kind == golden::Kind::attention) return;
     const golden::Group& group = file.groups[units[u].group];
-    const int group_threads = file.sidecar.empty() ? small_group_threads : options.threads;
+    const int group_threads = file.sidecar.empty() ? small_group_threads : settings.threads;
     judge::GroupComparer& comparer = *work.comparer;
     // The exact values do not depend on the candidate: computed for every test at once, in parallel.
     parallel_for(work.pending.size(), group_threads, [&](std::size_t i) {
       if (work.pending[i].result.status == ApplyResult::Status::ok) {
-        work.pending[i].expected = judge::expected_values(group.spec, work.pending[i].call, model, options.precision_bits);
+        work.pending[i].expected = judge::expected_values(group.spec, work.pending[i].call, model, settings.precision_bits);
       }
     });
     for (Pending& p : work.pending) {
@@ -339,7 +339,7 @@ class GoldenRun {
         }
       }
       std::vector<judge::TrimmedTest> trimmed;  // what `judged` points into once trimmed
-      judged = judge::within_max_position(judged, group.spec, options.group.max_position, trimmed);
+      judged = judge::within_max_position(judged, group.spec, settings.max_position, trimmed);
       if (!judged.empty()) result.diagnosis = judge::diagnose(group.spec, judged, model, result.verdict == judge::Verdict::fail, group_threads, &result);
     }
     work.failed_calls.explain(result);
@@ -361,7 +361,7 @@ class GoldenRun {
 
   const std::vector<LoadedGolden>& suites;
   const Implementation& implementation;
-  const JudgeOptions& options;
+  const judge::Settings& settings;
   const ProgressFn& progress;
   const judge::Model model;
   Judgement out;
@@ -447,9 +447,9 @@ void check_skip_flags(const std::vector<std::string>& flags, const std::vector<L
   }
 }
 
-Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const JudgeOptions& options,
+Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const judge::Settings& settings,
                        const ProgressFn& progress) {
-  return GoldenRun(suites, implementation, options, progress).run();
+  return GoldenRun(suites, implementation, settings, progress).run();
 }
 
 }  // namespace ropecheck::runner

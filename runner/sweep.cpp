@@ -120,8 +120,7 @@ SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions
 
 SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) { return calls_of(sample_count(o.max_position, o.samples), spec, o); }
 
-judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
-                         const judge::GroupOptions& group_options) {
+judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o, const judge::Settings& settings) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
   if (o.samples < 1 || o.samples > kMaxSweepSamples) {
     throw UsageError("--samples: expected an integer >= 1 and <= " + std::to_string(kMaxSweepSamples) + ", got " +
@@ -142,7 +141,7 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
                      " sampled positions, and a shard makes whole calls (fewer shards, or more --samples)");
   }
 
-  judge::GroupComparer comparer("sweep", 0, spec, implementation.claims().model, implementation.tolerance(spec), group_options);
+  judge::GroupComparer comparer("sweep", 0, spec, implementation.claims().model, implementation.tolerance(spec), settings);
   // The calls judged here among the first up to kDiagnosisSampleValues values (the diagnosis's
   // sample, judge/diagnosis.h), by call; the first call that gave no output, bisected to its first
   // position.

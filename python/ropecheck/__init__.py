@@ -82,7 +82,7 @@ _MODELS = "exact, f32-angle or f32-recipe"
 
 def _arguments(model=None, tolerance=None, max_position=None, skip_flags=None, require_horizon=None,
                strict_zeros=False, worst=10, threads=0):
-    """The CLI's judging options (gate/judge_args.h); the C++ side checks them with the CLI's messages.
+    """The CLI's judging options (gate/judge_args.h), parsed once in C++ (settings_of) with the CLI's messages.
     model None: the judge's default claim (DEFAULT_MODEL), left to the C++ default."""
     args = _rc.JudgeArguments()
     if model is not None:
@@ -93,7 +93,7 @@ def _arguments(model=None, tolerance=None, max_position=None, skip_flags=None, r
         if isinstance(tolerance, dict):
             tolerance = ",".join(f"{key}={value}" for key, value in tolerance.items())
         args.tolerance = _c.text(tolerance, "--tolerance", "text such as 'e=3' or a dict {'e': 3}")
-    # The ranges are the CLI's (gate/judge_args.cpp judge_options_of); the int64 and int bounds are
+    # The ranges are the CLI's (gate/judge_args.cpp settings_of); the int64 and int bounds are
     # what the C++ fields hold, checked here so that pybind11 never refuses them itself.
     args.max_position = _c.optional_integer(max_position, "--max-position", 0, _c.INT64_MAX)
     args.require_horizon = _c.optional_integer(require_horizon, "--require-horizon", 0, _c.INT64_MAX)

@@ -29,7 +29,6 @@ namespace {
 using runner::FunctionImplementation;
 using runner::judge_golden;
 using runner::Judgement;
-using runner::JudgeOptions;
 using runner::kSweepMinCalls;
 using runner::load_golden;
 using runner::LoadedGolden;
@@ -103,7 +102,7 @@ struct Judged {
   std::vector<double> output;
 };
 
-GroupResult judge_whole(const Spec& spec, const std::vector<Judged>& tests, const GroupOptions& options) {
+GroupResult judge_whole(const Spec& spec, const std::vector<Judged>& tests, const Settings& options) {
   GroupComparer comparer("chunks", 0, spec, Model::exact, default_tolerance(Model::exact, spec), options);
   for (const Judged& j : tests) {
     const reference::Evaluation e =
@@ -113,7 +112,7 @@ GroupResult judge_whole(const Spec& spec, const std::vector<Judged>& tests, cons
   return comparer.finish();
 }
 
-GroupResult judge_chunked(const Spec& spec, const std::vector<Judged>& tests, const GroupOptions& options, int threads) {
+GroupResult judge_chunked(const Spec& spec, const std::vector<Judged>& tests, const Settings& options, int threads) {
   GroupComparer comparer("chunks", 0, spec, Model::exact, default_tolerance(Model::exact, spec), options);
   for (const Judged& j : tests) comparer.add_evaluated(j.test, j.output, threads);
   return comparer.finish();
@@ -129,12 +128,12 @@ TEST(AddEvaluated, JudgesAsAddDoesForAnyThreadCountAndChunking) {
     std::vector<double> output = planted(spec, t, every);
     tests.push_back({std::move(t), std::move(output)});
   }
-  GroupOptions few;
+  Settings few;
   few.worst_cases = 3;
-  GroupOptions limited;
+  Settings limited;
   limited.max_position = 2000;
   limited.require_horizon = 1000;
-  for (const GroupOptions& options : {GroupOptions{}, few, limited}) {
+  for (const Settings& options : {Settings{}, few, limited}) {
     const std::string whole = summary(judge_whole(spec, tests, options));
     ASSERT_NE(whole.find("case chunks 1 "), std::string::npos) << whole;  // the planted failures are listed
     ASSERT_NE(whole.find("case chunks 2 "), std::string::npos) << whole;
@@ -147,7 +146,7 @@ TEST(AddEvaluated, JudgesAsAddDoesForAnyThreadCountAndChunking) {
 TEST(AddEvaluated, CarefulOutputsPass) {
   const Spec spec = parse_spec("layout=interleaved,head_dim=32,base=500000,dtype=f32,scaling=llama3");
   const Call t = make_test(spec, 1, 9000, 1, 13);
-  const GroupResult r = judge_chunked(spec, {{t, t.expected}}, GroupOptions{}, 2);
+  const GroupResult r = judge_chunked(spec, {{t, t.expected}}, Settings{}, 2);
   EXPECT_EQ(r.verdict, ropecheck::judge::Verdict::pass);
   EXPECT_EQ(r.pairs_checked, 9000 * 16);
   EXPECT_LE(r.worst_e, 1.0);  // correctly rounded: e ≤ 1 (judge/pair_rule.h)
@@ -305,7 +304,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
     SweepOptions o;
     o.samples = 3000;
     o.threads = threads;
-    return sweep(f32_recipe, spec, o, GroupOptions{});
+    return sweep(f32_recipe, spec, o, Settings{});
   };
   std::vector<std::int64_t> calls_one, calls_two, calls_three;
   const GroupResult one = sweep_with(1, calls_one);
@@ -385,7 +384,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsExplanation) {
     SweepOptions o;
     o.samples = 2000;
     o.threads = threads;
-    return sweep(wrong_base, spec, o, GroupOptions{});
+    return sweep(wrong_base, spec, o, Settings{});
   };
   const GroupResult one = sweep_with(1);
   ASSERT_TRUE(one.diagnosis.has_value());
@@ -429,7 +428,7 @@ TEST(GoldenRun, SeveralThreadsGiveOneThreadsResultAndCallsAcrossFiles) {
           if (s.dtype != Dtype::f32) return reference::apply(s, shape, positions, input);
           return reference::apply(s, shape, positions, input, recipe);
         });
-    JudgeOptions options;
+    Settings options;
     options.threads = threads;
     return judge_golden(files, f32_recipe, options);
   };
