@@ -460,6 +460,10 @@ std::string first_line(const std::string& message) {
   return line;
 }
 
+// How a failed call's explanation names its first failing position (raised_summary, explain), and
+// explained_position reads it back.
+constexpr std::string_view kAtPosition = " at position ", kFirstFailing = " (first failing position)";
+
 std::string raised_summary(const std::string& message, std::int64_t first_position) {
   std::string line = first_line(message);
   if (line.starts_with(kThrewPrefix)) line.erase(0, kThrewPrefix.size());  // a C++ or Python function's exception
@@ -469,22 +473,35 @@ std::string raised_summary(const std::string& message, std::int64_t first_positi
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
   });
   std::string out = word ? "raised " + type : "failed (" + line.substr(0, 120) + ")";
-  if (first_position >= 0) out += " at position " + std::to_string(first_position) + " (first failing position)";
+  if (first_position >= 0) out += std::string(kAtPosition) + std::to_string(first_position) + std::string(kFirstFailing);
   return out;
 }
+
+// The explanation kind of a failed call's explanation (judge/README.md "Explanation").
+constexpr std::string_view kRaisedKind = "raised";
 
 void FailedCalls::explain(GroupResult& g) const {
   if (!any_ || g.verdict != Verdict::fail) return;
   if (!g.diagnosis) g.diagnosis.emplace();
   GroupDiagnosis& d = *g.diagnosis;
-  d.explanation_kind = "raised";
+  d.explanation_kind = kRaisedKind;
   d.explanation = kind_ == CaseKind::status ? raised_summary(message_, position_)
-                                            : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ") at position " +
-                                                  std::to_string(position_) + " (first failing position)";
+                                            : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ")" +
+                                                  std::string(kAtPosition) + std::to_string(position_) + std::string(kFirstFailing);
   d.mistake = d.explanation;
   d.headline = kind_ == CaseKind::status ? raised_summary(message_, -1)
                                          : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ")";
   d.lines.insert(d.lines.begin(), d.explanation);
+}
+
+std::optional<std::int64_t> FailedCalls::explained_position(const GroupDiagnosis& d) {
+  if (d.explanation_kind != kRaisedKind) return std::nullopt;
+  const std::string_view text = d.explanation;
+  const std::size_t at = text.rfind(kAtPosition);
+  if (at == std::string_view::npos || !text.ends_with(kFirstFailing)) return -1;
+  const std::string_view digits = text.substr(at + kAtPosition.size(), text.size() - kFirstFailing.size() - at - kAtPosition.size());
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos) return -1;
+  return std::stoll(std::string(digits));
 }
 
 double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d) {

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -88,6 +89,11 @@ class FailedCalls {
   }
   // Into a failing group's diagnosis (created when the group has none).
   void explain(GroupResult& g) const;
+  // The first failing position an explanation by explain() names (it ends "at position N (first
+  // failing position)"), for a caller choosing among the explanations of groups judged apart (a
+  // sweep's shards: gate/merge.cpp): none when `d`'s explanation is not explain()'s, -1 when it
+  // names no position.
+  static std::optional<std::int64_t> explained_position(const GroupDiagnosis& d);
 
  private:
   bool any_ = false;

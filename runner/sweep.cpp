@@ -58,7 +58,7 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   // Distinct random ones, drawn one at a time until there are `samples`; the ones seen so far in an
   // open-addressing table of at least twice as many slots, a position or −1 (none: positions are
   // >= 0) in each, probed from its Fibonacci hash (no node per position, as a std::unordered_set
-  // allocates: bench/README.md "A sweep's serial part: positions").
+  // allocates: bench/README.md "A sweep's positions").
   const auto slots = std::bit_ceil(2 * std::max(static_cast<std::size_t>(wanted), p.size()));
   const int shift = 64 - std::countr_zero(slots);
   std::vector<std::int64_t> seen(slots, -1);
@@ -207,10 +207,8 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
       kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
   };
-  // The reference's constants (an MPFR schedule) are built by another thread while the first call
-  // is made, not by the first judging (bench/README.md "A sweep's serial part: plan").
   ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test, call_implementation,
-                               judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
+                               judge_call, record);
   judge::GroupResult g = comparer.finish();
   if (judge::needs_diagnosis(g)) {
     // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values

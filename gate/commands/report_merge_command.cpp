@@ -38,13 +38,13 @@ void add_report_merge_command(CLI::App& root, int& status) {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> reports;
     for (const std::string& path : *inputs) reports.emplace_back(path, read_report(path));
     if (is_sweep_report(reports.front().second)) {
-      const nlohmann::ordered_json merged = merge_sweep_reports(reports);
+      const Report merged = merge_sweep_reports(reports);
       // Both forms are made before anything is written: a failure leaves no --out behind.
-      const std::string text = merged.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+      const std::string text = to_json(merged);
       const std::string summary = sweep_text(merged);
       write_atomically(*out, text, *inputs);
       std::fputs(summary.c_str(), stdout);
-      status = merged.value("verdict", "") == "pass" ? 0 : 1;
+      status = merged.verdict == judge::Verdict::pass ? 0 : 1;
       return;
     }
     nlohmann::ordered_json merged;
