@@ -151,7 +151,9 @@ CertifyReport read_certify_report(const Json& j, const std::string& file) {
   id.options.first = integer(range, "first", file);
   id.options.end = integer(range, "end", file);
   id.options.stride = integer(j, "stride", file);
-  id.options.seed = field(j, "seed", file, "an integer").get<std::uint64_t>();
+  const Json& seed = field(j, "seed", file, "an integer >= 0");
+  if (!seed.is_number_unsigned()) throw InputError(file + ": seed: expected an integer >= 0, got " + seed.dump());
+  id.options.seed = seed.get<std::uint64_t>();
   id.options.chunk = integer(j, "chunk", file);
   if (id.options.chunk <= 0 || id.options.end < id.options.first)
     throw InputError(file + ": range, chunk: expected first <= end and chunk > 0");
