@@ -359,7 +359,7 @@ Report merge_sweep_reports(const Reports& reports) {
   }
   check_every_shard(shard_indices, schedule.shard_count);
   Report merged = shards.front();
-  judge::GroupOptions options;
+  judge::Settings options;
   options.worst_cases = merged.sweep->worst_cases;
   options.strict_zeros = merged.scope.strict_zeros;
   options.max_position = merged.scope.max_position;

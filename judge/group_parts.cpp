@@ -14,8 +14,8 @@ double recorded_severity(const Case& c, Tolerance::Kind metric) {
   return std::isnan(v) ? std::numeric_limits<double>::infinity() : v;
 }
 
-GroupResult join_group_parts(const std::vector<GroupResult>& parts, const GroupOptions& options) {
-  detail::GroupTally tally(options);
+GroupResult join_group_parts(const std::vector<GroupResult>& parts, const Settings& settings) {
+  detail::GroupTally tally(settings);
   GroupResult& r = tally.result;
   const GroupResult& first = parts.front();
   r.kind = first.kind;

@@ -26,6 +26,6 @@ double recorded_severity(const Case& c, Tolerance::Kind metric);
 // per list, a test's later cases at second_severity); verdict, horizon and --require-horizon from
 // the joined figures. The identity (kind, suite, spec, tolerance, ...) is the first part's; the
 // diagnosis is left to the caller (which part's holds depends on how the parts were judged).
-GroupResult join_group_parts(const std::vector<GroupResult>& parts, const GroupOptions& options);
+GroupResult join_group_parts(const std::vector<GroupResult>& parts, const Settings& settings);
 
 }  // namespace ropecheck::judge
