@@ -122,6 +122,7 @@ int main(int argc, char** argv) {
   add_sweep_command(app, status);
   add_spec_command(app, status);
   add_certify_command(app, status);
+  add_fused_command(app, status);
   refuse_integers_out_of_range(app);
   try {
     app.parse(argc, argv);
