@@ -351,7 +351,7 @@ FusedExplanation explain(const FusedSpec& spec, const FusedInputs& inputs, const
   }
   if (r.named) {
     r.closest.reset();
-    r.text = r.named->change + " reproduces the outputs (fit: " + fit_text(*r.named) + ")";
+    r.text = "reproduced by " + r.named->change + " (fit: " + fit_text(*r.named) + ")";
     return r;
   }
   r.rope = rope_inference(spec, c);

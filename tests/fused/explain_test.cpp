@@ -44,7 +44,7 @@ void expect_named(const std::string& text, Bugs bug, ChangeKind kind, const std:
   EXPECT_EQ(r.explanation.named->within, r.explanation.named->judged);
   EXPECT_LE(r.explanation.named->worst_e, 1.0);
   EXPECT_NE(r.explanation.text.find(words), std::string::npos) << r.explanation.text;
-  EXPECT_NE(r.explanation.text.find("reproduces the outputs"), std::string::npos) << r.explanation.text;
+  EXPECT_EQ(r.explanation.text.rfind("reproduced by ", 0), 0u) << r.explanation.text;
   EXPECT_EQ(r.judgement.explanation, r.explanation.text);
   EXPECT_NE(fused_report_text(r.judgement).find("explanation: " + r.explanation.text), std::string::npos);
 }
