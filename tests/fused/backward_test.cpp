@@ -97,6 +97,7 @@ TEST(FusedBackward, CarefulFloat32BackwardPasses) {
   for (const char* text : kSpecs) {
     const FusedJudgement j = judge_kernel(text, false);
     EXPECT_EQ(j.verdict, judge::Verdict::pass) << text << "\n" << fused_report_text(j);
+    EXPECT_TRUE(j.explanation.empty()) << j.explanation;
     for (const TensorResult& r : j.tensors) EXPECT_GT(r.judged, 0) << r.tensor;
   }
 }
@@ -107,6 +108,7 @@ TEST(FusedBackward, ForwardRotationInBackwardFails) {
     EXPECT_EQ(j.verdict, judge::Verdict::fail) << text << "\n" << fused_report_text(j);
     ASSERT_TRUE(j.first_failure.has_value());
     EXPECT_EQ(j.first_failure->tensor, "dq") << fused_report_text(j);
+    EXPECT_EQ(j.explanation.rfind("reproduced by the forward rotation R(θ)·dy in place of R(−θ)·dy", 0), 0u) << j.explanation;
   }
 }
 
