@@ -184,7 +184,8 @@ std::string decimal(double v) {
 // Every candidate change of one failing case, in the order of fused/explain.h.
 class Candidates {
  public:
-  Candidates(const FusedSpec& spec, const Case& c, judge::Model model) : spec_(spec), c_(c), model_(model) {}
+  // The scale candidate changes c's returned scales while it is judged, and puts them back.
+  Candidates(const FusedSpec& spec, Case& c, judge::Model model) : spec_(spec), c_(c), model_(model) {}
 
   std::vector<FusedChange> all() {
     norm_changes();
@@ -226,8 +227,7 @@ class Candidates {
         "norm_weight=" + std::string(name(weight.weight)) + " (expected " + std::string(name(spec_.weight)) +
             (weight.weight == NormWeight::plain ? "): x̂·w in place of x̂·(1 + w)" : "): x̂·(1 + w) in place of x̂·w"),
         weight);
-    const ExactTensor y = exact_tensor(spec_, c_.in, Which::q);
-    const std::optional<double> eps = fit_eps(spec_, c_, y, dequantized_q(spec_, c_));
+    const std::optional<double> eps = fit_eps(spec_, c_, exact_q(), dequantized_q(spec_, c_));
     if (!eps) return;
     // Below a thousandth of the rows' smallest mean square eps does not show: said as 0.
     const double e = *eps > 0 ? snapped(*eps, 1, false) : 0;
@@ -239,8 +239,7 @@ class Candidates {
 
   void scale_changes() {
     if (spec_.fp8 == Fp8::none) return;
-    const ExactTensor y = exact_tensor(spec_, c_.in, Which::q);
-    const std::optional<double> fitted = fit_scale_factor(spec_, c_, y, dequantized_q(spec_, c_));
+    const std::optional<double> fitted = fit_scale_factor(spec_, c_, exact_q(), dequantized_q(spec_, c_));
     if (fitted) {
       const double f = snapped(*fitted, 3, true);
       if (f != 1) {
@@ -252,12 +251,14 @@ class Candidates {
                   ", fitted from the outputs",
               s);
         } else {
-          FusedOutputs out = c_.out;
-          for (double& s : out.q_scale) s /= f;
-          for (double& s : out.k_scale) s /= f;
+          const std::vector<double> q_scale = c_.out.q_scale, k_scale = c_.out.k_scale;
+          for (double& s : c_.out.q_scale) s /= f;
+          for (double& s : c_.out.k_scale) s /= f;
           add(ChangeKind::scale_factor,
               "the returned scale " + decimal(f) + "× the scale the values were quantized at (factor fitted from the outputs)", spec_,
-              c_.in, out);
+              c_.in, c_.out);
+          c_.out.q_scale = q_scale;
+          c_.out.k_scale = k_scale;
         }
       }
     }
@@ -305,9 +306,16 @@ class Candidates {
     }
   }
 
+  // The exact q values of the spec as given (the fits of eps and of the scale factor), once.
+  const ExactTensor& exact_q() {
+    if (!exact_q_) exact_q_ = exact_tensor(spec_, c_.in, Which::q);
+    return *exact_q_;
+  }
+
   const FusedSpec& spec_;
-  const Case& c_;
+  Case& c_;
   judge::Model model_;
+  std::optional<ExactTensor> exact_q_;
   std::vector<FusedChange> found_;
 };
 
@@ -338,7 +346,7 @@ FusedExplanation explain(const FusedSpec& spec, const FusedInputs& inputs, const
                          std::optional<std::int64_t> failing) {
   FusedExplanation r;
   const ExplainingScope scope;
-  const Case c = sample(spec, inputs, outputs, failing);
+  Case c = sample(spec, inputs, outputs, failing);
   // Outputs that pass (on the tokens sampled, which hold the first failing one) name nothing.
   if (judge_fused(spec, c.in, c.out, model).verdict == judge::Verdict::pass) return r;
   const std::vector<FusedChange> changes = Candidates(spec, c, model).all();
