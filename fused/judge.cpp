@@ -8,6 +8,7 @@
 
 #include "fused/bounds.h"
 #include "fused/exact.h"
+#include "fused/explain.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::fused {
@@ -186,6 +187,7 @@ FusedJudgement judge_fused(const FusedSpec& spec, const FusedInputs& inputs, con
   for (const TensorResult& r : result.tensors) {
     if (r.failed > 0) result.verdict = judge::Verdict::fail;
   }
+  result.explanation = explain_failure(spec, inputs, outputs, model, result);
   return result;
 }
 

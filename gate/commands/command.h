@@ -30,5 +30,8 @@ void add_spec_command(CLI::App& root, int& status);
 void add_fused_command(CLI::App& root, int& status);
 // `golden export` (gate/commands/golden_export_command.cpp), added under `golden` by add_golden_command.
 void add_golden_export_command(CLI::App& golden, int& status);
+// `fused backward inputs|apply|check` (gate/commands/fused_backward_command.cpp), added under `fused`
+// by add_fused_command.
+void add_fused_backward_command(CLI::App& fused, int& status);
 
 }  // namespace ropecheck::gate

@@ -231,6 +231,8 @@ void add_fused_command(CLI::App& root, int& status) {
     std::fputs(fused::fused_report_text(j).c_str(), stdout);
     status = j.verdict == judge::Verdict::pass ? 0 : 1;
   });
+
+  add_fused_backward_command(*fused_app, status);
 }
 
 }  // namespace ropecheck::gate
