@@ -2,6 +2,9 @@
 // (tests/runner/plugins/fused_plugin.cpp) passes fused::judge_fused on default settings, in a child
 // process and in this one; the buggy ones fail it; a crash and a missing entry point are reported as
 // the call's failure, never as outputs.
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -82,6 +85,38 @@ TEST(FusedPlugin, MissingEntryPointNamesIt) {
 TEST(FusedPlugin, UnsupportedSpecIsNotAFailure) {
   const Outcome o = run("careful", "layout=half,head_dim=64,base=10000,dtype=bf16,scaling=linear,factor=2,norm=before");
   EXPECT_EQ(o.call.status, ApplyResult::Status::unsupported) << o.call.message;
+}
+
+// `ropecheck ARGS` with stderr joined to stdout: (exit status, output).
+std::pair<int, std::string> cli(const std::string& args) {
+  const std::string command = std::string(ROPECHECK_BIN) + " " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(FusedPluginCommand, CheckPluginExitStatusAndReport) {
+  const std::string spec = std::string(" --spec '") + kPaged + "'";
+  const auto [pass, pass_text] = cli("fused check --plugin " + plugin("careful") + spec + " --tokens 24");
+  EXPECT_EQ(pass, 0) << pass_text;
+  EXPECT_NE(pass_text.find("fused: PASS"), std::string::npos) << pass_text;
+  for (const char* bug : {"swap_weights", "scale_x2"}) {
+    const auto [fail, fail_text] = cli("fused check --plugin " + plugin(bug) + spec);
+    EXPECT_EQ(fail, 1) << bug << "\n" << fail_text;
+    EXPECT_NE(fail_text.find("fused: FAIL"), std::string::npos) << fail_text;
+  }
+  const auto [crash, crash_text] = cli("fused check --plugin " + plugin("segv") + spec);
+  EXPECT_EQ(crash, 1) << crash_text;
+  EXPECT_NE(crash_text.find("SIGSEGV"), std::string::npos) << crash_text;
+  const auto [in_process, in_process_text] = cli("fused check --no-isolate --plugin " + plugin("careful") + spec);
+  EXPECT_EQ(in_process, 0) << in_process_text;
+  // An outputs file beside --plugin is refused in one line, exit 2.
+  const auto [refused, refused_text] = cli("fused check --plugin " + plugin("careful") + spec + " in.npz out.npz");
+  EXPECT_EQ(refused, 2) << refused_text;
+  EXPECT_NE(refused_text.find("outputs: expected none with --plugin"), std::string::npos) << refused_text;
 }
 
 }  // namespace
