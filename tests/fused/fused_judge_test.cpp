@@ -19,7 +19,8 @@ enum class Bug { none, swap_weights, norm_after, eps_wrong, plain_weight, scale_
 // A careful fused kernel in float32, as the trackers' kernels compute: inv_freq = 1/base^(2j/r),
 // the angle float(m)·inv_freq, cos/sin of that float angle, the norm's sum of squares in order,
 // 1/sqrt(mean + eps), the rotation's products and sums in float32, then one rounding to the data
-// dtype or t = v/ŝ in float32 quantized to FP8 with ŝ = amax/M (per token) returned.
+// dtype or t = v/ŝ in float32 quantized to FP8 with ŝ = amax/M (per token) returned (v the float32
+// value, or its rounding to the data dtype under rounding=intermediate).
 struct Careful {
   const FusedSpec& spec;
   Bug bug;
@@ -74,7 +75,12 @@ struct Careful {
       float amax = 0;
       for (std::int64_t h = 0; h < heads; ++h) {
         rows.push_back(head(in, is_k, t, h));
-        for (float a : rows.back()) amax = std::max(amax, std::fabs(a));
+        for (float& a : rows.back()) {
+          if (spec.fp8 != Fp8::none && spec.rounding == Rounding::intermediate) {
+            a = static_cast<float>(reference::round_to_format(static_cast<double>(a), spec.rope.dtype));
+          }
+          amax = std::max(amax, std::fabs(a));
+        }
       }
       const float max = static_cast<float>(fp8_format(spec.fp8).max);
       const float scale = spec.scale == ScaleMode::fixed ? std::stof(spec.scale_value) : amax / max;
@@ -133,7 +139,8 @@ TEST(FusedJudge, CarefulPassesOnDefaults) {
         std::string("layout=interleaved,head_dim=64,rotary_dim=32,base=10000,dtype=bf16,norm=after,norm_weight=one_plus,"
                     "fp8=e5m2,scale=per_token,q_heads=2"),
         std::string("layout=half,head_dim=128,base=500000,dtype=f16,norm=before,eps=1e-5,fp8=e4m3,scale=fixed,scale_value=0.03125"),
-        std::string("layout=half,head_dim=96,base=10000,dtype=bf16,norm=before,fp8=e4m3,saturate=false,scale=per_token")}) {
+        std::string("layout=half,head_dim=96,base=10000,dtype=bf16,norm=before,fp8=e4m3,saturate=false,scale=per_token"),
+        std::string("layout=half,head_dim=128,base=10000,dtype=bf16,norm=before,fp8=e4m3,rounding=intermediate,scale=per_token")}) {
     const FusedJudgement j = judge_careful(text, Bug::none);
     EXPECT_EQ(j.verdict, judge::Verdict::pass) << text << "\n" << fused_report_text(j);
   }
