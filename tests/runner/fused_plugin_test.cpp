@@ -71,6 +71,14 @@ TEST(FusedPlugin, CrashIsTheCallsFailure) {
   EXPECT_NE(o.call.message.find("SIGSEGV"), std::string::npos) << o.call.message;
 }
 
+TEST(FusedPlugin, HangIsKilledAtTheTimeout) {
+  const fused::FusedSpec spec = fused::parse_fused_spec(kPaged);
+  const fused::FusedInputs in = fused::random_inputs(spec, 8, 1);
+  const FusedCallResult call = call_fused_plugin(plugin("hang"), spec, in, true, ChildLimits{0.5, 1024});
+  EXPECT_EQ(call.status, ApplyResult::Status::timeout);
+  EXPECT_NE(call.message.find("no answer within 0.5 s"), std::string::npos) << call.message;
+}
+
 TEST(FusedPlugin, MissingEntryPointNamesIt) {
   for (bool isolate : {true, false}) {
     const Outcome o = run("no_entry", kPaged, isolate);

@@ -7,7 +7,9 @@
 // returned. Single-axis specs without scaling, f32/f16/bf16 data; anything else is unsupported.
 //
 // Compiled once per BUG variant: 0 careful, 1 q and k norm weights swapped, 2 returned scale ×2
-// (the stored values quantized at the true scale), 3 segfault on every call, 4 no entry point.
+// (the stored values quantized at the true scale), 3 segfault on every call, 4 no entry point,
+// 5 hangs on every call.
+#include <unistd.h>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -199,6 +201,9 @@ extern "C" __attribute__((visibility("default"))) std::int32_t ropecheck_fused_v
   if (rope->scaling != ROPECHECK_SCALING_NONE || rope->axes != ROPECHECK_AXES_NONE || rope->dtype == ROPECHECK_DTYPE_F64 ||
       c->input_dtype == ROPECHECK_DTYPE_F64) {
     return ROPECHECK_ERROR_UNSUPPORTED;
+  }
+  if (BUG == 5) {
+    for (;;) pause();
   }
   if (BUG == 3) {
     volatile int* nowhere = nullptr;
