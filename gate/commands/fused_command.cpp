@@ -17,6 +17,7 @@
 #include "fused/fp8.h"
 #include "fused/fused.h"
 #include "gate/commands/command.h"
+#include "gate/commands/fused_plugin.h"
 #include "gate/report.h"
 #include "judge/tolerance.h"
 #include "reference/rounding.h"
@@ -191,6 +192,7 @@ void add_fused_command(CLI::App& root, int& status) {
     std::string spec, out, inputs, outputs, model = std::string(judge::name(judge::kDefaultModel));
     std::int64_t tokens = 16;
     std::uint64_t seed = 1;
+    FusedPluginOptions plugin;  // check --plugin (gate/commands/fused_plugin.h)
   };
   auto args = std::make_shared<Args>();
 
@@ -219,12 +221,26 @@ void add_fused_command(CLI::App& root, int& status) {
   CLI::App* check = fused_app->add_subcommand("check", "Judge a candidate's outputs .npz for an inputs .npz file");
   check->add_option("--spec", args->spec, "The fused spec")->required();
   check->add_option("--model", args->model, "The claim: f32-angle (default) or exact");
-  check->add_option("inputs", args->inputs, "The inputs .npz file")->required();
-  check->add_option("outputs", args->outputs, "The candidate's outputs .npz file")->required();
+  check->add_option("inputs", args->inputs, "The inputs .npz file (with --plugin: optional, else --tokens random inputs)");
+  check->add_option("outputs", args->outputs, "The candidate's outputs .npz file (none with --plugin)");
+  check->add_option("--tokens", args->tokens, "With --plugin and no inputs file: tokens of the random inputs (default 16)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  check->add_option("--seed", args->seed, "With --plugin and no inputs file: seed of the random inputs (default 1)");
+  add_fused_plugin_options(check, args->plugin);
   check->callback([&status, args] {
     const FusedSpec spec = spec_of(args->spec);
     const judge::Model model = judge::parse_model(args->model);
     if (model == judge::Model::f32_recipe) throw UsageError("--model: expected exact or f32-angle for a fused spec, got f32-recipe");
+    if (!args->plugin.plugin.empty()) {
+      if (!args->outputs.empty())
+        throw UsageError("outputs: expected none with --plugin (the plugin's outputs are judged), got " + args->outputs);
+      const FusedInputs in = args->inputs.empty() ? fused::random_inputs(spec, args->tokens, args->seed) : read_inputs(spec, args->inputs);
+      status = check_fused_plugin(spec, in, model, args->plugin);
+      return;
+    }
+    if (args->inputs.empty() || args->outputs.empty()) {
+      throw UsageError("check: expected an inputs .npz and an outputs .npz file, or --plugin LIB");
+    }
     const FusedInputs in = read_inputs(spec, args->inputs);
     const FusedOutputs out = read_outputs(spec, in, args->outputs);
     const fused::FusedJudgement j = fused::judge_fused(spec, in, out, model);
