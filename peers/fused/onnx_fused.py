@@ -38,7 +38,11 @@ def header():
             f"(CPU provider) and onnx.reference of onnx {onnx.__version__}"]
 
 
-def build_model(dtype, heads, head_dim, rotary_dim, interleaved, eps):
+def build_model(dtype, heads, head_dim, rotary_dim, interleaved, eps, fp8=False):
+    """fp8: the rotated Y [1, tokens, heads·head_dim] quantized in the graph: per token
+    S = ReduceMax(Abs(Y)) / 448, Q = QuantizeLinear(Y, S, axis=1, output_dtype=FLOAT8E4M3FN,
+    saturate=1) (onnx__QuantizeLinear.html, opset 23: per-axis scale), and Q Cast to float32 (its
+    decoded values): outputs Q and S instead of Y."""
     t = onnx_peer.ONNX_TYPES[dtype]
     hidden = heads * head_dim
     nodes = [
@@ -47,7 +51,23 @@ def build_model(dtype, heads, head_dim, rotary_dim, interleaved, eps):
         helper.make_node("RotaryEmbedding", ["N3", "cos", "sin", "pos"], ["Y"], interleaved=int(interleaved),
                          num_heads=heads, rotary_embedding_dim=rotary_dim),
     ]
-    shape = helper.make_tensor("shape", TensorProto.INT64, [3], [1, -1, hidden])
+    initializers = [helper.make_tensor("shape", TensorProto.INT64, [3], [1, -1, hidden])]
+    outputs = [helper.make_tensor_value_info("Y", t, [1, "tokens", hidden])]
+    if fp8:
+        nodes += [
+            helper.make_node("Abs", ["Y"], ["A"]),
+            helper.make_node("ReduceMax", ["A", "hidden_axis"], ["M"], keepdims=0),
+            helper.make_node("Div", ["M", "fp8_max"], ["S2"]),
+            helper.make_node("Reshape", ["S2", "flat"], ["S"]),
+            helper.make_node("QuantizeLinear", ["Y", "S"], ["Q8"], axis=1, output_dtype=TensorProto.FLOAT8E4M3FN,
+                             saturate=1),
+            helper.make_node("Cast", ["Q8"], ["Q"], to=TensorProto.FLOAT),
+        ]
+        initializers += [helper.make_tensor("hidden_axis", TensorProto.INT64, [1], [2]),
+                         helper.make_tensor("fp8_max", t, [], [fusedlib.FP8_MAX["e4m3"]]),
+                         helper.make_tensor("flat", TensorProto.INT64, [1], [-1])]
+        outputs = [helper.make_tensor_value_info("Q", TensorProto.FLOAT, [1, "tokens", hidden]),
+                   helper.make_tensor_value_info("S", t, ["tokens"])]
     graph = helper.make_graph(
         nodes, "norm_rope",
         [helper.make_tensor_value_info("X", t, [1, "tokens", heads, head_dim]),
@@ -55,7 +75,7 @@ def build_model(dtype, heads, head_dim, rotary_dim, interleaved, eps):
          helper.make_tensor_value_info("cos", t, ["rows", rotary_dim // 2]),
          helper.make_tensor_value_info("sin", t, ["rows", rotary_dim // 2]),
          helper.make_tensor_value_info("pos", TensorProto.INT64, [1, "tokens"])],
-        [helper.make_tensor_value_info("Y", t, [1, "tokens", hidden])], initializer=[shape])
+        outputs, initializer=initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
     model.ir_version = 11
     return model
@@ -74,33 +94,39 @@ def session(runner, model):
         raise Unsupported(name + onnx_peer.first_line(error))
 
 
-def run_graph(runner, spec, x, weight, cos, sin):
-    """x [tokens, heads, head_dim], weight [head_dim], cos/sin [tokens, d/2]: Y [tokens, heads, head_dim]."""
+def run_graph(runner, spec, x, weight, cos, sin, fp8=False):
+    """x [tokens, heads, head_dim], weight [head_dim], cos/sin [tokens, d/2]: Y [tokens, heads, head_dim]
+    (fp8: the decoded E4M3 values [tokens, heads, head_dim] and the scales [tokens])."""
     dtype, (tokens, nheads, head_dim) = spec["dtype"], x.shape
     model = build_model(dtype, nheads, head_dim, fusedlib.rotary_dim(spec), spec["layout"] == "interleaved",
-                        float(spec["eps"]))
+                        float(spec["eps"]), fp8)
     made = session(runner, model)
     t = onnx_peer.NP_TYPES[dtype]
     feeds = {"X": x.astype(t).reshape(1, tokens, nheads, head_dim), "W": weight.astype(t),
              "cos": cos.astype(t), "sin": sin.astype(t), "pos": np.arange(tokens, dtype=np.int64).reshape(1, tokens)}
     try:
         if runner == "onnxref":
-            y = made.run(None, feeds)[0]
+            results = made.run(None, feeds)
         else:
             if dtype == "bf16":  # numpy has no bfloat16: the bit patterns with their ONNX type
                 feeds = {k: (ort.OrtValue.ortvalue_from_numpy_with_onnx_type(v.view(np.uint16), TensorProto.BFLOAT16)
                              if v.dtype == t else v) for k, v in feeds.items()}
-            y = made.run(None, feeds)[0]
+            results = made.run(None, feeds)
             if dtype == "bf16":
-                y = np.asarray(y).view(ml_dtypes.bfloat16)
+                results = [np.asarray(r).view(ml_dtypes.bfloat16) for r in results]
     except Exception as error:  # noqa: BLE001
         raise Unsupported(("ONNX Runtime: " if runner == "ort" else "onnx.reference: ") + onnx_peer.first_line(error))
-    return np.asarray(y).astype(np.float64).reshape(tokens, nheads, head_dim)
+    y = np.asarray(results[0]).astype(np.float64).reshape(tokens, nheads, head_dim)
+    return (y, np.asarray(results[1]).astype(np.float64).reshape(tokens)) if fp8 else y
 
 
-def make(runner, cache):
+def make(runner, cache, fp8=False):
     def compute(spec, inputs, ropecheck, workdir):
-        fusedlib.require(spec, norm="before", norm_weight="plain", fp8="none", destination="contiguous")
+        if fp8:
+            fusedlib.require(spec, norm="before", norm_weight="plain", fp8="e4m3", scale="per_token",
+                             saturate="true", destination="contiguous")
+        else:
+            fusedlib.require(spec, norm="before", norm_weight="plain", fp8="none", destination="contiguous")
         if spec.get("scaling", "none") != "none" or spec.get("axes", "none") != "none":
             raise Unsupported("the fused peers run unscaled one-axis RoPE only")
         rope = {k: v for k, v in spec.items() if k not in fusedlib.FUSED_DEFAULTS}
@@ -109,9 +135,13 @@ def make(runner, cache):
             cos, sin = onnx_peer.rounded_cos_sin(ropecheck, rope, positions, workdir)
         else:
             cos, sin = onnx_peer.recipe_cos_sin(rope, positions)
-        outs = [run_graph(runner, spec, inputs[n], inputs[n + "_weight"], cos, sin) for n in ("q", "k")]
+        outs = [run_graph(runner, spec, inputs[n], inputs[n + "_weight"], cos, sin, fp8) for n in ("q", "k")]
+        if fp8:
+            return {"q_out": outs[0][0], "k_out": outs[1][0], "q_scale": outs[0][1], "k_scale": outs[1][1]}
         return {"q_out": outs[0], "k_out": outs[1]}
     return compute
 
 
 IMPLEMENTATIONS = {f"{runner}-fused-{cache}": make(runner, cache) for runner in RUNNERS for cache in CACHES}
+# the graph with its own FP8 quantization (QuantizeLinear), on the correctly rounded cache
+IMPLEMENTATIONS.update({f"{runner}-fused-fp8": make(runner, "crcache", fp8=True) for runner in RUNNERS})

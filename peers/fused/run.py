@@ -4,7 +4,7 @@ writes their RESULTS.md section; scripts/peers runs it in build/peers/venv:
     run.py --ropecheck BIN --work DIR --out SECTION.md [--ggml NAME=DIR ...] [--against RESULTS.md] [--skip PEER ...]
 
 For every row of RUNS (implementation, spec) it makes the inputs with `ropecheck fused inputs --spec
-S --tokens TOKENS --seed SEED -o in.npz`, runs the implementation on them (its module's
+S --tokens TOKENS --seed SEED -o in.npz` (token t then moved to position t·POSITION_STEP), runs the implementation on them (its module's
 IMPLEMENTATIONS[name](spec, inputs, ropecheck, workdir) -> outputs), writes out.npz and judges it
 under every model of MODELS with `ropecheck fused check --spec S --model M in.npz out.npz` (exit 0
 pass, 1 fail; anything else is an error: exit 2). A module that cannot be imported is not run (its
@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fusedlib  # noqa: E402
@@ -28,6 +30,10 @@ import fusedlib  # noqa: E402
 # Verdict models (judge/README.md), as for the RoPE table (scripts/peers MODELS).
 MODELS = ("exact", "f32-angle")
 TOKENS, SEED = 64, 52
+# `fused inputs` gives positions 0 .. TOKENS-1; the peers are judged at token t's position
+# t·POSITION_STEP instead (0 .. 32256), the context lengths these models run at, where an angle
+# computed in float32 is off by more than the exact model's bound (the RoPE table's horizons).
+POSITION_STEP = 512
 # The specs the peers are judged on: a LLaMA-shaped attention (head_dim 128, base 10^4, 4 q heads
 # sharing 2 k heads, q/k RMSNorm before RoPE as Qwen3 and OLMo-2 do), OLMo-2's base 5·10^5 with one
 # head (its norm spans all heads), a head_dim-64 one, and the FP8 E4M3 per-token form of the first.
@@ -49,6 +55,8 @@ RUNS = [
     ("transformers_fused", "hf-olmo2", ("olmo2-f32", "olmo2-bf16")),
     ("ggml_fused", "ggml-fused-fma", ("qk-f32", "qk64-f32")),
     ("ggml_fused", "ggml-fused-nofma", ("qk-f32", "qk64-f32")),
+    ("onnx_fused", "ort-fused-fp8", ("qk-fp8",)),
+    ("onnx_fused", "onnxref-fused-fp8", ("qk-fp8",)),
     ("fp8_fused", "ort-fused-fp8-mldtypes", ("qk-fp8",)),
     ("fp8_fused", "keras-fused-fp8", ("qk-fp8",)),
 ]
@@ -82,6 +90,17 @@ def judgement_line(text):
     return (lines[0] if lines else "").replace("|", "/")
 
 
+def spread_positions(path):
+    """Rewrites the inputs file with token t at position t·POSITION_STEP (every component)."""
+    with np.load(path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    positions = arrays["positions"]
+    tokens = positions.shape[0]
+    steps = (np.arange(tokens, dtype=np.int64) * POSITION_STEP).reshape((tokens,) + (1,) * (positions.ndim - 1))
+    arrays["positions"] = np.broadcast_to(steps, positions.shape).astype(positions.dtype)
+    np.savez(path, **arrays)
+
+
 def gate(args, module, impl, spec_name, rows):
     text = SPECS[spec_name]
     spec = fusedlib.parse_spec(text)
@@ -90,6 +109,7 @@ def gate(args, module, impl, spec_name, rows):
     inputs_path, outputs_path = os.path.join(folder, "in.npz"), os.path.join(folder, "out.npz")
     run_cli([args.ropecheck, "fused", "inputs", "--spec", text, "--tokens", str(TOKENS), "--seed", str(SEED),
              "-o", inputs_path], f"fused inputs --spec {text}")
+    spread_positions(inputs_path)
     try:
         with tempfile.TemporaryDirectory(dir=folder) as workdir:
             outputs = module.IMPLEMENTATIONS[impl](spec, fusedlib.load_inputs(inputs_path, spec), args.ropecheck,
@@ -111,7 +131,7 @@ def section(rows, headers, not_run):
     out = [TITLE, "",
            "Written by `scripts/peers` (peers/fused/run.py); what each peer runs and cannot express: "
            "peers/fused/README.md. Inputs: `ropecheck fused inputs --spec S "
-           f"--tokens {TOKENS} --seed {SEED}`; verdicts of `ropecheck fused check --spec S --model M` "
+           f"--tokens {TOKENS} --seed {SEED}`, token t at position t·{POSITION_STEP}; verdicts of `ropecheck fused check --spec S --model M` "
            "(fused/README.md).", ""]
     out += [f"- {h}" for h in headers]
     out += [f"- not run: {why}" for why in not_run]
@@ -168,6 +188,7 @@ def main():
     parser.add_argument("--ggml", action="append", default=[], help="NAME=DIR: a ggml build (peers/ggml/build_ggml.sh)")
     parser.add_argument("--against", help="the checked-in RESULTS.md to compare verdicts with")
     parser.add_argument("--skip", action="append", default=[], help="a peer left out (its folder name: onnx, transformers, ggml; fp8)")
+    parser.add_argument("--only", action="append", default=[], help="run only the implementations named so (repeatable; no --against)")
     args = parser.parse_args()
     probe = subprocess.run([args.ropecheck, "fused", "--help"], capture_output=True, text=True)
     if probe.returncode != 0:
@@ -175,7 +196,11 @@ def main():
         return 3
     ggml_dirs = dict(item.split("=", 1) for item in args.ggml)
     rows, headers, not_run, not_run_impls, loaded = {}, [], [], set(), {}
+    if args.only and args.against:
+        parser.error("--only runs part of the table: it cannot be compared (--against)")
     for name, impl, spec_names in RUNS:
+        if args.only and impl not in args.only:
+            continue
         if name not in loaded:
             if name.removesuffix("_fused") in args.skip:
                 loaded[name] = (None, f"{name}: left out (--skip {name.removesuffix('_fused')})")
