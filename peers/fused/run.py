@@ -17,6 +17,7 @@ cells that moved are printed without failing.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,7 @@ RUNS = [
     ("fp8_fused", "ort-fused-fp8-mldtypes", ("qk-fp8",)),
     ("fp8_fused", "keras-fused-fp8", ("qk-fp8",)),
 ]
-COLUMNS = ("implementation", "spec", "model", "verdict", "judgement (first line)", "note")
+COLUMNS = ("implementation", "spec", "model", "verdict", "worst e", "first failure", "note")
 TITLE = "## Fused: RMSNorm → RoPE (→ FP8), judged by `ropecheck fused check`"
 
 
@@ -85,9 +86,21 @@ def load_module(name, ggml_dirs):
         return None, f"{name}: {str(why).splitlines()[0] if str(why) else type(why).__name__}"
 
 
-def judgement_line(text):
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return (lines[0] if lines else "").replace("|", "/")
+def judgement_cells(text):
+    """(worst e per output tensor, the first failing element) from `fused check`'s text: its lines
+    "  TENSOR: worst e E (N judged, F failed)" and "first failure: ..." (fused_report_text)."""
+    worst, first = [], "–"
+    for line in text.splitlines():
+        line = line.strip()
+        match = re.match(r"(\w+): worst e (\S+) \(", line)
+        if match:
+            worst.append(f"{match.group(1)} {float(match.group(2)):.3g}")
+        elif line.startswith("first failure:"):
+            first = line[len("first failure:"):].strip()
+            short = re.match(r"([^:]+):.*\(e (\S+)\)$", first)  # the element and its e
+            if short:
+                first = f"{short.group(1)} (e {float(short.group(2)):.3g})"
+    return (", ".join(worst) or "–").replace("|", "/"), first.replace("|", "/")
 
 
 def spread_positions(path):
@@ -116,7 +129,7 @@ def gate(args, module, impl, spec_name, rows):
                                                    workdir)
     except fusedlib.Unsupported as why:
         for model in MODELS:
-            rows[(impl, spec_name, model)] = ("skip", "–", str(why))
+            rows[(impl, spec_name, model)] = ("skip", "–", "–", str(why))
         return
     fusedlib.save_outputs(outputs_path, **outputs)
     for model in MODELS:
@@ -124,7 +137,7 @@ def gate(args, module, impl, spec_name, rows):
                            outputs_path], f"fused check --spec {text} --model {model} ({impl})")
         with open(os.path.join(folder, f"check-{model}.txt"), "w") as f:
             f.write(out)
-        rows[(impl, spec_name, model)] = ("pass" if rc == 0 else "fail", judgement_line(out), "")
+        rows[(impl, spec_name, model)] = ("pass" if rc == 0 else "fail", *judgement_cells(out), "")
 
 
 def section(rows, headers, not_run):
@@ -137,8 +150,8 @@ def section(rows, headers, not_run):
     out += [f"- not run: {why}" for why in not_run]
     out += ["", "| spec | text |", "|---|---|"] + [f"| {name} | `{text}` |" for name, text in SPECS.items()]
     out += ["", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for (impl, spec_name, model), (verdict, line, note) in rows.items():
-        out.append(f"| {impl} | {spec_name} | {model} | {verdict} | {line} | {note} |")
+    for key, cells in rows.items():
+        out.append("| " + " | ".join((*key, *cells)) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -167,8 +180,8 @@ def compare(fresh, against, not_run_impls):
             changed.append(f"{' '.join(key)}: {'new row' if a is None else 'row gone'} ({(b or a)['verdict']})")
         elif a["verdict"] != b["verdict"]:
             changed.append(f"{' '.join(key)}: verdict {a['verdict']} -> {b['verdict']}")
-        elif a["judgement (first line)"] != b["judgement (first line)"]:
-            moved.append(f"{' '.join(key)}: {a['judgement (first line)']} -> {b['judgement (first line)']}")
+        else:
+            moved += [f"{' '.join(key)}: {c} {a[c]} -> {b[c]}" for c in ("worst e", "first failure") if a[c] != b[c]]
     for impl in sorted(not_run_impls):
         print(f"fused peers check: {impl} not run, its rows not compared")
     for line in moved:
