@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   static constexpr Command kCommands[] = {
       {"apply", add_apply_command},     {"golden", add_golden_command}, {"props", add_props_command}, {"check", add_check_command},
       {"explain", add_explain_command}, {"run", add_run_command},       {"fuzz", add_fuzz_command},   {"report", add_report_merge_command},
-      {"sweep", add_sweep_command},     {"spec", add_spec_command},
+      {"sweep", add_sweep_command},     {"spec", add_spec_command},       {"fused", add_fused_command},
   };
   const Command* named = nullptr;
   if (argc > 1) {

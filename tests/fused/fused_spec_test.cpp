@@ -6,6 +6,7 @@
 
 #include "fused/fp8.h"
 #include "fused/fused.h"
+#include "tensorio/readers.h"
 
 namespace ropecheck::fused {
 namespace {
@@ -121,6 +122,37 @@ TEST(Fp8, QuantizationTiesAndOverflow) {
   // Subnormals: E4M3 spacing 2^-9; 2^-10 ties to 0, 3·2^-10 to 2^-8.
   EXPECT_EQ(quantize_fp8(std::ldexp(1.0, -10), Fp8::e4m3, true), 0.0);
   EXPECT_EQ(quantize_fp8(3 * std::ldexp(1.0, -10), Fp8::e4m3, true), std::ldexp(1.0, -8));
+}
+
+// A .npy file of format 1.0 with `descr` and the raw little-endian `data` (header padded to 64 bytes).
+std::string npy(const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+TEST(FusedFiles, UnsignedCodesReadOnlyWhereAsked) {
+  // FP8 codes as uint8 and bf16 bits as uint16 (`ropecheck fused`): widened as integers when
+  // accepted; every other reader refuses them as before.
+  const std::string codes = npy("|u1", "(3,)", std::string("\x7e\x38\xb8", 3));
+  const tensorio::Tensor t = tensorio::parse_npy_tensor(codes, "q_out.npy", tensorio::UnsignedCodes::accepted);
+  EXPECT_EQ(t.dtype, "U8");
+  ASSERT_EQ(t.values.size(), 3u);
+  EXPECT_EQ(t.values[0], 126.0);
+  EXPECT_EQ(decode_fp8(static_cast<std::uint8_t>(t.values[0]), Fp8::e4m3), 448.0);
+  EXPECT_EQ(decode_fp8(static_cast<std::uint8_t>(t.values[2]), Fp8::e4m3), -1.0);
+  const std::string bits = npy("<u2", "(2,)", std::string("\x80\x3f\x00\xc0", 4));  // bf16 1.0, -2.0
+  const tensorio::Tensor b = tensorio::parse_npy_tensor(bits, "k_out.npy", tensorio::UnsignedCodes::accepted);
+  EXPECT_EQ(b.dtype, "U16");
+  EXPECT_EQ(b.values[0], 0x3f80);
+  EXPECT_EQ(b.values[1], 0xc000);
+  EXPECT_THROW((void)tensorio::parse_npy_tensor(codes, "q_out.npy"), InputError);
 }
 
 }  // namespace
