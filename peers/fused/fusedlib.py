@@ -1,6 +1,6 @@
 """What the fused peers share (peers/fused/README.md): the fused spec text, the inputs file of
 `ropecheck fused inputs` and the outputs file `ropecheck fused check` judges (fused/README.md,
-"npz names"), and the skip reason of a spec a library cannot express.
+"`ropecheck fused`"), and the skip reason of a spec a library cannot express.
 
 Inputs (row-major): q [tokens, q_heads, head_dim], k [tokens, k_heads, head_dim], positions
 [tokens, components], q_weight/k_weight [head_dim] (norm only), slot_mapping [tokens] and
