@@ -322,10 +322,11 @@ class Candidates {
 // judge/'s RoPE inference on q and a contiguous k, where the fused spec is a rotation alone.
 std::string rope_inference(const FusedSpec& spec, const Case& c) {
   if (spec.norm != NormPlace::none || spec.fp8 != Fp8::none) return {};
-  std::vector<golden::RopeTest> tests(spec.destination == Destination::contiguous ? 2 : 1);
+  std::vector<judge::Call> tests(spec.destination == Destination::contiguous ? 2 : 1);
   std::vector<judge::DiagnosedTest> diagnosed;
   for (std::size_t i = 0; i < tests.size(); ++i) {
-    golden::RopeTest& t = tests[i];
+    judge::Call& t = tests[i];
+    t.id = static_cast<std::int64_t>(i) + 1;
     t.tokens = c.in.tokens;
     t.heads = i == 0 ? spec.q_heads : spec.k_heads;
     t.head_dim = spec.rope.head_dim;
