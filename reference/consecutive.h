@@ -18,8 +18,8 @@ namespace ropecheck::reference {
 // the block's first position, within 1449·2^-106·|A| as a point of the plane). The state's error
 // grows by at most 12.76·2^-106·|A| a step (proofs/formal/coq/Consecutive.v `consecutive_run`):
 // after the K − 1 steps of a block it is ≤ (1449 + 12.76·1023)·2^-106·|A| < 2^-92·|A|. A seed costs
-// about a present-path angle (≈ 0.2 µs), so K = 1024 puts the seeds below 1 % of the time
-// (bench/README.md "reference_consecutive").
+// about one present-path angle, so the seeds' share of the time is about 1/K (the measured figure:
+// bench/README.md "reference_consecutive").
 inline constexpr std::int64_t kConsecutiveBlock = 1024;
 // |computed − exact| of cos·A and sin·A on the consecutive path, per unit of |A| (Consecutive.v
 // `consecutive_block_bound`).
