@@ -144,7 +144,7 @@ std::uint64_t file_size(const std::string& path) {
 
 // Candidate files above this size are read a test at a time (tensorio::TensorFile), so that the
 // memory of a check follows one test, not the file (a 537 M-value candidate is 2.1 GB of f32; held
-// whole, its values take 8 bytes each). Below it, one read of the file is the faster way.
+// whole, its values take 8 bytes each). Below it the file is read whole, in one read.
 constexpr std::uint64_t kReadWholeBytes = std::uint64_t{1} << 24;
 
 }  // namespace

@@ -65,7 +65,7 @@ judge::GroupResult judge_tensor_sources(const Spec& spec, std::uint64_t heads, s
 
 // A golden check's candidate file answering `golden`: a .npy or safetensors file above 16 MiB read
 // one test at a time (the memory of one test, as the sidecar suites it answers), any other read
-// whole (one read is the faster way).
+// whole in one read (kReadWholeBytes in tensor_files.cpp).
 std::unique_ptr<CandidateFile> open_candidate_file(const std::string& path, const std::vector<const golden::GoldenFile*>& golden,
                                                    const Claims& claims);
 
