@@ -32,6 +32,8 @@ if(NOT out MATCHES "fused-cli/1 \\(positions 0 .. 28672\\): FAIL: missing" OR NO
 endif()
 run(0 check --golden ${WORK}/fused-cli.json --candidate ${WORK}/fused-cli.safetensors --allow-missing)
 refused("--golden: a fused suite is judged with its derived bounds" check --golden ${WORK}/fused-cli.json --candidate ${WORK}/fused-cli.safetensors --json ${WORK}/r.json)
+# A folder of suites is read as RoPE suites: a fused one in it is named by its schema.
+refused("fused-cli.json: schema: expected \"ropecheck-golden/1\" \\(a fused suite" check --golden ${WORK} --candidate ${WORK}/fused-cli.safetensors)
 refused("--model: expected exact or f32-angle for a fused suite" check --golden ${WORK}/fused-cli.json --candidate ${WORK}/fused-cli.safetensors --model f32-recipe)
 
 # `apply` with a fused spec: the fused reference, byte for byte `fused apply`'s.
