@@ -2,7 +2,6 @@
 // schema; the reader is format.cpp's (one typed walk for both schemas).
 #include "golden/fused_golden.h"
 
-#include <cstring>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>

@@ -5,9 +5,9 @@
 // gate/commands/fused_files.h.
 #include "gate/commands/fused_golden_command.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "base/errors.h"
