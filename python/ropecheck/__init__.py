@@ -359,7 +359,11 @@ def certify(fn, spec, positions, model=None, *, stride=64, seed=1, chunk=_certif
     if explain and (certificate.first_failure is not None or certificate.report["failed_calls"] > 0):
         args = _arguments(model, tolerance or None, end - 1, strict_zeros=strict_zeros, threads=options.threads)
         sweep = _rc.sweep(wrapped, label, spec, end - 1, _certify.EXPLAIN_SAMPLES, options.seed, args, limits)
-        certificate.explanation, certificate.explanation_kind = sweep.explanation, sweep.explanation_kind
+        # The explanation where the diagnosis names a change of the spec or a failed call; else its
+        # first line, which names the class the outputs fall in ("within the f32-angle model's bound:
+        # an angle computed in binary32").
+        certificate.explanation = sweep.explanation or (sweep.diagnosis[0] if sweep.diagnosis else "")
+        certificate.explanation_kind = sweep.explanation_kind
     return certificate
 
 
