@@ -15,7 +15,33 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json position_or_null(std::int64_t p) { return p < 0 ? Json(nullptr) : Json(p); }
+using runner::CertifyResult;
+using runner::PairRecord;
+
+// A pair's recorded places, each a position (-1: none; null in the report) and its probe ("" with
+// none): written and read from this one list.
+struct Place {
+  const char* position;
+  const char* probe;
+  std::int64_t PairRecord::*at;
+  runner::Probe PairRecord::*which;
+};
+constexpr Place kPlaces[] = {{"position", "probe", &PairRecord::worst_position, &PairRecord::worst_probe},
+                             {"first_failure", "first_failure_probe", &PairRecord::first_failure, &PairRecord::first_failure_probe},
+                             {"first_mismatch", "first_mismatch_probe", &PairRecord::first_mismatch, &PairRecord::first_mismatch_probe}};
+// The counts of a pair and of a result, read from these lists (certify_json writes them in its order).
+constexpr std::pair<const char*, std::int64_t PairRecord::*> kPairCounts[] = {
+    {"checked", &PairRecord::checked}, {"failures", &PairRecord::failures}, {"mismatches", &PairRecord::mismatches}};
+constexpr std::pair<const char*, std::int64_t CertifyResult::*> kCounts[] = {
+    {"positions", &CertifyResult::positions},       {"random_positions", &CertifyResult::random_positions},
+    {"outputs", &CertifyResult::outputs},           {"passthrough_failures", &CertifyResult::passthrough_failures},
+    {"failed_calls", &CertifyResult::failed_calls}, {"reference_fallback", &CertifyResult::reference_fallback}};
+
+void put_place(Json& o, const Place& place, const PairRecord& rec) {
+  const std::int64_t at = rec.*place.at;
+  o[place.position] = at < 0 ? Json(nullptr) : Json(at);
+  o[place.probe] = at < 0 ? "" : std::string(runner::name(rec.*place.which));
+}
 
 Json identity_json(const CertifyIdentity& id) {
   Json j;
@@ -101,18 +127,17 @@ Json certify_json(const CertifyIdentity& id, const runner::CertifyResult& r, Sha
   for (std::size_t p = 0; p < r.pairs.size(); ++p) {
     const runner::PairRecord& rec = r.pairs[p];
     worst = std::max(worst, rec.worst_e);
-    pairs.push_back({{"pair", p},
-                     {"worst_e", rec.worst_e},
-                     {"position", position_or_null(rec.worst_position)},
-                     {"probe", rec.worst_position < 0 ? "" : std::string(runner::name(rec.worst_probe))},
-                     {"checked", rec.checked},
-                     {"failures", rec.failures},
-                     {"first_failure", position_or_null(rec.first_failure)},
-                     {"first_failure_probe", rec.first_failure < 0 ? "" : std::string(runner::name(rec.first_failure_probe))},
-                     {"first_failure_message", rec.first_failure_message},
-                     {"mismatches", rec.mismatches},
-                     {"first_mismatch", position_or_null(rec.first_mismatch)},
-                     {"first_mismatch_probe", rec.first_mismatch < 0 ? "" : std::string(runner::name(rec.first_mismatch_probe))}});
+    Json o;
+    o["pair"] = p;
+    o["worst_e"] = rec.worst_e;
+    put_place(o, kPlaces[0], rec);
+    o["checked"] = rec.checked;
+    o["failures"] = rec.failures;
+    put_place(o, kPlaces[1], rec);
+    o["first_failure_message"] = rec.first_failure_message;
+    o["mismatches"] = rec.mismatches;
+    put_place(o, kPlaces[2], rec);
+    pairs.push_back(std::move(o));
   }
   j["worst_e"] = worst;
   j["pairs"] = std::move(pairs);
@@ -213,27 +238,18 @@ CertifyReport read_certify_report(const Json& j, const std::string& file) {
     out.place = {static_cast<int>(integer(shard, "index", file)), static_cast<int>(integer(shard, "count", file))};
     r.range = {integer(shard, "first", file), integer(shard, "end", file)};
   }
-  r.positions = integer(j, "positions", file);
-  r.random_positions = integer(j, "random_positions", file);
-  r.outputs = integer(j, "outputs", file);
-  r.passthrough_failures = integer(j, "passthrough_failures", file);
-  r.failed_calls = integer(j, "failed_calls", file);
+  for (const auto& [key, member] : kCounts) r.*member = integer(j, key, file);
   r.first_call_error = text(j, "first_call_error", file);
-  r.reference_fallback = integer(j, "reference_fallback", file);
   const Json& pairs = field(j, "pairs", file, "an array", [](const Json& x) { return x.is_array(); });
   for (const Json& p : pairs) {
     runner::PairRecord rec;
     rec.worst_e = number(p, "worst_e", file);
-    rec.worst_position = integer_or_none(p, "position", file);
-    rec.worst_probe = probe(p, "probe", file);
-    rec.checked = integer(p, "checked", file);
-    rec.failures = integer(p, "failures", file);
-    rec.first_failure = integer_or_none(p, "first_failure", file);
-    rec.first_failure_probe = probe(p, "first_failure_probe", file);
+    for (const Place& place : kPlaces) {
+      rec.*place.at = integer_or_none(p, place.position, file);
+      rec.*place.which = probe(p, place.probe, file);
+    }
+    for (const auto& [key, member] : kPairCounts) rec.*member = integer(p, key, file);
     rec.first_failure_message = text(p, "first_failure_message", file);
-    rec.mismatches = integer(p, "mismatches", file);
-    rec.first_mismatch = integer_or_none(p, "first_mismatch", file);
-    rec.first_mismatch_probe = probe(p, "first_mismatch_probe", file);
     r.pairs.push_back(std::move(rec));
   }
   return out;
