@@ -109,3 +109,10 @@ def test_shards_merged_by_the_command_line_give_the_unsharded_certificate(ropech
 def test_bad_arguments_are_one_line_value_errors(options, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         ropecheck.certify(careful(500000), SPEC, **options)
+
+
+def test_isolated_calls_give_the_same_certificate():
+    rope = careful(500000)
+    here = ropecheck.certify(rope, SPEC, (0, 1024), chunk=256)
+    forked = ropecheck.certify(rope, SPEC, (0, 1024), chunk=256, isolate=True)
+    assert forked.passed and forked.text == here.text
