@@ -1,5 +1,5 @@
 #!/bin/bash
-# The project's kernels certified bit for bit at EVERY position below 2^22 (issue 53: `ropecheck
+# The project's kernels certified bit for bit at EVERY position below 2^22 (`ropecheck
 # certify --require-bits`, gate/README.md "Certifying every position") for two example configs:
 # Llama-3.1-8B's (half, head_dim 128, llama3 scaling) and GPT-J's (interleaved, head_dim 64,
 # rotary_dim 48), both f32, unit probes at every position and random heads every 64. Each must pass
