@@ -213,7 +213,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--budget", type=float, default=120, help="seconds a row may spend beyond the context length")
     parser.add_argument("--check", action="store_true",
-                        help="re-run the rows whose first failure lies below 2^13 and compare them with README.md")
+                        help="re-run the rows whose first failure lies below 2^13 and compare the position, pair and probe "
+                             "with README.md")
     parser.add_argument("--only", action="append", default=[], help="a peer's name (repeatable)")
     args = parser.parse_args()
     rows, failed = [], []
@@ -232,14 +233,15 @@ def main():
                     if args.check:
                         expected = [line for line in table.splitlines() if line.startswith(f"| {peer} | {config} ") and
                                     f"| {dtype} | {model} |" in line]
-                        m = re.search(r"\| \*\*(\d+)\*\*", expected[0]) if expected else None
+                        m = re.search(r"\| \*\*(\d+)\*\*[^|]*\| pair (\d+), ([^:]+):", expected[0]) if expected else None
                         if not m or int(m.group(1)) >= 2**13:
                             continue
                         r = certify_row(peer, make, config, dtype, model, 0, workdir)
-                        got = r["failure"][0] if r["failure"] else None
-                        print(f"{peer} {config} {dtype} {model}: first failure {got}, the table's {m.group(1)} ({r['seconds']} s)")
-                        if got != int(m.group(1)):
-                            failed.append(f"{peer} {config} {dtype} {model}: {got} != {m.group(1)}")
+                        got = r["failure"][:3] if r["failure"] else None
+                        want = (int(m.group(1)), int(m.group(2)), m.group(3))
+                        print(f"{peer} {config} {dtype} {model}: first failure {got}, the table's {want} ({r['seconds']} s)")
+                        if got != want:
+                            failed.append(f"{peer} {config} {dtype} {model}: {got} != {want}")
                         continue
                     r = certify_row(peer, make, config, dtype, model, args.budget, workdir)
                     print(f"{peer} {config} {dtype} {model}: {r['failure'] or r['call'] or 'pass'} [0, {r['covered']}) "
