@@ -7,7 +7,6 @@ import inspect
 import json as _json
 import os
 
-from . import _callable as _fn
 from . import _checks as _c
 from . import _ropecheck as _rc
 
