@@ -8,13 +8,40 @@
 
 #include "base/errors.h"
 #include "gate/report_parts.h"
+#include "golden/sha256.h"
 
 namespace ropecheck::gate {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json position_or_null(std::int64_t p) { return p < 0 ? Json(nullptr) : Json(p); }
+using runner::CertifyResult;
+using runner::PairRecord;
+
+// A pair's recorded places, each a position (-1: none; null in the report) and its probe ("" with
+// none): written and read from this one list.
+struct Place {
+  const char* position;
+  const char* probe;
+  std::int64_t PairRecord::*at;
+  runner::Probe PairRecord::*which;
+};
+constexpr Place kPlaces[] = {{"position", "probe", &PairRecord::worst_position, &PairRecord::worst_probe},
+                             {"first_failure", "first_failure_probe", &PairRecord::first_failure, &PairRecord::first_failure_probe},
+                             {"first_mismatch", "first_mismatch_probe", &PairRecord::first_mismatch, &PairRecord::first_mismatch_probe}};
+// The counts of a pair and of a result, read from these lists (certify_json writes them in its order).
+constexpr std::pair<const char*, std::int64_t PairRecord::*> kPairCounts[] = {
+    {"checked", &PairRecord::checked}, {"failures", &PairRecord::failures}, {"mismatches", &PairRecord::mismatches}};
+constexpr std::pair<const char*, std::int64_t CertifyResult::*> kCounts[] = {
+    {"positions", &CertifyResult::positions},       {"random_positions", &CertifyResult::random_positions},
+    {"outputs", &CertifyResult::outputs},           {"passthrough_failures", &CertifyResult::passthrough_failures},
+    {"failed_calls", &CertifyResult::failed_calls}, {"reference_fallback", &CertifyResult::reference_fallback}};
+
+void put_place(Json& o, const Place& place, const PairRecord& rec) {
+  const std::int64_t at = rec.*place.at;
+  o[place.position] = at < 0 ? Json(nullptr) : Json(at);
+  o[place.probe] = at < 0 ? "" : std::string(runner::name(rec.*place.which));
+}
 
 Json identity_json(const CertifyIdentity& id) {
   Json j;
@@ -37,37 +64,33 @@ Json identity_json(const CertifyIdentity& id) {
   return j;
 }
 
-// One field of a report, of the expected JSON type, or InputError naming file and field.
-const Json& field(const Json& j, const char* key, const std::string& file, const char* expected) {
+// One field of a report, `expected` naming what it must be: InputError naming file and field when it
+// is missing or `ok` refuses it (the one message of every field read).
+const Json& field(const Json& j, const char* key, const std::string& file, const char* expected, bool (*ok)(const Json&)) {
   if (!j.is_object() || !j.contains(key)) throw InputError(file + ": " + key + ": missing, expected " + expected);
-  return j.at(key);
+  const Json& v = j.at(key);
+  if (!ok(v)) throw InputError(file + ": " + key + ": expected " + expected + ", got " + v.dump());
+  return v;
+}
+const Json& object(const Json& j, const char* key, const std::string& file) {
+  return field(j, key, file, "an object", [](const Json& x) { return x.is_object(); });
 }
 std::int64_t integer(const Json& j, const char* key, const std::string& file) {
-  const Json& v = field(j, key, file, "an integer");
-  if (!v.is_number_integer()) throw InputError(file + ": " + key + ": expected an integer, got " + v.dump());
-  return v.get<std::int64_t>();
+  return field(j, key, file, "an integer", [](const Json& x) { return x.is_number_integer(); }).get<std::int64_t>();
 }
 std::int64_t integer_or_none(const Json& j, const char* key, const std::string& file) {
-  const Json& v = field(j, key, file, "an integer or null");
-  if (v.is_null()) return -1;
-  if (!v.is_number_integer()) throw InputError(file + ": " + key + ": expected an integer or null, got " + v.dump());
-  return v.get<std::int64_t>();
+  const Json& v = field(j, key, file, "an integer or null", [](const Json& x) { return x.is_null() || x.is_number_integer(); });
+  return v.is_null() ? -1 : v.get<std::int64_t>();
 }
 double number(const Json& j, const char* key, const std::string& file) {
-  const Json& v = field(j, key, file, "a number");
-  if (!v.is_number()) throw InputError(file + ": " + key + ": expected a number, got " + v.dump());
-  return v.get<double>();
+  return field(j, key, file, "a number", [](const Json& x) { return x.is_number(); }).get<double>();
 }
 std::string text(const Json& j, const char* key, const std::string& file) {
-  const Json& v = field(j, key, file, "a string");
-  if (v.is_null()) return "";
-  if (!v.is_string()) throw InputError(file + ": " + key + ": expected a string, got " + v.dump());
-  return v.get<std::string>();
+  const Json& v = field(j, key, file, "a string", [](const Json& x) { return x.is_null() || x.is_string(); });
+  return v.is_null() ? "" : v.get<std::string>();
 }
 bool flag(const Json& j, const char* key, const std::string& file) {
-  const Json& v = field(j, key, file, "true or false");
-  if (!v.is_boolean()) throw InputError(file + ": " + key + ": expected true or false, got " + v.dump());
-  return v.get<bool>();
+  return field(j, key, file, "true or false", [](const Json& x) { return x.is_boolean(); }).get<bool>();
 }
 
 runner::Probe probe(const Json& j, const char* key, const std::string& file) {
@@ -104,21 +127,72 @@ Json certify_json(const CertifyIdentity& id, const runner::CertifyResult& r, Sha
   for (std::size_t p = 0; p < r.pairs.size(); ++p) {
     const runner::PairRecord& rec = r.pairs[p];
     worst = std::max(worst, rec.worst_e);
-    pairs.push_back({{"pair", p},
-                     {"worst_e", rec.worst_e},
-                     {"position", position_or_null(rec.worst_position)},
-                     {"probe", rec.worst_position < 0 ? "" : std::string(runner::name(rec.worst_probe))},
-                     {"checked", rec.checked},
-                     {"failures", rec.failures},
-                     {"first_failure", position_or_null(rec.first_failure)},
-                     {"first_failure_probe", rec.first_failure < 0 ? "" : std::string(runner::name(rec.first_failure_probe))},
-                     {"first_failure_message", rec.first_failure_message},
-                     {"mismatches", rec.mismatches}});
+    Json o;
+    o["pair"] = p;
+    o["worst_e"] = rec.worst_e;
+    put_place(o, kPlaces[0], rec);
+    o["checked"] = rec.checked;
+    o["failures"] = rec.failures;
+    put_place(o, kPlaces[1], rec);
+    o["first_failure_message"] = rec.first_failure_message;
+    o["mismatches"] = rec.mismatches;
+    put_place(o, kPlaces[2], rec);
+    pairs.push_back(std::move(o));
   }
   j["worst_e"] = worst;
   j["pairs"] = std::move(pairs);
   j["verdict"] = r.pass(id.require_bits) ? "pass" : "fail";
   return j;
+}
+
+std::string certify_file_text(const Json& report) { return report.dump(1, ' ', false, Json::error_handler_t::replace) + "\n"; }
+
+runner::Claims certify_claims(const std::string& model, const std::string& tolerance) {
+  runner::Claims claims = runner::Claims::parse(model, tolerance);
+  if (!judge::judges_exact_values(claims.model)) {
+    throw UsageError("--model: expected exact or f32-angle (certify judges against the exact values), got " + model);
+  }
+  return claims;
+}
+
+void check_certify_options(const runner::CertifyOptions& o) {
+  if (o.first < 0 || o.end <= o.first || o.end > kMaxCertifyPosition) {
+    throw UsageError("--positions: expected A:B with 0 <= A < B <= 2^31 = " + std::to_string(kMaxCertifyPosition) +
+                     " (positions A to B - 1), got " + std::to_string(o.first) + ":" + std::to_string(o.end));
+  }
+  if (o.stride < 0) throw UsageError("--stride: expected an integer >= 0, got " + std::to_string(o.stride));
+  if (o.chunk <= 0 || o.chunk > (std::int64_t{1} << 20)) {
+    throw UsageError("--chunk: expected 1 to 2^20 positions, got " + std::to_string(o.chunk));
+  }
+}
+
+CertifyRun run_certify(const runner::Implementation& implementation, const Spec& spec, const runner::CertifyOptions& options,
+                       bool strict_zeros, bool require_bits, ShardPlace place, const std::string& library) {
+  check_certify_options(options);
+  CertifyRun run;
+  CertifyIdentity& id = run.id;
+  id.spec = to_string(spec);
+  id.implementation = implementation.name();
+  id.selector = implementation.selector();
+  if (!library.empty()) {
+    id.library = library;
+    id.sha256 = golden::sha256_of_file(library);
+  }
+  id.model = std::string(judge::name(implementation.claims().model));
+  id.strict_zeros = strict_zeros;
+  id.require_bits = require_bits;
+  id.options = options;
+  const judge::PairRule rule = runner::certify_rule(implementation, spec, strict_zeros);
+  id.tolerance = rule.tolerance;
+  runner::PositionRange range;
+  try {
+    range = runner::shard_range(options, place.index, place.count);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--shard: ") + e.what());
+  }
+  run.result = runner::certify(implementation, spec, rule, options, range);
+  run.report = certify_json(id, run.result, place);
+  return run;
 }
 
 bool is_certify_report(const Json& report) {
@@ -134,26 +208,24 @@ CertifyReport read_certify_report(const Json& j, const std::string& file) {
   out.certificate = j["kind"] == kCertificateKind;
   CertifyIdentity& id = out.id;
   id.spec = text(j, "spec", file);
-  const Json& impl = field(j, "implementation", file, "an object");
+  const Json& impl = object(j, "implementation", file);
   id.implementation = text(impl, "name", file);
   id.selector = text(impl, "selector", file);
   id.library = text(impl, "library", file);
   id.sha256 = text(impl, "sha256", file);
   id.model = text(j, "model", file);
-  const Json& tol = field(j, "tolerance", file, "an object");
+  const Json& tol = object(j, "tolerance", file);
   id.tolerance.kind = text(tol, "kind", file) == "ulp" ? judge::Tolerance::Kind::ulp : judge::Tolerance::Kind::e;
   id.tolerance.value = number(tol, "value", file);
   id.tolerance.per_radian = number(tol, "per_radian", file);
   id.tolerance.source = text(tol, "source", file);
   id.strict_zeros = flag(j, "strict_zeros", file);
   id.require_bits = flag(j, "require_bits", file);
-  const Json& range = field(j, "range", file, "an object");
+  const Json& range = object(j, "range", file);
   id.options.first = integer(range, "first", file);
   id.options.end = integer(range, "end", file);
   id.options.stride = integer(j, "stride", file);
-  const Json& seed = field(j, "seed", file, "an integer >= 0");
-  if (!seed.is_number_unsigned()) throw InputError(file + ": seed: expected an integer >= 0, got " + seed.dump());
-  id.options.seed = seed.get<std::uint64_t>();
+  id.options.seed = field(j, "seed", file, "an integer >= 0", [](const Json& x) { return x.is_number_unsigned(); }).get<std::uint64_t>();
   id.options.chunk = integer(j, "chunk", file);
   if (id.options.chunk <= 0 || id.options.end < id.options.first)
     throw InputError(file + ": range, chunk: expected first <= end and chunk > 0");
@@ -162,30 +234,22 @@ CertifyReport read_certify_report(const Json& j, const std::string& file) {
     out.place = {0, 1};
     r.range = {id.options.first, id.options.end};
   } else {
-    const Json& shard = field(j, "shard", file, "an object");
+    const Json& shard = object(j, "shard", file);
     out.place = {static_cast<int>(integer(shard, "index", file)), static_cast<int>(integer(shard, "count", file))};
     r.range = {integer(shard, "first", file), integer(shard, "end", file)};
   }
-  r.positions = integer(j, "positions", file);
-  r.random_positions = integer(j, "random_positions", file);
-  r.outputs = integer(j, "outputs", file);
-  r.passthrough_failures = integer(j, "passthrough_failures", file);
-  r.failed_calls = integer(j, "failed_calls", file);
+  for (const auto& [key, member] : kCounts) r.*member = integer(j, key, file);
   r.first_call_error = text(j, "first_call_error", file);
-  r.reference_fallback = integer(j, "reference_fallback", file);
-  const Json& pairs = field(j, "pairs", file, "an array");
-  if (!pairs.is_array()) throw InputError(file + ": pairs: expected an array");
+  const Json& pairs = field(j, "pairs", file, "an array", [](const Json& x) { return x.is_array(); });
   for (const Json& p : pairs) {
     runner::PairRecord rec;
     rec.worst_e = number(p, "worst_e", file);
-    rec.worst_position = integer_or_none(p, "position", file);
-    rec.worst_probe = probe(p, "probe", file);
-    rec.checked = integer(p, "checked", file);
-    rec.failures = integer(p, "failures", file);
-    rec.first_failure = integer_or_none(p, "first_failure", file);
-    rec.first_failure_probe = probe(p, "first_failure_probe", file);
+    for (const Place& place : kPlaces) {
+      rec.*place.at = integer_or_none(p, place.position, file);
+      rec.*place.which = probe(p, place.probe, file);
+    }
+    for (const auto& [key, member] : kPairCounts) rec.*member = integer(p, key, file);
     rec.first_failure_message = text(p, "first_failure_message", file);
-    rec.mismatches = integer(p, "mismatches", file);
     r.pairs.push_back(std::move(rec));
   }
   return out;
@@ -309,6 +373,16 @@ std::string certify_text(const Json& j) {
       std::snprintf(line, sizeof line, "  pair %d: %" PRId64 " failures, first at position %" PRId64 " (%s): %s\n", p["pair"].get<int>(),
                     p["failures"].get<std::int64_t>(), p["first_failure"].get<std::int64_t>(),
                     p["first_failure_probe"].get<std::string>().c_str(), p["first_failure_message"].get<std::string>().c_str());
+      out += line;
+    }
+  }
+  if (j["mismatches"].get<std::int64_t>() > 0) {
+    for (const Json& p : j["pairs"]) {
+      if (p["first_mismatch"].is_null()) continue;
+      std::snprintf(line, sizeof line,
+                    "  pair %d: %" PRId64 " outputs not the correctly rounded bits, first at position %" PRId64 " (%s)\n",
+                    p["pair"].get<int>(), p["mismatches"].get<std::int64_t>(), p["first_mismatch"].get<std::int64_t>(),
+                    p["first_mismatch_probe"].get<std::string>().c_str());
       out += line;
     }
   }

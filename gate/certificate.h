@@ -40,6 +40,30 @@ struct ShardPlace {
 
 // The JSON of a shard (place.count > 1) or of the certificate (place = 0/1: the whole range).
 nlohmann::ordered_json certify_json(const CertifyIdentity& id, const runner::CertifyResult& result, ShardPlace place);
+// A shard's report or the certificate as its file holds it (certify --json, report merge --out).
+std::string certify_file_text(const nlohmann::ordered_json& report);
+
+// The claims of a certify run: `model` (exact or f32-angle: certify judges against the exact
+// values) and an explicit `tolerance` ("" for the implementation's bound); UsageError otherwise.
+runner::Claims certify_claims(const std::string& model, const std::string& tolerance);
+// The positions a run certifies: 0 <= first < end <= 2^31 (the kernels' documented range,
+// runner/implementation.h), a stride >= 0 and chunks of 1 to 2^20 positions; UsageError naming the
+// option (--positions, --stride, --chunk) otherwise.
+inline constexpr std::int64_t kMaxCertifyPosition = std::int64_t{1} << 31;
+void check_certify_options(const runner::CertifyOptions& options);
+
+// One certify run, the command line's and a Python callable's alike (python/certify.cpp): the
+// identity of `implementation` on `spec` over options' range (name, selector, model, the rule's
+// tolerance, and with a `library` (a plugin, a callable's source file) its path and SHA-256),
+// certified over shard `place` of the range.
+// UsageError "--shard: ..." when the range has fewer chunks than shards.
+struct CertifyRun {
+  CertifyIdentity id;
+  runner::CertifyResult result;
+  nlohmann::ordered_json report;  // certify_json of the two
+};
+CertifyRun run_certify(const runner::Implementation& implementation, const Spec& spec, const runner::CertifyOptions& options,
+                       bool strict_zeros, bool require_bits, ShardPlace place, const std::string& library);
 // The summary printed by certify, report merge and --verify's header.
 std::string certify_text(const nlohmann::ordered_json& report);
 

@@ -309,4 +309,5 @@ PYBIND11_MODULE(_ropecheck, m) {
   bind_apply(m);
   bind_judging(m);
   bind_fused(m);
+  bind_certify(m);
 }

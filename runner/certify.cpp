@@ -31,8 +31,9 @@ bool before(double e, std::int64_t position, Probe probe, const PairRecord& r) {
   if (e < r.worst_e) return false;
   return position < r.worst_position || (position == r.worst_position && probe < r.worst_probe);
 }
-bool fails_before(std::int64_t position, Probe probe, const PairRecord& r) {
-  return r.first_failure < 0 || position < r.first_failure || (position == r.first_failure && probe < r.first_failure_probe);
+// Whether (position, probe) comes before a record's first (position, probe) `first` (-1: none).
+bool first_before(std::int64_t position, Probe probe, std::int64_t first, Probe first_probe) {
+  return first < 0 || position < first || (position == first && probe < first_probe);
 }
 
 // What a worker needs, built once per certify call and only read.
@@ -65,8 +66,12 @@ void judge_one(const Context& k, CertifyResult& r, int j, std::int64_t position,
   PairRecord& rec = r.pairs[static_cast<std::size_t>(j)];
   ++rec.checked;
   r.outputs += 2;
-  rec.mismatches += !same_bits(pair.a, pair.rounded_a);
-  rec.mismatches += !same_bits(pair.b, pair.rounded_b);
+  const int mismatches = !same_bits(pair.a, pair.rounded_a) + !same_bits(pair.b, pair.rounded_b);
+  rec.mismatches += mismatches;
+  if (mismatches > 0 && first_before(position, probe, rec.first_mismatch, rec.first_mismatch_probe)) {
+    rec.first_mismatch = position;
+    rec.first_mismatch_probe = probe;
+  }
   // A pair certain to pass below the record's worst e changes nothing (judge/pair_rule.h
   // screen_pair: f64 data is never sure there, so it always takes judge_pair).
   if (rec.worst_position >= 0) {
@@ -82,7 +87,7 @@ void judge_one(const Context& k, CertifyResult& r, int j, std::int64_t position,
   }
   if (!v.pass()) {
     ++rec.failures;
-    if (fails_before(position, probe, rec)) {
+    if (first_before(position, probe, rec.first_failure, rec.first_failure_probe)) {
       rec.first_failure = position;
       rec.first_failure_probe = probe;
       rec.first_failure_message = v.message;
@@ -313,10 +318,14 @@ void combine(CertifyResult& into, const CertifyResult& part) {
       a.worst_position = b.worst_position;
       a.worst_probe = b.worst_probe;
     }
-    if (b.first_failure >= 0 && fails_before(b.first_failure, b.first_failure_probe, a)) {
+    if (b.first_failure >= 0 && first_before(b.first_failure, b.first_failure_probe, a.first_failure, a.first_failure_probe)) {
       a.first_failure = b.first_failure;
       a.first_failure_probe = b.first_failure_probe;
       a.first_failure_message = b.first_failure_message;
+    }
+    if (b.first_mismatch >= 0 && first_before(b.first_mismatch, b.first_mismatch_probe, a.first_mismatch, a.first_mismatch_probe)) {
+      a.first_mismatch = b.first_mismatch;
+      a.first_mismatch_probe = b.first_mismatch_probe;
     }
     a.checked += b.checked;
     a.failures += b.failures;

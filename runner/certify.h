@@ -55,7 +55,9 @@ struct PairRecord {
   std::int64_t first_failure = -1;  // the lowest failing position (-1: none)
   Probe first_failure_probe = Probe::unit_x;
   std::string first_failure_message;
-  std::int64_t mismatches = 0;  // outputs whose bits differ from the correctly rounded ones (NaN = NaN)
+  std::int64_t mismatches = 0;       // outputs whose bits differ from the correctly rounded ones (NaN = NaN)
+  std::int64_t first_mismatch = -1;  // the lowest position with such an output (-1: none)
+  Probe first_mismatch_probe = Probe::unit_x;
 };
 
 struct CertifyResult {
@@ -93,7 +95,7 @@ CertifyResult certify_positions(const Implementation& implementation, const Spec
                                 const CertifyOptions& options, const std::vector<std::int64_t>& positions);
 
 // `part` (another range) into `into`: per pair the larger worst e (the lower position, then probe,
-// on a tie), the lowest first failure, the counts summed; the range joined (the caller checks that
+// on a tie), the lowest first failure and first mismatch, the counts summed; the range joined (the caller checks that
 // the parts are adjacent: gate/certificate.cpp).
 void combine(CertifyResult& into, const CertifyResult& part);
 

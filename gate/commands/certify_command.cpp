@@ -28,8 +28,6 @@
 namespace ropecheck::gate {
 namespace {
 
-constexpr std::int64_t kMaxCertifyPosition = std::int64_t{1} << 31;  // the kernels' documented range (runner/implementation.h)
-
 struct CertifyArguments {
   std::string implementation = "auto";
   std::string plugin;
@@ -73,58 +71,26 @@ std::unique_ptr<runner::Implementation> implementation_of(const CertifyArguments
   return runner::make_implementation({a.implementation, a.plugin}, registry);
 }
 
-runner::Claims claims_of(const std::string& model, const std::string& tolerance) {
-  runner::Claims claims = runner::Claims::parse(model, tolerance);
-  if (!judge::judges_exact_values(claims.model)) {
-    throw UsageError("--model: expected exact or f32-angle (certify judges against the exact values), got " + model);
-  }
-  return claims;
-}
-
-int run_certify(const CertifyArguments& a) {
+int run_certify_command(const CertifyArguments& a) {
   check_report_paths({a.json}, {a.plugin});
   const auto [first, end] = parse_range(a.positions);
-  if (a.options.stride < 0) throw UsageError("--stride: expected an integer >= 0, got " + std::to_string(a.options.stride));
-  if (a.options.chunk <= 0 || a.options.chunk > (std::int64_t{1} << 20)) {
-    throw UsageError("--chunk: expected 1 to 2^20 positions, got " + std::to_string(a.options.chunk));
-  }
-  const runner::Claims claims = claims_of(a.model, a.tolerance);
+  runner::CertifyOptions options = a.options;
+  options.first = first;
+  options.end = end;
+  check_certify_options(options);
+  const runner::Claims claims = certify_claims(a.model, a.tolerance);
   const Spec spec = resolve_spec(a.spec);
   const std::unique_ptr<runner::Implementation> implementation = implementation_of(a, claims);
   if (end - 1 > implementation->max_position()) {
     throw UsageError("--positions: expected positions up to " + std::to_string(implementation->max_position()) + " for " +
                      implementation->name() + ", got " + a.positions);
   }
-  CertifyIdentity id;
-  id.spec = to_string(spec);
-  id.implementation = implementation->name();
-  id.selector = implementation->selector();
-  if (!a.plugin.empty()) {
-    id.library = a.plugin;
-    id.sha256 = golden::sha256_of_file(a.plugin);
-  }
-  id.model = std::string(judge::name(claims.model));
-  id.strict_zeros = a.strict_zeros;
-  id.require_bits = a.require_bits;
-  id.options = a.options;
-  id.options.first = first;
-  id.options.end = end;
-  const judge::PairRule rule = runner::certify_rule(*implementation, spec, a.strict_zeros);
-  id.tolerance = rule.tolerance;
-  runner::PositionRange range;
-  try {
-    range = runner::shard_range(id.options, a.resolved.index, a.resolved.count);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(std::string("--shard: ") + e.what());
-  }
-  const runner::CertifyResult result = runner::certify(*implementation, spec, rule, id.options, range);
-  const nlohmann::ordered_json report = certify_json(id, result, {a.resolved.index, a.resolved.count});
-  std::fputs(certify_text(report).c_str(), stdout);
+  const CertifyRun run =
+      run_certify(*implementation, spec, options, a.strict_zeros, a.require_bits, {a.resolved.index, a.resolved.count}, a.plugin);
+  std::fputs(certify_text(run.report).c_str(), stdout);
   std::fflush(stdout);
-  if (!a.json.empty()) {
-    write_atomically(a.json, report.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n", {a.plugin});
-  }
-  return result.pass(a.require_bits) ? 0 : 1;
+  if (!a.json.empty()) write_atomically(a.json, certify_file_text(run.report), {a.plugin});
+  return run.result.pass(a.require_bits) ? 0 : 1;
 }
 
 // --verify: the certificate's positions re-checked on a random subset (and each pair's worst and
@@ -138,7 +104,7 @@ int run_verify(const CertifyArguments& a) {
   const CertifyReport cert = read_certify_report(j, a.verify);
   if (!cert.certificate) throw InputError(a.verify + ": kind: expected \"" + std::string(kCertificateKind) + "\" (merge the shards first)");
   if (a.samples < 0) throw UsageError("--samples: expected an integer >= 0, got " + std::to_string(a.samples));
-  runner::Claims claims = claims_of(cert.id.model, "");
+  runner::Claims claims = certify_claims(cert.id.model, "");
   claims.tolerance = cert.id.tolerance;
   const Spec spec = parse_spec(cert.id.spec);
   const std::unique_ptr<runner::Implementation> implementation = implementation_of(a, claims);
@@ -156,6 +122,7 @@ int run_verify(const CertifyArguments& a) {
   for (const runner::PairRecord& p : cert.result.pairs) {
     if (p.worst_position >= 0) positions.insert(p.worst_position);
     if (p.first_failure >= 0) positions.insert(p.first_failure);
+    if (p.first_mismatch >= 0) positions.insert(p.first_mismatch);
   }
   const judge::PairRule rule = runner::certify_rule(*implementation, spec, cert.id.strict_zeros);
   const runner::CertifyResult again = runner::certify_positions(*implementation, spec, rule, cert.id.options,
@@ -224,7 +191,7 @@ void add_certify_command(CLI::App& root, int& status) {
     }
     if (args->positions.empty()) throw UsageError("--positions: expected A:B (or --verify CERT)");
     args->resolved = resolve_shard(shard->count() > 0 ? std::optional(args->shard) : std::nullopt, args->shard_count, shard_environment());
-    status = run_certify(*args);
+    status = run_certify_command(*args);
   });
 }
 

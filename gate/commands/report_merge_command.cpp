@@ -40,7 +40,7 @@ void add_report_merge_command(CLI::App& root, int& status) {
     for (const std::string& path : *inputs) reports.emplace_back(path, read_report(path));
     if (is_certify_report(reports.front().second)) {  // the certificate of certify's shards (gate/certificate.h)
       const nlohmann::ordered_json certificate = merge_certify_shards(reports);
-      const std::string text = certificate.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+      const std::string text = certify_file_text(certificate);
       write_atomically(*out, text, *inputs);
       std::fputs(certify_text(certificate).c_str(), stdout);
       status = certificate.value("verdict", "") == "pass" ? 0 : 1;

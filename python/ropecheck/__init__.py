@@ -46,6 +46,7 @@ if importlib.util.find_spec(__name__ + "._ropecheck") is None:
         "--target _ropecheck` and PYTHONPATH=build/python, or `pip install .` (python/README.md)")
 
 from . import _callable as _fn
+from . import _certify
 from . import _checks as _c
 from . import _fused
 from . import _ropecheck as _rc
@@ -65,10 +66,11 @@ MAX_POSITION = 2**31 - 1
 DEFAULT_MODEL = _rc.JudgeArguments().model
 
 __all__ = ["Spec", "Result", "Group", "Case", "FusedResult", "apply", "check", "assert_rope_close", "gate", "kernels",
-           "fused_gate", "hf_config_rotations", "ModelRotations", "LayerRotation", "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
+           "fused_gate", "certify", "Certificate", "hf_config_rotations", "ModelRotations", "LayerRotation", "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
 
 
 FusedResult = _fused.FusedResult
+Certificate = _certify.Certificate
 
 
 class RoundedInputWarning(UserWarning):
@@ -309,6 +311,60 @@ def judge_callable(fn, spec, model=None, *, suites=None, max_position=None, samp
     top = MAX_POSITION if max_position is None else args.max_position
     sweep = _rc.sweep(wrapped, label, spec, top, samples, seed, args, limits)
     return _rc.merge([golden, sweep])
+
+
+def certify(fn, spec, positions, model=None, *, stride=64, seed=1, chunk=_certify.DEFAULT_CHUNK, tolerance=None,
+            strict_zeros=False, require_bits=False, shard=None, shard_count=None, json=None, threads=1, as_torch=False,
+            device=None, name=None, isolate=None, timeout=None, explain=True):
+    """fn(x, positions) certified at every position of `positions` and every pair of `spec`, as
+    `ropecheck certify` certifies a kernel (python/README.md "Certifying a callable") -> Certificate.
+
+    positions: range(A, B), (A, B) or B (0 <= A < B <= 2^31). At each position fn rotates two unit
+    probes per pair, (1, 0) and (0, 1); at A + k*stride also a head of random inputs (seed); each
+    pair is judged by the one pair rule against the correctly rounded reference under `model`
+    (None: DEFAULT_MODEL; "exact" or "f32-angle") or `tolerance`. fn gets `chunk` positions a call:
+    x [chunk, 2, head_dim] (the unit probes: head 0 (1, 0), head 1 (0, 1)) and [tokens, 1, head_dim] (the random heads).
+    require_bits=True: every output must be the correctly rounded value, bit for bit.
+    shard: (K, N), "K/N" or "auto" (a Slurm array; a Kubernetes Indexed Job with shard_count=):
+    the Kth of N contiguous parts of the range, whose reports `ropecheck report merge` joins.
+    json: a path to write the report to (the certificate, or the shard's report: the file
+    `ropecheck certify --json` writes). threads: the reference's and judge's threads (0: every
+    core; fn is called with the GIL held, one call at a time). as_torch=, device=, isolate=,
+    timeout=, name= as gate()'s. explain: on a failure, a sweep of fn up to the range's last
+    position (judge_callable()'s route) says what its outputs are (Certificate.explanation)."""
+    spec = _spec(spec)
+    _check_callable(fn, 2)
+    first, end = _certify.positions_of(positions)
+    options = _rc.CertifyOptions()
+    options.first, options.end = first, end
+    options.stride = _c.integer(stride, "--stride", 0, _c.INT64_MAX)
+    options.seed = _c.integer(seed, "--seed", 0, _c.UINT64_MAX)
+    options.chunk = _c.integer(chunk, "--chunk", 1, _certify.MAX_CHUNK)
+    options.threads = _c.integer(threads, "--threads", 0, 4096)
+    model = DEFAULT_MODEL if model is None else _c.text(model, "--model", "exact or f32-angle")
+    if isinstance(tolerance, dict):
+        tolerance = ",".join(f"{key}={value}" for key, value in tolerance.items())
+    tolerance = "" if tolerance is None else _c.text(tolerance, "--tolerance", "text such as 'e=3' or a dict {'e': 3}")
+    index, count = _certify.shard_of(shard, shard_count)
+    if json is not None:
+        json = _c.text(os.fspath(json), "json", "a path")
+    limits = _limits(isolate, timeout)
+    label = _label(name, fn)
+    wrapped = _fn.wrap(fn, as_torch, False, end - 1, _fn.device_of(device, as_torch))
+    out = _rc.certify(wrapped, label, spec, options, model, tolerance, bool(strict_zeros), bool(require_bits), index, count,
+                      _certify.source_file(fn), limits)
+    certificate = Certificate(out.report, out.summary, out.passed)
+    if json is not None:
+        certificate.write(json)
+    if explain and (certificate.first_failure is not None or certificate.report["failed_calls"] > 0):
+        args = _arguments(model, tolerance or None, end - 1, strict_zeros=strict_zeros, threads=options.threads)
+        sweep = _rc.sweep(wrapped, label, spec, end - 1, _certify.EXPLAIN_SAMPLES, options.seed, args, limits)
+        # The explanation where the diagnosis names a change of the spec or a failed call; else its
+        # first line, which names the class the outputs fall in ("within the f32-angle model's bound:
+        # an angle computed in binary32").
+        certificate.explanation = sweep.explanation or (sweep.diagnosis[0] if sweep.diagnosis else "")
+        certificate.explanation_kind = sweep.explanation_kind
+    return certificate
 
 
 def assert_rope_close(fn_or_output, x=None, positions=None, spec=None, model=None, **options):
