@@ -216,6 +216,12 @@ std::string number(double v) {
 void check_backward_spec(const FusedSpec& spec) {
   validate(spec);
   if (spec.norm == NormPlace::after) throw InputError("spec field 'norm': expected none or before for the backward pass, got 'after'");
+  if (spec.norm != NormPlace::none && spec.norm_kind == NormKind::layer) {
+    throw InputError("spec field 'norm_kind': expected rms for the backward pass, got 'layer'");
+  }
+  if (spec.norm != NormPlace::none && spec.weight_shape == WeightShape::per_head) {
+    throw InputError("spec field 'weight_shape': expected shared for the backward pass, got 'per_head'");
+  }
   if (spec.fp8 != Fp8::none) {
     throw InputError("spec field 'fp8': expected none for the backward pass, got '" + std::string(name(spec.fp8)) + "'");
   }

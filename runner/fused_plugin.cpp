@@ -256,6 +256,13 @@ FusedCallResult call_isolated(const std::string& plugin_path, const fused::Fused
 
 FusedCallResult call_fused(ropecheck_fused_v1_fn entry, const fused::FusedSpec& spec, const fused::FusedInputs& inputs) {
   fused::check_inputs(spec, inputs);
+  // ABI v1's spec struct holds an RMSNorm with one weight vector per tensor (include/ropecheck/fused.h).
+  if (spec.norm != fused::NormPlace::none && spec.norm_kind != fused::NormKind::rms) {
+    throw InputError("spec field 'norm_kind': expected rms for a fused plugin (ABI v1 has no LayerNorm), got 'layer'");
+  }
+  if (spec.norm != fused::NormPlace::none && spec.weight_shape != fused::WeightShape::shared) {
+    throw InputError("spec field 'weight_shape': expected shared for a fused plugin (ABI v1 weights are [head_dim]), got 'per_head'");
+  }
   const kernels::CSpec rope(spec.rope);
   const std::string text = fused::to_string(spec);
   ropecheck_fused_spec c_spec{};

@@ -4,7 +4,7 @@
 // (pass), 1 (fail), 2 (bad input, one line).
 //
 // Files are .npz. Inputs: q [tokens, q_heads, head_dim], k [tokens, k_heads, head_dim], positions
-// [tokens, components] (integers), q_weight and k_weight [head_dim] (a norm), slot_mapping [tokens]
+// [tokens, components] (integers), q_weight and k_weight [head_dim] (a norm; [heads, head_dim] per head), slot_mapping [tokens]
 // and num_blocks (paged). Outputs: q_out, k_out (contiguous) or k_cache [num_blocks, block_size,
 // k_heads, head_dim] (paged), q_scale and k_scale (dynamic scales: [tokens], or [tokens, heads]).
 // An output is float16, float32 or float64 values; FP8 outputs may be uint8 codes of the spec's
@@ -77,8 +77,13 @@ FusedInputs read_inputs(const FusedSpec& spec, const std::string& path) {
   in.positions = integers(positions, path, "positions");
   in.tokens = positions.shape.empty() ? 1 : positions.shape.front();
   if (spec.norm != fused::NormPlace::none) {
-    in.q_weight = floats(require(m, path, "q_weight", "[head_dim]: the spec has a norm"), path, "q_weight");
-    in.k_weight = floats(require(m, path, "k_weight", "[head_dim]: the spec has a norm"), path, "k_weight");
+    const bool per_head = spec.weight_shape == fused::WeightShape::per_head;
+    in.q_weight = floats(
+        require(m, path, "q_weight", per_head ? "[q_heads, head_dim]: the spec has a per-head norm" : "[head_dim]: the spec has a norm"),
+        path, "q_weight");
+    in.k_weight = floats(
+        require(m, path, "k_weight", per_head ? "[k_heads, head_dim]: the spec has a per-head norm" : "[head_dim]: the spec has a norm"),
+        path, "k_weight");
   }
   if (spec.destination == fused::Destination::paged) {
     in.slot_mapping = integers(require(m, path, "slot_mapping", "[tokens]: the destination is paged"), path, "slot_mapping");
@@ -153,8 +158,9 @@ std::string encode_inputs(const FusedSpec& spec, const FusedInputs& in) {
   t.push_back({"k", dtype, dims({in.tokens, spec.k_heads, d}), in.k, {}});
   t.push_back(integer_tensor("positions", dims({in.tokens, position_components(spec.rope)}), in.positions));
   if (spec.norm != fused::NormPlace::none) {
-    t.push_back({"q_weight", dtype, dims({d}), in.q_weight, {}});
-    t.push_back({"k_weight", dtype, dims({d}), in.k_weight, {}});
+    const bool per_head = spec.weight_shape == fused::WeightShape::per_head;
+    t.push_back({"q_weight", dtype, per_head ? dims({spec.q_heads, d}) : dims({d}), in.q_weight, {}});
+    t.push_back({"k_weight", dtype, per_head ? dims({spec.k_heads, d}) : dims({d}), in.k_weight, {}});
   }
   if (spec.destination == fused::Destination::paged) {
     t.push_back(integer_tensor("slot_mapping", dims({in.tokens}), in.slot_mapping));
