@@ -52,12 +52,13 @@ theorems=(
   FusedNorm.tree_sum_bound FusedNorm.tree_sum_any_order FusedNorm.pair_sq_perturb FusedNorm.norm_after_squares
   FusedNorm.perturbed_element_bound FusedNorm.layernorm_centred_squares FusedNorm.layernorm_rms_bracket
   FusedNorm.layernorm_inv_rms FusedNorm.layernorm_element_bound
+  FusedBackward.product_perturb FusedBackward.perturbed_tree_sum FusedBackward.backward_dx_bound
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition Consecutive GateTolerance Fused FusedNorm."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done
