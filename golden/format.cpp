@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/checked_json.h"
+#include "golden/fused_golden.h"
 #include "golden/golden.h"
 #include "golden/sha256.h"
 #include "golden/sidecar.h"
@@ -41,6 +42,10 @@ using Json = nlohmann::ordered_json;
 constexpr int kMaxDepth = 16;                            // the format nests 7 deep at most
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;  // per array: far above any suite
 constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 53) - 1;  // exact in every JSON reader
+// A fused suite's tests and tokens a test: each test is computed whole by the exact reference
+// (fused::random_inputs caps tokens at 2^20, `ropecheck fused inputs --tokens`).
+constexpr std::int64_t kMaxFusedTests = std::int64_t{1} << 16;
+constexpr std::int64_t kMaxFusedTokens = std::int64_t{1} << 20;
 
 class Reader {
  public:
@@ -319,46 +324,28 @@ class Reader {
   }
 
   GoldenFile file(const Json& j) const {
+    // A fused suite has other fields: named by its schema, not by the first field this one lacks.
+    if (j.is_object() && j.contains("schema") && j["schema"] == kFusedSchema) {
+      fail("schema",
+           "\"" + std::string(kSchema) + "\" (a fused suite, " + std::string(kFusedSchema) +
+               ", is judged alone: ropecheck check --golden FILE)",
+           describe(j["schema"]));
+    }
     object(j, "", {"schema", "suite", "kind", "description", "generator", "number_of_tests", "notes", "groups", "sidecar"});
     GoldenFile f;
     if (j.contains("sidecar")) {
-      const Json& sc = j["sidecar"];
-      object(sc, "sidecar", {"file", "format", "sha256"});
-      f.sidecar = string(member(sc, "sidecar", "file"), "sidecar.file");
-      if (sc.contains("sha256")) {
-        f.sidecar_sha256 = string(sc["sha256"], "sidecar.sha256");
-        const bool hex = f.sidecar_sha256.size() == 71 && f.sidecar_sha256.rfind("sha256:", 0) == 0 &&
-                         f.sidecar_sha256.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
-        if (!hex) fail("sidecar.sha256", "\"sha256:\" and 64 lower-case hex digits", describe(sc["sha256"]));
-      }
-      if (string(member(sc, "sidecar", "format"), "sidecar.format") != "safetensors") {
-        fail("sidecar.format", "\"safetensors\"", describe(sc["format"]));
-      }
-      // A name in the JSON's own folder: a golden file never points elsewhere on the machine.
-      if (f.sidecar.empty() || f.sidecar.find_first_of(std::string("/\0", 2)) != std::string::npos || f.sidecar == "." || f.sidecar == "..") {
-        fail("sidecar.file", "a file name in the golden file's folder (no '/')", describe(sc["file"]));
-      }
+      sidecar(j["sidecar"], f.sidecar, f.sidecar_sha256);
       sidecar_ = true;
     }
     const std::string schema = string(member(j, "", "schema"), "schema");
     if (schema != kSchema) fail("schema", "\"" + std::string(kSchema) + "\"", describe(j["schema"]));
-    f.suite = string(member(j, "", "suite"), "suite");
-    if (f.suite.empty() || !std::all_of(f.suite.begin(), f.suite.end(), [](char c) {
-          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
-        })) {
-      fail("suite", "a suite name of lower-case letters, digits and '-'", describe(j["suite"]));
-    }
+    f.suite = suite_name(j);
     const std::string kind = string(member(j, "", "kind"), "kind");
     if (kind == "rope") f.kind = Kind::rope;
     else if (kind == "attention") f.kind = Kind::attention;
     else fail("kind", "\"rope\" or \"attention\"", describe(j["kind"]));
     f.description = string(member(j, "", "description"), "description");
-    const Json& g = member(j, "", "generator");
-    object(g, "generator", {"name", "version", "precision_bits", "seed"});
-    f.generator.name = string(member(g, "generator", "name"), "generator.name");
-    f.generator.version = string(member(g, "generator", "version"), "generator.version");
-    f.generator.precision_bits = static_cast<int>(integer(member(g, "generator", "precision_bits"), "generator.precision_bits", 64, 65536));
-    f.generator.seed = static_cast<std::uint64_t>(integer(member(g, "generator", "seed"), "generator.seed", 0, kMaxPosition));
+    f.generator = generator(member(j, "", "generator"));
     f.number_of_tests = integer(member(j, "", "number_of_tests"), "number_of_tests", 0, kMaxPosition);
     const Json& notes = member(j, "", "notes");
     if (!notes.is_object()) fail("notes", "an object mapping each flag to its explanation", describe(notes));
@@ -380,6 +367,77 @@ class Reader {
         else group.attention_tests.push_back(attention_test(tests[ti], tpath, group.spec));
       }
       f.groups.push_back(std::move(group));
+    }
+    return f;
+  }
+
+  // "sidecar": {"file", "format", "sha256" (optional here)}: a safetensors file in the JSON's folder.
+  void sidecar(const Json& sc, std::string& file, std::string& sha256) const {
+    object(sc, "sidecar", {"file", "format", "sha256"});
+    file = string(member(sc, "sidecar", "file"), "sidecar.file");
+    if (sc.contains("sha256")) {
+      sha256 = string(sc["sha256"], "sidecar.sha256");
+      const bool hex =
+          sha256.size() == 71 && sha256.rfind("sha256:", 0) == 0 && sha256.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+      if (!hex) fail("sidecar.sha256", "\"sha256:\" and 64 lower-case hex digits", describe(sc["sha256"]));
+    }
+    if (string(member(sc, "sidecar", "format"), "sidecar.format") != "safetensors") {
+      fail("sidecar.format", "\"safetensors\"", describe(sc["format"]));
+    }
+    // A name in the JSON's own folder: a golden file never points elsewhere on the machine.
+    if (file.empty() || file.find_first_of(std::string("/\0", 2)) != std::string::npos || file == "." || file == "..") {
+      fail("sidecar.file", "a file name in the golden file's folder (no '/')", describe(sc["file"]));
+    }
+  }
+
+  std::string suite_name(const Json& j) const {
+    std::string suite = string(member(j, "", "suite"), "suite");
+    if (suite.empty() || !std::all_of(suite.begin(), suite.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+        })) {
+      fail("suite", "a suite name of lower-case letters, digits and '-'", describe(j["suite"]));
+    }
+    return suite;
+  }
+
+  Generator generator(const Json& g) const {
+    object(g, "generator", {"name", "version", "precision_bits", "seed"});
+    Generator out;
+    out.name = string(member(g, "generator", "name"), "generator.name");
+    out.version = string(member(g, "generator", "version"), "generator.version");
+    out.precision_bits = static_cast<int>(integer(member(g, "generator", "precision_bits"), "generator.precision_bits", 64, 65536));
+    out.seed = static_cast<std::uint64_t>(integer(member(g, "generator", "seed"), "generator.seed", 0, kMaxPosition));
+    return out;
+  }
+
+  // A fused suite (golden/fused_golden.h): the spec as text, tests of ids 1, 2, … and their tokens,
+  // the arrays in the sidecar, whose hash is required.
+  FusedGoldenFile fused_file(const Json& j) const {
+    object(j, "", {"schema", "suite", "description", "generator", "spec", "number_of_tests", "sidecar", "tests"});
+    const std::string schema = string(member(j, "", "schema"), "schema");
+    if (schema != kFusedSchema) fail("schema", "\"" + std::string(kFusedSchema) + "\"", describe(j["schema"]));
+    FusedGoldenFile f;
+    f.suite = suite_name(j);
+    f.description = string(member(j, "", "description"), "description");
+    f.generator = generator(member(j, "", "generator"));
+    f.spec = string(member(j, "", "spec"), "spec");
+    if (f.spec.empty()) fail("spec", "the fused spec's text", "\"\"");
+    const std::int64_t count = integer(member(j, "", "number_of_tests"), "number_of_tests", 1, kMaxFusedTests);
+    sidecar(member(j, "", "sidecar"), f.sidecar, f.sidecar_sha256);
+    if (f.sidecar_sha256.empty()) fail("sidecar.sha256", "\"sha256:\" and 64 lower-case hex digits (required in a fused suite)", "nothing");
+    const Json& tests = member(j, "", "tests");
+    if (!tests.is_array()) fail("tests", "an array of tests", describe(tests));
+    if (static_cast<std::int64_t>(tests.size()) != count) {
+      fail("tests", std::to_string(count) + " tests (number_of_tests)", std::to_string(tests.size()));
+    }
+    for (std::size_t i = 0; i < tests.size(); ++i) {
+      const std::string path = index("tests", i);
+      object(tests[i], path, {"id", "comment", "tokens"});
+      FusedGoldenTest t;
+      t.id = integer(member(tests[i], path, "id"), join(path, "id"), static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(i) + 1);
+      t.comment = string(member(tests[i], path, "comment"), join(path, "comment"));
+      t.tokens = integer(member(tests[i], path, "tokens"), join(path, "tokens"), 1, kMaxFusedTokens);
+      f.tests.push_back(std::move(t));
     }
     return f;
   }
@@ -408,22 +466,41 @@ class Reader {
 
 }  // namespace
 
-GoldenFile parse_golden(std::string_view text, std::string_view file_name) {
+namespace {
+
+// The one parse of either schema: nesting bounded first, then the typed walk `read`; every error
+// is a GoldenError naming the file. `refuse_duplicates`: a key given twice in one object is refused
+// (base/checked_json.h; the fused schema's reader) instead of keeping one of its values.
+template <class Read>
+auto parse_document(std::string_view text, std::string_view file_name, const char* what, bool refuse_duplicates, Read read) {
   Reader reader(file_name);
   reader.check_depth(text);
   Json j;
+  JsonNotes notes;
   try {
-    j = Json::parse(text.begin(), text.end());
+    j = refuse_duplicates ? parse_json_checked<Json>(text, notes, kMaxDepth) : Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {
     throw GoldenError(std::string(file_name) + ": expected valid JSON, got a syntax error (" + e.what() + ")");
   }
+  if (!notes.duplicate.empty())
+    throw GoldenError(std::string(file_name) + ": " + notes.duplicate + ": expected each key once, got it twice");
   try {
-    return reader.file(j);
+    return read(reader, j);
   } catch (const GoldenError&) {
     throw;
   } catch (const std::exception& e) {  // e.g. a bad_alloc-free library exception: still one type
-    throw GoldenError(std::string(file_name) + ": expected a readable golden file, got an error (" + e.what() + ")");
+    throw GoldenError(std::string(file_name) + ": expected a readable " + what + ", got an error (" + e.what() + ")");
   }
+}
+
+}  // namespace
+
+GoldenFile parse_golden(std::string_view text, std::string_view file_name) {
+  return parse_document(text, file_name, "golden file", false, [](const Reader& r, const Json& j) { return r.file(j); });
+}
+
+FusedGoldenFile parse_fused_golden(std::string_view text, std::string_view file_name) {
+  return parse_document(text, file_name, "fused golden file", true, [](const Reader& r, const Json& j) { return r.fused_file(j); });
 }
 
 GoldenFile read_golden_file(const std::string& path) {

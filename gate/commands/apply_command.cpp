@@ -1,4 +1,6 @@
 // `ropecheck apply`: the reference applied to given inputs, printed exactly or written as .npy.
+// With a fused spec (fused/README.md "The spec"): the fused reference of an inputs .npz, written as
+// .npz (apply_fused below; the tensors of gate/commands/fused_files.h).
 //
 // The tensor goes through reference::apply_chunked, one ApplyPlan: a chunk of tokens at a time is
 // read (a large .npy input a chunk at a time from the file), rounded to the input dtype, rotated in
@@ -17,7 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/checked_json.h"
+#include "fused/fused.h"
 #include "gate/commands/command.h"
+#include "gate/commands/fused_files.h"
 #include "gate/commands/spec_options.h"
 #include "gate/positions.h"
 #include "gate/report.h"
@@ -140,6 +144,29 @@ class InputValues {
   std::vector<double> values_;
 };
 
+// `apply --spec FUSED --input in.npz --out out.npz`: the fused reference (as `ropecheck fused apply`).
+void apply_fused(const std::string& spec_text, const std::string& input, const std::string& out, const std::string& model, bool force) {
+  fused::FusedSpec spec;
+  try {
+    spec = fused::parse_fused_spec(spec_text);
+  } catch (const InputError& e) {
+    throw UsageError(std::string("--spec: ") + e.what());
+  }
+  if (model != "exact")
+    throw UsageError("--model: expected exact with a fused spec (the fused reference rounds the exact value), got " + model);
+  if (input.empty() || !ends_with(input, ".npz")) {
+    throw UsageError(
+        "--input: expected the fused inputs .npz (q, k, positions, ...: `ropecheck fused inputs` writes one) with a fused spec, got '" +
+        input + "'");
+  }
+  if (!ends_with(out, ".npz")) throw UsageError("--out: expected an .npz file for a fused spec's outputs, got '" + out + "'");
+  struct stat st {};
+  if (!force && ::lstat(out.c_str(), &st) == 0)
+    throw UsageError(out + ": expected a new file, got an existing one (use --force to replace it)");
+  const fused::FusedInputs in = read_fused_inputs(spec, FusedTensors::read_npz(input, tensorio::UnsignedCodes::refused));
+  write_atomically(out, tensorio::encode_npz(fused_output_tensors(spec, in, fused::fused_reference(spec, in), "")), {input}, !force);
+}
+
 }  // namespace
 
 void add_apply_command(CLI::App& root, int& status) {
@@ -155,11 +182,11 @@ void add_apply_command(CLI::App& root, int& status) {
   add_spec_options(cmd, args->spec, SpecCount::one);
   cmd->add_option("--positions", args->positions,
                   "One position per token: comma-separated, multi-axis tuples as m1:m2 (e.g. 3:5,4:5); a range START:STOP[:STEP] "
-                  "(1-D specs); or a .npy/.json file of integers [tokens], [tokens, components] or [components, tokens]")
-      ->required();
+                  "(1-D specs); or a .npy/.json file of integers [tokens], [tokens, components] or [components, tokens] (a fused "
+                  "spec: none, the inputs .npz holds them)");
   cmd->add_option("--input", args->input,
                   "Comma-separated decimal or hex-float values, or a .json/.npy file; row-major [tokens, heads, head_dim]; "
-                  "values are rounded to the spec's input dtype")
+                  "values are rounded to the spec's input dtype; a fused spec: the fused inputs .npz")
       ->required();
   cmd->add_option("--heads", args->heads, "Heads per token (default: inferred from the input size)");
   cmd->add_option("--model", args->model, "Rounding model: exact | f32-recipe")->check(CLI::IsMember({"exact", "f32-recipe"}));
@@ -168,10 +195,20 @@ void add_apply_command(CLI::App& root, int& status) {
       cmd->add_option("--format", args->format, "Output: hex (one C99 hex float per line) | json")->check(CLI::IsMember({"hex", "json"}));
   cmd->add_option("--out", args->out,
                   "Write the outputs to this .npy file instead ([tokens, heads, head_dim] in the spec's dtype; bf16 as "
-                  "float32); a new file unless --force")
+                  "float32; a fused spec: the outputs .npz); a new file unless --force")
       ->excludes(format);
   cmd->add_flag("--force", args->force, "With --out: replace an existing file");
   cmd->callback([args, &status] {
+    if (args->spec.specs.size() == 1 && args->spec.hf_configs.empty() && fused::has_fused_keys(args->spec.specs.front())) {
+      if (!args->positions.empty() || args->heads != 0) {
+        throw UsageError("--positions, --heads: expected none with a fused spec (the inputs .npz holds positions and heads)");
+      }
+      if (args->out.empty()) throw UsageError("--out: expected an .npz file for a fused spec's outputs (q_out, k_out or k_cache, scales)");
+      apply_fused(args->spec.specs.front(), args->input, args->out, args->model, args->force);
+      status = 0;
+      return;
+    }
+    if (args->positions.empty()) throw CLI::RequiredError("--positions");
     const Spec spec = resolve_spec(args->spec);
     const int components = position_components(spec);
     if (!args->out.empty()) {

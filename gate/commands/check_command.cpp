@@ -3,8 +3,9 @@
 
 #include "gate/check.h"
 #include "gate/commands/command.h"
-#include "gate/commands/spec_options.h"
+#include "gate/commands/fused_golden_command.h"
 #include "gate/commands/judge_options.h"
+#include "gate/commands/spec_options.h"
 
 namespace ropecheck::gate {
 
@@ -32,6 +33,17 @@ void add_check_command(CLI::App& root, int& status) {
   add_judge_options(cmd, args->judge, {.allow_missing = true});
   add_report_options(cmd, args->reports);
   cmd->callback([args, spec, positions, input, heads, &status] {
+    // A fused suite (golden/README.md "Fused suites") is judged by the fused judge, its own text.
+    if (!args->golden.empty() && is_fused_golden_file(args->golden)) {
+      if (!args->reports.json.empty() || !args->reports.junit.empty() || !args->reports.html.empty() || !args->judge.tolerance.empty() ||
+          !args->judge.skip_flags.empty()) {
+        throw UsageError(
+            "--golden: a fused suite is judged with its derived bounds and printed as text: expected no --json, --junit, "
+            "--html, --tolerance or --skip-flags, got one");
+      }
+      status = check_fused_golden(args->golden, args->candidate, judge::parse_model(args->judge.model), args->judge.settings.allow_missing);
+      return;
+    }
     args->spec = resolve_optional_spec(*spec, {positions, input, heads}, "a check of your own tensors");
     status = run_check(*args);
   });

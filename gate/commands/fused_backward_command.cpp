@@ -14,6 +14,7 @@
 
 #include "fused/backward.h"
 #include "gate/commands/command.h"
+#include "gate/commands/fused_files.h"
 #include "gate/report.h"
 #include "judge/tolerance.h"
 #include "tensorio/readers.h"
@@ -27,8 +28,6 @@ using fused::FusedGradients;
 using fused::FusedInputs;
 using fused::FusedSpec;
 
-constexpr std::uint64_t kMaxFileBytes = std::uint64_t{1} << 31;
-
 FusedSpec backward_spec_of(const std::string& text) {
   try {
     FusedSpec spec = fused::parse_fused_spec(text);
@@ -39,59 +38,18 @@ FusedSpec backward_spec_of(const std::string& text) {
   }
 }
 
-// One npz file's tensors by name, each read as float or integer values with one line naming the
-// file and tensor when it is missing or of another kind.
-class NpzFile {
- public:
-  explicit NpzFile(std::string path)
-      : path_(std::move(path)), map_(tensorio::parse_npz(tensorio::read_file_bytes(path_, kMaxFileBytes), path_)) {}
-
-  const tensorio::Tensor& tensor(const std::string& name, const std::string& why) const {
-    const auto it = map_.find(name);
-    if (it == map_.end()) throw InputError(path_ + ": " + name + ": expected a tensor (" + why + "), got none");
-    return it->second;
-  }
-  std::vector<double> floats(const std::string& name, const std::string& why) const {
-    const tensorio::Tensor& t = tensor(name, why);
-    if (t.dtype != "F16" && t.dtype != "F32" && t.dtype != "F64" && t.dtype != "BF16") {
-      throw InputError(path_ + ": " + name + ": expected float16, float32 or float64 values, got " + t.dtype);
-    }
-    return t.values;
-  }
-  std::vector<std::int64_t> integers(const std::string& name, const std::string& why) const {
-    const tensorio::Tensor& t = tensor(name, why);
-    if (t.dtype != "I64" && t.dtype != "I32")
-      throw InputError(path_ + ": " + name + ": expected integers (int32 or int64), got " + t.dtype);
-    return {t.values.begin(), t.values.end()};
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  tensorio::TensorMap map_;
-};
-
 struct BackwardInputs {
   FusedInputs in;
   FusedGradients gradients;
 };
 
 BackwardInputs read_backward_inputs(const FusedSpec& spec, const std::string& path) {
-  const NpzFile f(path);
+  const FusedTensors f = FusedTensors::read_npz(path, tensorio::UnsignedCodes::refused);
   BackwardInputs r;
-  r.in.q = f.floats("q", "[tokens, q_heads, head_dim]");
-  r.in.k = f.floats("k", "[tokens, k_heads, head_dim]");
-  const tensorio::Tensor& positions = f.tensor("positions", "[tokens, position components]");
-  r.in.positions = f.integers("positions", "[tokens, position components]");
-  r.in.tokens = positions.shape.empty() ? 1 : positions.shape.front();
-  if (spec.norm != fused::NormPlace::none) {
-    r.in.q_weight = f.floats("q_weight", "[head_dim]: the spec has a norm");
-    r.in.k_weight = f.floats("k_weight", "[head_dim]: the spec has a norm");
-  }
+  r.in = read_fused_inputs(spec, f);  // check_backward_spec: no paged inputs
   r.gradients.dq_out = f.floats("dq_out", "[tokens, q_heads, head_dim]: the incoming gradient of q's output");
   r.gradients.dk_out = f.floats("dk_out", "[tokens, k_heads, head_dim]: the incoming gradient of k's output");
   try {
-    fused::check_inputs(spec, r.in);
     fused::check_gradients(spec, r.in, r.gradients);
   } catch (const InputError& e) {
     throw InputError(path + ": " + e.what());
@@ -100,7 +58,7 @@ BackwardInputs read_backward_inputs(const FusedSpec& spec, const std::string& pa
 }
 
 FusedBackwardOutputs read_backward_outputs(const FusedSpec& spec, const FusedInputs& in, const std::string& path) {
-  const NpzFile f(path);
+  const FusedTensors f = FusedTensors::read_npz(path, tensorio::UnsignedCodes::refused);
   FusedBackwardOutputs out;
   out.dq = f.floats("dq", "[tokens, q_heads, head_dim]");
   out.dk = f.floats("dk", "[tokens, k_heads, head_dim]");
@@ -119,21 +77,9 @@ FusedBackwardOutputs read_backward_outputs(const FusedSpec& spec, const FusedInp
 std::vector<std::int64_t> dims(std::initializer_list<std::int64_t> list) { return list; }
 
 std::string encode_backward_inputs(const FusedSpec& spec, const FusedInputs& in, const FusedGradients& g) {
-  const std::string dtype = tensorio::storage_dtype(input_dtype_of(spec.rope));
   const std::string data = tensorio::storage_dtype(spec.rope.dtype);
   const std::int64_t d = spec.rope.head_dim;
-  std::vector<tensorio::OutTensor> t;
-  t.push_back({"q", dtype, dims({in.tokens, spec.q_heads, d}), in.q, {}});
-  t.push_back({"k", dtype, dims({in.tokens, spec.k_heads, d}), in.k, {}});
-  t.push_back({"positions",
-               "I64",
-               dims({in.tokens, position_components(spec.rope)}),
-               std::vector<double>(in.positions.begin(), in.positions.end()),
-               {}});
-  if (spec.norm != fused::NormPlace::none) {
-    t.push_back({"q_weight", dtype, dims({d}), in.q_weight, {}});
-    t.push_back({"k_weight", dtype, dims({d}), in.k_weight, {}});
-  }
+  std::vector<tensorio::OutTensor> t = fused_input_tensors(spec, in, "", false);
   t.push_back({"dq_out", data, dims({in.tokens, spec.q_heads, d}), g.dq_out, {}});
   t.push_back({"dk_out", data, dims({in.tokens, spec.k_heads, d}), g.dk_out, {}});
   t.push_back({"spec", "U", {}, {}, fused::to_string(spec)});

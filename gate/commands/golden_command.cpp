@@ -2,6 +2,7 @@
 //   golden list                                          suite names, one per line
 //   golden generate (--suite NAME... | --all) --out DIR [--force]
 //   golden generate --spec S --positions P --tokens N [--heads H] --out FILE.json   your own suite
+//   golden generate --fused S --tokens N [--positions P] --out FILE.json   a fused suite (fused_golden_command.h)
 //   golden verify FILE|DIR...                            recompute every expected value
 //   golden lint FILE|DIR...                              schema, unique ids, notes, counts
 //   golden export ...                                    gate/commands/golden_export_command.cpp
@@ -22,8 +23,10 @@
 
 #include "gate/commands/command.h"
 #include "gate/commands/custom_suite_command.h"
+#include "gate/commands/fused_golden_command.h"
 #include "gate/commands/spec_options.h"
 #include "gate/report.h"
+#include "golden/fused_golden.h"
 #include "golden/golden.h"
 #include "tensorio/readers.h"
 
@@ -90,7 +93,23 @@ void add_golden_generate(CLI::App& golden, int& status) {
       generate->add_option("--seed", custom->seed, "With --spec: seed of the inputs (default 1)"),
       generate->add_option("--name", custom->suite, "With --spec: the suite's name (default: the file's name)"),
       generate->add_option("--threads", custom->threads, "With --spec: threads for the inputs and expected values (0: all cores; same bytes for any count)")};
-  generate->callback([&status, suites, all, out_dir, force, custom, spec, custom_options] {
+  // A fused suite instead (gate/commands/fused_golden_command.h): --fused SPEC with --tokens, --positions, --seed, --name.
+  auto fused = std::make_shared<std::string>();
+  generate
+      ->add_option("--fused", *fused,
+                   "A fused suite for this fused spec (fused/README.md; with --tokens, --positions, --seed, --name; --out FILE.json)")
+      ->excludes(generate->get_option("--spec"))
+      ->excludes(generate->get_option("--hf-config"));
+  generate->callback([&status, suites, all, out_dir, force, custom, spec, custom_options, fused] {
+    if (!fused->empty()) {
+      if (*all || !suites->empty()) throw UsageError("golden generate: expected --fused or --suite/--all, not both");
+      if (custom->tokens == 0) throw UsageError("golden generate --fused: expected --tokens N (tokens per test)");
+      if (custom->heads != 1 || custom->threads != 0)
+        throw UsageError("golden generate --fused: expected no --heads or --threads (the spec's q_heads and k_heads)");
+      generate_fused_suite({*fused, custom->positions, *out_dir, custom->suite, custom->tokens, custom->seed, *force});
+      status = 0;
+      return;
+    }
     if (std::optional<Spec> own = resolve_optional_spec(*spec, custom_options, "a suite of your own")) {
       custom->spec = *own;
       if (*all || !suites->empty()) throw UsageError("golden generate: expected --spec or --suite/--all, not both");
@@ -140,6 +159,10 @@ void add_golden_verify(CLI::App& golden, int& status) {
   verify->callback([&status, paths] {
     int failed_files = 0;
     for (const std::string& path : expand_paths(*paths)) {
+      if (is_fused_golden_file(path)) {
+        failed_files += verify_fused_golden(path);
+        continue;
+      }
       golden::VerifyResult result;
       result = golden::verify(golden::read_golden_file(path), path);  // a sidecar is read during verify
       if (result.failing_tests == 0) {
@@ -165,7 +188,12 @@ void add_golden_lint(CLI::App& golden, int& status) {
     for (const std::string& path : expand_paths(*paths)) {
       std::vector<std::string> problems;
       try {
-        problems = golden::lint(golden::read_golden_file(path), path);
+        if (is_fused_golden_file(path)) {
+          // Its reader checks what lint checks of the other schema; the sidecar its hash.
+          golden::read_fused_sidecar(golden::read_fused_golden_file(path));
+        } else {
+          problems = golden::lint(golden::read_golden_file(path), path);
+        }
       } catch (const golden::GoldenError& e) {
         problems.push_back(e.what());
       }

@@ -125,11 +125,8 @@ TEST(FusedBackward, ReferencePassesItsOwnJudge) {
 TEST(FusedBackward, InverseRotationByHand) {
   // head_dim 2 (θ_0 = base^0 = 1), position 1: g = R(−1)·dy = (cos 1·a + sin 1·b, −sin 1·a + cos 1·b).
   const FusedSpec spec = parse_fused_spec("head_dim=2,base=10000,dtype=f32");
-  FusedInputs in;
-  in.tokens = 1;
-  in.q = {0.5, 0.25};
-  in.k = {1, 1};
-  in.positions = {1};
+  const FusedInputs in{
+      .tokens = 1, .q = {0.5, 0.25}, .k = {1, 1}, .positions = {1}, .q_weight = {}, .k_weight = {}, .slot_mapping = {}, .num_blocks = 0};
   const FusedGradients gr{{3, 4}, {1, 0}};
   const FusedBackwardOutputs out = backward_reference(spec, in, gr);
   const long double c = std::cos(1.0L), s = std::sin(1.0L);
@@ -145,13 +142,8 @@ TEST(FusedBackward, NormBackwardByHand) {
   // x̂ = x/r, h = w·g = (1, 0), mean(h·x̂) = 3/(2r); dx = (h − x̂·3/(2r))/r = (1 − 9/25, −12/25)/r,
   // dw = g·x̂ = (3/r, 0).
   const FusedSpec spec = parse_fused_spec("head_dim=2,dtype=f32,norm=before,eps=0");
-  FusedInputs in;
-  in.tokens = 1;
-  in.q = {3, 4};
-  in.k = {3, 4};
-  in.positions = {0};
-  in.q_weight = {1, 2};
-  in.k_weight = {1, 2};
+  const FusedInputs in{
+      .tokens = 1, .q = {3, 4}, .k = {3, 4}, .positions = {0}, .q_weight = {1, 2}, .k_weight = {1, 2}, .slot_mapping = {}, .num_blocks = 0};
   const FusedGradients gr{{1, 0}, {1, 0}};
   const FusedBackwardOutputs out = backward_reference(spec, in, gr);
   const long double r = std::sqrt(12.5L);

@@ -1,8 +1,10 @@
-// A careful fused kernel in float32 for the explanation's tests (tests/fused/explain_test.cpp), with
+// A careful fused kernel in float32 for the judge's and the explanation's tests
+// (tests/fused/fused_judge_test.cpp, explain_test.cpp, fused_golden_test.cpp), with
 // the fused bugs of fused/explain.h switchable one by one or together: inv_freq = 1/base^(2j/r),
 // the angle float(m)·inv_freq, cos/sin of that float angle, the norm's sum of squares in order,
 // 1/sqrt(mean + eps), the rotation's products and sums in float32, then one rounding to the data
-// dtype or t = v/ŝ in float32 quantized to FP8 with ŝ = amax/M per token (or the fixed scale).
+// dtype or t = v/ŝ in float32 quantized to FP8 with ŝ = amax/M per token (or the fixed scale), v the
+// float32 value, or its rounding to the data dtype under rounding=intermediate.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +18,12 @@
 #include "reference/rounding.h"
 
 namespace ropecheck::fused::testing {
+
+// The fused spec the judge's and the explanation's tests default to: a paged bf16 cache of FP8
+// values at the returned per-token scale, the norm before the rotation, grouped-query heads.
+inline const char* const kDefault =
+    "layout=half,head_dim=128,base=10000,dtype=bf16,norm=before,fp8=e4m3,scale=per_token,destination=paged,"
+    "block_size=16,q_heads=4,k_heads=2";
 
 struct Bugs {
   bool swap_weights = false;    // q normalized with k_weight and k with q_weight
@@ -99,7 +107,13 @@ struct CarefulKernel {
       float amax = 0;
       for (std::int64_t h = 0; h < heads; ++h) {
         rows.push_back(head(in, is_k, t, h));
-        for (float a : rows.back()) amax = std::max(amax, std::fabs(a));
+        for (float& a : rows.back()) {
+          // rounding=intermediate: the value rounded to the data dtype before the quantization.
+          if (spec.fp8 != Fp8::none && spec.rounding == Rounding::intermediate) {
+            a = static_cast<float>(reference::round_to_format(static_cast<double>(a), spec.rope.dtype));
+          }
+          amax = std::max(amax, std::fabs(a));
+        }
       }
       const float max = spec.fp8 == Fp8::none ? 1.0f : static_cast<float>(fp8_format(spec.fp8).max);
       const float scale = spec.scale == ScaleMode::fixed ? std::stof(spec.scale_value) : amax / max;

@@ -14,10 +14,7 @@ namespace {
 
 using testing::Bugs;
 using testing::CarefulKernel;
-
-const char* kDefault =
-    "layout=half,head_dim=128,base=10000,dtype=bf16,norm=before,fp8=e4m3,scale=per_token,destination=paged,"
-    "block_size=16,q_heads=4,k_heads=2";
+using testing::kDefault;
 
 struct Outcome {
   FusedJudgement judgement;

@@ -1,20 +1,10 @@
 # `ropecheck fused` end to end in WORK (this test's own folder): inputs, the reference's outputs
 # passing `check` (exit 0), a candidate of another spec failing it (exit 1, naming the tensor), and
 # bad input refused with one line (exit 2).
-file(REMOVE_RECURSE "${WORK}")
-file(MAKE_DIRECTORY "${WORK}")
+include(${CMAKE_CURRENT_LIST_DIR}/cli_helpers.cmake)
 set(spec "layout=half,head_dim=64,base=10000,dtype=bf16,norm=before,fp8=e4m3,scale=per_token,destination=paged,block_size=8,q_heads=2")
 # The same operation with the norm after the rotation: a different function, not a tolerance matter.
 set(wrong "layout=half,head_dim=64,base=10000,dtype=bf16,norm=after,fp8=e4m3,scale=per_token,destination=paged,block_size=8,q_heads=2")
-
-function(run expect_code)
-  execute_process(COMMAND ${COMMAND} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT code EQUAL expect_code)
-    message(FATAL_ERROR "exit code ${code}, expected ${expect_code}: ${ARGN}\n${out}${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-  set(err "${err}" PARENT_SCOPE)
-endfunction()
 
 run(0 fused inputs --spec ${spec} --tokens 12 --seed 3 -o ${WORK}/in.npz)
 run(0 fused apply --spec ${spec} ${WORK}/in.npz -o ${WORK}/out.npz)
@@ -31,14 +21,6 @@ if(NOT out MATCHES "^fused: FAIL" OR NOT out MATCHES "first failure: q_(out|scal
 endif()
 
 # Bad input: one line, exit 2, naming what is wrong.
-function(refused what)
-  execute_process(COMMAND ${COMMAND} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  string(REGEX MATCHALL "\n" newlines "${err}")
-  list(LENGTH newlines lines)
-  if(NOT code EQUAL 2 OR NOT lines EQUAL 1 OR NOT err MATCHES "${what}")
-    message(FATAL_ERROR "expected exit 2 and one line naming '${what}', got ${code}: ${err}")
-  endif()
-endfunction()
 refused("--spec: spec field 'fp8'" fused inputs --spec head_dim=8,fp8=e3m4 -o ${WORK}/x.npz)
 # The inputs of a spec without a norm lack the weights a norm needs.
 run(0 fused inputs --spec head_dim=64,dtype=bf16 --tokens 4 -o ${WORK}/plain.npz)
