@@ -48,15 +48,16 @@ struct Gradient {
   std::vector<double> e_dx, e_dw;
 };
 
-// The constants of fused/README.md "Backward" for one spec.
+// The constants of fused/README.md "Backward" for one spec; its steps are proven in
+// proofs/formal/coq/FusedBackward.v (product_perturb, perturbed_tree_sum, backward_dx_bound).
 struct BackwardBound {
   FusedBound rotation;  // the forward's bound without the norm: the rotation's E and the output's rounding
   NormConstants norm;   // the forward's norm constants: σ = a (the mean), e_r (the inverse rms)
   double xi = 0;        // x̂ = x·r̂⁻¹: (1 + e_r)(1 + w) − 1
-  double eps_h = 0;     // ĥ = ŵ'·ĝ: (1 + c_w)(1 + w) − 1
-  double eps_x = 0;     // x̂'·μ̂: (1 + ξ)(1 + w) − 1
+  double eps_h = 0;     // ĥ = ŵ'·ĝ: (1 + c_w)(1 + w) − 1 (product_perturb, c = c_w)
+  double eps_x = 0;     // x̂'·μ̂: (1 + ξ)(1 + w) − 1 (product_perturb, c = ξ)
   double kappa = 0;     // each product ĥ·x̂' of the mean: (1 + c_w)(1 + w)(1 + ξ) − 1
-  double out = 0;       // the subtraction and the product by r̂⁻¹: (1 + e_r)(1 + w)² − 1
+  double out = 0;       // the subtraction and the product by r̂⁻¹: (1 + e_r)(1 + w)² − 1 (backward_dx_bound)
 };
 
 BackwardBound backward_bound(const FusedSpec& spec, judge::Model model) {
@@ -111,7 +112,8 @@ Gradient gradient(const FusedSpec& spec, const FusedInputs& in, const FusedGradi
   const double w = b.rotation.w, mu_w = b.rotation.mu_w;
   const double sigma = b.norm.a;
   const std::int64_t rows = in.tokens * heads;
-  const double gamma_n = (rows + 1) * w / (1 - (rows + 1) * w);  // γ_{N+1}: the sum of dw over N rows
+  // γ_{N+1}: the sum of dw over N rows in any order (FusedBackward.v perturbed_tree_sum: depth ≤ N − 1).
+  const double gamma_n = (rows + 1) * w / (1 - (rows + 1) * w);
   std::vector<Real> wp(static_cast<std::size_t>(d));
   double wp_max = 0;
   for (std::int64_t i = 0; i < d; ++i) {
@@ -144,7 +146,8 @@ Gradient gradient(const FusedSpec& spec, const FusedInputs& in, const FusedGradi
     mean = mean / static_cast<long long>(d);
     a /= static_cast<double>(d);
     bb /= static_cast<double>(d);
-    // |μ̂ − μ| (fused/README.md "Backward"), with the mean's 2d + 1 roundings' underflow.
+    // |μ̂ − μ| (fused/README.md "Backward" 4; FusedBackward.v perturbed_tree_sum over the products of
+    // product_perturb), with the mean's 2d + 1 roundings' underflow.
     const double e_mu = ((1 + sigma) * (1 + b.kappa) - 1) * a + (1 + sigma) * (1 + b.kappa) * bb + 4 * mu_w;
     const double abs_mu = std::fabs(static_cast<double>(mean)), inv_r = 1 / static_cast<double>(rms);
     for (std::int64_t i = 0; i < d; ++i) {
@@ -216,6 +219,12 @@ std::string number(double v) {
 void check_backward_spec(const FusedSpec& spec) {
   validate(spec);
   if (spec.norm == NormPlace::after) throw InputError("spec field 'norm': expected none or before for the backward pass, got 'after'");
+  if (spec.norm != NormPlace::none && spec.norm_kind == NormKind::layer) {
+    throw InputError("spec field 'norm_kind': expected rms for the backward pass, got 'layer'");
+  }
+  if (spec.norm != NormPlace::none && spec.weight_shape == WeightShape::per_head) {
+    throw InputError("spec field 'weight_shape': expected shared for the backward pass, got 'per_head'");
+  }
   if (spec.fp8 != Fp8::none) {
     throw InputError("spec field 'fp8': expected none for the backward pass, got '" + std::string(name(spec.fp8)) + "'");
   }
@@ -302,7 +311,9 @@ FusedJudgement judge_gradients(const FusedSpec& spec, const FusedInputs& in, con
     j.bound += "; through the norm: " + number(b.out) + "·|DX| + " + number(1 + b.out) + "·(E_h + E_x)/r, σ = " + number(b.norm.a) +
                ", e_r = " + number(b.norm.e_r);
   }
-  j.derivation = "fused/README.md \"Backward\" (by hand, from the forward's rotation and norm constants of docs/fused-bounds.md)";
+  j.derivation =
+      "fused/README.md \"Backward\" (from the forward's rotation and norm constants of docs/fused-bounds.md); "
+      "proofs/formal/coq/FusedBackward.v (product_perturb, perturbed_tree_sum, backward_dx_bound)";
   return j;
 }
 

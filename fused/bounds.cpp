@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "fused/fp8.h"
 
@@ -20,18 +21,39 @@ std::string number(double v) {
 NormConstants norm_constants(int head_dim, NormWeight weight, double w, bool after) {
   NormConstants c;
   const double n = head_dim + 1;
-  const double gamma = n * w / (1 - n * w);  // γ_{d+1} (Higham §3.1; Fused.v gamma_pow)
+  // γ_{d+1} (Higham §3.1; Fused.v gamma_pow): the squares summed in any order (FusedNorm.v
+  // tree_sum_any_order with c = w: the sequential factor covers pairwise and tree sums).
+  const double gamma = n * w / (1 - n * w);
   const bool power_of_two = (head_dim & (head_dim - 1)) == 0;
   // The mean: a division by d (or × 1/d, exact for a power of two: one rounding), else × fl(1/d): two.
   c.a = (1 + gamma) * std::pow(1 + w, power_of_two ? 1 : 2) - 1;
-  // Norm after the rotation: the squares are of the computed rotation, ‖ẑ − z‖ ≤ 4√2·w·‖x‖ (§2).
-  if (after) c.a += std::pow(1 + 4 * std::sqrt(2.0) * w, 2) - 1;
+  // Norm after the rotation: the squares are of the computed rotation, within (1 + 4√2·w)² − 1 of
+  // the exact ones (§2; FusedNorm.v norm_after_squares), composed with the sum's own error.
+  if (after) c.a = (1 + c.a) * std::pow(1 + 4 * std::sqrt(2.0) * w, 2) - 1;
   c.b = (1 + w) * (1 + c.a) - 1;                              // Fused.v rms_scale_bound: + eps, rounded
   const double k_r = 4 * w;                                   // F3: the rsqrt within 2 ulps
   c.e_r = (1 + c.b) * (1 + k_r) - 1;                          // inv_sqrt_perturb (needs b ≤ 1/2)
   const double c_w = weight == NormWeight::one_plus ? w : 0;  // fl(1 + w_i)
   c.nu = (1 + w) * (1 + w) * (1 + c_w) * (1 + c.e_r) - 1;     // rmsnorm_element_bound
+  // LayerNorm's mean: d − 1 additions in any order (γ_d covers them, FusedNorm.v tree_sum_any_order), then
+  // the division as the mean of squares'.
+  const double gamma_d = head_dim * w / (1 - head_dim * w);
+  c.a_mean = (1 + gamma_d) * std::pow(1 + w, power_of_two ? 1 : 2) - 1;
+  c.c_w = c_w;
   return c;
+}
+
+LayerRow layer_row(const NormConstants& c, double w, double mean_abs, double rms) {
+  LayerRow row;
+  row.delta_r = c.a_mean * mean_abs / rms;
+  const double lambda = w + (1 + w) * row.delta_r;  // |r_c − r| ≤ λ·r, r_c = sqrt(‖ĉ‖²/d + eps)
+  if (!(lambda <= 0.5)) {
+    row.nu = std::numeric_limits<double>::infinity();
+    return row;
+  }
+  const double e_l = (1 + c.e_r) / (1 - lambda) - 1;          // FusedNorm.v layernorm_rms_bracket, layernorm_inv_rms
+  row.nu = std::pow(1 + w, 3) * (1 + c.c_w) * (1 + e_l) - 1;  // FusedNorm.v layernorm_element_bound
+  return row;
 }
 
 FusedBound fused_bound(const FusedSpec& spec, judge::Model model) {
@@ -74,6 +96,12 @@ double FusedBound::before_error(double rho, double angle, bool rotated) const {
   return (4 * w * (1 + nu) + nu) * rho + 3 * mu_w + eta * std::fabs(angle) * (1 + nu) * rho;
 }
 
+double FusedBound::before_error(double rho, double angle, bool rotated, double nu, double extra) const {
+  const double delta = nu * rho + extra;
+  if (!rotated) return delta;
+  return 4 * w * (rho + delta) + delta + 3 * mu_w + eta * std::fabs(angle) * (rho + delta);
+}
+
 double FusedBound::after_error(double abs_y, double abs_weight, double rho_z, double rms, double angle, bool rotated) const {
   const double nu = norm_c.nu;
   if (!rotated) return nu * abs_y;
@@ -90,6 +118,16 @@ double FusedBound::scale(double amax, double max_e) const {
   return ((1 + w_s) * (1 + u_d) - 1) * amax / fp8_max + (1 + w_s) * max_e / fp8_max;
 }
 
+namespace {
+
+// The returned scale's bound, appended to bound_text.
+std::string scale_text(const FusedBound& b, const FusedSpec& spec) {
+  if (!b.fp8 || spec.scale == ScaleMode::fixed) return {};
+  return "; returned scale within " + number((1 + b.w_s) * (1 + b.u_d) - 1) + "·amax/M + " + number(1 + b.w_s) + "·max E'/M of amax|Y|/M";
+}
+
+}  // namespace
+
 std::string bound_text(const FusedBound& b, const FusedSpec& spec) {
   std::string text = b.fp8 ? "|q·ŝ − clamp(Y/ŝ, ±" + number(b.fp8_max) + ")·ŝ| ≤ " : "|out − Y| ≤ ";
   text += number(b.relative()) + "·|Y| + " + number((1 + b.u8) * (1 + b.w_q)) + "·(" + number(1 + b.u_d) + "·E + " + number(b.mu_d) + ")";
@@ -100,22 +138,29 @@ std::string bound_text(const FusedBound& b, const FusedSpec& spec) {
       text += "; E = ν·|Y| + (1 + ν)·|w'|·(" + number(4 * b.w) + "·ρ_z + " + number(b.eta) + "·|φ|·ρ_z)/rms";
       break;
     default:
+      if (spec.norm != NormPlace::none && spec.norm_kind == NormKind::layer) {
+        text += "; E = " + number(4 * b.w) + "·(ρ + Δ) + Δ";
+        if (b.eta > 0) text += " + " + number(b.eta) + "·|φ|·(ρ + Δ)";
+        text += ", Δ = ν_L·ρ + (1 + ν_L)·‖w'‖·δ/r, δ ≤ " + number(b.norm_c.a_mean) + "·mean|x| (LayerNorm), ν_L = " + number(nu) + " (" +
+                number(nu / b.w) + "w) at δ = 0";
+        return text + scale_text(b, spec);
+      }
       text += "; E = " + number(4 * b.w * (1 + nu) + nu) + "·ρ";
       if (b.eta > 0) text += " + " + number(b.eta * (1 + nu)) + "·|φ|·ρ";
       break;
   }
   if (spec.norm != NormPlace::none) text += ", ν = " + number(nu) + " (" + number(nu / b.w) + "w)";
-  if (b.fp8 && spec.scale != ScaleMode::fixed) {
-    text +=
-        "; returned scale within " + number((1 + b.w_s) * (1 + b.u_d) - 1) + "·amax/M + " + number(1 + b.w_s) + "·max E'/M of amax|Y|/M";
-  }
-  return text;
+  return text + scale_text(b, spec);
 }
 
 std::string derivation_text(const FusedSpec& spec) {
   std::string text = "docs/fused-bounds.md; proofs/formal/coq/Fused.v (fused_element_bound";
   if (spec.scale != ScaleMode::fixed) text += ", dynamic_scale_bound";
   text += ")";
+  if (spec.norm == NormPlace::after) text += ", FusedNorm.v (norm_after_squares, perturbed_element_bound)";
+  if (spec.norm == NormPlace::before && spec.norm_kind == NormKind::layer) {
+    text += ", FusedNorm.v (layernorm_element_bound, layernorm_inv_rms)";
+  }
   if (spec.fp8 != Fp8::none) text += std::string(", proofs/formal/gappa/fp8_") + std::string(name(spec.fp8)) + ".g";
   return text;
 }

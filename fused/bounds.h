@@ -1,5 +1,6 @@
 // The per-element bounds of the fused operation, derived in docs/fused-bounds.md and machine-checked
-// in proofs/formal/coq/Fused.v (the steps) and proofs/formal/gappa/fp8_e4m3.g, fp8_e5m2.g (the FP8
+// in proofs/formal/coq/Fused.v (the steps), FusedNorm.v (tree-order sums, the norm after, the
+// LayerNorm) and proofs/formal/gappa/fp8_e4m3.g, fp8_e5m2.g (the FP8
 // rounding). The judge (fused.cpp) applies them element by element; nothing here is picked.
 #pragma once
 
@@ -17,8 +18,22 @@ struct NormConstants {
   double b = 0;    // + eps, rounded: (1 + w)(1 + a) − 1
   double e_r = 0;  // the inverse rms: (1 + b)(1 + k_r) − 1
   double nu = 0;   // each normalized element: (1 + w)²(1 + c_w)(1 + e_r) − 1, c_w = w for the 1 + w form
+  // LayerNorm (§1b): the mean's relative error against mean|x|, (1 + γ_d)(1 + w)^j − 1 (the sum of d
+  // values in any order, Fused.v tree_sum_bound), and c_w as above.
+  double a_mean = 0;
+  double c_w = 0;
 };
-// `after`: the norm of the computed rotation, whose sum of squares gains (1 + 4√2·w)² − 1 (§2).
+// The LayerNorm's constants of one head (§1b): with δ ≤ a_mean·mean|x| the computed mean's error and r
+// = sqrt(var + eps) the exact denominator, λ = w + (1 + w)·δ/r, the inverse rms within e_L = (1 + e_r)/(1
+// − λ) − 1 of 1/r, each element |ŷ_i − y_i| ≤ ν_L·|y_i| + (1 + ν_L)·|w'_i|·δ/r, ν_L = (1 + w)³(1 + c_w)(1
+// + e_L) − 1. ν_L is infinite where λ ≥ 1/2 (outside the derivation's hypothesis b, λ ≤ 1/2).
+struct LayerRow {
+  double nu = 0;       // ν_L
+  double delta_r = 0;  // δ/r
+};
+LayerRow layer_row(const NormConstants& c, double w, double mean_abs, double rms);
+// `after`: the norm of the computed rotation, whose sum of squares gains a factor (1 + 4√2·w)² (§2;
+// FusedNorm.v norm_after_squares).
 NormConstants norm_constants(int head_dim, NormWeight weight, double w, bool after);
 
 // Every constant the bound of one spec under one claim needs.
@@ -42,8 +57,13 @@ struct FusedBound {
   // |φ| the pair's angle: (4w(1 + ν) + ν)·ρ + 3·mu_w + η·|φ|·(1 + ν)·ρ  (Fused.v norm_then_rotation,
   // norm_then_f32_angle_rotation).
   double before_error(double rho, double angle, bool rotated) const;
+  // The same with the normalized pair's error ν·ρ + extra (a LayerNorm: ν = ν_L, extra = (1 + ν_L)·
+  // ‖(w'_f, w'_s)‖·δ/r, §1b; an element not rotated: ν·|Y_i| + (1 + ν_L)·|w'_i|·δ/r):
+  // 4w·(ρ + Δ) + Δ + 3·mu_w + η·|φ|·(ρ + Δ), Δ = ν·ρ + extra (Fused.v norm_then_rotation with Δ).
+  double before_error(double rho, double angle, bool rotated, double nu, double extra) const;
   // Norm after: ν'·|Y_i| + (1 + ν')·|w'_i|·(4w·ρ_z + 3·mu_w + η·|φ|·ρ_z)/r, ρ_z the exact rotated
-  // pair's norm, r the exact rms (docs/fused-bounds.md §2, by hand).
+  // pair's norm, r the exact rms (docs/fused-bounds.md §2; FusedNorm.v perturbed_element_bound with
+  // E the rotation's error).
   double after_error(double abs_y, double abs_weight, double rho_z, double rms, double angle, bool rotated) const;
   // The bound on |out − Y| (data dtype) or |q·ŝ − clamp(Y/ŝ, ±M)·ŝ| (FP8, at scale ŝ):
   // ((1 + u8)(1 + w_q)(1 + u_d) − 1)·|Y| + (1 + u8)(1 + w_q)((1 + u_d)·E + μ_d) + μ8·ŝ

@@ -34,11 +34,19 @@ void rotate(const Spec& rope, const Real* row, std::vector<Real>& v) {
   }
 }
 
-// v ← v ⊙ w' / sqrt(mean(v²) + eps), w' = w or 1 + w; returns the rms sqrt(mean(v²) + eps).
-Real normalize(const FusedSpec& spec, const std::vector<double>& weight, const Real& eps, std::vector<Real>& v) {
+// RMSNorm: v ← v ⊙ w' / sqrt(mean(v²) + eps); LayerNorm: v ← (v − mean(v)) ⊙ w' / sqrt(mean((v −
+// mean(v))²) + eps); w' = w or 1 + w, `weight` the head's d weights. Returns the rms, the square root.
+Real normalize(const FusedSpec& spec, const double* weight, const Real& eps, std::vector<Real>& v) {
+  const long long d = static_cast<long long>(v.size());
+  if (spec.norm_kind == NormKind::layer) {
+    Real mean = 0;
+    for (const Real& x : v) mean = mean + x;
+    mean = mean / d;
+    for (Real& x : v) x = x - mean;
+  }
   Real sum = 0;
   for (const Real& x : v) sum = sum + x * x;
-  const Real rms = sqrt(sum / static_cast<long long>(v.size()) + eps);
+  const Real rms = sqrt(sum / d + eps);
   for (std::size_t i = 0; i < v.size(); ++i) {
     const Real w = spec.weight == NormWeight::one_plus ? Real(1) + weight[i] : Real(weight[i]);
     v[i] = v[i] * w / rms;
@@ -59,12 +67,13 @@ ExactTensor exact_tensor(const FusedSpec& spec, const FusedInputs& in, Which whi
   ExactTensor out;
   out.heads = which == Which::q ? spec.q_heads : spec.k_heads;
   const std::vector<double>& x = which == Which::q ? in.q : in.k;
-  const std::vector<double>& weight = which == Which::q ? in.q_weight : in.k_weight;
+  const std::vector<double>& weights = which == Which::q ? in.q_weight : in.k_weight;
   const std::vector<Real> table = rotation_table(spec, in);
   const Real eps(spec.eps);
   out.y.reserve(x.size());
   out.rho.resize(x.size());
   out.rms.resize(static_cast<std::size_t>(in.tokens * out.heads));
+  if (spec.norm_kind == NormKind::layer) out.mean_abs.resize(out.rms.size());
   out.angle.resize(static_cast<std::size_t>(in.tokens * pairs));
   for (std::int64_t t = 0; t < in.tokens; ++t) {
     const std::span<const std::int64_t> position(in.positions.data() + t * components, components);
@@ -78,6 +87,13 @@ ExactTensor exact_tensor(const FusedSpec& spec, const FusedInputs& in, Which whi
     for (std::int64_t h = 0; h < out.heads; ++h) {
       const std::int64_t base = (t * out.heads + h) * d;
       for (std::int64_t i = 0; i < d; ++i) v[i] = Real(x[base + i]);
+      const double* weight = spec.norm == NormPlace::none ? nullptr : head_weight(spec, weights, h);
+      if (spec.norm_kind == NormKind::layer) {
+        Real sum = 0;
+        for (std::int64_t i = 0; i < d; ++i) sum = sum + std::fabs(x[base + i]);
+        // Rounded up: the bound's term grows with it.
+        out.mean_abs[t * out.heads + h] = std::nextafter(static_cast<double>(sum / static_cast<long long>(d)), INFINITY);
+      }
       if (spec.norm != NormPlace::after) {
         if (spec.norm == NormPlace::before) out.rms[t * out.heads + h] = static_cast<double>(normalize(spec, weight, eps, v));
         rotate(rope, row, v);

@@ -21,8 +21,9 @@ struct ExactTensor {
   // For the judge (fused/bounds.h): per element, ρ: the exact output pair's norm (norm none or
   // before) or the exact rotated pair's norm before the norm (after); |Y| on pass-through dims.
   std::vector<double> rho;
-  std::vector<double> rms;    // [tokens][heads]: the exact rms of the normalized vector (norm only)
-  std::vector<double> angle;  // [tokens][rotary_dim/2]: |m·θ'_j|
+  std::vector<double> rms;       // [tokens][heads]: the exact rms of the normalized vector (norm only; a LayerNorm: sqrt(var + eps))
+  std::vector<double> mean_abs;  // [tokens][heads]: mean|x| of the input head (LayerNorm only: its mean's error, fused/bounds.h)
+  std::vector<double> angle;     // [tokens][rotary_dim/2]: |m·θ'_j|
 };
 
 // Inputs must have passed check_inputs.

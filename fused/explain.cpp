@@ -119,17 +119,22 @@ double median(std::vector<double> v) {
 
 // eps from the outputs: per q row, the least-squares ratio ρ of the outputs to the exact values
 // is rms/rms' (the rotation keeps the sum of squares, so either place of the norm): with m the
-// mean of the row's squares, eps' = (m + eps)/ρ² − m. A row resolves eps' to about (m + eps)
+// mean of the row's squares (a LayerNorm: its variance), eps' = (m + eps)/ρ² − m. A row resolves eps' to about (m + eps)
 // times its relative error: the median over the quarter of rows with the smallest m + eps.
 std::optional<double> fit_eps(const FusedSpec& spec, const Case& c, const ExactTensor& y, const std::vector<double>& g) {
   const std::int64_t d = spec.rope.head_dim, rows = c.in.tokens * spec.q_heads;
   const double eps = std::strtod(spec.eps.c_str(), nullptr);
   std::vector<std::pair<double, double>> estimates;  // (m + eps, eps')
   for (std::int64_t r = 0; r < rows; ++r) {
-    double m = 0, gy = 0, yy = 0;
+    // m: the row's mean square (RMSNorm) or its variance (LayerNorm: of x minus the row's mean).
+    double mean = 0, m = 0, gy = 0, yy = 0;
+    if (spec.norm_kind == NormKind::layer) {
+      for (std::int64_t i = 0; i < d; ++i) mean += c.in.q[r * d + i];
+      mean /= static_cast<double>(d);
+    }
     bool finite = true;
     for (std::int64_t i = 0; i < d; ++i) {
-      const double x = c.in.q[r * d + i], e = static_cast<double>(y.y[r * d + i]);
+      const double x = c.in.q[r * d + i] - mean, e = static_cast<double>(y.y[r * d + i]);
       m += x * x;
       gy += g[r * d + i] * e;
       yy += e * e;
@@ -215,6 +220,13 @@ class Candidates {
       add(ChangeKind::weights_swapped, "the q and k norm weights swapped (q normalized with k_weight, k with q_weight)", spec_, swapped,
           c_.out);
     }
+    FusedSpec kind = spec_;
+    kind.norm_kind = spec_.norm_kind == NormKind::rms ? NormKind::layer : NormKind::rms;
+    add(ChangeKind::norm_kind,
+        "norm_kind=" + std::string(name(kind.norm_kind)) + " (expected " + std::string(name(spec_.norm_kind)) +
+            (kind.norm_kind == NormKind::rms ? "): an RMSNorm where the spec has a LayerNorm (the mean not subtracted)"
+                                             : "): a LayerNorm where the spec has an RMSNorm (the mean subtracted)"),
+        kind);
     FusedSpec place = spec_;
     place.norm = spec_.norm == NormPlace::before ? NormPlace::after : NormPlace::before;
     add(ChangeKind::norm_place,
@@ -379,6 +391,8 @@ std::string_view name(ChangeKind kind) {
   switch (kind) {
     case ChangeKind::weights_swapped:
       return "weights_swapped";
+    case ChangeKind::norm_kind:
+      return "norm_kind";
     case ChangeKind::norm_place:
       return "norm_place";
     case ChangeKind::norm_weight:

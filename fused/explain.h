@@ -22,7 +22,18 @@
 
 namespace ropecheck::fused {
 
-enum class ChangeKind { weights_swapped, norm_place, norm_weight, eps, scale_factor, saturation, slot_offset, layout, rotary_dim };
+enum class ChangeKind {
+  weights_swapped,
+  norm_kind,
+  norm_place,
+  norm_weight,
+  eps,
+  scale_factor,
+  saturation,
+  slot_offset,
+  layout,
+  rotary_dim
+};
 std::string_view name(ChangeKind kind);
 
 // A change judged against the outputs: how well it fits them.

@@ -99,8 +99,11 @@ void check_inputs(const FusedSpec& spec, const FusedInputs& in) {
     }
   }
   if (spec.norm != NormPlace::none) {
-    expect_size("q_weight", in.q_weight.size(), d, "[head_dim]: the spec has a norm");
-    expect_size("k_weight", in.k_weight.size(), d, "[head_dim]: the spec has a norm");
+    const bool per_head = spec.weight_shape == WeightShape::per_head;
+    expect_size("q_weight", in.q_weight.size(), weight_values(spec, spec.q_heads),
+                per_head ? "[q_heads][head_dim]: the spec has a norm with weight_shape=per_head" : "[head_dim]: the spec has a norm");
+    expect_size("k_weight", in.k_weight.size(), weight_values(spec, spec.k_heads),
+                per_head ? "[k_heads][head_dim]: the spec has a norm with weight_shape=per_head" : "[head_dim]: the spec has a norm");
     expect_finite("q_weight", in.q_weight);
     expect_finite("k_weight", in.k_weight);
   }
@@ -154,8 +157,8 @@ FusedInputs random_inputs(const FusedSpec& spec, std::int64_t tokens, std::uint6
   for (auto& p : in.positions) p = rng.range(0, 8191);
   if (spec.norm != NormPlace::none) {
     const bool one_plus = spec.weight == NormWeight::one_plus;
-    in.q_weight = draw(static_cast<std::size_t>(d), one_plus ? -0.5 : 0.5, one_plus ? 0.5 : 1.5);
-    in.k_weight = draw(static_cast<std::size_t>(d), one_plus ? -0.5 : 0.5, one_plus ? 0.5 : 1.5);
+    in.q_weight = draw(static_cast<std::size_t>(weight_values(spec, spec.q_heads)), one_plus ? -0.5 : 0.5, one_plus ? 0.5 : 1.5);
+    in.k_weight = draw(static_cast<std::size_t>(weight_values(spec, spec.k_heads)), one_plus ? -0.5 : 0.5, one_plus ? 0.5 : 1.5);
   }
   if (spec.destination == Destination::paged) {
     in.num_blocks = (tokens + spec.block_size - 1) / spec.block_size + 1;

@@ -14,8 +14,10 @@
 
 namespace ropecheck::fused {
 
-enum class NormPlace { none, before, after };  // RMSNorm of q and k before or after the rotation
+enum class NormPlace { none, before, after };  // the norm of q and k before or after the rotation
+enum class NormKind { rms, layer };            // RMSNorm, or LayerNorm: the mean subtracted, weight only (Cohere's qk-norm)
 enum class NormWeight { plain, one_plus };     // x̂·w, or x̂·(1+w) (Gemma-style)
+enum class WeightShape { shared, per_head };   // weights [head_dim] for every head, or [heads][head_dim]
 enum class Fp8 { none, e4m3, e5m2 };
 enum class ScaleMode { fixed, per_token, per_head };  // fixed: the spec's scale; else returned by the kernel
 enum class Rounding { once, intermediate };           // one rounding at the end, or rounded to the data dtype before the quantization
@@ -27,7 +29,9 @@ inline constexpr int kMaxHeads = 4096;
 struct FusedSpec {
   Spec rope;  // the rotation; rope.dtype = the data dtype (bf16, f16, f32)
   NormPlace norm = NormPlace::none;
+  NormKind norm_kind = NormKind::rms;
   NormWeight weight = NormWeight::plain;
+  WeightShape weight_shape = WeightShape::shared;
   std::string eps = "1e-6";  // exact decimal, >= 0
   Fp8 fp8 = Fp8::none;
   bool saturate = true;
@@ -41,7 +45,8 @@ struct FusedSpec {
   friend bool operator==(const FusedSpec&, const FusedSpec&) = default;
 };
 
-// The spec text plus the keys norm=none|before|after, norm_weight=plain|one_plus, eps=,
+// The spec text plus the keys norm=none|before|after, norm_kind=rms|layer, norm_weight=plain|one_plus,
+// weight_shape=shared|per_head, eps=,
 // fp8=none|e4m3|e5m2, saturate=true|false, scale=fixed|per_token|per_head, scale_value=,
 // rounding=once|intermediate, destination=contiguous|paged, block_size=, q_heads=, k_heads=.
 // Throws InputError naming the key and what was expected.
@@ -55,7 +60,9 @@ bool has_fused_keys(std::string_view spec_text);
 void validate(const FusedSpec& spec);
 
 std::string_view name(NormPlace v);
+std::string_view name(NormKind v);
 std::string_view name(NormWeight v);
+std::string_view name(WeightShape v);
 std::string_view name(Fp8 v);
 std::string_view name(ScaleMode v);
 std::string_view name(Rounding v);
@@ -65,7 +72,7 @@ struct FusedInputs {  // row-major
   std::int64_t tokens = 0;
   std::vector<double> q, k;                // [tokens][q_heads|k_heads][head_dim], values of rope.input dtype
   std::vector<std::int64_t> positions;     // [tokens][position_components]
-  std::vector<double> q_weight, k_weight;  // [head_dim] (norm only)
+  std::vector<double> q_weight, k_weight;  // [head_dim], or [heads][head_dim] per head (norm only)
   std::vector<std::int64_t> slot_mapping;  // [tokens] (paged only; -1 = skip the token)
   std::int64_t num_blocks = 0;             // paged only
 };
@@ -76,6 +83,15 @@ struct FusedOutputs {
   std::vector<double> k_cache;           // paged: [num_blocks][block_size][k_heads][head_dim], k_out empty
 };
 
+// The values of one weight tensor of a tensor with `heads` heads: head_dim, or heads·head_dim per head.
+inline std::int64_t weight_values(const FusedSpec& spec, std::int64_t heads) {
+  return (spec.weight_shape == WeightShape::per_head ? heads : 1) * spec.rope.head_dim;
+}
+// The weights of head h (weight_values(spec, heads) values in `weight`).
+inline const double* head_weight(const FusedSpec& spec, const std::vector<double>& weight, std::int64_t h) {
+  return weight.data() + (spec.weight_shape == WeightShape::per_head ? h * spec.rope.head_dim : 0);
+}
+
 // Throws InputError naming the tensor and the size expected when `inputs` do not fit `spec`
 // (sizes, finite values, slots in range and distinct).
 void check_inputs(const FusedSpec& spec, const FusedInputs& inputs);
@@ -83,7 +99,7 @@ void check_inputs(const FusedSpec& spec, const FusedInputs& inputs);
 void check_output_sizes(const FusedSpec& spec, const FusedInputs& inputs, const FusedOutputs& outputs);
 
 // Inputs of the spec's input dtype, uniform in [-4, 4) (weights in [0.5, 1.5), or [-0.5, 0.5) for
-// the 1 + w form), positions 0 .. tokens−1 in every component, and for a paged destination a
+// the 1 + w form; one vector, or one per head), positions 0 .. tokens−1 in every component, and for a paged destination a
 // shuffled slot mapping into enough blocks (one token in eight skipped). Same seed, same inputs.
 FusedInputs random_inputs(const FusedSpec& spec, std::int64_t tokens, std::uint64_t seed);
 // Exact: each composition computed in high precision, correctly rounded per the spec's rounding

@@ -11,8 +11,9 @@
 namespace ropecheck::fused {
 namespace {
 
-constexpr std::array<std::string_view, 12> kFusedKeys = {"norm",        "norm_weight", "eps",         "fp8",        "saturate", "scale",
-                                                         "scale_value", "rounding",    "destination", "block_size", "q_heads",  "k_heads"};
+constexpr std::array<std::string_view, 14> kFusedKeys = {"norm",        "norm_kind",  "norm_weight", "weight_shape", "eps",
+                                                         "fp8",         "saturate",   "scale",       "scale_value",  "rounding",
+                                                         "destination", "block_size", "q_heads",     "k_heads"};
 
 bool is_fused_key(std::string_view key) {
   for (auto k : kFusedKeys) {
@@ -45,7 +46,9 @@ Enum parse_choice(std::string_view key, const std::string& value, const std::arr
 }
 
 constexpr std::array<std::string_view, 3> kNormNames = {"none", "before", "after"};
+constexpr std::array<std::string_view, 2> kKindNames = {"rms", "layer"};
 constexpr std::array<std::string_view, 2> kWeightNames = {"plain", "one_plus"};
+constexpr std::array<std::string_view, 2> kShapeNames = {"shared", "per_head"};
 constexpr std::array<std::string_view, 3> kFp8Names = {"none", "e4m3", "e5m2"};
 constexpr std::array<std::string_view, 3> kScaleNames = {"fixed", "per_token", "per_head"};
 constexpr std::array<std::string_view, 2> kRoundingNames = {"once", "intermediate"};
@@ -75,8 +78,12 @@ int parse_count(std::string_view key, const std::string& value, int high) {
 void set_key(FusedSpec& s, const std::string& key, const std::string& value) {
   if (key == "norm")
     s.norm = parse_choice<NormPlace>(key, value, kNormNames);
+  else if (key == "norm_kind")
+    s.norm_kind = parse_choice<NormKind>(key, value, kKindNames);
   else if (key == "norm_weight")
     s.weight = parse_choice<NormWeight>(key, value, kWeightNames);
+  else if (key == "weight_shape")
+    s.weight_shape = parse_choice<WeightShape>(key, value, kShapeNames);
   else if (key == "eps")
     s.eps = value;
   else if (key == "fp8")
@@ -103,7 +110,9 @@ void set_key(FusedSpec& s, const std::string& key, const std::string& value) {
 }  // namespace
 
 std::string_view name(NormPlace v) { return kNormNames[static_cast<std::size_t>(v)]; }
+std::string_view name(NormKind v) { return kKindNames[static_cast<std::size_t>(v)]; }
 std::string_view name(NormWeight v) { return kWeightNames[static_cast<std::size_t>(v)]; }
+std::string_view name(WeightShape v) { return kShapeNames[static_cast<std::size_t>(v)]; }
 std::string_view name(Fp8 v) { return kFp8Names[static_cast<std::size_t>(v)]; }
 std::string_view name(ScaleMode v) { return kScaleNames[static_cast<std::size_t>(v)]; }
 std::string_view name(Rounding v) { return kRoundingNames[static_cast<std::size_t>(v)]; }
@@ -128,6 +137,11 @@ void validate(const FusedSpec& s) {
     fail("q_heads", "an integer from 1 to " + std::to_string(kMaxHeads), std::to_string(s.q_heads));
   if (s.k_heads < 1 || s.k_heads > kMaxHeads)
     fail("k_heads", "an integer from 1 to " + std::to_string(kMaxHeads), std::to_string(s.k_heads));
+  // The layer norm's bound is derived before the rotation (docs/fused-bounds.md §1b); after it, and its
+  // backward, are not.
+  if (s.norm_kind == NormKind::layer && s.norm == NormPlace::after) {
+    fail("norm_kind", "rms with norm=after (the layer norm is derived before the rotation)", "layer");
+  }
   if (s.fp8 == Fp8::none && s.scale != ScaleMode::fixed) {
     fail("scale", "fixed without fp8 (a returned scale belongs to an FP8 quantization)", std::string(name(s.scale)));
   }
@@ -156,7 +170,8 @@ FusedSpec parse_fused_spec(std::string_view text) {
 }
 
 std::string to_string(const FusedSpec& s) {
-  return to_string(s.rope) + ",norm=" + std::string(name(s.norm)) + ",norm_weight=" + std::string(name(s.weight)) + ",eps=" + s.eps +
+  return to_string(s.rope) + ",norm=" + std::string(name(s.norm)) + ",norm_kind=" + std::string(name(s.norm_kind)) +
+         ",norm_weight=" + std::string(name(s.weight)) + ",weight_shape=" + std::string(name(s.weight_shape)) + ",eps=" + s.eps +
          ",fp8=" + std::string(name(s.fp8)) + ",saturate=" + (s.saturate ? "true" : "false") + ",scale=" + std::string(name(s.scale)) +
          ",scale_value=" + s.scale_value + ",rounding=" + std::string(name(s.rounding)) +
          ",destination=" + std::string(name(s.destination)) + ",block_size=" + std::to_string(s.block_size) +

@@ -44,17 +44,29 @@ std::vector<double> element_errors(const Context& c, const ExactTensor& ex, cons
     const auto [f, s] = reference::pair_dims(rope, j);
     pair_of[f] = pair_of[s] = j;
   }
+  const bool layer = c.spec.norm != NormPlace::none && c.spec.norm_kind == NormKind::layer;
   std::vector<double> e(ex.y.size());
   for (std::int64_t t = 0; t < c.in.tokens; ++t) {
     for (std::int64_t h = 0; h < ex.heads; ++h) {
+      const double* wh = c.spec.norm == NormPlace::none ? nullptr : head_weight(c.spec, weight, h);
+      const auto w_abs = [&](std::int64_t i) { return std::fabs(c.spec.weight == NormWeight::one_plus ? 1 + wh[i] : wh[i]); };
+      // LayerNorm (§1b): ν_L of the row and δ/r; the normalized pair's error ν_L·ρ + (1 + ν_L)·‖w'‖·δ/r.
+      const LayerRow lr =
+          layer ? layer_row(c.bound.norm_c, c.bound.w, ex.mean_abs[t * ex.heads + h], ex.rms[t * ex.heads + h]) : LayerRow{};
       for (std::int64_t i = 0; i < d; ++i) {
         const std::int64_t n = (t * ex.heads + h) * d + i;
         const bool rotated = pair_of[i] >= 0;
         const double angle = rotated ? ex.angle[t * pairs + pair_of[i]] : 0;
         const double abs_y = std::fabs(static_cast<double>(ex.y[n]));
         if (c.spec.norm == NormPlace::after) {
-          const double w = c.spec.weight == NormWeight::one_plus ? 1 + weight[i] : weight[i];
-          e[n] = c.bound.after_error(abs_y, std::fabs(w), ex.rho[n], ex.rms[t * ex.heads + h], angle, rotated);
+          e[n] = c.bound.after_error(abs_y, w_abs(i), ex.rho[n], ex.rms[t * ex.heads + h], angle, rotated);
+        } else if (layer) {
+          double weight_norm = w_abs(i);
+          if (rotated) {
+            const auto [f, s] = reference::pair_dims(rope, pair_of[i]);
+            weight_norm = std::hypot(w_abs(f), w_abs(s));
+          }
+          e[n] = c.bound.before_error(rotated ? ex.rho[n] : abs_y, angle, rotated, lr.nu, (1 + lr.nu) * weight_norm * lr.delta_r);
         } else {
           e[n] = c.bound.before_error(rotated ? ex.rho[n] : abs_y, angle, rotated);
         }

@@ -69,8 +69,12 @@ py::dict inputs_of(const std::string& text, std::int64_t tokens, std::uint64_t s
   out["q"] = array_of(in.q, {tokens, s.q_heads, d});
   out["k"] = array_of(in.k, {tokens, s.k_heads, d});
   out["positions"] = array_of(in.positions, {tokens, components});
-  out["q_weight"] = array_of(in.q_weight, {static_cast<py::ssize_t>(in.q_weight.size())});
-  out["k_weight"] = array_of(in.k_weight, {static_cast<py::ssize_t>(in.k_weight.size())});
+  // Per-head weights: [heads, head_dim]; shared: [head_dim] (empty without a norm).
+  const bool per_head = s.norm != fused::NormPlace::none && s.weight_shape == fused::WeightShape::per_head;
+  out["q_weight"] =
+      per_head ? array_of(in.q_weight, {s.q_heads, d}) : array_of(in.q_weight, {static_cast<py::ssize_t>(in.q_weight.size())});
+  out["k_weight"] =
+      per_head ? array_of(in.k_weight, {s.k_heads, d}) : array_of(in.k_weight, {static_cast<py::ssize_t>(in.k_weight.size())});
   out["slot_mapping"] = array_of(in.slot_mapping, {static_cast<py::ssize_t>(in.slot_mapping.size())});
   out["num_blocks"] = in.num_blocks;
   return out;

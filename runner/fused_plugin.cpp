@@ -254,8 +254,19 @@ FusedCallResult call_isolated(const std::string& plugin_path, const fused::Fused
 
 }  // namespace
 
+void refuse_beyond_v1(const fused::FusedSpec& spec) {
+  // ABI v1's spec struct holds an RMSNorm with one weight vector per tensor (include/ropecheck/fused.h).
+  if (spec.norm != fused::NormPlace::none && spec.norm_kind != fused::NormKind::rms) {
+    throw InputError("spec field 'norm_kind': expected rms for a fused plugin (ABI v1 has no LayerNorm), got 'layer'");
+  }
+  if (spec.norm != fused::NormPlace::none && spec.weight_shape != fused::WeightShape::shared) {
+    throw InputError("spec field 'weight_shape': expected shared for a fused plugin (ABI v1 weights are [head_dim]), got 'per_head'");
+  }
+}
+
 FusedCallResult call_fused(ropecheck_fused_v1_fn entry, const fused::FusedSpec& spec, const fused::FusedInputs& inputs) {
   fused::check_inputs(spec, inputs);
+  refuse_beyond_v1(spec);
   const kernels::CSpec rope(spec.rope);
   const std::string text = fused::to_string(spec);
   ropecheck_fused_spec c_spec{};
@@ -328,6 +339,7 @@ FusedCallResult call_fused(ropecheck_fused_v1_fn entry, const fused::FusedSpec& 
 FusedCallResult call_fused_plugin(const std::string& plugin_path, const fused::FusedSpec& spec, const fused::FusedInputs& inputs,
                                   bool isolate, const ChildLimits& limits) {
   fused::check_inputs(spec, inputs);
+  refuse_beyond_v1(spec);
   if (isolate) return call_isolated(plugin_path, spec, inputs, limits);
   void* handle = ::dlopen(plugin_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {

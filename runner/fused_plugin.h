@@ -30,6 +30,9 @@ struct FusedCallResult {
 FusedCallResult call_fused_plugin(const std::string& plugin_path, const fused::FusedSpec& spec, const fused::FusedInputs& inputs,
                                   bool isolate, const ChildLimits& limits);
 
+// Throws InputError naming the key for a spec ABI v1 cannot carry (norm_kind=layer,
+// weight_shape=per_head); call_fused_plugin and call_fused call it.
+void refuse_beyond_v1(const fused::FusedSpec& spec);
 // One call of `entry` in this process (the child's side of call_fused_plugin, and its in-process
 // route).
 FusedCallResult call_fused(ropecheck_fused_v1_fn entry, const fused::FusedSpec& spec, const fused::FusedInputs& inputs);

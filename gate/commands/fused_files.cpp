@@ -74,8 +74,11 @@ fused::FusedInputs read_fused_inputs(const fused::FusedSpec& spec, const FusedTe
   in.positions = file.integers("positions", "[tokens, position components]");
   in.tokens = positions.shape.empty() ? 1 : positions.shape.front();
   if (spec.norm != fused::NormPlace::none) {
-    in.q_weight = file.floats("q_weight", "[head_dim]: the spec has a norm");
-    in.k_weight = file.floats("k_weight", "[head_dim]: the spec has a norm");
+    const bool per_head = spec.weight_shape == fused::WeightShape::per_head;
+    in.q_weight =
+        file.floats("q_weight", per_head ? "[q_heads, head_dim]: the spec has a per-head norm" : "[head_dim]: the spec has a norm");
+    in.k_weight =
+        file.floats("k_weight", per_head ? "[k_heads, head_dim]: the spec has a per-head norm" : "[head_dim]: the spec has a norm");
   }
   if (spec.destination == fused::Destination::paged) {
     in.slot_mapping = file.integers("slot_mapping", "[tokens]: the destination is paged");
@@ -124,8 +127,9 @@ std::vector<tensorio::OutTensor> fused_input_tensors(const fused::FusedSpec& spe
   t.push_back({prefix + "k", dtype, dims({in.tokens, spec.k_heads, d}), in.k, {}});
   t.push_back(integer_tensor(prefix + "positions", dims({in.tokens, position_components(spec.rope)}), in.positions));
   if (spec.norm != fused::NormPlace::none) {
-    t.push_back({prefix + "q_weight", dtype, dims({d}), in.q_weight, {}});
-    t.push_back({prefix + "k_weight", dtype, dims({d}), in.k_weight, {}});
+    const bool per_head = spec.weight_shape == fused::WeightShape::per_head;
+    t.push_back({prefix + "q_weight", dtype, per_head ? dims({spec.q_heads, d}) : dims({d}), in.q_weight, {}});
+    t.push_back({prefix + "k_weight", dtype, per_head ? dims({spec.k_heads, d}) : dims({d}), in.k_weight, {}});
   }
   if (spec.destination == fused::Destination::paged) {
     t.push_back(integer_tensor(prefix + "slot_mapping", dims({in.tokens}), in.slot_mapping));

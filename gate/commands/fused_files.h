@@ -4,7 +4,7 @@
 // tensor name carries the test's prefix (`SUITE/ID/`).
 //
 // Inputs: q [tokens, q_heads, head_dim], k [tokens, k_heads, head_dim], positions [tokens,
-// components] (integers), q_weight and k_weight [head_dim] (a norm), slot_mapping [tokens] and
+// components] (integers), q_weight and k_weight [head_dim] (a norm; [heads, head_dim] per head), slot_mapping [tokens] and
 // num_blocks (paged). Outputs: q_out, k_out (contiguous) or k_cache [num_blocks, block_size, k_heads,
 // head_dim] (paged), q_scale and k_scale (dynamic scales: [tokens], or [tokens, heads]). An output is
 // float16, float32 or float64 values; FP8 outputs may be uint8 codes of the spec's format, and outputs

@@ -9,7 +9,8 @@
  * What a call computes (fused/README.md; the spec keys there): for every token t and every head of
  * q (q_heads) and of k (k_heads), on the head's head_dim values x:
  *   norm = before:  x ← RMSNorm(x) = x / sqrt(mean(x²) + eps) · w   (w, or 1 + w for norm_weight one_plus;
- *                   q with q_weight, k with k_weight)
+ *                   q with q_weight, k with k_weight; version 1 has no LayerNorm and no per-head
+ *                   weights: a spec with norm_kind=layer or weight_shape=per_head is not called)
  *   the rotation of the spec (include/ropecheck/kernel.h "What a call computes") at token t's positions
  *   norm = after:   the same RMSNorm after the rotation
  *   fp8 = none:     the result rounded to the data dtype (rope->dtype)

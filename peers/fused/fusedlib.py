@@ -3,7 +3,7 @@
 "`ropecheck fused`"), and the skip reason of a spec a library cannot express.
 
 Inputs (row-major): q [tokens, q_heads, head_dim], k [tokens, k_heads, head_dim], positions
-[tokens, components], q_weight/k_weight [head_dim] (norm only), slot_mapping [tokens] and
+[tokens, components], q_weight/k_weight [head_dim] ([heads, head_dim] per head; norm only), slot_mapping [tokens] and
 num_blocks (paged only). Outputs: q_out, k_out (FP8 outputs as their decoded values, not multiplied
 by the scale), q_scale/k_scale ([tokens] for a per-token scale), k_cache (paged only).
 """
@@ -12,7 +12,7 @@ import numpy as np
 # The fused keys of the spec text and their defaults (fused/fused.h, FusedSpec); the other keys are
 # the rotation's (spec/README.md).
 FUSED_DEFAULTS = {
-    "norm": "none", "norm_weight": "plain", "eps": "1e-6", "fp8": "none", "saturate": "true",
+    "norm": "none", "norm_kind": "rms", "norm_weight": "plain", "weight_shape": "shared", "eps": "1e-6", "fp8": "none", "saturate": "true",
     "scale": "fixed", "scale_value": "1", "rounding": "once", "destination": "contiguous",
     "block_size": "16", "q_heads": "1", "k_heads": "1",
 }
@@ -58,7 +58,9 @@ def load_inputs(path, spec):
         out[name] = np.asarray(data[name], dtype=np.float64).reshape(tokens, heads(spec, name), head_dim)
     for name in ("q_weight", "k_weight"):
         if name in data.files:
-            out[name] = np.asarray(data[name], dtype=np.float64).reshape(-1)
+            weight = np.asarray(data[name], dtype=np.float64)
+            per_head = spec["weight_shape"] == "per_head"
+            out[name] = weight.reshape(heads(spec, name[0]), head_dim) if per_head else weight.reshape(-1)
     return out
 
 
@@ -71,7 +73,9 @@ def save_outputs(path, q_out, k_out, q_scale=None, k_scale=None):
 
 
 def require(spec, **wanted):
-    """Unsupported naming the first key whose value is not one of those the library has."""
+    """Unsupported naming the first key whose value is not one of those the library has; an
+    RMSNorm with shared weights unless the caller names norm_kind or weight_shape."""
+    wanted = {"norm_kind": "rms", "weight_shape": "shared", **wanted}
     for key, allowed in wanted.items():
         allowed = (allowed,) if isinstance(allowed, str) else allowed
         value = spec.get(key, "none")

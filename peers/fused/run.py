@@ -39,6 +39,7 @@ POSITION_STEP = 512
 # sharing 2 k heads, q/k RMSNorm before RoPE as Qwen3 and OLMo-2 do), OLMo-2's base 5·10^5 with one
 # head (its norm spans all heads), a head_dim-64 one, and the FP8 E4M3 per-token form of the first.
 _QK = "norm=before,eps=1e-6"
+_COHERE = "norm=before,norm_kind=layer,weight_shape=per_head,eps=1e-5"
 SPECS = {
     "qk-f32": f"layout=half,head_dim=128,base=10000,dtype=f32,{_QK},q_heads=4,k_heads=2",
     "qk-f16": f"layout=half,head_dim=128,base=10000,dtype=f16,{_QK},q_heads=4,k_heads=2",
@@ -47,6 +48,10 @@ SPECS = {
     "olmo2-f32": f"layout=half,head_dim=128,base=500000,dtype=f32,{_QK},q_heads=1,k_heads=1",
     "olmo2-bf16": f"layout=half,head_dim=128,base=500000,dtype=bf16,{_QK},q_heads=1,k_heads=1",
     "qk-fp8": f"layout=half,head_dim=128,base=10000,dtype=f32,{_QK},fp8=e4m3,scale=per_token,q_heads=4,k_heads=2",
+    # Cohere's qk-norm (use_qk_norm): a LayerNorm per head with per-head weights, eps 1e-5 (its
+    # layer_norm_eps default), before the interleaved rotation; as many k heads as q heads.
+    "cohere-f32": f"layout=interleaved,head_dim=128,base=10000,dtype=f32,{_COHERE},q_heads=2,k_heads=2",
+    "cohere-bf16": f"layout=interleaved,head_dim=128,base=10000,dtype=bf16,{_COHERE},q_heads=2,k_heads=2",
 }
 # (module, implementation, spec names). The module is the peer (--skip names it without "_fused").
 RUNS = [
@@ -54,6 +59,7 @@ RUNS = [
     for impl in ("ort-fused-crcache", "ort-fused-f32cache", "onnxref-fused-crcache", "onnxref-fused-f32cache")
 ] + [
     ("transformers_fused", "hf-olmo2", ("olmo2-f32", "olmo2-bf16")),
+    ("transformers_fused", "hf-cohere", ("cohere-f32", "cohere-bf16")),
     ("ggml_fused", "ggml-fused-fma", ("qk-f32", "qk64-f32")),
     ("ggml_fused", "ggml-fused-nofma", ("qk-f32", "qk64-f32")),
     ("onnx_fused", "ort-fused-fp8", ("qk-fp8",)),

@@ -7,7 +7,7 @@ The callable: fn(q, k, positions, q_weight, k_weight) for a contiguous destinati
 fn(q, k, positions, q_weight, k_weight, slot_mapping, k_cache) for a paged one. q [tokens, q_heads,
 head_dim] and k [tokens, k_heads, head_dim] in the spec's input dtype (NumPy, bf16 as float32; or
 torch with as_torch=True), positions [tokens] (or [tokens, components]), the weights [head_dim]
-(None without a norm), slot_mapping [tokens] (-1: skip the token), k_cache [num_blocks, block_size,
+([heads, head_dim] with weight_shape=per_head; None without a norm), slot_mapping [tokens] (-1: skip the token), k_cache [num_blocks, block_size,
 k_heads, head_dim] of zeros in the output type (the data dtype, or with FP8 uint8 codes) for the
 callable to write into. It returns (q_out, k_out) or, with a scale it chooses (scale=per_token or
 per_head), (q_out, k_out, q_scale, k_scale); k_out is the cache pages when the destination is

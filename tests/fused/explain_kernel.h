@@ -35,14 +35,22 @@ struct Bugs {
   std::int64_t slot_shift = 0;  // k written at slot + shift (mod the cache's slots)
   bool pairing_mixed = false;   // interleaved pairs for half, and back
   bool partial_lost = false;    // every dim rotated
+  bool kind_flipped = false;    // an RMSNorm where the spec has a LayerNorm (the mean not subtracted), and back
 };
 
 struct CarefulKernel {
   const FusedSpec& spec;
   Bugs bug;
 
-  void normalize(std::vector<float>& v, const std::vector<double>& weight) const {
+  // RMSNorm, or LayerNorm (norm_kind=layer: the float32 mean subtracted first); `weight` the head's.
+  void normalize(std::vector<float>& v, const double* weight) const {
     const int d = spec.rope.head_dim;
+    if ((spec.norm_kind == NormKind::layer) != bug.kind_flipped) {
+      float mean = 0;
+      for (float a : v) mean += a;
+      mean /= static_cast<float>(d);
+      for (float& a : v) a -= mean;
+    }
     float sum = 0;
     for (float a : v) sum += a * a;
     const float eps = bug.eps >= 0 ? bug.eps : std::stof(spec.eps);
@@ -76,7 +84,10 @@ struct CarefulKernel {
     const int d = spec.rope.head_dim;
     const std::int64_t heads = is_k ? spec.k_heads : spec.q_heads;
     const std::vector<double>& x = is_k ? in.k : in.q;
-    const std::vector<double>& weight = (is_k != bug.swap_weights) ? in.k_weight : in.q_weight;
+    const std::vector<double>& weights = (is_k != bug.swap_weights) ? in.k_weight : in.q_weight;
+    // Per-head weights swapped between q and k: head h of the other tensor's (its first when it has fewer).
+    const std::int64_t other_heads = (is_k != bug.swap_weights) ? spec.k_heads : spec.q_heads;
+    const double* weight = spec.norm == NormPlace::none ? nullptr : head_weight(spec, weights, std::min(h, other_heads - 1));
     std::vector<float> v(d);
     for (int i = 0; i < d; ++i) v[i] = static_cast<float>(x[(t * heads + h) * d + i]);
     NormPlace norm = spec.norm;

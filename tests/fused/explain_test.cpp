@@ -60,9 +60,17 @@ const std::string kOnePlus = "layout=half,head_dim=128,base=10000,dtype=bf16,nor
 const std::string kFixed = "layout=half,head_dim=128,base=10000,dtype=bf16,norm=before,fp8=e4m3,scale=fixed,scale_value=0.00390625";
 const std::string kPartial = "layout=half,head_dim=128,rotary_dim=64,base=10000,dtype=bf16,norm=before,fp8=e4m3,scale=per_token";
 const std::string kPlainBf16 = "layout=interleaved,head_dim=64,base=10000,dtype=bf16,norm=before,q_heads=2,k_heads=2";
+// Cohere's qk-norm: a LayerNorm with per-head weights before an interleaved rotation.
+const std::string kCohere =
+    "layout=interleaved,head_dim=128,base=10000,dtype=bf16,norm=before,norm_kind=layer,weight_shape=per_head,eps=1e-5,q_heads=4,k_heads=2";
+const std::string kCohereFp8 =
+    "layout=interleaved,head_dim=128,base=10000,dtype=bf16,norm=before,norm_kind=layer,weight_shape=per_head,eps=1e-5,fp8=e4m3,"
+    "scale=per_token,q_heads=2,k_heads=2";
 
 TEST(FusedExplain, CarefulKernelPassesAndNamesNothing) {
-  for (const std::string& text : {std::string(kDefault), kAfter, kOnePlus, kFixed, kPartial, kPlainBf16}) expect_careful(text);
+  for (const std::string& text : {std::string(kDefault), kAfter, kOnePlus, kFixed, kPartial, kPlainBf16, kCohere, kCohereFp8}) {
+    expect_careful(text);
+  }
   expect_careful(kDefault, 1e-3);
 }
 
@@ -72,6 +80,10 @@ TEST(FusedExplain, NormBugsAreNamed) {
   expect_named(kAfter, {.norm_moved = true}, ChangeKind::norm_place, "norm=before (expected after)");
   expect_named(kOnePlus, {.weight_flipped = true}, ChangeKind::norm_weight, "norm_weight=plain (expected one_plus)");
   expect_named(kPlainBf16, {.weight_flipped = true}, ChangeKind::norm_weight, "norm_weight=one_plus (expected plain)");
+  expect_named(kCohere, {.kind_flipped = true}, ChangeKind::norm_kind, "norm_kind=rms (expected layer)");
+  expect_named(kCohereFp8, {.kind_flipped = true}, ChangeKind::norm_kind, "norm_kind=rms (expected layer)");
+  expect_named(kPlainBf16, {.kind_flipped = true}, ChangeKind::norm_kind, "norm_kind=layer (expected rms)");
+  expect_named(kCohereFp8, {.swap_weights = true}, ChangeKind::weights_swapped, "q and k norm weights swapped");
   // eps shows where the mean of squares is near it: inputs of magnitude 4e-3 (mean of squares ≈ 5e-6).
   expect_named(kDefault, {.eps = 1e-5f}, ChangeKind::eps, "eps=1e-05 (expected 1e-6)", 1e-3);
 }

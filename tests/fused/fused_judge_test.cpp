@@ -97,6 +97,45 @@ TEST(FusedReference, NormThenRotationByHand) {
   EXPECT_EQ(out.k_out[1], static_cast<float>(4 / r));
 }
 
+TEST(FusedReference, LayerNormPerHeadByHand) {
+  // head_dim 4, position 0 (identity rotation), eps = 0. Head 0: x = (1, 2, 3, 4), mean 2.5, variance
+  // 1.25: y = (x − 2.5)·w/sqrt(1.25); head 1: x = (2, 2, 2, 6), mean 3, variance 3: y = (x − 3)·w/sqrt(3).
+  // Per-head weights: head 0 (1, 1, 1, 1), head 1 (2, 2, 2, 0.5); k with q's rows swapped.
+  const FusedSpec spec =
+      parse_fused_spec("head_dim=4,dtype=f32,norm=before,norm_kind=layer,weight_shape=per_head,eps=0,q_heads=2,k_heads=2");
+  FusedInputs in;
+  in.tokens = 1;
+  in.q = {1, 2, 3, 4, 2, 2, 2, 6};
+  in.k = in.q;
+  in.positions = {0};
+  in.q_weight = {1, 1, 1, 1, 2, 2, 2, 0.5};
+  in.k_weight = {2, 2, 2, 0.5, 1, 1, 1, 1};
+  const FusedOutputs out = fused_reference(spec, in);
+  const long double r0 = std::sqrt(1.25L), r1 = std::sqrt(3.0L);
+  EXPECT_EQ(out.q_out[0], static_cast<float>(-1.5L / r0));
+  EXPECT_EQ(out.q_out[3], static_cast<float>(1.5L / r0));
+  EXPECT_EQ(out.q_out[4], static_cast<float>(-2 / r1));
+  EXPECT_EQ(out.q_out[7], static_cast<float>(1.5L / r1));
+  EXPECT_EQ(out.k_out[0], static_cast<float>(-3 / r0));
+  EXPECT_EQ(out.k_out[3], static_cast<float>(0.75L / r0));
+  EXPECT_EQ(out.k_out[4], static_cast<float>(-1 / r1));
+  EXPECT_EQ(out.k_out[7], static_cast<float>(3 / r1));
+}
+
+TEST(FusedJudge, PerHeadWeightsSizeNamed) {
+  const FusedSpec spec = parse_fused_spec("head_dim=8,norm=before,weight_shape=per_head,q_heads=2,k_heads=1");
+  FusedInputs in = random_inputs(spec, 2, 3);
+  EXPECT_EQ(in.q_weight.size(), 16u);
+  EXPECT_EQ(in.k_weight.size(), 8u);
+  in.q_weight.resize(8);  // one vector where the spec has one per head
+  try {
+    (void)fused_reference(spec, in);
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("q_weight: expected 16 values ([q_heads][head_dim]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FusedReference, PerTokenScaleAndPagedPlacement) {
   // No norm, position 0: the values themselves; per-token amax 448 gives ŝ = 1 and the codes the values.
   const FusedSpec spec = parse_fused_spec("head_dim=2,dtype=f32,fp8=e4m3,scale=per_token,destination=paged,block_size=2");

@@ -43,14 +43,16 @@ TEST(FusedSpec, EveryKeyParsedAnyOrder) {
 
 TEST(FusedSpec, CanonicalRoundTrip) {
   for (const char* text : {"head_dim=4", "layout=half,head_dim=128,dtype=bf16,norm=after,fp8=e4m3,scale=per_token",
-                           "head_dim=64,rotary_dim=32,norm=before,norm_weight=one_plus,eps=0,destination=paged,block_size=1"}) {
+                           "head_dim=64,rotary_dim=32,norm=before,norm_weight=one_plus,eps=0,destination=paged,block_size=1",
+                           "head_dim=128,norm=before,norm_kind=layer,weight_shape=per_head,eps=1e-5,q_heads=4,k_heads=2"}) {
     const FusedSpec s = parse_fused_spec(text);
     EXPECT_EQ(parse_fused_spec(to_string(s)), s) << text;
     EXPECT_EQ(to_string(parse_fused_spec(to_string(s))), to_string(s));
   }
   EXPECT_EQ(to_string(parse_fused_spec("head_dim=4,fp8=e4m3,q_heads=2")),
             "layout=interleaved,head_dim=4,rotary_dim=4,base=10000,dtype=f32,direction=forward,scaling=none,"
-            "norm=none,norm_weight=plain,eps=1e-6,fp8=e4m3,saturate=true,scale=fixed,scale_value=1,rounding=once,"
+            "norm=none,norm_kind=rms,norm_weight=plain,weight_shape=shared,eps=1e-6,fp8=e4m3,saturate=true,scale=fixed,scale_value=1,"
+            "rounding=once,"
             "destination=contiguous,block_size=16,q_heads=2,k_heads=1");
 }
 
@@ -67,6 +69,9 @@ void expect_refused(const std::string& text, const std::string& key) {
 TEST(FusedSpec, RefusalsNameTheKey) {
   expect_refused("head_dim=8,norm=sideways", "norm");
   expect_refused("head_dim=8,norm_weight=1+w", "norm_weight");
+  expect_refused("head_dim=8,norm_kind=group", "norm_kind");
+  expect_refused("head_dim=8,norm=after,norm_kind=layer", "norm_kind");  // derived before the rotation only
+  expect_refused("head_dim=8,weight_shape=per_token", "weight_shape");
   expect_refused("head_dim=8,eps=-1e-6", "eps");
   expect_refused("head_dim=8,eps=abc", "eps");
   expect_refused("head_dim=8,fp8=e3m4", "fp8");

@@ -103,6 +103,45 @@ def test_fp8_values_as_floats_pass_too():
     assert ropecheck.gate(careful_paged(codes=False), spec=PAGED).passed
 
 
+COHERE_BF16 = ("layout=interleaved,head_dim=128,base=10000,dtype=bf16,norm=before,norm_kind=layer,weight_shape=per_head,"
+               "eps=1e-5,q_heads=2,k_heads=2")
+
+
+def layer_rows(x, weight, positions, subtract_mean=True, base=10000.0, eps=1e-5):
+    """x [tokens, heads, d] float32 through a per-head LayerNorm (weight [heads, d]; the mean not
+    subtracted: an RMSNorm) and the interleaved rotation, in float32 (NumPy's pairwise sums)."""
+    x = np.asarray(x, dtype=np.float32)
+    d = x.shape[-1]
+    mean = x.sum(axis=-1, dtype=np.float32) / np.float32(d) if subtract_mean else np.zeros(x.shape[:-1], np.float32)
+    c = x - mean[..., None]
+    var = (c * c).sum(axis=-1, dtype=np.float32) / np.float32(d)
+    y = (c * (np.float32(1) / np.sqrt(var + np.float32(eps)))[..., None]) * np.asarray(weight, dtype=np.float32)
+    inv_freq = np.float32(1) / np.power(np.float32(base), np.arange(0, d, 2, dtype=np.float32) / np.float32(d))
+    angle = np.asarray(positions).reshape(-1).astype(np.float32)[:, None] * inv_freq
+    cos = np.cos(angle.astype(np.float64)).astype(np.float32)[:, None, :]
+    sin = np.sin(angle.astype(np.float64)).astype(np.float32)[:, None, :]
+    out = np.empty_like(y)
+    out[..., 0::2] = y[..., 0::2] * cos - y[..., 1::2] * sin
+    out[..., 1::2] = y[..., 0::2] * sin + y[..., 1::2] * cos
+    return out
+
+
+def careful_cohere(subtract_mean=True):
+    def fused_kernel(q, k, positions, q_weight, k_weight):
+        assert np.shape(q_weight) == (2, 128) and np.shape(k_weight) == (2, 128)  # per head
+        return (bf16_round(layer_rows(q, q_weight, positions, subtract_mean)),
+                bf16_round(layer_rows(k, k_weight, positions, subtract_mean)))
+
+    return fused_kernel
+
+
+def test_careful_cohere_layer_norm_passes_and_rms_norm_fails():
+    assert ropecheck.gate(careful_cohere(), spec=COHERE_BF16).passed
+    result = ropecheck.gate(careful_cohere(subtract_mean=False), spec=COHERE_BF16)
+    assert not result.passed
+    assert "norm_kind=rms (expected layer)" in result.report
+
+
 def test_swapped_norm_weights_fail():
     with pytest.raises(AssertionError) as failure:
         ropecheck.assert_rope_close(careful_paged(swap_weights=True), spec=PAGED)

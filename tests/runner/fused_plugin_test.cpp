@@ -95,6 +95,19 @@ TEST(FusedPlugin, UnsupportedSpecIsNotAFailure) {
   EXPECT_EQ(o.call.status, ApplyResult::Status::unsupported) << o.call.message;
 }
 
+TEST(FusedPlugin, LayerNormAndPerHeadWeightsRefusedNamingTheKey) {
+  // ABI v1 carries an RMSNorm with shared weights: a plugin would compute something else.
+  for (const auto& [text, key] : {std::pair<std::string, std::string>{"head_dim=64,norm=before,norm_kind=layer", "'norm_kind'"},
+                                  {"head_dim=64,norm=before,weight_shape=per_head,q_heads=2", "'weight_shape'"}}) {
+    try {
+      (void)run("careful", text);
+      ADD_FAILURE() << text << ": called";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
 // `ropecheck ARGS` with stderr joined to stdout: (exit status, output).
 std::pair<int, std::string> cli(const std::string& args) {
   const std::string command = std::string(ROPECHECK_BIN) + " " + args + " 2>&1";

@@ -49,12 +49,16 @@ theorems=(
   Fused.norm_then_f32_angle_rotation Fused.clamp_lipschitz Fused.clamp_in_range Fused.fp8_quant_bound
   Fused.fused_element_bound Fused.amax_perturb Fused.dynamic_scale_bound
   Fused.d128_norm_constants Fused.bf16_e4m3_d128_bound
+  FusedNorm.tree_sum_bound FusedNorm.tree_sum_any_order FusedNorm.pair_sq_perturb FusedNorm.norm_after_squares
+  FusedNorm.perturbed_element_bound FusedNorm.layernorm_centred_squares FusedNorm.layernorm_rms_bracket
+  FusedNorm.layernorm_inv_rms FusedNorm.layernorm_element_bound
+  FusedBackward.product_perturb FusedBackward.perturbed_tree_sum FusedBackward.backward_dx_bound
 )
 allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_not_dec|FunctionalExtensionality\.functional_extensionality_dep)$'
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition Consecutive GateTolerance Fused."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done
