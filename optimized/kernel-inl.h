@@ -119,11 +119,127 @@ inline void put_pairs(T* p, V x, V y) {
   }
 }
 
+// The 16-bit element types (the binary32 rotation applies to them only).
+constexpr bool is_16_bit(const void*) { return false; }
+constexpr bool is_16_bit(const F16*) { return true; }
+constexpr bool is_16_bit(const BF16*) { return true; }
+
+// THE ROUNDING TEST (error_bounds.h "ROUNDING TEST"): the outputs a, b of pairs (x, y) are kept when
+// a ± E and b ± E round to the same values of T, E = K·(|x| + |y|) + F ≥ their proven error plus
+// the rounding of a ± E. decided64: binary64 lanes (step 4's w; 16-bit T, stored through binary32,
+// widens E by |w|·2^-21); decided32: the binary32 rotation of 16-bit data (step 6's a32).
+template <class O, class T>
+inline bool decided64(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b) {
+  using V = typename O::V;
+  const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(plan.decide_k64), O::set(plan.decide_floor64));
+  V ea = e;
+  V eb = e;
+  if constexpr (is_16_bit(static_cast<const T*>(nullptr))) {
+    ea = O::fmadd(O::abs(a), O::set(kDecideTwoRoundings), e);
+    eb = O::fmadd(O::abs(b), O::set(kDecideTwoRoundings), e);
+  }
+  const T* t = nullptr;
+  return !(O::undecided(t, O::sub(a, ea), O::add(a, ea)) | O::undecided(t, O::sub(b, eb), O::add(b, eb)));
+}
+template <class O, class T>
+inline bool decided32(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b) {
+  using V = typename O::V;
+  const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(plan.decide_k32), O::set(plan.decide_floor32));
+  const T* t = nullptr;
+  return !(O::undecided(t, O::sub(a, e), O::add(a, e)) | O::undecided(t, O::sub(b, e), O::add(b, e)));
+}
+
+// What the slow paths of one token need: the plan, the token's positions, its binary64 table (pair
+// order; the binary32 table is RN32 of it).
+struct Settle {
+  const PlanView* plan;
+  const std::int64_t* position_row;
+  const double* cos_j;
+  const double* sin_j;
+};
+
+// The pairs of a vector some output of which failed the rounding test, redone one by one (their
+// vector results are already stored; each pair's inputs come from the caller's copy xs/ys, in
+// pair order, or, with `even_odd`, as the blocks' even pairs then odd pairs of `half` each):
+// the same fast value again (the same operations as the lanes), kept if decided; 16-bit data then
+// the binary64 rotation with the direct table; then exact_pair. Out of line and cold.
+template <class T, LayoutCode kLayout, bool kBinary32, class X>
+[[gnu::noinline, gnu::cold]] void settle_pairs(const Settle& st, T* out, std::int64_t pairs, std::int64_t j0,
+                                               int count, const X* xs, const X* ys, int half = 0) {
+  const PlanView& plan = *st.plan;
+  for (int k = 0; k < count; ++k) {
+    const int index = half > 0 ? (k % 2) * half + k / 2 : k;
+    const std::int64_t j = j0 + k;
+    const double x = static_cast<double>(xs[index]);
+    const double y = static_cast<double>(ys[index]);
+    T* a_out = kLayout == LayoutCode::half ? out + j : out + 2 * j;
+    T* b_out = kLayout == LayoutCode::half ? out + pairs + j : out + 2 * j + 1;
+    if constexpr (kBinary32) {
+      float a32;
+      float b32;
+      const float x32 = static_cast<float>(x);
+      const float y32 = static_cast<float>(y);
+      rotate<ScalarOps32>(x32, y32, static_cast<float>(st.cos_j[j]), static_cast<float>(st.sin_j[j]), a32, b32);
+      if (decided32<ScalarOps32, T>(plan, x32, y32, a32, b32)) continue;
+      double c;
+      double s;
+      pair_cos_sin(plan, st.position_row[plan.component[j]], static_cast<int>(j), c, s);
+      double a;
+      double b;
+      rotate<ScalarOps>(x, y, c, s, a, b);
+      count_second_path(2);
+      if (decided64<ScalarOps, T>(plan, x, y, a, b)) {
+        ScalarOps::store(a_out, a);
+        ScalarOps::store(b_out, b);
+        continue;
+      }
+    } else {
+      double a;
+      double b;
+      rotate<ScalarOps>(x, y, st.cos_j[j], st.sin_j[j], a, b);
+      if (decided64<ScalarOps, T>(plan, x, y, a, b)) continue;
+    }
+    double a;
+    double b;
+    exact_pair(plan, st.position_row, static_cast<int>(j), x, y, a, b);
+    ScalarOps::store(a_out, a);
+    ScalarOps::store(b_out, b);
+  }
+}
+
+// The test of one vector of pairs (lanes of O) starting at pair j, after its results are stored;
+// the slow paths when it fails. kCheck false (f64 data, cache mode): nothing.
+template <class O, class T, LayoutCode kLayout, bool kCheck>
+inline void settle64(const Settle& st, T* out, std::int64_t pairs, std::int64_t j, typename O::V x,
+                     typename O::V y, typename O::V a, typename O::V b) {
+  if constexpr (kCheck) {
+    if (__builtin_expect(!decided64<O, T>(*st.plan, x, y, a, b), 0)) {
+      double xs[O::lanes];
+      double ys[O::lanes];
+      O::store(xs, x);
+      O::store(ys, y);
+      settle_pairs<T, kLayout, false>(st, out, pairs, j, O::lanes, xs, ys);
+    }
+  }
+}
+template <class O, class T, LayoutCode kLayout>
+inline void settle32(const Settle& st, T* out, std::int64_t pairs, std::int64_t j, typename O::V x,
+                     typename O::V y, typename O::V a, typename O::V b) {
+  if (__builtin_expect(!decided32<O, T>(*st.plan, x, y, a, b), 0)) {
+    float xs[O::lanes];
+    float ys[O::lanes];
+    O::store(xs, x);
+    O::store(ys, y);
+    settle_pairs<T, kLayout, true>(st, out, pairs, j, O::lanes, xs, ys);
+  }
+}
+
 // Half layout, 16-bit data, Ops with 8-element conversions (Avx2Ops::wide): pairs
 // [0, 8·⌊pairs/8⌋) two vectors at a time; returns the first pair not done. Same per-lane
 // operations as the one-vector loop.
-template <class O, class T>
-inline int rotate_half_wide(const T* in, T* out, int pairs, const double* cos_j, const double* sin_j) {
+template <class O, class T, bool kCheck>
+inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, const double* cos_j,
+                            const double* sin_j) {
   using V = typename O::V;
   int j = 0;
   for (; j + 2 * O::lanes <= pairs; j += 2 * O::lanes) {
@@ -141,6 +257,17 @@ inline int rotate_half_wide(const T* in, T* out, int pairs, const double* cos_j,
     rotate<O>(x1, y1, O::load(cos_j + j + O::lanes), O::load(sin_j + j + O::lanes), a1, b1);
     O::store8(out + j, a0, a1);
     O::store8(out + pairs + j, b0, b1);
+    if constexpr (kCheck) {
+      if (__builtin_expect(!(decided64<O, T>(*st.plan, x0, y0, a0, b0) & decided64<O, T>(*st.plan, x1, y1, a1, b1)), 0)) {
+        double xs[2 * O::lanes];
+        double ys[2 * O::lanes];
+        O::store(xs, x0);
+        O::store(xs + O::lanes, x1);
+        O::store(ys, y0);
+        O::store(ys + O::lanes, y1);
+        settle_pairs<T, LayoutCode::half, false>(st, out, pairs, j, 2 * O::lanes, xs, ys);
+      }
+    }
   }
   return j;
 }
@@ -149,15 +276,16 @@ inline int rotate_half_wide(const T* in, T* out, int pairs, const double* cos_j,
 // copied. The layout is a template parameter so that the per-head work inlines into the loop
 // over heads without branches (32 heads of 64 pairs: per-head overhead is visible).
 // kStream: non-temporal stores (f32 data only: the 16-bit element types take the binary32 path).
-template <class T, LayoutCode kLayout, bool kStream>
-inline void rotate_head(const PlanView& plan, const T* in, T* out, const double* cos_j, const double* sin_j) {
+template <class T, LayoutCode kLayout, bool kStream, bool kCheck>
+inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos_j, const double* sin_j) {
+  const PlanView& plan = *st.plan;
   using V = typename Ops::V;
   using SV = typename ScalarOps::V;
   const int pairs = plan.pairs;
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
     if constexpr (Ops::wide(static_cast<const T*>(nullptr))) {  // 16-bit data on AVX2: 2 vectors at once
-      j = rotate_half_wide<Ops>(in, out, pairs, cos_j, sin_j);
+      j = rotate_half_wide<Ops, T, kCheck>(st, in, out, pairs, cos_j, sin_j);
     }
     for (; j + Ops::lanes <= pairs; j += Ops::lanes) {
       const V x = Ops::load(in + j);
@@ -167,13 +295,17 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
       put<Ops, kStream>(out + j, a);
       put<Ops, kStream>(out + pairs + j, b);
+      settle64<Ops, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV a;
       SV b;
-      rotate<ScalarOps>(ScalarOps::load(in + j), ScalarOps::load(in + pairs + j), cos_j[j], sin_j[j], a, b);
+      const SV x = ScalarOps::load(in + j);
+      const SV y = ScalarOps::load(in + pairs + j);
+      rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
       ScalarOps::store(out + j, a);
       ScalarOps::store(out + pairs + j, b);
+      settle64<ScalarOps, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
   } else {  // pair j = dims (2j, 2j + 1)
     for (; j + Ops::lanes <= pairs; j += Ops::lanes) {
@@ -184,6 +316,7 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
       put_pairs<Ops, kStream>(out + 2 * j, a, b);
+      settle64<Ops, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV x;
@@ -193,6 +326,7 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
       SV b;
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
       ScalarOps::store_pairs(out + 2 * j, a, b);
+      settle64<ScalarOps, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
   }
   if (out != in && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
@@ -206,8 +340,13 @@ inline void rotate_head(const PlanView& plan, const T* in, T* out, const double*
 // y_in, the table at cos32/sin32 in the Ops32's block order (split_tables). Same per-lane
 // operations as the one-vector loop.
 template <class O, bool kStream, class T>
-inline void rotate_block(const T* x_in, const T* y_in, T* x_out, T* y_out, const float* cos32, const float* sin32) {
+inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
+                         const float* sin32) {
   using V = typename O::V;
+  const T* x_in = in + j;
+  const T* y_in = in + pairs + j;
+  T* x_out = out + j;
+  T* y_out = out + pairs + j;
   V x0;
   V x1;
   V y0;
@@ -226,13 +365,22 @@ inline void rotate_block(const T* x_in, const T* y_in, T* x_out, T* y_out, const
   rotate<O>(x1, y1, c1, s1, a1, b1);
   put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
   put_pairs<O, kStream>(y_out, b0, b1);
+  if (__builtin_expect(!(decided32<O, T>(*st.plan, x0, y0, a0, b0) & decided32<O, T>(*st.plan, x1, y1, a1, b1)), 0)) {
+    float xs[2 * O::lanes];
+    float ys[2 * O::lanes];
+    O::store(xs, x0);
+    O::store(xs + O::lanes, x1);
+    O::store(ys, y0);
+    O::store(ys + O::lanes, y1);
+    settle_pairs<T, LayoutCode::half, true>(st, out, pairs, j, 2 * O::lanes, xs, ys, O::lanes);
+  }
 }
 // Pairs [0, B·⌊pairs/B⌋) of one head by blocks; returns the first pair not done.
 template <class O, bool kStream, class T>
-inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
+inline int rotate_blocks(const Settle& st, const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
   int j = 0;
   for (; j + O::block_pairs <= pairs; j += O::block_pairs) {
-    rotate_block<O, kStream>(in + j, in + pairs + j, out + j, out + pairs + j, cos32 + j, sin32 + j);
+    rotate_block<O, kStream>(st, in, out, pairs, j, cos32 + j, sin32 + j);
   }
   return j;
 }
@@ -243,19 +391,22 @@ inline int rotate_blocks(const T* in, T* out, int pairs, const float* cos32, con
 // loops of rotate_pairs_binary32. cos32/sin32 point at pair j. Same per-lane operations as those
 // loops.
 template <class O, LayoutCode kLayout, bool kStream, class T>
-inline void rotate_unit(const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
+inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
                         const float* sin32) {
   using V = typename O::V;
   if constexpr (kLayout == LayoutCode::half) {
     if constexpr (O::even_odd_blocks(static_cast<const T*>(nullptr))) {
-      rotate_block<O, kStream>(in + j, in + pairs + j, out + j, out + pairs + j, cos32, sin32);
+      rotate_block<O, kStream>(st, in, out, pairs, j, cos32, sin32);
     } else {
       for (int u = 0; u < 2 * O::lanes; u += O::lanes) {
         V a;
         V b;
-        rotate<O>(O::load(in + j + u), O::load(in + pairs + j + u), O::load(cos32 + u), O::load(sin32 + u), a, b);
+        const V x = O::load(in + j + u);
+        const V y = O::load(in + pairs + j + u);
+        rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
         put<O, kStream>(out + j + u, a);
         put<O, kStream>(out + pairs + j + u, b);
+        settle32<O, T, kLayout>(st, out, pairs, j + u, x, y, a, b);
       }
     }
   } else {
@@ -267,6 +418,7 @@ inline void rotate_unit(const T* in, T* out, std::int64_t pairs, std::int64_t j,
       V b;
       rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
       put_pairs<O, kStream>(out + 2 * (j + u), a, b);
+      settle32<O, T, kLayout>(st, out, pairs, j + u, x, y, a, b);
     }
   }
 }
@@ -285,29 +437,35 @@ inline void split_tables(int pairs, float* cos32, float* sin32) {
 // pairs at a time, then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane).
 // c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
 template <class T, LayoutCode kLayout, bool kStream>
-inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, const float* cos32, const float* sin32) {
+inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const float* cos32, const float* sin32) {
+  const PlanView& plan = *st.plan;
   using V = typename Ops32::V;
   using SV = typename ScalarOps32::V;
   const int pairs = plan.pairs;
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
     if constexpr (Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {  // bfloat16: two vectors at once
-      j = rotate_blocks<Ops32, kStream>(in, out, pairs, cos32, sin32);
+      j = rotate_blocks<Ops32, kStream>(st, in, out, pairs, cos32, sin32);
     }
     for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
       V a;
       V b;
-      rotate<Ops32>(Ops32::load(in + j), Ops32::load(in + pairs + j), Ops32::load(cos32 + j), Ops32::load(sin32 + j), a,
-                    b);
+      const V x = Ops32::load(in + j);
+      const V y = Ops32::load(in + pairs + j);
+      rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
       put<Ops32, kStream>(out + j, a);
       put<Ops32, kStream>(out + pairs + j, b);
+      settle32<Ops32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV a;
       SV b;
-      rotate<ScalarOps32>(ScalarOps32::load(in + j), ScalarOps32::load(in + pairs + j), cos32[j], sin32[j], a, b);
+      const SV x = ScalarOps32::load(in + j);
+      const SV y = ScalarOps32::load(in + pairs + j);
+      rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
       ScalarOps32::store(out + j, a);
       ScalarOps32::store(out + pairs + j, b);
+      settle32<ScalarOps32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
   } else {  // pair j = dims (2j, 2j + 1)
     for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
@@ -318,6 +476,7 @@ inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, con
       V b;
       rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
       put_pairs<Ops32, kStream>(out + 2 * j, a, b);
+      settle32<Ops32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV x;
@@ -327,6 +486,7 @@ inline void rotate_pairs_binary32(const PlanView& plan, const T* in, T* out, con
       SV b;
       rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
       ScalarOps32::store_pairs(out + 2 * j, a, b);
+      settle32<ScalarOps32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
   }
 }
@@ -361,8 +521,9 @@ inline void prefetch_next_token(const TensorView& tensor, const T* head_in, int 
 // one unit's lines at a time; otherwise rotate_pairs_binary32 per head, the next token's head
 // prefetched before it (prefetch_next_token).
 template <class T, LayoutCode kLayout, bool kStream>
-void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::int64_t token, bool prefetch_next,
+void rotate_heads_binary32(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                            const float* cos32, const float* sin32) {
+  const PlanView& plan = *st.plan;
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
   bool rotated = false;
@@ -387,7 +548,7 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
         for (std::int64_t j = 0; j < pairs; j += kUnit) {
           const char* next = reinterpret_cast<const char*>(head_in + next_token + 2 * j);
           for (int l = 0; l < kLines; ++l) prefetch_line(next + 64 * l);
-          rotate_unit<Ops32, kLayout, kStream>(head_in, head_out, pairs, j, cos32 + j, sin32 + j);
+          rotate_unit<Ops32, kLayout, kStream>(st, head_in, head_out, pairs, j, cos32 + j, sin32 + j);
         }
       }
       rotated = true;
@@ -396,7 +557,7 @@ void rotate_heads_binary32(const PlanView& plan, const TensorView& tensor, std::
   for (std::int64_t h = 0; h < tensor.heads && !rotated; ++h) {
     const T* head_in = in + h * tensor.input_head_stride;
     if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
-    rotate_pairs_binary32<T, kLayout, kStream>(plan, head_in, out + h * tensor.output_head_stride, cos32, sin32);
+    rotate_pairs_binary32<T, kLayout, kStream>(st, head_in, out + h * tensor.output_head_stride, cos32, sin32);
   }
   if (in != out && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
     for (std::int64_t h = 0; h < tensor.heads; ++h) {
@@ -502,9 +663,10 @@ void process_binary32(const CallView& call, std::int64_t token_begin, std::int64
       split_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
     }
     const bool prefetch_next = t + 1 < token_end;
-    rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.q, t, prefetch_next, work.cos32, work.sin32);
+    const Settle st{&call.plan, position_row, work.cos_j, work.sin_j};
+    rotate_heads_binary32<T, kLayout, kStream>(st, call.q, t, prefetch_next, work.cos32, work.sin32);
     if (call.k.heads > 0) {
-      rotate_heads_binary32<T, kLayout, kStream>(call.plan, call.k, t, prefetch_next, work.cos32, work.sin32);
+      rotate_heads_binary32<T, kLayout, kStream>(st, call.k, t, prefetch_next, work.cos32, work.sin32);
     }
   }
 }
@@ -525,25 +687,25 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
 // input is prefetched head by head (prefetch_next_token), as rotate_heads_binary32 does: the
 // hardware's prefetchers alone keep the f32 kernels below the 0.9x memcpy target out of place
 // (bench/README.md "Prefetching the next token").
-template <class T, LayoutCode kLayout, bool kStream>
-void rotate_heads(const CallView& call, const TensorView& tensor, std::int64_t token, bool prefetch_next,
+template <class T, LayoutCode kLayout, bool kStream, bool kCheck>
+void rotate_heads(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                   const double* cos_j, const double* sin_j) {
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
   for (std::int64_t h = 0; h < tensor.heads; ++h) {
     const T* head_in = in + h * tensor.input_head_stride;
-    if (prefetch_next) prefetch_next_token(tensor, head_in, call.plan.head_dim);
-    rotate_head<T, kLayout, kStream>(call.plan, head_in, out + h * tensor.output_head_stride, cos_j, sin_j);
+    if (prefetch_next) prefetch_next_token(tensor, head_in, st.plan->head_dim);
+    rotate_head<T, kLayout, kStream, kCheck>(st, head_in, out + h * tensor.output_head_stride, cos_j, sin_j);
   }
 }
 
-template <class T, bool kStream>
-void rotate_tensor_row(const CallView& call, const TensorView& tensor, std::int64_t token, bool prefetch_next,
+template <class T, bool kStream, bool kCheck>
+void rotate_tensor_row(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                        const double* cos_j, const double* sin_j) {
-  if (call.plan.layout == LayoutCode::half) {
-    rotate_heads<T, LayoutCode::half, kStream>(call, tensor, token, prefetch_next, cos_j, sin_j);
+  if (st.plan->layout == LayoutCode::half) {
+    rotate_heads<T, LayoutCode::half, kStream, kCheck>(st, tensor, token, prefetch_next, cos_j, sin_j);
   } else {
-    rotate_heads<T, LayoutCode::interleaved, kStream>(call, tensor, token, prefetch_next, cos_j, sin_j);
+    rotate_heads<T, LayoutCode::interleaved, kStream, kCheck>(st, tensor, token, prefetch_next, cos_j, sin_j);
   }
 }
 
@@ -561,18 +723,25 @@ inline void token_table(const CallView& call, const std::int64_t* position_row, 
   token_cos_sin<false>(call.plan, position_row, work);
 }
 
-// The 16-bit element types (the binary32 rotation applies to them only).
-constexpr bool is_16_bit(const void*) { return false; }
-constexpr bool is_16_bit(const F16*) { return true; }
-constexpr bool is_16_bit(const BF16*) { return true; }
-
-template <class T, bool kStream>
+// kCheck: the rounding test and slow paths (PlanView::correctly_rounded, not in cache mode).
+template <class T, bool kStream, bool kCheck>
 void process_rows(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
   for (std::int64_t t = token_begin; t < token_end; ++t) {
-    token_table(call, call.positions + t * call.plan.components, work);
+    const std::int64_t* position_row = call.positions + t * call.plan.components;
+    token_table(call, position_row, work);
     const bool prefetch_next = t + 1 < token_end;
-    rotate_tensor_row<T, kStream>(call, call.q, t, prefetch_next, work.cos_j, work.sin_j);
-    if (call.k.heads > 0) rotate_tensor_row<T, kStream>(call, call.k, t, prefetch_next, work.cos_j, work.sin_j);
+    const Settle st{&call.plan, position_row, work.cos_j, work.sin_j};
+    rotate_tensor_row<T, kStream, kCheck>(st, call.q, t, prefetch_next, work.cos_j, work.sin_j);
+    if (call.k.heads > 0) rotate_tensor_row<T, kStream, kCheck>(st, call.k, t, prefetch_next, work.cos_j, work.sin_j);
+  }
+}
+template <class T, bool kStream>
+void process_rows_checked(const CallView& call, std::int64_t token_begin, std::int64_t token_end,
+                          const Workspace& work) {
+  if (call.plan.correctly_rounded && call.cos_cache == nullptr) {
+    process_rows<T, kStream, true>(call, token_begin, token_end, work);
+  } else {
+    process_rows<T, kStream, false>(call, token_begin, token_end, work);
   }
 }
 
@@ -587,9 +756,11 @@ void process_typed(const CallView& call, std::int64_t token_begin, std::int64_t 
       }
       return;
     }
-    process_rows<T, false>(call, token_begin, token_end, work);  // binary64 rotation: plain stores
+    process_rows_checked<T, false>(call, token_begin, token_end, work);  // binary64 rotation: plain stores
+  } else if constexpr (sizeof(T) == sizeof(double)) {
+    process_rows<T, kStream, false>(call, token_begin, token_end, work);  // f64: faithful (not tested)
   } else {
-    process_rows<T, kStream>(call, token_begin, token_end, work);
+    process_rows_checked<T, kStream>(call, token_begin, token_end, work);
   }
 }
 

@@ -22,6 +22,13 @@ struct BF16 {
   std::uint16_t bits;
 };
 
+// error_bounds.h "ROUNDING TEST": E widened by |w|·2^-21 for 16-bit data stored from binary64
+// through binary32 (two roundings).
+inline constexpr double kDecideTwoRoundings = 0x1p-21;
+
+// The slow exact path's data (optimized/exact.cpp; opaque here).
+struct ExactPath;
+
 // The per-spec constants (built once by plan.cpp from spec/schedule.h).
 struct PlanView {
   std::int32_t head_dim = 0;
@@ -48,6 +55,18 @@ struct PlanView {
   // the rotation in binary32 (kernel-inl.h process_binary32, error_bounds.h "16-bit data");
   // otherwise, and in cache mode, the rotation is in binary64.
   bool rotate_binary32 = false;
+  // The rounding test (kernel-inl.h `decided`): an output v is kept when RN(v − E) and RN(v + E) are
+  // the same value of the dtype, E = decide_k·(|x| + |y|) + decide_floor ≥ v's proven error plus the
+  // rounding of v ± E (error_bounds.h "ROUNDING TEST"); binary64 rotations take the *64 constants,
+  // the binary32 rotation of 16-bit data the *32 ones. Otherwise exact_pair (optimized/exact.h).
+  double decide_k64 = 0.0;
+  double decide_floor64 = 0.0;
+  float decide_k32 = 0.0f;
+  float decide_floor32 = 0.0f;
+  // Whether the outputs are correctly rounded (rounding test and slow path): on the fly, f32, f16
+  // and bf16 data; f64 data keeps the faithful binary64 rotation (error_bounds.h, step 4).
+  bool correctly_rounded = false;
+  const ExactPath* exact = nullptr;
 };
 
 // One [tokens, heads, head_dim] tensor (element strides; head dim contiguous).

@@ -89,6 +89,25 @@ struct Avx2Ops {
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
   static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static V set(double v) { return _mm256_set1_pd(v); }
+  static V abs(V a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+  // As ScalarOps::undecided, every lane.
+  static bool undecided(const float*, V lo, V hi) {
+    const __m128 a = _mm256_cvtpd_ps(lo);
+    const __m128 b = _mm256_cvtpd_ps(hi);
+    const __m128i same = _mm_and_si128(_mm_cmpeq_epi32(_mm_castps_si128(a), _mm_castps_si128(b)),
+                                       _mm_castps_si128(_mm_cmpord_ps(a, a)));
+    return _mm_movemask_epi8(same) != 0xFFFF;
+  }
+  static bool undecided(const F16*, V lo, V hi) {
+    const __m128 a = _mm256_cvtpd_ps(lo);
+    const __m128i same = _mm_cmpeq_epi16(f16_bits(lo), f16_bits(hi));
+    return (_mm_movemask_epi8(same) & 0xFF) != 0xFF || _mm_movemask_ps(_mm_cmpord_ps(a, a)) != 0xF;
+  }
+  static bool undecided(const BF16*, V lo, V hi) {
+    const __m128 a = _mm256_cvtpd_ps(lo);
+    const __m128i same = _mm_cmpeq_epi16(bf16_bits(lo), bf16_bits(hi));
+    return (_mm_movemask_epi8(same) & 0xFF) != 0xFF || _mm_movemask_ps(_mm_cmpord_ps(a, a)) != 0xF;
+  }
 
   static U load_u(const std::uint64_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static U set_u(std::uint64_t v) { return _mm256_set1_epi64x(static_cast<long long>(v)); }
@@ -136,6 +155,7 @@ struct Avx2Ops32 {
   using V = __m256;
 
   static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V load(const F16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static V load(const BF16* p) {
     const __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -166,6 +186,22 @@ struct Avx2Ops32 {
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V set(float v) { return _mm256_set1_ps(v); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  // As ScalarOps32::undecided, every lane.
+  static bool undecided(const F16*, V lo, V hi) {
+    const __m128i same = _mm_cmpeq_epi16(f16_bits(lo), f16_bits(hi));
+    return _mm_movemask_epi8(same) != 0xFFFF || _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_ORD_Q)) != 0xFF;
+  }
+  static bool undecided(const BF16*, V lo, V hi) {
+    const __m256i mask = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m256i a = _mm256_and_si256(bf16_rounded_high(lo), mask);
+    const __m256i b = _mm256_and_si256(bf16_rounded_high(hi), mask);
+    return _mm256_movemask_epi8(_mm256_cmpeq_epi32(a, b)) != -1 ||
+           _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_ORD_Q)) != 0xFF;
+  }
 
   // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks, half layout): one 32-byte load
   // holds 16 elements in 8 words; shifting each word left by 16 bits gives the binary32 values of

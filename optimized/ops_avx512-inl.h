@@ -54,6 +54,25 @@ struct Avx512Ops {
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V set(double v) { return _mm512_set1_pd(v); }
+  static V abs(V a) { return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll))); }
+  // As ScalarOps::undecided, every lane.
+  static bool undecided(const float*, V lo, V hi) {
+    const __m256 a = _mm512_cvtpd_ps(lo);
+    const __m256 b = _mm512_cvtpd_ps(hi);
+    const __m256i same = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)),
+                                          _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_ORD_Q)));
+    return _mm256_movemask_epi8(same) != -1;
+  }
+  static bool undecided(const F16*, V lo, V hi) {
+    const __m256 a = _mm512_cvtpd_ps(lo);
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(f16_bits(lo), f16_bits(hi))) != 0xFFFF ||
+           _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_ORD_Q)) != 0xFF;
+  }
+  static bool undecided(const BF16*, V lo, V hi) {
+    const __m256 a = _mm512_cvtpd_ps(lo);
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(bf16_bits(lo), bf16_bits(hi))) != 0xFFFF ||
+           _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_ORD_Q)) != 0xFF;
+  }
 
   static U load_u(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
   static U set_u(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
@@ -122,6 +141,7 @@ struct Avx512Ops32 {
   }
 
   static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V load(const F16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static V load(const BF16* p) {
     const __m512i words = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -165,6 +185,22 @@ struct Avx512Ops32 {
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V set(float v) { return _mm512_set1_ps(v); }
+  static V abs(V a) { return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF))); }
+  // As ScalarOps32::undecided, every lane.
+  static bool undecided(const F16*, V lo, V hi) {
+    const __m256i a = f16_bits(lo);
+    const __m256i b = f16_bits(hi);
+    return _mm256_movemask_epi8(_mm256_cmpeq_epi16(a, b)) != -1 || _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q) != 0;
+  }
+  static bool undecided(const BF16*, V lo, V hi) {
+    const __m512i mask = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m512i a = _mm512_and_si512(bf16_rounded_high(lo), mask);
+    const __m512i b = _mm512_and_si512(bf16_rounded_high(hi), mask);
+    return _mm512_cmpneq_epi32_mask(a, b) != 0 || _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q) != 0;
+  }
 
   // Interleaved pairs, 16 pairs (32 elements): each 32-bit word holds a pair, x in its low half.
   static void load_pairs(const BF16* p, V& x, V& y) {

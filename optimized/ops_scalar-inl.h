@@ -44,6 +44,29 @@ struct ScalarOps {
   ROPECHECK_HD static V add(V a, V b) { return a + b; }
   ROPECHECK_HD static V sub(V a, V b) { return a - b; }
   ROPECHECK_HD static V set(double v) { return v; }
+  ROPECHECK_HD static V abs(V a) { return ::fabs(a); }
+
+  // The rounding test (kernel-inl.h `decided`): whether lo and hi round to different values of T
+  // by this Ops' stores, or are NaN (every NaN takes the slow path). 16-bit T from binary64 lanes
+  // goes through binary32 as the stores do (the caller widens the interval for that: error_bounds.h
+  // "ROUNDING TEST").
+  static bool undecided(const float*, V lo, V hi) {
+    const float a = static_cast<float>(lo);
+    const float b = static_cast<float>(hi);
+    std::uint32_t bits_a;
+    std::uint32_t bits_b;
+    std::memcpy(&bits_a, &a, sizeof bits_a);
+    std::memcpy(&bits_b, &b, sizeof bits_b);
+    return bits_a != bits_b || a != a;
+  }
+  static bool undecided(const F16*, V lo, V hi) {
+    const float a = static_cast<float>(lo);
+    return float_to_half(a) != float_to_half(static_cast<float>(hi)) || a != a;
+  }
+  static bool undecided(const BF16*, V lo, V hi) {
+    const float a = static_cast<float>(lo);
+    return float_to_bf16(a) != float_to_bf16(static_cast<float>(hi)) || a != a;
+  }
 
   // 64-bit integer lanes
   ROPECHECK_HD static U load_u(const std::uint64_t* p) { return *p; }
@@ -116,6 +139,7 @@ struct ScalarOps32 {
   static constexpr int block_pairs = 2 * lanes;
 
   ROPECHECK_HD static V load(const float* p) { return *p; }
+  ROPECHECK_HD static void store(float* p, V v) { *p = v; }
   ROPECHECK_HD static V load(const F16* p) { return half_to_float(p->bits); }
   ROPECHECK_HD static V load(const BF16* p) { return bf16_to_float(p->bits); }
   ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(v); }
@@ -132,6 +156,13 @@ struct ScalarOps32 {
   ROPECHECK_HD static V fmadd(V a, V b, V c) { return ::fmaf(a, b, c); }
   ROPECHECK_HD static V fmsub(V a, V b, V c) { return ::fmaf(a, b, -c); }
   ROPECHECK_HD static V mul(V a, V b) { return a * b; }
+  ROPECHECK_HD static V add(V a, V b) { return a + b; }
+  ROPECHECK_HD static V sub(V a, V b) { return a - b; }
+  ROPECHECK_HD static V set(float v) { return v; }
+  ROPECHECK_HD static V abs(V a) { return ::fabsf(a); }
+  // As ScalarOps::undecided, binary32 lanes.
+  static bool undecided(const F16*, V lo, V hi) { return float_to_half(lo) != float_to_half(hi) || lo != lo; }
+  static bool undecided(const BF16*, V lo, V hi) { return float_to_bf16(lo) != float_to_bf16(hi) || lo != lo; }
 
   template <class T>
   ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {

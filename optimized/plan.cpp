@@ -4,10 +4,13 @@
 // (error_bounds.h, step 1). The decision and its reason are in optimized/README.md.
 #include "optimized/plan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
+#include "optimized/error_bounds.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::kernels {
@@ -59,6 +62,7 @@ Plan::Plan(const Spec& spec) : spec_(spec) {
   const double lo = Wide(two_pi - Wide(hi)).convert_to<double>();
   radians_per_unit_hi_ = std::ldexp(hi, -65);
   radians_per_unit_lo_ = std::ldexp(lo, -65);
+  exact_ = make_exact_path(spec);
 }
 
 PlanView Plan::view() const {
@@ -81,6 +85,15 @@ PlanView Plan::view() const {
   // error_bounds.h "16-bit data": a binary32 rotation is within the 16-bit bounds; for bfloat16 (the
   // exponent range of binary32) only with |A| ≤ 1, where no product y·s can overflow binary32
   v.rotate_binary32 = spec_.dtype == Dtype::f16 || (spec_.dtype == Dtype::bf16 && std::fabs(attention_) <= 1.0);
+  // error_bounds.h "ROUNDING TEST": S = max(1, |A|) (A as the kernels hold it: one rounding, within
+  // the bounds' margins); the binary32 constant rounded up to a float
+  const double scale = std::max(1.0, std::fabs(attention_));
+  v.decide_k64 = kDecideBinary64 * scale;
+  v.decide_floor64 = kDecideFloorBinary64;
+  v.decide_k32 = std::nextafter(static_cast<float>(kDecideBinary32 * scale), std::numeric_limits<float>::infinity());
+  v.decide_floor32 = kDecideFloorBinary32;
+  v.correctly_rounded = spec_.dtype != Dtype::f64;
+  v.exact = exact_.get();
   return v;
 }
 
