@@ -43,6 +43,7 @@
 #include "bench/bench_util.h"
 #include "optimized/c_spec.h"
 #include "optimized/cuda/cuda_backend.h"
+#include "optimized/exact.h"
 #include "spec/spec.h"
 
 namespace {
@@ -219,6 +220,8 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
   double kernel_cpu_total = 0;
   double copy_cpu_total = 0;
   std::vector<double> ratios;  // copy time / kernel time of each iteration
+  const std::uint64_t second_before = ropecheck::kernels::second_path_outputs();
+  const std::uint64_t exact_before = ropecheck::kernels::exact_path_outputs();
   for (auto _ : state) {
     if (cold) {  // outside the timed calls
       evict_from_caches(w.input.data(), w.bytes);
@@ -249,6 +252,13 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
   if (implementation == "scalar") baselines()[{"scalar-" + mode, dtype, threads}] = per_iteration;
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(2 * w.bytes));
   state.counters["vs_copy"] = copy_total / kernel_total;
+  // the share of outputs the rounding test sent to the slow paths (optimized/error_bounds.h
+  // "ROUNDING TEST"): the binary64 second path of 16-bit data, and the exact path
+  const double outputs = static_cast<double>(state.iterations()) *
+                         static_cast<double>(w.bytes / ropecheck_dtype_size(static_cast<std::int32_t>(w.spec.dtype)));
+  state.counters["second_share"] =
+      static_cast<double>(ropecheck::kernels::second_path_outputs() - second_before) / outputs;
+  state.counters["exact_share"] = static_cast<double>(ropecheck::kernels::exact_path_outputs() - exact_before) / outputs;
   // 1 thread: the same ratio of the calling thread's CPU time (bench_util.h thread_cpu_seconds), which
   // a shared machine's other processes do not inflate; with more threads the workers' time is not
   // the calling thread's, so it is not reported
@@ -400,7 +410,7 @@ const int kRegistered = [] {
         ->Unit(benchmark::kMicrosecond)
         ->MinTime(0.5);
   }
-  for (const char* dtype : {"f32", "bf16", "f16"}) {
+  for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
     for (int threads : {1, 2}) {
       benchmark::RegisterBenchmark((std::string("copy/") + dtype + "/threads:" + std::to_string(threads)).c_str(), BM_Copy,
                                    std::string(dtype), threads)

@@ -58,8 +58,10 @@
 //     is within a hair of correct rounding at every position; the decided float32 recipe
 //     RN(fma(x, c, −RN(y·s))) with c, s rounded to binary32 reaches e = 2.38 in random testing
 //     (its bound, proven in Coq: 2.54), which is why f32 data is rotated in binary64.
-//     f16/bf16 data rotated in binary64 (cache mode, and bf16 with |A| > 1): w → binary32 →
-//     binary16/bfloat16 (two roundings, the same on every ISA):
+//     f16/bf16 data rotated in binary64 (cache mode, and bf16 with |A| > 1): w → binary32 by
+//     round-to-odd → binary16/bfloat16, which is one correct rounding RN_16(w) (convert-inl.h
+//     round_to_odd32), so e ≤ 1 + D(1 + u)/u; the bound written for two roundings (a binary32 RN
+//     first) is larger and still holds:
 //        e ≤ 1 + (2^-24/u)(1 + u) + D(1 + u)/u:
 //          f16 (u = 2^-11):  < 1 + 2^-13 + 2^-13·2^-11 + 9.44·2^-42 < 1 + 2^-12.9 → kBinary64RotationF16 = 1 + 2^-12
 //          bf16 (u = 2^-8):  < 1 + 2^-16 + 2^-16·2^-8 + 9.44·2^-45 < 1 + 2^-15.9 → kBinary64RotationBF16 = 1 + 2^-15
@@ -128,13 +130,16 @@
 //    angle, |v| ≤ ρS(1 + D)): E ≥ 11.45ερS suffices; K = 13ε·S, F = 2^-1070 (kDecideBinary64);
 //  binary32 (step 6: B = 3.0001·u32·ρS + 2^-149·ρ + 3μ32, |v| ≤ ρS(1 + 2^-21)): E ≥ 4.0002·u32·ρS
 //    + 2^-149·ρ + 5μ32 suffices; K = 4.01·u32·S (rounded up to binary32), F = 2^-146 (kDecideBinary32);
-//  16-bit T stored from binary64 (bf16 with |A| > 1: RN_T(RN32(w)), two roundings): E + 2^-21·|w|.
-//    Two roundings differ from one only when RN32(w) is a midpoint m of T, |w − m| ≤ 2^-24·|m|;
-//    then [lo, hi] holds m − ulp32 and m + ulp32, whose roundings differ, so the test fails; when it
-//    passes, RN_T∘RN32 = RN_T on [lo, hi] by the same argument for every point of it.
+//  binary64 with the binary64 table of the binary32 path (16-bit data's second path below: a
+//    direct table, or one by angle addition, ≤ 282.1ε·|A| from A·e^{iφ}, TABLE BY ANGLE ADDITION):
+//    B ≤ (282.1 + 2.01 + 1 + 2^-11)ε·ρS, and E ≥ B + ε|v| + μ64 needs K ≥ 286.4ε·S; K = 300ε·S
+//    (kDecideTableByRotation), F as above;
+//  16-bit T from binary64 (bf16 with |A| > 1, cache mode, the second path below) is rounded once:
+//    RN_T(RO32(w)) = RN_T(w), binary32 by round-to-odd first (convert-inl.h round_to_odd32; RO is
+//    monotonic, so the test's argument holds for RN_T∘RO32).
 // The share of outputs failing the test is ≈ 2E/ulp_T(v) for random data (bench/README.md). Such
-// outputs are recomputed: 16-bit data first by the binary64 rotation with the direct binary64 table
-// (step 4's bound, the binary64 test above with the two-rounding widening), then, like f32 data,
+// outputs are recomputed: 16-bit data first by the binary64 rotation with the token's binary64 table
+// (the bound and test above), then, like f32 data,
 // exactly (optimized/exact.h: MPFR, its own bound and test, and the reference's rule for IEEE
 // special values and exact zeros). Every output is then the correctly rounded one: e ≤ 1, and the
 // reference's bits (correct rounding is unique).
@@ -163,7 +168,6 @@
 //  same proof it fails for 7 pairs ((f64, f16), and f32/f16/bf16 data with f16/bf16 caches).
 #pragma once
 
-#include "optimized/kernel_types.h"
 #include "spec/spec.h"
 
 namespace ropecheck::kernels {
@@ -185,9 +189,9 @@ inline constexpr double kBinary64RotationBF16 = 1.0 + 0x1p-15;
 // The rounding test (ROUNDING TEST above): E = K·S·(|x| + |y|) + F per output.
 inline constexpr double kDecideBinary64 = 13.0 * 0x1p-53;
 inline constexpr double kDecideFloorBinary64 = 0x1p-1070;
+inline constexpr double kDecideTableByRotation = 300.0 * 0x1p-53;
 inline constexpr double kDecideBinary32 = 4.01 * 0x1p-24;
 inline constexpr float kDecideFloorBinary32 = 0x1p-146f;
-// (kDecideTwoRoundings, the widening by |w|·2^-21, is in kernel_types.h: the kernels use it.)
 // Largest |position| for which the bounds above are derived.
 inline constexpr long long kMaxBoundPosition = 1LL << 40;
 

@@ -53,19 +53,7 @@ double round_to_odd(mpfr_srcptr v) {
   return d;
 }
 
-// binary64 → binary32 with round-to-odd (for the 16-bit formats: RN_16(RO_24(d)) = RN_16(d)).
-float round_to_odd32(double d) {
-  float f = static_cast<float>(d);
-  if (!std::isfinite(d) || static_cast<double>(f) == d) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  std::uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  bits |= 1;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-// The F16/BF16 conversions of the kernels (convert-inl.h), here for the baseline ISA.
+// The F16/BF16 conversions and round_to_odd32 of the kernels (convert-inl.h), for the baseline ISA.
 #include "optimized/convert-inl.h"
 
 // RN of d to the dtype (d a round-to-odd binary64 value, or exact), as a binary64 value; the bits

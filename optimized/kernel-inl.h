@@ -126,27 +126,23 @@ constexpr bool is_16_bit(const BF16*) { return true; }
 
 // THE ROUNDING TEST (error_bounds.h "ROUNDING TEST"): the outputs a, b of pairs (x, y) are kept when
 // a ± E and b ± E round to the same values of T, E = K·(|x| + |y|) + F ≥ their proven error plus
-// the rounding of a ± E. decided64: binary64 lanes (step 4's w; 16-bit T, stored through binary32,
-// widens E by |w|·2^-21); decided32: the binary32 rotation of 16-bit data (step 6's a32).
+// the rounding of a ± E. undecided64: binary64 lanes (step 4's w; 16-bit T rounded once, through
+// binary32 by round-to-odd); undecided32: the binary32 rotation of 16-bit data (step 6's a32). Both
+// return the lanes that fail (bit i: lane i), 0 when every output is decided.
 template <class O, class T>
-inline bool decided64(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b) {
+inline int undecided64(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b,
+                       double k) {
   using V = typename O::V;
-  const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(plan.decide_k64), O::set(plan.decide_floor64));
-  V ea = e;
-  V eb = e;
-  if constexpr (is_16_bit(static_cast<const T*>(nullptr))) {
-    ea = O::fmadd(O::abs(a), O::set(kDecideTwoRoundings), e);
-    eb = O::fmadd(O::abs(b), O::set(kDecideTwoRoundings), e);
-  }
+  const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(k), O::set(plan.decide_floor64));
   const T* t = nullptr;
-  return !(O::undecided(t, O::sub(a, ea), O::add(a, ea)) | O::undecided(t, O::sub(b, eb), O::add(b, eb)));
+  return O::undecided(t, O::sub(a, e), O::add(a, e)) | O::undecided(t, O::sub(b, e), O::add(b, e));
 }
 template <class O, class T>
-inline bool decided32(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b) {
+inline int undecided32(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b) {
   using V = typename O::V;
   const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(plan.decide_k32), O::set(plan.decide_floor32));
   const T* t = nullptr;
-  return !(O::undecided(t, O::sub(a, e), O::add(a, e)) | O::undecided(t, O::sub(b, e), O::add(b, e)));
+  return O::undecided(t, O::sub(a, e), O::add(a, e)) | O::undecided(t, O::sub(b, e), O::add(b, e));
 }
 
 // What the slow paths of one token need: the plan, the token's positions, its binary64 table (pair
@@ -158,79 +154,69 @@ struct Settle {
   const double* sin_j;
 };
 
-// The pairs of a vector some output of which failed the rounding test, redone one by one (their
-// vector results are already stored; each pair's inputs come from the caller's copy xs/ys, in
-// pair order, or, with `even_odd`, as the blocks' even pairs then odd pairs of `half` each):
-// the same fast value again (the same operations as the lanes), kept if decided; 16-bit data then
-// the binary64 rotation with the direct table; then exact_pair. Out of line and cold.
+// The pairs of a vector whose outputs failed the rounding test (bit `index` of `failed`), redone one
+// by one over their stored vector results; the inputs come from the caller's copy xs/ys, in pair
+// order (index k for pair j0 + k), or, with `half` > 0, as the blocks' even pairs then odd pairs
+// (index (k mod 2)·half + k/2). 16-bit data first by the binary64 rotation with the token's binary64
+// table (direct or by angle addition: its own bound, PlanView::decide_k64_table); then, like f32
+// data, exact_pair. Out of line.
 template <class T, LayoutCode kLayout, bool kBinary32, class X>
-[[gnu::noinline, gnu::cold]] void settle_pairs(const Settle& st, T* out, std::int64_t pairs, std::int64_t j0,
-                                               int count, const X* xs, const X* ys, int half = 0) {
+[[gnu::noinline]] void settle_pairs(const Settle& st, T* out, std::int64_t pairs, std::int64_t j0,
+                                               int count, int failed, const X* xs, const X* ys, int half = 0) {
   const PlanView& plan = *st.plan;
+  int second = 0;
   for (int k = 0; k < count; ++k) {
     const int index = half > 0 ? (k % 2) * half + k / 2 : k;
+    if (((failed >> index) & 1) == 0) continue;
     const std::int64_t j = j0 + k;
     const double x = static_cast<double>(xs[index]);
     const double y = static_cast<double>(ys[index]);
     T* a_out = kLayout == LayoutCode::half ? out + j : out + 2 * j;
     T* b_out = kLayout == LayoutCode::half ? out + pairs + j : out + 2 * j + 1;
+    double a;
+    double b;
     if constexpr (kBinary32) {
-      float a32;
-      float b32;
-      const float x32 = static_cast<float>(x);
-      const float y32 = static_cast<float>(y);
-      rotate<ScalarOps32>(x32, y32, static_cast<float>(st.cos_j[j]), static_cast<float>(st.sin_j[j]), a32, b32);
-      if (decided32<ScalarOps32, T>(plan, x32, y32, a32, b32)) continue;
-      double c;
-      double s;
-      pair_cos_sin(plan, st.position_row[plan.component[j]], static_cast<int>(j), c, s);
-      double a;
-      double b;
-      rotate<ScalarOps>(x, y, c, s, a, b);
-      count_second_path(2);
-      if (decided64<ScalarOps, T>(plan, x, y, a, b)) {
+      rotate<ScalarOps>(x, y, st.cos_j[j], st.sin_j[j], a, b);
+      second += 2;
+      if (undecided64<ScalarOps, T>(plan, x, y, a, b, plan.decide_k64_table) == 0) {
         ScalarOps::store(a_out, a);
         ScalarOps::store(b_out, b);
         continue;
       }
-    } else {
-      double a;
-      double b;
-      rotate<ScalarOps>(x, y, st.cos_j[j], st.sin_j[j], a, b);
-      if (decided64<ScalarOps, T>(plan, x, y, a, b)) continue;
     }
-    double a;
-    double b;
     exact_pair(plan, st.position_row, static_cast<int>(j), x, y, a, b);
     ScalarOps::store(a_out, a);
     ScalarOps::store(b_out, b);
   }
+  if (second > 0) count_second_path(static_cast<std::uint64_t>(second));
 }
 
 // The test of one vector of pairs (lanes of O) starting at pair j, after its results are stored;
-// the slow paths when it fails. kCheck false (f64 data, cache mode): nothing.
+// the slow paths for the lanes that fail. kCheck false (f64 data, cache mode): nothing.
 template <class O, class T, LayoutCode kLayout, bool kCheck>
 inline void settle64(const Settle& st, T* out, std::int64_t pairs, std::int64_t j, typename O::V x,
                      typename O::V y, typename O::V a, typename O::V b) {
   if constexpr (kCheck) {
-    if (__builtin_expect(!decided64<O, T>(*st.plan, x, y, a, b), 0)) {
+    const int failed = undecided64<O, T>(*st.plan, x, y, a, b, st.plan->decide_k64);
+    if (__builtin_expect(failed != 0, 0)) {
       double xs[O::lanes];
       double ys[O::lanes];
       O::store(xs, x);
       O::store(ys, y);
-      settle_pairs<T, kLayout, false>(st, out, pairs, j, O::lanes, xs, ys);
+      settle_pairs<T, kLayout, false>(st, out, pairs, j, O::lanes, failed, xs, ys);
     }
   }
 }
 template <class O, class T, LayoutCode kLayout>
 inline void settle32(const Settle& st, T* out, std::int64_t pairs, std::int64_t j, typename O::V x,
                      typename O::V y, typename O::V a, typename O::V b) {
-  if (__builtin_expect(!decided32<O, T>(*st.plan, x, y, a, b), 0)) {
+  const int failed = undecided32<O, T>(*st.plan, x, y, a, b);
+  if (__builtin_expect(failed != 0, 0)) {
     float xs[O::lanes];
     float ys[O::lanes];
     O::store(xs, x);
     O::store(ys, y);
-    settle_pairs<T, kLayout, true>(st, out, pairs, j, O::lanes, xs, ys);
+    settle_pairs<T, kLayout, true>(st, out, pairs, j, O::lanes, failed, xs, ys);
   }
 }
 
@@ -258,14 +244,16 @@ inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, co
     O::store8(out + j, a0, a1);
     O::store8(out + pairs + j, b0, b1);
     if constexpr (kCheck) {
-      if (__builtin_expect(!(decided64<O, T>(*st.plan, x0, y0, a0, b0) & decided64<O, T>(*st.plan, x1, y1, a1, b1)), 0)) {
+      const int failed = undecided64<O, T>(*st.plan, x0, y0, a0, b0, st.plan->decide_k64) |
+                         (undecided64<O, T>(*st.plan, x1, y1, a1, b1, st.plan->decide_k64) << O::lanes);
+      if (__builtin_expect(failed != 0, 0)) {
         double xs[2 * O::lanes];
         double ys[2 * O::lanes];
         O::store(xs, x0);
         O::store(xs + O::lanes, x1);
         O::store(ys, y0);
         O::store(ys + O::lanes, y1);
-        settle_pairs<T, LayoutCode::half, false>(st, out, pairs, j, 2 * O::lanes, xs, ys);
+        settle_pairs<T, LayoutCode::half, false>(st, out, pairs, j, 2 * O::lanes, failed, xs, ys);
       }
     }
   }
@@ -365,14 +353,16 @@ inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pai
   rotate<O>(x1, y1, c1, s1, a1, b1);
   put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
   put_pairs<O, kStream>(y_out, b0, b1);
-  if (__builtin_expect(!(decided32<O, T>(*st.plan, x0, y0, a0, b0) & decided32<O, T>(*st.plan, x1, y1, a1, b1)), 0)) {
+  const int failed =
+      undecided32<O, T>(*st.plan, x0, y0, a0, b0) | (undecided32<O, T>(*st.plan, x1, y1, a1, b1) << O::lanes);
+  if (__builtin_expect(failed != 0, 0)) {
     float xs[2 * O::lanes];
     float ys[2 * O::lanes];
     O::store(xs, x0);
     O::store(xs + O::lanes, x1);
     O::store(ys, y0);
     O::store(ys + O::lanes, y1);
-    settle_pairs<T, LayoutCode::half, true>(st, out, pairs, j, 2 * O::lanes, xs, ys, O::lanes);
+    settle_pairs<T, LayoutCode::half, true>(st, out, pairs, j, 2 * O::lanes, failed, xs, ys, O::lanes);
   }
 }
 // Pairs [0, B·⌊pairs/B⌋) of one head by blocks; returns the first pair not done.

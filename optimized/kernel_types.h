@@ -22,10 +22,6 @@ struct BF16 {
   std::uint16_t bits;
 };
 
-// error_bounds.h "ROUNDING TEST": E widened by |w|·2^-21 for 16-bit data stored from binary64
-// through binary32 (two roundings).
-inline constexpr double kDecideTwoRoundings = 0x1p-21;
-
 // The slow exact path's data (optimized/exact.cpp; opaque here).
 struct ExactPath;
 
@@ -60,6 +56,7 @@ struct PlanView {
   // rounding of v ± E (error_bounds.h "ROUNDING TEST"); binary64 rotations take the *64 constants,
   // the binary32 rotation of 16-bit data the *32 ones. Otherwise exact_pair (optimized/exact.h).
   double decide_k64 = 0.0;
+  double decide_k64_table = 0.0;  // the binary64 rotation of 16-bit data with a table by angle addition
   double decide_floor64 = 0.0;
   float decide_k32 = 0.0f;
   float decide_floor32 = 0.0f;

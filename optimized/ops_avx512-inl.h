@@ -21,12 +21,23 @@ struct Avx512Ops {
 
   static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
-  // 8 binary16 / bfloat16 results.
+  // As convert-inl.h round_to_odd32, every lane (Avx2Ops::narrow).
+  static __m256 narrow(V v) {
+    const __m256 f = _mm512_cvtpd_ps(v);
+    const V back = _mm512_cvtps_pd(f);
+    const __mmask16 away = _mm512_cmp_pd_mask(abs(back), abs(v), _CMP_GT_OQ);
+    const __mmask16 inexact = _mm512_cmp_pd_mask(back, v, _CMP_NEQ_OQ);
+    __m512i bits = _mm512_castsi256_si512(_mm256_castps_si256(f));
+    bits = _mm512_mask_sub_epi32(bits, away, bits, _mm512_set1_epi32(1));
+    bits = _mm512_mask_or_epi32(bits, inexact, bits, _mm512_set1_epi32(1));
+    return _mm256_castsi256_ps(_mm512_castsi512_si256(bits));
+  }
+  // 8 binary16 / bfloat16 results, rounded once (narrow, then to nearest even).
   static __m128i f16_bits(V v) {
-    return _mm256_cvtps_ph(_mm512_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_cvtps_ph(narrow(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
   static __m128i bf16_bits(V v) {
-    const __m256 f = _mm512_cvtpd_ps(v);
+    const __m256 f = narrow(v);
     const __m256i bits = _mm256_castps_si256(f);
     const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     const __m256i rounded = _mm256_srli_epi32(
@@ -55,24 +66,21 @@ struct Avx512Ops {
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V set(double v) { return _mm512_set1_pd(v); }
   static V abs(V a) { return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll))); }
-  // As ScalarOps::undecided, every lane.
-  static bool undecided(const float*, V lo, V hi) {
+  // As ScalarOps::undecided: a bit per lane.
+  static int undecided(const float*, V lo, V hi) {
     const __m256 a = _mm512_cvtpd_ps(lo);
     const __m256 b = _mm512_cvtpd_ps(hi);
-    const __m256i same = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b)),
-                                          _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_ORD_Q)));
-    return _mm256_movemask_epi8(same) != -1;
+    const __m256i same = _mm256_cmpeq_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b));
+    return (~_mm256_movemask_ps(_mm256_castsi256_ps(same)) | _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q))) &
+           0xFF;
   }
-  static bool undecided(const F16*, V lo, V hi) {
-    const __m256 a = _mm512_cvtpd_ps(lo);
-    return _mm_movemask_epi8(_mm_cmpeq_epi16(f16_bits(lo), f16_bits(hi))) != 0xFFFF ||
-           _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_ORD_Q)) != 0xFF;
+  static int undecided16(__m128i a, __m128i b, __m256 lo) {  // 8 results
+    const __m256i same = _mm256_cvtepi16_epi32(_mm_cmpeq_epi16(a, b));
+    return (~_mm256_movemask_ps(_mm256_castsi256_ps(same)) | _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
+           0xFF;
   }
-  static bool undecided(const BF16*, V lo, V hi) {
-    const __m256 a = _mm512_cvtpd_ps(lo);
-    return _mm_movemask_epi8(_mm_cmpeq_epi16(bf16_bits(lo), bf16_bits(hi))) != 0xFFFF ||
-           _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_ORD_Q)) != 0xFF;
-  }
+  static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
+  static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
 
   static U load_u(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
   static U set_u(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
@@ -189,17 +197,17 @@ struct Avx512Ops32 {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V set(float v) { return _mm512_set1_ps(v); }
   static V abs(V a) { return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF))); }
-  // As ScalarOps32::undecided, every lane.
-  static bool undecided(const F16*, V lo, V hi) {
-    const __m256i a = f16_bits(lo);
-    const __m256i b = f16_bits(hi);
-    return _mm256_movemask_epi8(_mm256_cmpeq_epi16(a, b)) != -1 || _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q) != 0;
+  // As ScalarOps32::undecided: a bit per lane.
+  static int undecided(const F16*, V lo, V hi) {
+    const __m512i a = _mm512_cvtepu16_epi32(f16_bits(lo));
+    const __m512i b = _mm512_cvtepu16_epi32(f16_bits(hi));
+    return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
   }
-  static bool undecided(const BF16*, V lo, V hi) {
+  static int undecided(const BF16*, V lo, V hi) {
     const __m512i mask = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
     const __m512i a = _mm512_and_si512(bf16_rounded_high(lo), mask);
     const __m512i b = _mm512_and_si512(bf16_rounded_high(hi), mask);
-    return _mm512_cmpneq_epi32_mask(a, b) != 0 || _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q) != 0;
+    return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
   }
 
   // Interleaved pairs, 16 pairs (32 elements): each 32-bit word holds a pair, x in its low half.

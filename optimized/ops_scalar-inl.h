@@ -22,10 +22,10 @@ struct ScalarOps {
 
   ROPECHECK_HD static void store(double* p, V v) { *p = v; }
   ROPECHECK_HD static void store(float* p, V v) { *p = static_cast<float>(v); }
-  // double -> binary32 -> binary16: the same two roundings as the SIMD kernels (the error bound
-  // in error_bounds.h accounts for the first one).
-  ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(static_cast<float>(v)); }
-  ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(static_cast<float>(v)); }
+  // double -> binary16/bfloat16 rounded once: to binary32 by round-to-odd, then to nearest even
+  // (convert-inl.h round_to_odd32), as the SIMD kernels do.
+  ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(round_to_odd32(v)); }
+  ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(round_to_odd32(v)); }
   // Non-temporal stores (CallView::streaming_stores): plain stores in one lane.
   template <class T>
   ROPECHECK_HD static void stream(T* p, V v) {
@@ -46,26 +46,24 @@ struct ScalarOps {
   ROPECHECK_HD static V set(double v) { return v; }
   ROPECHECK_HD static V abs(V a) { return ::fabs(a); }
 
-  // The rounding test (kernel-inl.h `decided`): whether lo and hi round to different values of T
-  // by this Ops' stores, or are NaN (every NaN takes the slow path). 16-bit T from binary64 lanes
-  // goes through binary32 as the stores do (the caller widens the interval for that: error_bounds.h
-  // "ROUNDING TEST").
-  static bool undecided(const float*, V lo, V hi) {
+  // The rounding test (kernel-inl.h `decided64`): the lanes (bit i: lane i) where lo and hi round to
+  // different values of T by this Ops' stores, or lo is NaN (every NaN takes the slow path).
+  static int undecided(const float*, V lo, V hi) {
     const float a = static_cast<float>(lo);
     const float b = static_cast<float>(hi);
     std::uint32_t bits_a;
     std::uint32_t bits_b;
     std::memcpy(&bits_a, &a, sizeof bits_a);
     std::memcpy(&bits_b, &b, sizeof bits_b);
-    return bits_a != bits_b || a != a;
+    return bits_a != bits_b || a != a ? 1 : 0;
   }
-  static bool undecided(const F16*, V lo, V hi) {
-    const float a = static_cast<float>(lo);
-    return float_to_half(a) != float_to_half(static_cast<float>(hi)) || a != a;
+  static int undecided(const F16*, V lo, V hi) {
+    const float a = round_to_odd32(lo);
+    return float_to_half(a) != float_to_half(round_to_odd32(hi)) || a != a ? 1 : 0;
   }
-  static bool undecided(const BF16*, V lo, V hi) {
-    const float a = static_cast<float>(lo);
-    return float_to_bf16(a) != float_to_bf16(static_cast<float>(hi)) || a != a;
+  static int undecided(const BF16*, V lo, V hi) {
+    const float a = round_to_odd32(lo);
+    return float_to_bf16(a) != float_to_bf16(round_to_odd32(hi)) || a != a ? 1 : 0;
   }
 
   // 64-bit integer lanes
@@ -161,8 +159,8 @@ struct ScalarOps32 {
   ROPECHECK_HD static V set(float v) { return v; }
   ROPECHECK_HD static V abs(V a) { return ::fabsf(a); }
   // As ScalarOps::undecided, binary32 lanes.
-  static bool undecided(const F16*, V lo, V hi) { return float_to_half(lo) != float_to_half(hi) || lo != lo; }
-  static bool undecided(const BF16*, V lo, V hi) { return float_to_bf16(lo) != float_to_bf16(hi) || lo != lo; }
+  static int undecided(const F16*, V lo, V hi) { return float_to_half(lo) != float_to_half(hi) || lo != lo ? 1 : 0; }
+  static int undecided(const BF16*, V lo, V hi) { return float_to_bf16(lo) != float_to_bf16(hi) || lo != lo ? 1 : 0; }
 
   template <class T>
   ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {

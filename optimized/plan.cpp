@@ -89,6 +89,7 @@ PlanView Plan::view() const {
   // the bounds' margins); the binary32 constant rounded up to a float
   const double scale = std::max(1.0, std::fabs(attention_));
   v.decide_k64 = kDecideBinary64 * scale;
+  v.decide_k64_table = kDecideTableByRotation * scale;
   v.decide_floor64 = kDecideFloorBinary64;
   v.decide_k32 = std::nextafter(static_cast<float>(kDecideBinary32 * scale), std::numeric_limits<float>::infinity());
   v.decide_floor32 = kDecideFloorBinary32;
