@@ -125,15 +125,16 @@
 // [lo, hi] ∋ exact rounds to that value, which is then the correctly rounded result. That needs
 // lo ≤ v − B and hi ≥ v + B, i.e. E − u_v(|v| + E) − μ_v ≥ B (u_v, μ_v: v's unit roundoff and half
 // its subnormal spacing); E itself is RN(fma(K, RN(|x| + |y|), F)) ≥ K·ρ·(1 − u_v)² + F − μ_v
-// (|x| + |y| ≥ ρ). Per format:
+// (|x| + |y| ≥ ρ). Per format (MACHINE-CHECKED by proofs/formal/gappa/rounding_test.g for S = 1, on
+// the operations as written, with B up to the values in brackets):
 //  binary64 (step 4: B = D·ρS, D ≤ 9.44ε, plus ε·ρS for A held in binary64 and 2^-11ε for step 1's
-//    angle, |v| ≤ ρS(1 + D)): E ≥ 11.45ερS suffices; K = 13ε·S, F = 2^-1070 (kDecideBinary64);
-//  binary32 (step 6: B = 3.0001·u32·ρS + 2^-149·ρ + 3μ32, |v| ≤ ρS(1 + 2^-21)): E ≥ 4.0002·u32·ρS
-//    + 2^-149·ρ + 5μ32 suffices; K = 4.01·u32·S (rounded up to binary32), F = 2^-146 (kDecideBinary32);
+//    angle [11.45ε·ρS], |v| ≤ ρS(1 + D)): K = 13ε·S, F = 2^-1070 (kDecideBinary64);
+//  binary32 (step 6: B = 3.0001·u32·ρS + 2^-149·ρ + 3μ32 [3.0002·u32·ρS in the normal range; F
+//    covers the μ32 terms], |v| ≤ ρS(1 + 2^-21)): K = 4.1·u32·S, F = 2^-146 (kDecideBinary32);
+//  K·S is rounded upward once per plan (plan.cpp), which only widens E;
 //  binary64 with the binary64 table of the binary32 path (16-bit data's second path below: a
 //    direct table, or one by angle addition, ≤ 282.1ε·|A| from A·e^{iφ}, TABLE BY ANGLE ADDITION):
-//    B ≤ (282.1 + 2.01 + 1 + 2^-11)ε·ρS, and E ≥ B + ε|v| + μ64 needs K ≥ 286.4ε·S; K = 300ε·S
-//    (kDecideTableByRotation), F as above;
+//    B ≤ (282.1 + 2.01 + 1 + 2^-11)ε·ρS [286ε·ρS]; K = 300ε·S (kDecideTableByRotation), F as above;
 //  16-bit T from binary64 (bf16 with |A| > 1, cache mode, the second path below) is rounded once:
 //    RN_T(RO32(w)) = RN_T(w), binary32 by round-to-odd first (convert-inl.h round_to_odd32; RO is
 //    monotonic, so the test's argument holds for RN_T∘RO32).
@@ -190,7 +191,7 @@ inline constexpr double kBinary64RotationBF16 = 1.0 + 0x1p-15;
 inline constexpr double kDecideBinary64 = 13.0 * 0x1p-53;
 inline constexpr double kDecideFloorBinary64 = 0x1p-1070;
 inline constexpr double kDecideTableByRotation = 300.0 * 0x1p-53;
-inline constexpr double kDecideBinary32 = 4.01 * 0x1p-24;
+inline constexpr double kDecideBinary32 = 4.1 * 0x1p-24;
 inline constexpr float kDecideFloorBinary32 = 0x1p-146f;
 // Largest |position| for which the bounds above are derived.
 inline constexpr long long kMaxBoundPosition = 1LL << 40;

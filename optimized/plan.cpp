@@ -86,10 +86,11 @@ PlanView Plan::view() const {
   // exponent range of binary32) only with |A| ≤ 1, where no product y·s can overflow binary32
   v.rotate_binary32 = spec_.dtype == Dtype::f16 || (spec_.dtype == Dtype::bf16 && std::fabs(attention_) <= 1.0);
   // error_bounds.h "ROUNDING TEST": S = max(1, |A|) (A as the kernels hold it: one rounding, within
-  // the bounds' margins); the binary32 constant rounded up to a float
+  // the bounds' margins); K·S rounded upward (proofs/formal/gappa/rounding_test.g takes S = 1)
   const double scale = std::max(1.0, std::fabs(attention_));
-  v.decide_k64 = kDecideBinary64 * scale;
-  v.decide_k64_table = kDecideTableByRotation * scale;
+  const double up = std::numeric_limits<double>::infinity();
+  v.decide_k64 = std::nextafter(kDecideBinary64 * scale, up);
+  v.decide_k64_table = std::nextafter(kDecideTableByRotation * scale, up);
   v.decide_floor64 = kDecideFloorBinary64;
   v.decide_k32 = std::nextafter(static_cast<float>(kDecideBinary32 * scale), std::numeric_limits<float>::infinity());
   v.decide_floor32 = kDecideFloorBinary32;
