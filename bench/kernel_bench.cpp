@@ -1,5 +1,5 @@
 // Kernel throughput: 4096 tokens × 32 heads × 128 dims, base 500000, half layout, f32,
-// bf16 and f16, 1 and 2 threads, every CPU kernel this machine runs, on-the-fly and cache modes.
+// bf16, f16 and f64, 1 and 2 threads, every CPU kernel this machine runs, on-the-fly and cache modes.
 // GB/s counts input + output bytes. Every iteration of a kernel benchmark also times a plain memcpy of the same
 // bytes (split over the same threads) just before the kernel call, and each kernel reports:
 //   vs_copy        = Σ copy time / Σ kernel time over those iterations
@@ -11,6 +11,9 @@
 //                    machine, the ratio without the time slices other processes took), with
 //                    cpu_ms and copy_cpu_ms their CPU milliseconds per call
 //   vs_scalar      = scalar time / kernel time (same mode, dtype and threads)
+//   second_share, exact_share = outputs the rounding test sent to the second path (16-bit data)
+//                    and to the exact path, per output (optimized/error_bounds.h "ROUNDING TEST";
+//                    targets of issue 53: ≥ 1.0 out of place for f32, bf16, f16, ≥ 0.5 for f64)
 // Modes: on_the_fly (cos/sin computed by the kernel), cache (an f32 cos/sin cache), in_place (on the
 // fly, output = input: one read and one write stream, like the copy; out of place, the output lines
 // are also read for ownership before being written), in_place_cold (in place, 1 thread, SIMD kernels:
