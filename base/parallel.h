@@ -116,17 +116,13 @@ inline void parallel_for(std::size_t n, int threads, const std::function<void(st
 // time in index order, on whichever thread finished the item it waited for. At most
 // window_per_worker·threads items are between prepare and commit at once (bounded memory; items
 // of uneven cost want a wider window: the oldest unfinished one holds it, and a thread with no item
-// to take waits). `warm_up`, where given, runs once before any finish: on a started thread while
-// the calling thread makes the first item (the finishing's own set-up, which would otherwise hold
-// the first finish while that thread had nothing else to do), on the calling thread when none is
-// started. The first exception thrown by any step stops the pipeline and is rethrown after every
-// thread has joined. With one thread: the four steps item after item, no thread started.
+// to take waits). The first exception thrown by any step stops the pipeline and is rethrown after
+// every thread has joined. With one thread: the four steps item after item, no thread started.
 template <class Item, class Prepare, class InOrder, class Finish, class Commit>
 void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_order, Finish finish, Commit commit,
-                      std::size_t window_per_worker = 2, const std::function<void()>& warm_up = nullptr) {
+                      std::size_t window_per_worker = 2) {
   const std::size_t workers = std::min<std::size_t>(resolve_threads(threads), n);
   if (workers <= 1) {
-    if (warm_up && n > 0) warm_up();
     for (std::size_t i = 0; i < n; ++i) {
       Item item = prepare(i);
       in_order(i, item);
@@ -138,7 +134,7 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
   const std::size_t window = std::max<std::size_t>(1, window_per_worker) * workers;
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<std::pair<std::size_t, Item>> made;  // through in_order, to be finished
+  std::deque<std::pair<std::size_t, Item>> made;   // through in_order, to be finished
   std::vector<std::optional<Item>> slots(window);  // finished, to be committed
   std::size_t next = 0, committed = 0;
   bool committing = false;  // a thread is committing the finished items in order
@@ -174,23 +170,10 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
     }
     committing = false;
   };
-  // Whether warm_up has run (or thrown): no item is finished before it has. Written by the first
-  // started thread alone, under the lock.
-  bool warmed = !warm_up;
-  const auto work = [&](bool first_worker) {
-    if (first_worker && warm_up) {
-      try {
-        warm_up();
-      } catch (...) {
-        fail();
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      warmed = true;
-      changed.notify_all();
-    }
+  const auto work = [&] {
     std::unique_lock<std::mutex> lock(mutex);
     for (;;) {
-      changed.wait(lock, [&] { return stop || (warmed && !made.empty()) || committed == n; });
+      changed.wait(lock, [&] { return stop || !made.empty() || committed == n; });
       if (stop || made.empty()) return;
       try {
         finish_one(lock);
@@ -204,7 +187,7 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
   std::vector<WorkerThread> pool;
   try {
     pool.reserve(workers - 1);
-    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back([&work, w] { work(w == 1); });
+    for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
   } catch (...) {
     fail();  // no thread to be had: the started ones stop, and the error is rethrown
   }
@@ -221,7 +204,7 @@ void ordered_pipeline(std::size_t n, int threads, Prepare prepare, InOrder in_or
           lock.lock();
           made.emplace_back(i, std::move(item));
           changed.notify_all();
-        } else if (warmed && !made.empty()) {
+        } else if (!made.empty()) {
           finish_one(lock);
         } else if (committed == n) {
           break;

@@ -2,16 +2,21 @@
 // shape (4096 tokens × 32 heads × 128 dims, base 500000), on the fast and the MPFR path, with and
 // without the output's allocation, and of evaluate (rounded and exact values). Reported as items/s
 // (elements).
+// And the consecutive reference (angle addition) against the present path on consecutive positions.
 // And the exact reference split over threads, as gate's sweep splits it, against one thread.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "reference/consecutive.h"
 #include "reference/rope.h"
+#include "reference/rounding.h"
 
 namespace {
 
@@ -84,6 +89,45 @@ BENCHMARK(BM_reference_f32)
     ->Args({4096, 1})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
+
+// Consecutive positions of one head (head_dim 128, 64 pairs, base 500000, half layout) ending at
+// 2^31 − 1, correctly rounded: state.range(0) the dtype (0 f64, 1 f32, 2 f16, 3 bf16), range(1) the
+// path (0 ConsecutiveReference, built each call: end to end; 1 the present ApplyPlan). Items: angles
+// (positions × pairs); fallback_share: positions the consecutive path left to the present one.
+void BM_reference_consecutive(benchmark::State& state) {
+  const char* dtypes[] = {"f64", "f32", "f16", "bf16"};
+  const bool consecutive = state.range(1) == 0;
+  const std::int64_t tokens = consecutive ? std::int64_t{1} << 16 : std::int64_t{1} << 12;
+  const std::int64_t first = (std::int64_t{1} << 31) - tokens;
+  const Spec spec = parse_spec(std::string("layout=half,head_dim=128,base=500000,dtype=") + dtypes[state.range(0)]);
+  std::vector<double> input = inputs(static_cast<std::size_t>(tokens * 128));
+  for (double& v : input) v = reference::round_to_format(v, spec.dtype);
+  std::vector<double> out(input.size());
+  std::vector<std::int64_t> positions(static_cast<std::size_t>(tokens));
+  for (std::int64_t t = 0; t < tokens; ++t) positions[t] = first + t;
+  reference::ConsecutiveStats stats;
+  for (auto _ : state) {
+    if (consecutive) {
+      const reference::ConsecutiveReference reference(spec);
+      reference.apply_into(first, tokens, 1, input, out, &stats);
+    } else {
+      reference::ApplyPlan(spec).apply_into({tokens, 1, 128}, positions, input, out);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * tokens * 64);
+  if (consecutive) {
+    state.counters["fallback_share"] =
+        static_cast<double>(stats.fallback_tokens) / static_cast<double>(std::max<std::int64_t>(stats.tokens, 1));
+    state.counters["general_share"] =
+        static_cast<double>(stats.general_pairs) / static_cast<double>(std::max<std::int64_t>(stats.tokens * 64, 1));
+  }
+}
+BENCHMARK(BM_reference_consecutive)
+    ->ArgNames({"dtype", "present"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5);
 
 // rotate_exact at 160 bits, f64, 4096 positions × 64 dims (one head), the tokens split into
 // `threads` contiguous ranges, one std::thread each: the work and split of gate's sweep.

@@ -13,7 +13,7 @@ include(CMakePackageConfigHelpers)
 # them (static libraries): they carry no headers.
 set(ropecheck_install_targets)
 foreach(target ropecheck_api ropecheck_abi ropecheck_kernels
-               ropecheck_runner ropecheck_judge ropecheck_spec ropecheck_base ropecheck_formats ropecheck_reference ropecheck_golden ropecheck_tensorio)
+               ropecheck_runner ropecheck_fused ropecheck_judge ropecheck_spec ropecheck_base ropecheck_formats ropecheck_reference ropecheck_golden ropecheck_tensorio)
   if(TARGET ${target})
     list(APPEND ropecheck_install_targets ${target})
   endif()

@@ -23,7 +23,7 @@ namespace ropecheck::gate {
 // route over the golden suites prints: `check`, `run`, and Python's gate() and assert_rope_close.
 // The --skip-flags are checked against the suites first (runner::check_skip_flags).
 Report judge_into_report(const std::vector<runner::LoadedGolden>& suites, const runner::Implementation& implementation,
-                         const JudgeArguments& args, std::string command);
+                         const judge::Settings& settings, std::string command);
 
 struct ReportPaths {
   std::string json, junit, html;

@@ -19,43 +19,36 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
-runner::Claims claims_of(const JudgeArguments& args) { return runner::Claims::parse(args.model, args.tolerance); }
-
-runner::JudgeOptions judge_options_of(const JudgeArguments& args) {
-  if (args.max_position && *args.max_position < 0) {
-    throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(*args.max_position));
+judge::Settings settings_of(const JudgeArguments& args) {
+  judge::Settings s = args.settings;
+  s.claims = judge::Claims::parse(args.model, args.tolerance);
+  if (s.max_position && *s.max_position < 0) {
+    throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(*s.max_position));
   }
-  if (args.require_horizon && *args.require_horizon < 0) {
-    throw UsageError("--require-horizon: expected an integer >= 0, got " + std::to_string(*args.require_horizon));
+  if (s.require_horizon && *s.require_horizon < 0) {
+    throw UsageError("--require-horizon: expected an integer >= 0, got " + std::to_string(*s.require_horizon));
   }
-  if (args.threads < 0 || args.threads > 4096) {
-    throw UsageError("--threads: expected an integer from 0 (all cores) to 4096, got " + std::to_string(args.threads));
+  if (s.threads < 0 || s.threads > 4096) {
+    throw UsageError("--threads: expected an integer from 0 (all cores) to 4096, got " + std::to_string(s.threads));
   }
-  if (args.worst < 1 || args.worst > 1000) {
-    throw UsageError("--worst: expected an integer from 1 to 1000, got " + std::to_string(args.worst));
+  if (s.worst_cases < 1 || s.worst_cases > 1000) {
+    throw UsageError("--worst: expected an integer from 1 to 1000, got " + std::to_string(s.worst_cases));
   }
-  runner::JudgeOptions o;
-  o.group.worst_cases = args.worst;
-  o.group.strict_zeros = args.strict_zeros;
-  o.group.max_position = args.max_position;
-  o.group.require_horizon = args.require_horizon;
   if (!args.tolerance.empty()) {
     const judge::ToleranceOverrides overrides = judge::parse_tolerance(args.tolerance);
-    o.group.attention_scores = overrides.attention_scores;
-    o.group.attention_outputs = overrides.attention_outputs;
+    s.attention_scores = overrides.attention_scores;
+    s.attention_outputs = overrides.attention_outputs;
   }
-  o.skip_flags = split_list(args.skip_flags);
-  o.threads = args.threads;
-  o.allow_missing = args.allow_missing;
-  return o;
+  s.skip_flags = split_list(args.skip_flags);
+  return s;
 }
 
-JudgedScope scope_of(const JudgeArguments& args, std::int64_t skipped_by_flags, std::int64_t skipped_by_position) {
+JudgedScope scope_of(const judge::Settings& settings, std::int64_t skipped_by_flags, std::int64_t skipped_by_position) {
   JudgedScope scope;
-  scope.max_position = args.max_position;
-  scope.require_horizon = args.require_horizon;
-  scope.skip_flags = split_list(args.skip_flags);
-  scope.strict_zeros = args.strict_zeros;
+  scope.max_position = settings.max_position;
+  scope.require_horizon = settings.require_horizon;
+  scope.skip_flags = settings.skip_flags;
+  scope.strict_zeros = settings.strict_zeros;
   scope.skipped_by_flags = skipped_by_flags;
   scope.skipped_by_position = skipped_by_position;
   return scope;

@@ -8,14 +8,13 @@
 namespace ropecheck::gate {
 
 Report judge_into_report(const std::vector<runner::LoadedGolden>& suites, const runner::Implementation& implementation,
-                         const JudgeArguments& args, std::string command) {
-  const runner::JudgeOptions options = judge_options_of(args);
-  runner::check_skip_flags(options.skip_flags, suites);
+                         const judge::Settings& settings, std::string command) {
+  runner::check_skip_flags(settings.skip_flags, suites);
   std::int64_t total = 0;
   for (const runner::LoadedGolden& g : suites) total += g.file.number_of_tests;
   Progress progress(total);
   runner::Judgement judgement = runner::judge_golden(
-      suites, implementation, options, [&](std::int64_t done, std::int64_t, const std::string& label) { progress.update(done, label); });
+      suites, implementation, settings, [&](std::int64_t done, std::int64_t, const std::string& label) { progress.update(done, label); });
   Report report;
   report.command = std::move(command);
   report.model = implementation.claims().model;
@@ -23,8 +22,8 @@ Report judge_into_report(const std::vector<runner::LoadedGolden>& suites, const 
   for (const runner::LoadedGolden& g : suites) report.golden_files.push_back(g.path);
   report.groups = std::move(judgement.groups);
   report.notes = std::move(judgement.notes);
-  report.scope = scope_of(args, judgement.skipped_by_flags, judgement.skipped_by_position);
-  report.worst_listed = args.worst;
+  report.scope = scope_of(settings, judgement.skipped_by_flags, judgement.skipped_by_position);
+  report.worst_listed = settings.worst_cases;
   return report;
 }
 

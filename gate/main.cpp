@@ -3,9 +3,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -110,30 +111,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
   int status = 0;
-  // Every subcommand with its options, or only the one argv[1] names (and no --help-all): building
-  // all of them is serial work in every run (bench/README.md "A sweep's serial part: CLI"). What is
-  // parsed, and every message and help text, is the same.
-  struct Command {
-    const char* name;
-    void (*add)(CLI::App&, int&);
-  };
-  static constexpr Command kCommands[] = {
-      {"apply", add_apply_command},     {"golden", add_golden_command}, {"props", add_props_command}, {"check", add_check_command},
-      {"explain", add_explain_command}, {"run", add_run_command},       {"fuzz", add_fuzz_command},   {"report", add_report_merge_command},
-      {"sweep", add_sweep_command},     {"spec", add_spec_command},
-  };
-  const Command* named = nullptr;
-  if (argc > 1) {
-    for (const Command& c : kCommands) {
-      if (std::strcmp(argv[1], c.name) == 0) named = &c;
-    }
-    for (int i = 1; i < argc; ++i) {
-      if (std::strcmp(argv[i], "--help-all") == 0) named = nullptr;
-    }
-  }
-  for (const Command& c : kCommands) {
-    if (named == nullptr || named == &c) c.add(app, status);
-  }
+  add_apply_command(app, status);
+  add_golden_command(app, status);
+  add_props_command(app, status);
+  add_check_command(app, status);
+  add_explain_command(app, status);
+  add_run_command(app, status);
+  add_fuzz_command(app, status);
+  add_report_merge_command(app, status);
+  add_sweep_command(app, status);
+  add_spec_command(app, status);
+  add_certify_command(app, status);
+  add_fused_command(app, status);
   refuse_integers_out_of_range(app);
   try {
     app.parse(argc, argv);
@@ -145,13 +134,13 @@ int main(int argc, char** argv) {
     // A misspelt command is not "a subcommand is required": name it and the commands.
     if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
       std::string names;
+      std::vector<std::string> words;
       for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
         names += (names.empty() ? "" : ", ") + sub->get_name();
+        words.push_back(sub->get_name());
       }
-      std::vector<std::string_view> words;
-      for (const Command& c : kCommands) words.push_back(c.name);
-      print_error("unknown command '" + std::string(argv[1]) + "': expected one of " + names + ropecheck::did_you_mean(argv[1], words) +
-                  " (see --help)");
+      print_error("unknown command '" + std::string(argv[1]) + "': expected one of " + names +
+                  ropecheck::did_you_mean(argv[1], std::vector<std::string_view>(words.begin(), words.end())) + " (see --help)");
       return 2;
     }
     print_error(std::string(e.what()) + unknown_option_hint(app, argc, argv) + " (see --help)");

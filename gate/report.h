@@ -68,6 +68,7 @@ struct Report {
   std::optional<SweepScope> sweep;  // `sweep` reports only
   int worst_listed = 10;           // cases printed per failing group on stdout (--worst)
   judge::Verdict verdict = judge::Verdict::fail;  // pass or fail (decide)
+  std::string tool_version;  // the ropecheck that judged; empty: this one (a merged report keeps its shards')
 
   // pass when no group and no property fails and something was judged (judge/verdict.h); notes
   // judge::kNothingJudgedNote once when nothing was, so that deciding a merged report again keeps one.

@@ -150,7 +150,7 @@ ojson group_json(const GroupResult& g) {
 std::string to_json(const Report& r) {
   ojson j;
   j["schema"] = "ropecheck-report/1";
-  j["tool"] = {{"name", "ropecheck"}, {"version", ROPECHECK_VERSION}};
+  j["tool"] = {{"name", "ropecheck"}, {"version", r.tool_version.empty() ? std::string(ROPECHECK_VERSION) : r.tool_version}};
   j["command"] = r.command;
   j["implementation"] = r.implementation;
   j["candidate"] = r.candidate;

@@ -90,7 +90,7 @@ Fits fit(const Spec& spec, const std::vector<Row>& rows, bool failing, int threa
       if (failing) pair_gains[static_cast<std::size_t>(j)].reserve(rows.size());
     }
     for (const Row& r : rows) {
-      const golden::RopeTest& test = *r.test;
+      const Call& test = *r.test;
       const std::size_t row = static_cast<std::size_t>((r.t * test.heads + r.h) * spec.head_dim);
       for (int j = first; j < last; ++j) {
         const reference::PairDims pd = reference::pair_dims(spec, j);

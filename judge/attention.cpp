@@ -73,7 +73,7 @@ class AttentionTestJudge {
         rope(rope),
         theta(theta),
         tally(tally),
-        options(tally.options()),
+        options(tally.settings()),
         a(*tally.result.attention),
         heads(test.heads),
         head_dim(test.head_dim),
@@ -283,7 +283,7 @@ class AttentionTestJudge {
   const Tolerance& rope;
   const std::vector<long double>& theta;  // θ'_j per pair
   detail::GroupTally& tally;
-  const GroupOptions& options;
+  const Settings& options;
   AttentionStats& a;
   const std::int64_t heads, head_dim, q_tokens, k_tokens, v_dim;
   const int components;
@@ -298,9 +298,9 @@ class AttentionTestJudge {
 }  // namespace
 
 AttentionComparer::AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope,
-                                     GroupOptions group_options)
-    : group_(group), rope_(std::move(rope)), tally_(std::move(group_options)) {
-  const GroupOptions& options = tally_.options();
+                                     Settings settings)
+    : group_(group), rope_(std::move(rope)), tally_(std::move(settings)) {
+  const Settings& options = tally_.settings();
   tally_.result.kind = golden::Kind::attention;
   tally_.result.suite = std::move(suite);
   tally_.result.index = index;

@@ -27,7 +27,7 @@ std::string number(double v, const char* format = "%.3g") {
 }
 
 // The position component each pair reads (multi-axis specs) of token t.
-std::int64_t pair_position(const Spec& spec, const golden::RopeTest& test, std::int64_t t, int pair) {
+std::int64_t pair_position(const Spec& spec, const Call& test, std::int64_t t, int pair) {
   const int components = position_components(spec);
   return test.positions[static_cast<std::size_t>(t * components + position_component(spec, pair))];
 }
@@ -312,11 +312,11 @@ struct Decomposition {
     // spec's angle wrapped, and one binary32 ulp of the angle. Computed once per token, not per row:
     // the wrap of a large angle is a remainder call, and a check's token has dozens of heads.
     std::vector<TokenAngle> token_angles(static_cast<std::size_t>(count));
-    const golden::RopeTest* angles_test = nullptr;
+    const Call* angles_test = nullptr;
     std::int64_t angles_token = -1;
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const RowRef& ref = rows[r];
-      const golden::RopeTest& test = *ref.dt->test;
+      const Call& test = *ref.dt->test;
       const std::span<const double> output = ref.dt->output;
       const std::size_t row = static_cast<std::size_t>((ref.t * test.heads + ref.h) * spec.head_dim);
       if (&test != angles_test || ref.t != angles_token) {
@@ -542,10 +542,10 @@ void DiagnosisSampler::expect_tokens(std::int64_t token_size, std::int64_t token
   spread_stride_ = stride;
 }
 
-void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t first_token) {
+void DiagnosisSampler::spread(const Call& test, std::span<const double> output, int components, std::int64_t first_token) {
   const std::int64_t token_size = test.heads * test.head_dim;
   if (token_size <= 0) return;
-  golden::RopeTest& kept = spread_.test;
+  Call& kept = spread_.test;
   if (kept.tokens == 0) {
     kept.id = test.id;
     kept.heads = test.heads;
@@ -588,15 +588,15 @@ void DiagnosisSampler::spread(const golden::RopeTest& test, std::span<const doub
   }
 }
 
-DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t max_values,
+DiagnosisSample diagnosis_sample(const Call& test, std::span<const double> output, int components, std::int64_t max_values,
                                  std::int64_t first_token) {
   DiagnosisSample k;
   diagnosis_sample_into(k, test, output, components, max_values, first_token);
   return k;
 }
 
-void diagnosis_sample_into(DiagnosisSample& k, const golden::RopeTest& test, std::span<const double> output, int components,
-                           std::int64_t max_values, std::int64_t first_token, int threads) {
+void diagnosis_sample_into(DiagnosisSample& k, const Call& test, std::span<const double> output, int components, std::int64_t max_values,
+                           std::int64_t first_token, int threads) {
   const std::int64_t token_size = test.heads * test.head_dim;
   // A test without tokens (or values) gives an empty sample: the stride below would divide by 0.
   const std::int64_t kept = token_size > 0 ? std::min(test.tokens, sample_token_budget(max_values, token_size)) : 0;
@@ -639,7 +639,7 @@ std::vector<DiagnosedTest> within_max_position(const std::vector<DiagnosedTest>&
   std::vector<DiagnosedTest> out;
   const auto components = static_cast<std::ptrdiff_t>(position_components(spec));
   for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
+    const Call& test = *dt.test;
     std::vector<std::int64_t> kept;
     for (std::int64_t t = 0; t < test.tokens; ++t) {
       if (token_position(test, spec, t) <= *max_position) kept.push_back(t);

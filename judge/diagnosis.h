@@ -20,7 +20,6 @@
 #include <span>
 #include <vector>
 
-#include "golden/golden.h"
 #include "judge/group.h"
 #include "judge/inference.h"
 #include "judge/tolerance.h"
@@ -34,19 +33,19 @@ inline bool needs_diagnosis(const GroupResult& g) { return g.verdict == Verdict:
 // `max_values` values of whole tokens, taken at a stride over the test's tokens, so that the sample
 // spans the test's positions (the angle error's growth with the position is what is fitted).
 struct DiagnosisSample {
-  golden::RopeTest test;
+  Call test;
   std::vector<double> output;
   std::int64_t first_token = 0;           // the user's token index of the sample's token 0
   std::int64_t token_stride = 1;          // and the stride between its tokens
   std::vector<std::int64_t> token_index;  // a sample of several tests: each token's user index
   DiagnosedTest diagnosed() const { return {&test, output, first_token, token_stride, token_index}; }
 };
-DiagnosisSample diagnosis_sample(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t max_values,
+DiagnosisSample diagnosis_sample(const Call& test, std::span<const double> output, int components, std::int64_t max_values,
                                  std::int64_t first_token = 0);
 // The same into `sample`, whose arrays are used again (a sample replaced chunk after chunk was
 // 16 MB of fresh pages each time, copied on the one thread between two chunks' judging), copied on
 // `threads` threads (0: every hardware thread) when it is big.
-void diagnosis_sample_into(DiagnosisSample& sample, const golden::RopeTest& test, std::span<const double> output, int components,
+void diagnosis_sample_into(DiagnosisSample& sample, const Call& test, std::span<const double> output, int components,
                            std::int64_t max_values, std::int64_t first_token = 0, int threads = 1);
 
 // The values a sample of a big test keeps (2^20: the diagnosis fits its frequencies on them).
@@ -61,8 +60,8 @@ class DiagnosisSampler {
   // After the comparer judged `test`: `group_worst_e` is its worst e so far.
   // `first_token`: the user's index of the test's token 0 (a direct check's chunk). `threads`: the
   // sample's copy, for a caller whose other threads wait for it (diagnosis_sample_into).
-  void offer(const golden::RopeTest& test, std::span<const double> output, int components, double group_worst_e,
-             std::int64_t first_token = 0, int threads = 1) {
+  void offer(const Call& test, std::span<const double> output, int components, double group_worst_e, std::int64_t first_token = 0,
+             int threads = 1) {
     // The first test's sample until a later test raises the worst e: then that test's, in the same
     // arrays (the first one's is not read again).
     if (!sample_) {
@@ -104,7 +103,7 @@ class DiagnosisSampler {
  private:
   // Every offered test contributes tokens at a stride to spread_, at most max_values_/2 values in
   // all: past that, every other kept token is dropped and the stride doubles.
-  void spread(const golden::RopeTest& test, std::span<const double> output, int components, std::int64_t first_token);
+  void spread(const Call& test, std::span<const double> output, int components, std::int64_t first_token);
 
   std::int64_t max_values_;
   std::optional<DiagnosisSample> sample_;
@@ -120,7 +119,7 @@ class DiagnosisSampler {
 // user left out (a cos/sin table that ends at the context length, say). `token_index` keeps the
 // user's token indices for what the diagnosis names.
 struct TrimmedTest {
-  golden::RopeTest test;
+  Call test;
   std::vector<double> output;
   std::vector<std::int64_t> token_index;
 };

@@ -101,7 +101,7 @@ std::string_view name(Verdict verdict) {
 
 namespace detail {
 
-std::size_t GroupTally::case_limit() const { return static_cast<std::size_t>(std::max(options_.worst_cases, 0)); }
+std::size_t GroupTally::case_limit() const { return static_cast<std::size_t>(std::max(settings_.worst_cases, 0)); }
 
 void GroupTally::record_case(Case c) {
   if (!keeps(c.accuracy, c.test_id, c.severity)) return;
@@ -205,7 +205,8 @@ GroupResult GroupTally::finish() {
   result.verdict = verdict_of(result.tests, result.tests_failed, result.tests_skipped);
   result.horizon = horizon_of(tested_positions_, first_failing_position_);
   result.horizon_complete = !first_failing_position_ && result.horizon.has_value();
-  const std::string reason = require_horizon_reason(result.verdict, result.max_position, result.horizon_complete, options_.require_horizon);
+  const std::string reason =
+      require_horizon_reason(result.verdict, result.max_position, result.horizon_complete, settings_.require_horizon);
   if (!reason.empty()) result.verdict_reason = reason;
   // Each list: a test's worst case at its severity, its others at half; the `worst_cases` worst,
   // ties in recording order.
@@ -231,17 +232,17 @@ GroupResult GroupTally::finish() {
 
 }  // namespace detail
 
-std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token) {
+std::int64_t token_position(std::span<const std::int64_t> positions, const Spec& spec, std::int64_t token) {
   const int components = position_components(spec);
   std::int64_t p = std::numeric_limits<std::int64_t>::min();
   for (int k = 0; k < components; ++k) {
     const std::size_t i = static_cast<std::size_t>(token * components + k);
-    if (i < test.positions.size()) p = std::max(p, test.positions[i]);
+    if (i < positions.size()) p = std::max(p, positions[i]);
   }
   return p == std::numeric_limits<std::int64_t>::min() ? 0 : p;
 }
 
-Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits) {
+Expected expected_values(const Spec& spec, const Call& test, Model model, int precision_bits) {
   Expected out;
   const reference::Shape shape{test.tokens, test.heads, test.head_dim};
   if (judges_exact_values(model)) {
@@ -279,32 +280,31 @@ reference::Options evaluation_options(Model model) {
 
 }  // namespace
 
-GroupComparer::GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance,
-                             GroupOptions options)
-    : group_(group), model_(model), tally_(std::move(options)) {
-  rule_.dtype = group.spec.dtype;
-  rule_.attention_factor = attention_factor<double>(group.spec);
+GroupComparer::GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, Settings settings)
+    : spec_(spec), model_(model), tally_(std::move(settings)) {
+  rule_.dtype = spec.dtype;
+  rule_.attention_factor = attention_factor<double>(spec);
   rule_.tolerance = std::move(tolerance);
   rule_.underflow_roundings = underflow_roundings(model);
-  rule_.strict_zeros = tally_.options().strict_zeros;
+  rule_.strict_zeros = tally_.settings().strict_zeros;
   rule_.messages = false;  // judge_tokens asks for a message of the cases it keeps only
   GroupResult& r = tally_.result;
   r.suite = std::move(suite);
   r.index = index;
-  r.spec = to_string(group.spec);
-  r.dtype = group.spec.dtype;
+  r.spec = to_string(spec);
+  r.dtype = spec.dtype;
   r.tolerance = rule_.tolerance;
   r.attention_magnitude = std::max(1.0, std::fabs(rule_.attention_factor));
-  for (int j = 0; j < group.spec.rotary_dim / 2; ++j) r.max_frequency = std::max(r.max_frequency, frequency<double>(group.spec, j));
+  for (int j = 0; j < spec.rotary_dim / 2; ++j) r.max_frequency = std::max(r.max_frequency, frequency<double>(spec, j));
   if (rule_.tolerance.per_radian != 0) {
-    for (int j = 0; j < group.spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(group.spec, j));
+    for (int j = 0; j < spec.rotary_dim / 2; ++j) theta_.push_back(frequency<long double>(spec, j));
   }
 }
 
 const reference::ApplyPlan* GroupComparer::evaluation_plan() const {
   std::call_once(evaluation_->built, [&] {
     try {
-      evaluation_->plan.emplace(reference::ApplyPlan::for_evaluation(group_.spec, evaluation_options(model_)));
+      evaluation_->plan.emplace(reference::ApplyPlan::for_evaluation(spec_, evaluation_options(model_)));
     } catch (const std::invalid_argument&) {
       // judge_evaluated reports it, as the free evaluate_into does
     }
@@ -337,10 +337,10 @@ struct TokensJudged {
 // Keeps the case of a failing pair among the tally's worst (judge_tokens): where it is, its values
 // and figures, and the rule's message. `counts`: whether it fails the verdict (not above
 // --require-horizon).
-void keep_pair_case(detail::GroupTally& tally, const PairRule& rule, const golden::RopeTest& test, const Pair& pair, const PairVerdict& v,
+void keep_pair_case(detail::GroupTally& tally, const PairRule& rule, const Call& test, const Pair& pair, const PairVerdict& v,
                     bool accuracy, bool counts, double severity, std::int64_t position, std::int64_t t, std::int64_t h,
                     reference::PairDims pd) {
-  const GroupOptions& options = tally.options();
+  const Settings& options = tally.settings();
   Case c = tally.new_case(test.id, case_kind(v.failure), position);
   c.accuracy = accuracy;
   c.domain = v.domain;
@@ -368,9 +368,8 @@ void keep_pair_case(detail::GroupTally& tally, const PairRule& rule, const golde
 }
 
 // Judges row (t, h)'s pass-through dims (those past rotary_dim, at `row`) bit for bit (judge_tokens).
-void judge_passthrough(const Spec& spec, const PairRule& rule, const golden::RopeTest& test, std::span<const double> output,
-                       std::int64_t row, std::int64_t position, std::int64_t t, std::int64_t h, detail::GroupTally& tally,
-                       TokensJudged& out) {
+void judge_passthrough(const Spec& spec, const PairRule& rule, const Call& test, std::span<const double> output, std::int64_t row,
+                       std::int64_t position, std::int64_t t, std::int64_t h, detail::GroupTally& tally, TokensJudged& out) {
   GroupResult& r = tally.result;
   for (std::int64_t i = spec.rotary_dim; i < test.head_dim; ++i) {
     ++r.passthrough_checked;
@@ -395,11 +394,11 @@ void judge_passthrough(const Spec& spec, const PairRule& rule, const golden::Rop
 
 // Judges tokens [t0, t1) of `test` into `tally` (a tally of this test alone): every pair through
 // the pair rule, pass-through dims bit for bit.
-TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<const long double> theta,
-                          const golden::RopeTest& test, std::span<const double> output, ExpectedSlice expected,
-                          std::int64_t t0, std::int64_t t1, detail::GroupTally& tally) {
+TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<const long double> theta, const Call& test,
+                          std::span<const double> output, ExpectedSlice expected, std::int64_t t0, std::int64_t t1,
+                          detail::GroupTally& tally) {
   GroupResult& r = tally.result;
-  const GroupOptions& options = tally.options();
+  const Settings& options = tally.settings();
   const bool e_kind = rule.tolerance.kind == Tolerance::Kind::e;
   const bool angle_dependent = !theta.empty();
   const int pairs = spec.rotary_dim / 2;
@@ -523,12 +522,12 @@ TokensJudged judge_tokens(const Spec& spec, const PairRule& rule, std::span<cons
 }  // namespace
 
 detail::GroupTally GroupComparer::test_tally() const {
-  detail::GroupTally part(tally_.options());
+  detail::GroupTally part(tally_.settings());
   part.result.suite = tally_.result.suite;  // cases name it
   return part;
 }
 
-bool GroupComparer::output_fits(const golden::RopeTest& test, std::span<const double> output) {
+bool GroupComparer::output_fits(const Call& test, std::span<const double> output) {
   const std::int64_t elements = test.tokens * test.heads * test.head_dim;
   if (static_cast<std::int64_t>(output.size()) == elements) return true;
   fail(test, CaseKind::shape,
@@ -542,7 +541,7 @@ void GroupComparer::finish_test(std::int64_t test_id, detail::GroupTally&& part,
   tally_.merge(std::move(part));
   GroupResult& r = tally_.result;
   if (!judged_any) {
-    tally_.skip_test(test_id, "every position above --max-position " + std::to_string(*tally_.options().max_position));
+    tally_.skip_test(test_id, "every position above --max-position " + std::to_string(*tally_.settings().max_position));
     ++r.skipped_by_position;
     return;
   }
@@ -558,24 +557,22 @@ void GroupComparer::finish_test(std::int64_t test_id, detail::GroupTally&& part,
   }
 }
 
-void GroupComparer::add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected) {
+void GroupComparer::add(const Call& test, std::span<const double> output, const Expected& expected) {
   if (!output_fits(test, output)) return;
   detail::GroupTally part = test_tally();
-  const TokensJudged j = judge_tokens(group_.spec, rule_, theta_, test, output, {expected.exact, expected.rounded, 0}, 0,
-                                      test.tokens, part);
+  const TokensJudged j = judge_tokens(spec_, rule_, theta_, test, output, {expected.exact, expected.rounded, 0}, 0, test.tokens, part);
   finish_test(test.id, std::move(part), j.test_pass, j.judged_any, j.test_worst);
 }
 
-void GroupComparer::add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) {
+void GroupComparer::add_evaluated(const Call& test, std::span<const double> output, int threads) {
   add_judged(test, output, judge_evaluated(test, output, threads));
 }
 
-GroupComparer::JudgedTest GroupComparer::judge_evaluated(const golden::RopeTest& test, std::span<const double> output,
-                                                         int threads) const {
+GroupComparer::JudgedTest GroupComparer::judge_evaluated(const Call& test, std::span<const double> output, int threads) const {
   JudgedTest out{test_tally()};
   const std::int64_t elements = test.tokens * test.heads * test.head_dim;
   if (static_cast<std::int64_t>(output.size()) != elements) return out;  // add_judged records the shape failure
-  const Spec& spec = group_.spec;
+  const Spec& spec = spec_;
   const int components = position_components(spec);
   const std::int64_t token_size = test.heads * test.head_dim;
   const std::int64_t chunk_tokens = std::max<std::int64_t>(1, kChunkValues / std::max<std::int64_t>(token_size, 1));
@@ -638,7 +635,7 @@ GroupComparer::JudgedTest GroupComparer::judge_evaluated(const golden::RopeTest&
   return out;
 }
 
-void GroupComparer::add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged) {
+void GroupComparer::add_judged(const Call& test, std::span<const double> output, JudgedTest&& judged) {
   if (!output_fits(test, output)) return;
   finish_test(test.id, std::move(judged.part), judged.test_pass, judged.judged_any, judged.test_worst);
 }
@@ -654,14 +651,14 @@ void GroupComparer::JudgedTest::combine(JudgedTest&& later) {
   test_worst = std::max(test_worst, later.test_worst);
 }
 
-void GroupComparer::fail(const golden::RopeTest& test, CaseKind kind, std::string message) {
+void GroupComparer::fail(const Call& test, CaseKind kind, std::string message) {
   std::int64_t lowest = std::numeric_limits<std::int64_t>::max();
-  for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, group_.spec, t));
+  for (std::int64_t t = 0; t < test.tokens; ++t) lowest = std::min(lowest, token_position(test, spec_, t));
   if (test.tokens == 0) lowest = 0;
   tally_.fail_test(test.id, lowest, kind, std::move(message));
 }
 
-void GroupComparer::skip(const golden::RopeTest& test, std::string reason) { tally_.skip_test(test.id, std::move(reason)); }
+void GroupComparer::skip(std::int64_t id, std::string reason) { tally_.skip_test(id, std::move(reason)); }
 
 GroupResult GroupComparer::finish() { return tally_.finish(); }
 

@@ -26,7 +26,9 @@
 #include <vector>
 
 #include "golden/golden.h"
+#include "judge/call.h"
 #include "judge/pair_rule.h"
+#include "judge/settings.h"
 #include "judge/tolerance.h"
 #include "reference/rope.h"
 #include "spec/spec.h"
@@ -145,16 +147,6 @@ struct GroupDiagnosis {
   std::vector<Frequency> frequencies;
 };
 
-// What the judging options add to the pair rule (runner/golden_run.h JudgeOptions holds them).
-struct GroupOptions {
-  int worst_cases = 10;                         // cases kept per list (accuracy, edge)
-  bool strict_zeros = false;                    // judge/pair_rule.h
-  std::optional<std::int64_t> max_position;     // tokens above it are not judged
-  std::optional<std::int64_t> require_horizon;  // accuracy is required up to it only
-  // Attention suites: constant bounds in place of the derived ones.
-  std::optional<double> attention_scores, attention_outputs;
-};
-
 struct GroupResult {
   golden::Kind kind = golden::Kind::rope;  // the golden file's kind
   std::string suite;
@@ -218,10 +210,10 @@ namespace detail {  // shared by the two comparers (group.cpp, attention.cpp)
 // with the first failing one (for the horizon).
 class GroupTally {
  public:
-  explicit GroupTally(GroupOptions options) : options_(std::move(options)) {}
+  explicit GroupTally(Settings settings) : settings_(std::move(settings)) {}
 
   GroupResult result;
-  const GroupOptions& options() const { return options_; }
+  const Settings& settings() const { return settings_; }
 
   // Keeps the worst `worst_cases` of each list (accuracy, edge), a test's worst case at its severity
   // and its others at half theirs: a CI reader needs the list of failing tests more than the
@@ -242,7 +234,7 @@ class GroupTally {
   // case: it does not move the horizon.
   void fail_test(std::int64_t test_id, std::int64_t lowest, CaseKind kind, std::string message);
   void skip_test(std::int64_t test_id, std::string reason);
-  // Adds what `part` (a tally of later tokens or tests of this group, with the same options)
+  // Adds what `part` (a tally of later tokens or tests of this group, with the same settings)
   // recorded: the same result as recording it here directly, in order.
   void merge(GroupTally&& part);
   // Counts the tokens of the cases kept from `first_token`: this tally judged a part of a test
@@ -260,7 +252,7 @@ class GroupTally {
   };
   // Per list (accuracy, edge), per test id: its worst `worst_cases` cases, worst first.
   using Buckets = std::map<std::int64_t, std::vector<Listed>>;
-  GroupOptions options_;
+  Settings settings_;
   Buckets accuracy_cases_, edge_cases_;
   std::uint64_t recorded_ = 0;
   std::optional<std::int64_t> first_failing_position_;
@@ -279,22 +271,23 @@ struct Expected {
 // `precision_bits` (error ≤ 2^(14−P)·min(|φ|, 2^41)·ρ ≪ u·ρ at any angle, reference/README.md "Huge
 // angles"; non-finite inputs replaced by 0: those pairs are judged by class). Under
 // Model::f32_recipe: the recipe's correctly rounded result (golden expected_f32_recipe), as both.
-Expected expected_values(const Spec& spec, const golden::RopeTest& test, Model model, int precision_bits = 128);
+Expected expected_values(const Spec& spec, const Call& test, Model model, int precision_bits = 128);
 
-// Accumulates the tests of one golden group (or one sweep).
+// Accumulates the calls of one group (judge/call.h): a golden group's tests, a sweep's calls, a
+// direct check's chunks — every call of the spec `spec`.
 class GroupComparer {
  public:
-  GroupComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance tolerance, GroupOptions options);
+  GroupComparer(std::string suite, int index, const Spec& spec, Model model, Tolerance tolerance, Settings settings);
 
-  // Judges one test's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
-  void add(const golden::RopeTest& test, std::span<const double> output, const Expected& expected);
+  // Judges one call's candidate output (row-major [tokens, heads, head_dim], any dtype's values).
+  void add(const Call& test, std::span<const double> output, const Expected& expected);
   // The same for a test whose expected values are not computed yet (a sidecar test, a direct
   // check's chunk): its tokens are split over `threads`, each thread judging chunks of
   // kChunkValues values whose exact values (and correctly rounded ones, unless the exact models
   // find them in test.expected) come from reference::evaluate into a workspace reused chunk after
   // chunk. The verdict, figures and cases are add's with expected_values' values; memory is the
   // test's arrays plus a few chunks, not the test's expected values.
-  void add_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads);
+  void add_evaluated(const Call& test, std::span<const double> output, int threads);
   static constexpr std::int64_t kChunkValues = std::int64_t{1} << 18;
   // add_evaluated in two steps, for a caller that judges several tests at once: judge_evaluated
   // reads only the comparer's settings (safe on several threads at once) and add_judged records
@@ -306,19 +299,19 @@ class GroupComparer {
     // Adds what judging later tokens of the same test found (a test judged in parts).
     void combine(JudgedTest&& later);
   };
-  JudgedTest judge_evaluated(const golden::RopeTest& test, std::span<const double> output, int threads) const;
+  JudgedTest judge_evaluated(const Call& test, std::span<const double> output, int threads) const;
   // Builds what judge_evaluated needs first (the reference's constants), which its first call
   // would: a caller may do it on a thread that is idle before the first test is ready.
   void prepare_evaluation() const { (void)evaluation_plan(); }
-  void add_judged(const golden::RopeTest& test, std::span<const double> output, JudgedTest&& judged);
+  void add_judged(const Call& test, std::span<const double> output, JudgedTest&& judged);
   // One test judged in parts (a direct check's tensor, streamed in chunks: judge_evaluated on each
   // chunk, combined in token order, each chunk's case tokens offset to the tensor's): recorded as
   // the one test `test_id`, as add_judged records a test. The caller checked every part's sizes.
   void add_judged_parts(std::int64_t test_id, JudgedTest&& judged);
   // Records a test that produced no usable output (missing, wrong size, crash, timeout, status).
-  void fail(const golden::RopeTest& test, CaseKind kind, std::string message);
-  // Records a test that was not judged (unsupported spec, --skip-flags, --max-position).
-  void skip(const golden::RopeTest& test, std::string reason);
+  void fail(const Call& test, CaseKind kind, std::string message);
+  // Records the test `id` as not judged (unsupported spec, --skip-flags, --max-position).
+  void skip(std::int64_t id, std::string reason);
 
   GroupResult finish();
 
@@ -329,11 +322,11 @@ class GroupComparer {
   // An empty tally for one test's tokens (merged into tally_ by finish_test).
   detail::GroupTally test_tally() const;
   // Whether the output has the test's size; records the shape failure if not.
-  bool output_fits(const golden::RopeTest& test, std::span<const double> output);
+  bool output_fits(const Call& test, std::span<const double> output);
   // After every token of `test` was judged into `part`: merges it and records the test's outcome.
   void finish_test(std::int64_t test_id, detail::GroupTally&& part, bool test_pass, bool judged_any, double test_worst);
 
-  const golden::Group& group_;
+  Spec spec_;
   Model model_;
   PairRule rule_;
   std::vector<long double> theta_;  // θ'_j, for a tolerance that grows with the angle
@@ -356,7 +349,7 @@ class AttentionComparer {
  public:
   // `rope`: the claim's RoPE bound, which hypothesis H1 of the attention bounds assumes of the
   // rotated q and k (judge/tolerance.cpp); under f32-angle it grows with each token's angles.
-  AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope, GroupOptions options);
+  AttentionComparer(std::string suite, int index, const golden::Group& group, Model model, Tolerance rope, Settings settings);
 
   // Judges one test. `scores` ([heads, q_tokens, k_tokens]) and `outputs` ([q_tokens, heads,
   // v_dim]), row-major, are null when the candidate gave none (sizes are the caller's check);
@@ -375,7 +368,11 @@ class AttentionComparer {
   detail::GroupTally tally_;
 };
 
-// Largest component of token t's position tuple.
-std::int64_t token_position(const golden::RopeTest& test, const Spec& spec, std::int64_t token);
+// Largest component of token t's position tuple (`positions` row-major [tokens,
+// position_components(spec)]; 0 past its end).
+std::int64_t token_position(std::span<const std::int64_t> positions, const Spec& spec, std::int64_t token);
+inline std::int64_t token_position(const Call& call, const Spec& spec, std::int64_t token) {
+  return token_position(call.positions, spec, token);
+}
 
 }  // namespace ropecheck::judge

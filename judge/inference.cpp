@@ -85,11 +85,11 @@ class Scorer {
     std::map<std::int64_t, std::vector<long double>> tables;  // θ by seq_len (per_position_seq)
     std::int64_t units = 0, within = 0, values = 0, identical = 0, rows = 0, outside = 0, unsampled = 0;
     std::vector<double> c(static_cast<std::size_t>(pairs)), sn(static_cast<std::size_t>(pairs)), angle(static_cast<std::size_t>(pairs));
-    const golden::RopeTest* last_test = nullptr;
+    const Call* last_test = nullptr;
     std::int64_t last_t = -1, last_shift = 0;
     for (std::int64_t i = range.begin; i < range.end; ++i) {
       const Row& r = rows_[static_cast<std::size_t>(i)];
-      const golden::RopeTest& test = *r.test;
+      const Call& test = *r.test;
       if (excluded && excluded->count({r.test, r.t, r.h})) continue;
       std::int64_t st = r.t, sh = r.h;
       if (v.source.kind != RowSource::Kind::own) {
@@ -244,7 +244,7 @@ bool name_heads(const Spec& spec, const std::vector<DiagnosedTest>& tests, const
   std::int64_t heads = 0;
   std::map<std::int64_t, std::int64_t> moving, flagged;
   for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
+    const Call& test = *dt.test;
     heads = std::max(heads, test.heads);
     for (std::int64_t t = 0; t < test.tokens; ++t) {
       bool any = false;
@@ -386,7 +386,7 @@ bool describe_outputs(const Spec& spec, const std::vector<DiagnosedTest>& tests,
   std::vector<std::int64_t> tokens;
   std::int64_t rows = 0;
   for (const DiagnosedTest& dt : tests) {
-    const golden::RopeTest& test = *dt.test;
+    const Call& test = *dt.test;
     sampled |= dt.token_stride > 1 || !dt.token_index.empty();
     stride = std::max(stride, dt.token_stride);
     for (std::size_t k = 1; k < dt.token_index.size(); ++k) stride = std::max(stride, dt.token_index[k] - dt.token_index[k - 1]);
@@ -460,6 +460,10 @@ std::string first_line(const std::string& message) {
   return line;
 }
 
+// How a failed call's explanation names its first failing position (raised_summary, explain), and
+// explained_position reads it back.
+constexpr std::string_view kAtPosition = " at position ", kFirstFailing = " (first failing position)";
+
 std::string raised_summary(const std::string& message, std::int64_t first_position) {
   std::string line = first_line(message);
   if (line.starts_with(kThrewPrefix)) line.erase(0, kThrewPrefix.size());  // a C++ or Python function's exception
@@ -469,22 +473,35 @@ std::string raised_summary(const std::string& message, std::int64_t first_positi
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.';
   });
   std::string out = word ? "raised " + type : "failed (" + line.substr(0, 120) + ")";
-  if (first_position >= 0) out += " at position " + std::to_string(first_position) + " (first failing position)";
+  if (first_position >= 0) out += std::string(kAtPosition) + std::to_string(first_position) + std::string(kFirstFailing);
   return out;
 }
+
+// The explanation kind of a failed call's explanation (judge/README.md "Explanation").
+constexpr std::string_view kRaisedKind = "raised";
 
 void FailedCalls::explain(GroupResult& g) const {
   if (!any_ || g.verdict != Verdict::fail) return;
   if (!g.diagnosis) g.diagnosis.emplace();
   GroupDiagnosis& d = *g.diagnosis;
-  d.explanation_kind = "raised";
+  d.explanation_kind = kRaisedKind;
   d.explanation = kind_ == CaseKind::status ? raised_summary(message_, position_)
-                                            : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ") at position " +
-                                                  std::to_string(position_) + " (first failing position)";
+                                            : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ")" +
+                                                  std::string(kAtPosition) + std::to_string(position_) + std::string(kFirstFailing);
   d.mistake = d.explanation;
   d.headline = kind_ == CaseKind::status ? raised_summary(message_, -1)
                                          : std::string(name(kind_)) + " (" + first_line(message_).substr(0, 160) + ")";
   d.lines.insert(d.lines.begin(), d.explanation);
+}
+
+std::optional<std::int64_t> FailedCalls::explained_position(const GroupDiagnosis& d) {
+  if (d.explanation_kind != kRaisedKind) return std::nullopt;
+  const std::string_view text = d.explanation;
+  const std::size_t at = text.rfind(kAtPosition);
+  if (at == std::string_view::npos || !text.ends_with(kFirstFailing)) return -1;
+  const std::string_view digits = text.substr(at + kAtPosition.size(), text.size() - kFirstFailing.size() - at - kAtPosition.size());
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos) return -1;
+  return std::stoll(std::string(digits));
 }
 
 double infer_spec(const Spec& spec, const std::vector<DiagnosedTest>& tests, bool failing, int threads, GroupDiagnosis& d) {

@@ -31,10 +31,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
-#include "golden/golden.h"
 #include "judge/group.h"
 #include "spec/spec.h"
 
@@ -43,7 +43,7 @@ namespace ropecheck::judge {
 // One judged test and the candidate's outputs for it. A sample of a bigger tensor says where its
 // tokens were: token t of the test is token first_token + t·token_stride of the user's tensor.
 struct DiagnosedTest {
-  const golden::RopeTest* test = nullptr;
+  const Call* test = nullptr;
   std::span<const double> output;
   std::int64_t first_token = 0;
   std::int64_t token_stride = 1;
@@ -89,6 +89,11 @@ class FailedCalls {
   }
   // Into a failing group's diagnosis (created when the group has none).
   void explain(GroupResult& g) const;
+  // The first failing position an explanation by explain() names (it ends "at position N (first
+  // failing position)"), for a caller choosing among the explanations of groups judged apart (a
+  // sweep's shards: gate/merge.cpp): none when `d`'s explanation is not explain()'s, -1 when it
+  // names no position.
+  static std::optional<std::int64_t> explained_position(const GroupDiagnosis& d);
 
  private:
   bool any_ = false;

@@ -91,7 +91,7 @@ struct Variant {
 
 // The sample the variants are scored on: rows (token × head) with their positions.
 struct Row {
-  const golden::RopeTest* test;
+  const Call* test;
   std::span<const double> output;
   std::int64_t t, h;
   const DiagnosedTest* sample = nullptr;  // where the test's tokens lie in the user's tensor
@@ -117,7 +117,7 @@ struct Score {
 };
 
 // A row (token × head) of a test, as the memory checks flag it.
-using RowKey = std::tuple<const golden::RopeTest*, std::int64_t, std::int64_t>;
+using RowKey = std::tuple<const Call*, std::int64_t, std::int64_t>;
 
 struct Fits {
   std::vector<std::optional<long double>> theta_hat;  // per pair index

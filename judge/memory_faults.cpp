@@ -102,7 +102,7 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
   std::vector<std::pair<double, RowRef>> by_norm;
   std::int64_t rows = 0;
   for (std::size_t i = 0; i < tests.size(); ++i) {
-    const golden::RopeTest& test = *tests[i].test;
+    const Call& test = *tests[i].test;
     for (std::int64_t t = 0; t < test.tokens; ++t) {
       for (std::int64_t h = 0; h < test.heads; ++h) {
         const double* x = test.input.data() + (t * test.heads + h) * spec.head_dim;
@@ -140,7 +140,7 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
         for (std::int64_t r = range.begin; r < range.end; ++r) {
           const std::size_t i = token_refs[static_cast<std::size_t>(r)].test;
           const std::int64_t t = token_refs[static_cast<std::size_t>(r)].t;
-          const golden::RopeTest& test = *tests[i].test;
+          const Call& test = *tests[i].test;
           const std::span<const double> output = tests[i].output;
           // Whether the token's angles are all zero (position 0: a rotation by nothing is the input).
           bool moving = false;
@@ -188,7 +188,7 @@ std::map<std::string, MemoryFinding> memory_faults(const Spec& spec, const std::
                 auto it = std::lower_bound(by_norm.begin(), by_norm.end(), n0 * (1 - slack) - 1e-30,
                                            [](const auto& e, double v) { return e.first < v; });
                 for (; it != by_norm.end() && it->first <= n0 * (1 + slack) + 1e-30; ++it) {
-                  const golden::RopeTest& other = *tests[it->second.test].test;
+                  const Call& other = *tests[it->second.test].test;
                   norms(other.input.data() + (it->second.t * other.heads + it->second.h) * spec.head_dim, other_norms);
                   if (close(other_norms, out_norms)) {
                     matched = true;
@@ -292,7 +292,7 @@ std::vector<Variant> source_variants(const Spec& spec, const std::map<std::strin
     }
   }
   if (m.sources.size() < 3) return out;
-  const golden::RopeTest& first = *tests[m.sources.front().test].test;
+  const Call& first = *tests[m.sources.front().test].test;
   const std::int64_t heads = first.heads;
   for (const MemoryFinding::Match& x : m.sources) {
     if (tests[x.test].test->heads != heads) return out;

@@ -3,7 +3,8 @@
 //   apply.cpp   — the correctly rounded reference (`apply`) and the project's kernels;
 //   judging.cpp — gate, the sweep, and their results (gate/report.h's Report);
 //   callable.cpp — a Python callable as the judged implementation, in process or forked per call;
-//   check.cpp   — check of the user's own tensors (runner/tensor_judge.h).
+//   check.cpp   — check of the user's own tensors (runner/tensor_judge.h);
+//   fused.cpp   — the fused operation: its spec's fields, drawn inputs, the judgement (fused/fused.h).
 // Every function here is a thin layer over the C++ libraries; the package around it
 // (python/ropecheck/*.py) only turns NumPy arrays and torch tensors into contiguous buffers.
 #pragma once
@@ -32,5 +33,6 @@ std::int64_t tokens_of(const Spec& spec, std::int64_t heads, std::int64_t positi
 void bind_apply(py::module_& m);
 void bind_judging(py::module_& m);
 void bind_check(py::module_& m);
+void bind_fused(py::module_& m);
 
 }  // namespace ropecheck::python

@@ -35,8 +35,7 @@ runner::TensorValues values_of(const py::array& a, Doubles& kept) {
 
 gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positions, const py::array& input_array,
                    const py::array& output_array, const gate::JudgeArguments& args, const std::string& label) {
-  const runner::Claims claims = gate::claims_of(args);
-  const runner::JudgeOptions options = gate::judge_options_of(args);
+  const judge::Settings settings = gate::settings_of(args);
   Doubles input_doubles, output_doubles;
   const runner::TensorValues input = values_of(input_array, input_doubles);
   const runner::TensorValues output = values_of(output_array, output_doubles);
@@ -50,17 +49,17 @@ gate::Report check(const Spec& spec, std::int64_t heads, const Integers& positio
   report.command = "check";
   report.implementation = label;
   report.candidate = label;
-  report.model = claims.model;
+  report.model = settings.claims.model;
   {
     py::gil_scoped_release unlocked;
     report.groups.push_back(runner::judge_tensor_values(
-        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())), input, output, claims,
-        options, label));
+        spec, heads, std::span<const std::int64_t>(positions.data(), static_cast<std::size_t>(positions.size())), input, output, settings,
+        label));
   }
   const judge::GroupResult& g = report.groups.front();
   if (const std::string note = gate::rounded_inputs_note(g); !note.empty()) report.notes.push_back(note);
-  report.scope = gate::scope_of(args, g.skipped_by_flags, g.skipped_by_position);
-  report.worst_listed = args.worst;
+  report.scope = gate::scope_of(settings, g.skipped_by_flags, g.skipped_by_position);
+  report.worst_listed = settings.worst_cases;
   report.decide();
   return report;
 }

@@ -130,8 +130,8 @@ std::vector<runner::LoadedGolden> load_suites(const std::string& path, const py:
 // forked child per call (callable.h).
 Report gate_function(py::function fn, const std::string& name, const std::string& suites_path, const py::object& keep,
                      const JudgeArguments& args, const CallableLimits& limits) {
-  const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
-  gate::judge_options_of(args);  // every option checked before the work
+  const judge::Settings settings = gate::settings_of(args);  // every option checked before the work
+  const CallableImplementation implementation(name, std::move(fn), limits, settings.claims);
   const std::vector<runner::LoadedGolden> suites = load_suites(suites_path, keep);
   Report report;
   if (suites.empty()) {
@@ -140,7 +140,7 @@ Report gate_function(py::function fn, const std::string& name, const std::string
     report.model = implementation.claims().model;
     report.notes.push_back("no golden group of " + suites_path + " matches");
   } else {
-    judge_without_gil([&] { report = gate::judge_into_report(suites, implementation, args, "run"); });
+    judge_without_gil([&] { report = gate::judge_into_report(suites, implementation, settings, "run"); });
   }
   // The note `ropecheck run` gives a plugin that tripped the circuit breaker (gate/check.cpp).
   if (const std::optional<std::string> reason = implementation.stopped_reason()) report.notes.push_back("stopped: " + *reason);
@@ -152,23 +152,23 @@ Report gate_function(py::function fn, const std::string& name, const std::string
 // `ropecheck sweep` of `fn` for one spec: sampled positions up to max_position.
 Report sweep_function(py::function fn, const std::string& name, const Spec& spec, std::int64_t max_position, std::int64_t samples,
                       std::uint64_t seed, const JudgeArguments& args, const CallableLimits& limits) {
-  const CallableImplementation implementation(name, std::move(fn), limits, gate::claims_of(args));
-  const runner::JudgeOptions options = gate::judge_options_of(args);
+  const judge::Settings settings = gate::settings_of(args);
+  const CallableImplementation implementation(name, std::move(fn), limits, settings.claims);
   runner::SweepOptions sweep;
   sweep.max_position = max_position;
   sweep.samples = samples;
   sweep.seed = seed;
-  sweep.threads = args.threads;
+  sweep.threads = settings.threads;
   Report report;
   report.command = "sweep";
   report.implementation = name;
   report.candidate = name;
   report.model = implementation.claims().model;
-  judge_without_gil([&] { report.groups.push_back(runner::sweep(implementation, spec, sweep, options.group)); });
+  judge_without_gil([&] { report.groups.push_back(runner::sweep(implementation, spec, sweep, settings)); });
   if (const std::optional<std::string> reason = implementation.stopped_reason()) report.notes.push_back("stopped: " + *reason);
-  report.scope = gate::scope_of(args, 0, 0);
-  report.worst_listed = args.worst;
-  report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1, args.worst};
+  report.scope = gate::scope_of(settings, 0, 0);
+  report.worst_listed = settings.worst_cases;
+  report.sweep = gate::SweepScope{seed, samples, max_position, 0, 1, settings.worst_cases};
   report.decide();
   return report;
 }
@@ -345,6 +345,17 @@ to_json(), to_junit(), to_html(path=None): the same reports as `ropecheck check`
       });
 }
 
+// A field of JudgeArguments::settings as an attribute of JudgeArguments, under the CLI option's
+// name (python/ropecheck/__init__.py _arguments sets them).
+template <class T>
+auto setting_get(T judge::Settings::*field) {
+  return [field](const JudgeArguments& args) { return args.settings.*field; };
+}
+template <class T>
+auto setting_set(T judge::Settings::*field) {
+  return [field](JudgeArguments& args, T value) { args.settings.*field = std::move(value); };
+}
+
 }  // namespace
 
 void bind_judging(py::module_& m) {
@@ -353,13 +364,13 @@ void bind_judging(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("model", &JudgeArguments::model)
       .def_readwrite("tolerance", &JudgeArguments::tolerance)
-      .def_readwrite("max_position", &JudgeArguments::max_position)
       .def_readwrite("skip_flags", &JudgeArguments::skip_flags)
-      .def_readwrite("require_horizon", &JudgeArguments::require_horizon)
-      .def_readwrite("threads", &JudgeArguments::threads)
-      .def_readwrite("strict_zeros", &JudgeArguments::strict_zeros)
-      .def_readwrite("worst", &JudgeArguments::worst)
-      .def_readwrite("allow_missing", &JudgeArguments::allow_missing);
+      .def_property("max_position", setting_get(&judge::Settings::max_position), setting_set(&judge::Settings::max_position))
+      .def_property("require_horizon", setting_get(&judge::Settings::require_horizon), setting_set(&judge::Settings::require_horizon))
+      .def_property("threads", setting_get(&judge::Settings::threads), setting_set(&judge::Settings::threads))
+      .def_property("strict_zeros", setting_get(&judge::Settings::strict_zeros), setting_set(&judge::Settings::strict_zeros))
+      .def_property("worst", setting_get(&judge::Settings::worst_cases), setting_set(&judge::Settings::worst_cases))
+      .def_property("allow_missing", setting_get(&judge::Settings::allow_missing), setting_set(&judge::Settings::allow_missing));
   py::class_<CallableLimits>(m, "CallableLimits",
                              "How a callable is run: in process, or a forked child per call (isolate) with timeout_seconds.")
       .def(py::init<>())

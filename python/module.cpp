@@ -308,4 +308,5 @@ PYBIND11_MODULE(_ropecheck, m) {
   bind_hf_config_rotations(m);
   bind_apply(m);
   bind_judging(m);
+  bind_fused(m);
 }

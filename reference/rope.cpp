@@ -426,9 +426,7 @@ struct PairTrig {
   double s_ieee = 0;
 };
 
-double total_error(double cs_error, DoubleDouble c, DoubleDouble s) {
-  return cs_error * (1 + 0x1p-40) + std::max(std::fabs(c.hi), std::fabs(s.hi)) * 0x1p-100;
-}
+double total_error(double cs_error, DoubleDouble c, DoubleDouble s) { return rotation_error(cs_error, c.hi, s.hi); }
 
 PairTrig mpfr_pair_trig(const Spec& spec, const Plan& plan, std::span<const std::int64_t> position, int j, Model model, int precision,
                         WideFrequencies* wide = nullptr) {
@@ -637,12 +635,14 @@ struct TokenTable {
       hot = hot && trig[j].s.hi != 0;
     }
   }
+  TrigRow row() const { return {c_hi.data(), c_lo.data(), s_hi.data(), s_lo.data(), error.data(), 0}; }
 };
 
 // The hot loop for one pair: an ordinary pair at a nonzero angle (sin ≠ 0: neither output is an
 // exact zero) on the fast path, both roundings decided; everything else goes to rotate_pair.
 // Inlined into rotate_rounded, so that each of its clones computes it with that clone's instructions.
-[[gnu::always_inline]] inline void rotate_one_pair(const ApplyPlan::Constants& k, PairTrig& cs, PairDims pd,
+// Returns whether the pair went to rotate_pair.
+[[gnu::always_inline]] inline bool rotate_one_pair(const ApplyPlan::Constants& k, PairTrig& cs, PairDims pd,
                                                    std::span<const std::int64_t> position, int j, bool fast_path,
                                                    const FastRounding& rounding, const double* in, double* out,
                                                    long double* out_exact) {
@@ -662,12 +662,13 @@ struct TokenTable {
         out_exact[pd.first] = static_cast<long double>(v1.hi) + v1.lo;
         out_exact[pd.second] = static_cast<long double>(v2.hi) + v2.lo;
       }
-      return;
+      return false;
     }
   }
   rotate_pair(k, cs, position, j, x, y,
               {out[pd.first], out[pd.second], out_exact ? out_exact + pd.first : nullptr,
                out_exact ? out_exact + pd.second : nullptr});
+  return true;
 }
 
 #ifdef ROPECHECK_AVX2_ROWS
@@ -763,7 +764,7 @@ ROPECHECK_AVX2_INLINE __m256d decide_lanes(__m256d hi, __m256d lo, __m256d error
 // index goes to `left`, and the count is returned. Pairs past the last multiple of four are the
 // caller's too. Layout: half — x of pair j at dim j, y at dim j + half; interleaved — x at 2j, y at 2j + 1.
 // With `out_exact` (evaluate), a stored group's exact values too, from the same double-double.
-ROPECHECK_AVX2 int rotate_row_avx2(const TokenTable& t, int pairs, bool interleaved, int half, const FastRounding& f,
+ROPECHECK_AVX2 int rotate_row_avx2(const TrigRow& t, int pairs, bool interleaved, int half, const FastRounding& f,
                                    const double* in, double* out, long double* out_exact, int* left) {
   const RoundingLanes k = rounding_lanes(f);
   const __m256d huge = _mm256_set1_pd(0x1p900), tiny = _mm256_set1_pd(0x1p-900);
@@ -782,9 +783,9 @@ ROPECHECK_AVX2 int rotate_row_avx2(const TokenTable& t, int pairs, bool interlea
     const __m256d ordinary =
         _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(ax, huge, _CMP_LT_OQ), _mm256_cmp_pd(ay, huge, _CMP_LT_OQ)),
                       _mm256_or_pd(_mm256_cmp_pd(ax, tiny, _CMP_GT_OQ), _mm256_cmp_pd(ay, tiny, _CMP_GT_OQ)));
-    const __m256d c_hi = _mm256_loadu_pd(t.c_hi.data() + j), c_lo = _mm256_loadu_pd(t.c_lo.data() + j);
-    const __m256d s_hi = _mm256_loadu_pd(t.s_hi.data() + j), s_lo = _mm256_loadu_pd(t.s_lo.data() + j);
-    const __m256d error = _mm256_mul_pd(_mm256_add_pd(ax, ay), _mm256_loadu_pd(t.error.data() + j));
+    const __m256d c_hi = _mm256_loadu_pd(t.c_hi + j), c_lo = _mm256_loadu_pd(t.c_lo + j);
+    const __m256d s_hi = _mm256_loadu_pd(t.s_hi + j), s_lo = _mm256_loadu_pd(t.s_lo + j);
+    const __m256d error = _mm256_mul_pd(_mm256_add_pd(ax, ay), _mm256_loadu_pd(t.error + j));
     __m256d v1_lo, v2_lo;
     const __m256d v1_hi = rotate_lanes(x, c_hi, c_lo, y, s_hi, s_lo, k.sign_pd, v1_lo);
     const __m256d v2_hi = rotate_lanes(x, s_hi, s_lo, _mm256_xor_pd(y, k.sign_pd), c_hi, c_lo, k.sign_pd, v2_lo);
@@ -824,6 +825,55 @@ ROPECHECK_AVX2 int rotate_row_avx2(const TokenTable& t, int pairs, bool interlea
 bool cpu_has_avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 #endif
 
+// One head row of one token: the pass-through dims [rotary_dim, head_dim) copied from the input,
+// the pairs rotated four at a time by the AVX2 rows where `avx2_row` (the token's trig as arrays,
+// every angle nonzero) is given, and by rotate_one_pair otherwise (`trig_of(j)`: pair j's PairTrig).
+// `left`: pairs/4 ints of scratch. Returns the number of pairs that went to rotate_pair.
+template <class TrigOf>
+[[gnu::always_inline]] inline std::int64_t rotate_head(const ApplyPlan::Constants& k, const TrigRow* avx2_row,
+                                                       std::span<const std::int64_t> position, TrigOf&& trig_of,
+                                                       const FastRounding& rounding, const double* in, double* out,
+                                                       long double* out_exact, int* left) {
+  const Spec& spec = k.spec;
+  const Plan& plan = k.plan;
+  const int pairs = spec.rotary_dim / 2;
+  const std::int64_t d = spec.head_dim;
+  const std::int64_t rotary = spec.rotary_dim;
+  const bool fast_path = k.options.path == Path::fast;
+  if (out != in) std::copy(in + rotary, in + d, out + rotary);  // pass-through dims, bit for bit
+  if (out_exact) std::copy(in + rotary, in + d, out_exact + rotary);
+  std::int64_t general = 0;
+  int scalar_from = 0;  // pairs [scalar_from, pairs) and the groups left by the AVX2 rows: scalar loop
+#ifdef ROPECHECK_AVX2_ROWS
+  if (avx2_row) {
+    const int count = rotate_row_avx2(*avx2_row, pairs, spec.layout == Layout::interleaved, pairs, rounding, in, out, out_exact,
+                                      left);
+    for (int g = 0; g < count; ++g) {
+      for (int j = left[g]; j < left[g] + 4; ++j) {
+        general += rotate_one_pair(k, trig_of(j), plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
+      }
+    }
+    scalar_from = pairs - pairs % 4;
+  }
+#else
+  (void)avx2_row;
+  (void)left;
+#endif
+  for (int j = scalar_from; j < pairs; ++j) {
+    general += rotate_one_pair(k, trig_of(j), plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
+  }
+  return general;
+}
+
+bool use_avx2_rows(const ApplyPlan::Constants& k) {
+#ifdef ROPECHECK_AVX2_ROWS
+  return k.options.path == Path::fast && k.spec.rotary_dim / 2 >= 4 && cpu_has_avx2_fma();
+#else
+  (void)k;
+  return false;
+#endif
+}
+
 // apply and evaluate: correctly rounded outputs into `rounded`, and with `exact` non-empty the
 // exact values of evaluate. Every value of both is written: the rotated dims here, the pass-through
 // dims [rotary_dim, head_dim) copied from the input (pair_dims: the pairs cover [0, rotary_dim) in
@@ -837,19 +887,17 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape sh
   const int pairs = spec.rotary_dim / 2;
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
-  const std::int64_t rotary = spec.rotary_dim;
   const bool fast_path = options.path == Path::fast;
   const bool want_exact = !exact.empty();
   const FastRounding rounding = fast_rounding(spec.dtype);
-#ifdef ROPECHECK_AVX2_ROWS
-  const bool avx2_rows = fast_path && pairs >= 4 && cpu_has_avx2_fma();
+  const bool avx2_rows = use_avx2_rows(k);
   std::vector<int> left(static_cast<std::size_t>(pairs / 4));
-#endif
 
   PrecisionScope scope(options.precision_bits);
   WideFrequencies wide(pairs, positions);
   std::vector<PairTrig> trig(static_cast<std::size_t>(pairs));
   TokenTable table(pairs);
+  const TrigRow row = table.row();
   for (std::int64_t t = 0; t < shape.tokens; ++t) {
     std::span<const std::int64_t> position(positions.data() + t * components, components);
     for (int j = 0; j < pairs; ++j) {
@@ -857,34 +905,42 @@ ROPECHECK_FMA_CLONES void rotate_rounded(const ApplyPlan::Constants& k, Shape sh
       if (fast_path) pair = fast_pair_trig(spec, plan, k.fast, position, j, options.model);
       trig[j] = pair ? *pair : mpfr_pair_trig(spec, plan, position, j, options.model, options.precision_bits, &wide);
     }
-#ifdef ROPECHECK_AVX2_ROWS
     if (avx2_rows) table.fill(trig, fast_path);
-#endif
+    auto trig_of = [&trig](int j) -> PairTrig& { return trig[static_cast<std::size_t>(j)]; };
     for (std::int64_t h = 0; h < shape.heads; ++h) {
-      const std::int64_t row = (t * shape.heads + h) * d;
-      const double* in = input.data() + row;
-      double* out = rounded.data() + row;
-      long double* out_exact = want_exact ? exact.data() + row : nullptr;
-      if (out != in) std::copy(in + rotary, in + d, out + rotary);  // pass-through dims, bit for bit
-      if (want_exact) std::copy(in + rotary, in + d, out_exact + rotary);
-      int scalar_from = 0;  // pairs [scalar_from, pairs) and the groups left by the AVX2 rows: scalar loop
-#ifdef ROPECHECK_AVX2_ROWS
-      if (avx2_rows && table.hot) {
-        const int count = rotate_row_avx2(table, pairs, spec.layout == Layout::interleaved, pairs, rounding, in, out, out_exact,
-                                            left.data());
-        for (int g = 0; g < count; ++g) {
-          for (int j = left[static_cast<std::size_t>(g)]; j < left[static_cast<std::size_t>(g)] + 4; ++j) {
-            rotate_one_pair(k, trig[j], plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
-          }
-        }
-        scalar_from = pairs - pairs % 4;
-      }
-#endif
-      for (int j = scalar_from; j < pairs; ++j) {
-        rotate_one_pair(k, trig[j], plan.dims[j], position, j, fast_path, rounding, in, out, out_exact);
-      }
+      const std::int64_t offset = (t * shape.heads + h) * d;
+      rotate_head(k, avx2_rows && table.hot ? &row : nullptr, position, trig_of, rounding, input.data() + offset,
+                  rounded.data() + offset, want_exact ? exact.data() + offset : nullptr, left.data());
     }
   }
+}
+
+// ApplyPlan::rotate_token: the rows with the caller's cos·A and sin·A (every angle nonzero).
+ROPECHECK_FMA_CLONES std::int64_t rotate_token_rows(const ApplyPlan::Constants& k, std::span<const std::int64_t> position,
+                                                    const TrigRow& trig, std::int64_t heads, const double* input,
+                                                    double* out, long double* exact) {
+  const int pairs = k.spec.rotary_dim / 2;
+  const std::int64_t d = k.spec.head_dim;
+  const FastRounding rounding = fast_rounding(k.spec.dtype);
+  thread_local std::vector<int> left;
+  left.resize(static_cast<std::size_t>(pairs / 4));
+  PairTrig pair;
+  auto trig_of = [&trig, &pair](int j) -> PairTrig& {
+    pair = PairTrig{};
+    pair.c = {trig.c_hi[j], trig.c_lo[j]};
+    pair.s = {trig.s_hi[j], trig.s_lo[j]};
+    pair.error = trig.error[j];
+    pair.cs_error = trig.cs_error;
+    pair.fast = true;
+    return pair;
+  };
+  const TrigRow* avx2_row = use_avx2_rows(k) ? &trig : nullptr;
+  std::int64_t general = 0;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    general += rotate_head(k, avx2_row, position, trig_of, rounding, input + h * d, out + h * d,
+                           exact ? exact + h * d : nullptr, left.data());
+  }
+  return general;
 }
 
 }  // namespace
@@ -895,6 +951,20 @@ ApplyPlan& ApplyPlan::operator=(ApplyPlan&&) noexcept = default;
 ApplyPlan::~ApplyPlan() = default;
 
 const Spec& ApplyPlan::spec() const { return constants_->spec; }
+
+std::int64_t ApplyPlan::rotate_token(std::span<const std::int64_t> position, const TrigRow& trig, std::int64_t heads,
+                                     const double* input, double* out, long double* exact) const {
+  const Constants& k = *constants_;
+  if (k.options.path != Path::fast || k.options.model != Model::exact) {
+    throw std::invalid_argument("rotate_token: expected a Path::fast plan of the exact model");
+  }
+  if (static_cast<int>(position.size()) != position_components(k.spec)) {
+    throw std::invalid_argument("rotate_token: expected " + std::to_string(position_components(k.spec)) +
+                                " position components");
+  }
+  PrecisionScope scope(k.options.precision_bits);
+  return rotate_token_rows(k, position, trig, heads, input, out, exact);
+}
 const Options& ApplyPlan::options() const { return constants_->options; }
 
 void ApplyPlan::apply_into(Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,

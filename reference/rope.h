@@ -2,6 +2,8 @@
 // computed in high precision and correctly rounded to the spec's dtype.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -72,6 +74,24 @@ std::vector<double> apply(const Spec& spec, Shape shape, std::span<const std::in
 void apply_into(const Spec& spec, Shape shape, std::span<const std::int64_t> positions, std::span<const double> input,
                 std::span<double> out, Options options = {});
 
+// One token's cos·A and sin·A of every pair as double-doubles (arrays indexed by pair), each within
+// `cs_error` of the exact value, and per pair the rounding test's bound per unit of |x| + |y|:
+// error[j] = rotation_error(cs_error, c_hi[j], s_hi[j]).
+struct TrigRow {
+  const double* c_hi;
+  const double* c_lo;
+  const double* s_hi;
+  const double* s_lo;
+  const double* error;
+  double cs_error;
+};
+// The bound per unit of |x| + |y| of one pair's rotated components in double-double: the cos/sin
+// error (times 1 + 2^-40 for the products' roundings) plus the rotation's own, 2^-100·max(|c|, |s|)
+// (rope.cpp rotate_component).
+inline double rotation_error(double cs_error, double c_hi, double s_hi) {
+  return cs_error * (1 + 0x1p-40) + std::max(std::fabs(c_hi), std::fabs(s_hi)) * 0x1p-100;
+}
+
 // apply's constants for one spec and options, computed once: θ'_j and the attention factor in MPFR
 // at options.precision_bits, and for the fast path their triple- and double-double words (from
 // 256-bit values). Building one costs an MPFR evaluation of the schedule per pair (bench/README.md
@@ -109,6 +129,17 @@ class ApplyPlan {
   // the exact model's fast path (its cold path's pairs; correct rounding is unique, so apply_into's
   // outputs are those of ApplyPlan(spec, options)).
   static ApplyPlan for_evaluation(const Spec& spec, Options options = {});
+
+  // One token's rows at `position` (position_components(spec) values) rotated as apply_into rotates
+  // them, with cos·A and sin·A of every pair given by the caller (reference/consecutive.h computes
+  // them by angle addition): `heads` rows of head_dim values from `input` into `out` (in place
+  // allowed), and with `exact` non-null evaluate's exact values. Each output decided by the
+  // rounding test with trig's bound, the others (and special values) by apply's general rules and
+  // its MPFR cold path, so the outputs are apply_into's bits whenever trig's bound holds. For
+  // Path::fast plans of the exact model at a nonzero angle (the caller's to ensure). Returns the
+  // number of pairs that left the hot loop (special values, undecided roundings).
+  std::int64_t rotate_token(std::span<const std::int64_t> position, const TrigRow& trig, std::int64_t heads,
+                            const double* input, double* out, long double* exact = nullptr) const;
 
   struct Constants;  // opaque (rope.cpp): the spec, the options, the MPFR and the fast path's constants
 

@@ -201,6 +201,20 @@ bool read_all(int fd, void* data, std::size_t size, const Clock::time_point* dea
   return true;
 }
 
+void limit_address_space(std::int64_t limit_mib) {
+  if (limit_mib <= 0) return;
+  std::uint64_t mapped_pages = 0;
+  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    unsigned long long pages = 0;
+    if (std::fscanf(statm, "%llu", &pages) == 1) mapped_pages = pages;
+    std::fclose(statm);
+  }
+  const std::uint64_t limit =
+      mapped_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) + (static_cast<std::uint64_t>(limit_mib) << 20);
+  const rlimit address_space{limit, limit};
+  ::setrlimit(RLIMIT_AS, &address_space);
+}
+
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   const char* desc = sigdescr_np(sig);

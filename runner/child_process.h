@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ bool write_all(int fd, const void* data, std::size_t size, const std::chrono::st
 // Reads exactly `size` bytes before `deadline` (none: wait forever). False on EOF, error or timeout;
 // `timed_out` tells which.
 bool read_all(int fd, void* data, std::size_t size, const std::chrono::steady_clock::time_point* deadline, bool* timed_out = nullptr);
+
+// Limits the calling process's address space (RLIMIT_AS) to what it maps now plus `limit_mib` MiB
+// (0 or less: no limit): a child that starts as a copy of the gate is not charged for that copy.
+void limit_address_space(std::int64_t limit_mib);
 
 // "SIGSEGV (Segmentation fault)": a signal as reports name it.
 std::string signal_text(int sig);

@@ -7,14 +7,14 @@
 
 namespace ropecheck::runner {
 
-std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec,
-                                                        const golden::RopeTest& test, ApplyResult failed) {
+std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec, const judge::Call& call,
+                                                        ApplyResult failed) {
   const int components = position_components(spec);
-  const std::int64_t token_size = test.heads * test.head_dim;
-  std::vector<std::int64_t> order(static_cast<std::size_t>(test.tokens));
-  for (std::int64_t t = 0; t < test.tokens; ++t) order[static_cast<std::size_t>(t)] = t;
+  const std::int64_t token_size = call.heads * call.head_dim;
+  std::vector<std::int64_t> order(static_cast<std::size_t>(call.tokens));
+  for (std::int64_t t = 0; t < call.tokens; ++t) order[static_cast<std::size_t>(t)] = t;
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t l, std::int64_t r) {
-    return judge::token_position(test, spec, l) < judge::token_position(test, spec, r);
+    return judge::token_position(call, spec, l) < judge::token_position(call, spec, r);
   });
   std::vector<std::int64_t> positions;
   std::vector<double> input;
@@ -23,12 +23,12 @@ std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& im
     input.clear();
     for (std::int64_t k = 0; k < n; ++k) {
       const std::int64_t t = order[static_cast<std::size_t>(k)];
-      positions.insert(positions.end(), test.positions.begin() + t * components, test.positions.begin() + (t + 1) * components);
-      input.insert(input.end(), test.input.begin() + t * token_size, test.input.begin() + (t + 1) * token_size);
+      positions.insert(positions.end(), call.positions.begin() + t * components, call.positions.begin() + (t + 1) * components);
+      input.insert(input.end(), call.input.begin() + t * token_size, call.input.begin() + (t + 1) * token_size);
     }
-    return implementation.run(spec, Shape{n, test.heads, test.head_dim}, positions, input);
+    return implementation.run(spec, Shape{n, call.heads, call.head_dim}, positions, input);
   };
-  std::int64_t low = 0, high = test.tokens;  // the prefix of `high` tokens fails, of `low` does not
+  std::int64_t low = 0, high = call.tokens;  // the prefix of `high` tokens fails, of `low` does not
   // Only an error the call returned (an exception, an error status) is bisected: a crash or a
   // time-out would cost a child process, or the time limit, per step.
   if (failed.status != ApplyResult::Status::kernel_error) low = high - 1;
@@ -42,8 +42,8 @@ std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& im
       failed = std::move(part);
     }
   }
-  if (failed.status != ApplyResult::Status::kernel_error && test.tokens > 0)
-    return {judge::token_position(test, spec, order[0]), std::move(failed)};
-  return {test.tokens > 0 ? judge::token_position(test, spec, order[static_cast<std::size_t>(high - 1)]) : 0, std::move(failed)};
+  if (failed.status != ApplyResult::Status::kernel_error && call.tokens > 0)
+    return {judge::token_position(call, spec, order[0]), std::move(failed)};
+  return {call.tokens > 0 ? judge::token_position(call, spec, order[static_cast<std::size_t>(high - 1)]) : 0, std::move(failed)};
 }
 }  // namespace ropecheck::runner

@@ -8,18 +8,18 @@
 #include <cstdint>
 #include <utility>
 
-#include "golden/golden.h"
+#include "judge/call.h"
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
 namespace ropecheck::runner {
 
-// Where a failed call starts to fail: the test's tokens ordered by position, the shortest failing
+// Where a failed call starts to fail: the call's tokens ordered by position, the shortest failing
 // prefix found by bisection (a cache indexed past its end fails on every prefix that reaches it).
 // Returns the position of the prefix's last token and that call's result (`failed` when the first
-// token alone fails). A few extra calls, on the failing test only, and only for an error the call
-// returned (kernel_error); a crash or a time-out is placed at the test's lowest position.
-std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec,
-                                                        const golden::RopeTest& test, ApplyResult failed);
+// token alone fails). A few extra calls, on the failing call only, and only for an error the call
+// returned (kernel_error); a crash or a time-out is placed at the call's lowest position.
+std::pair<std::int64_t, ApplyResult> first_failing_call(const Implementation& implementation, const Spec& spec, const judge::Call& call,
+                                                        ApplyResult failed);
 
 }  // namespace ropecheck::runner

@@ -33,8 +33,28 @@ struct Unit {
   std::size_t file = 0, group = 0;  // group: unused for an attention file
 };
 
+// The call a golden test makes: its inputs at its positions, with the expected values the file
+// carries (judge/call.h).
+judge::Call call_of(const golden::RopeTest& test) {
+  return {test.id, test.tokens, test.heads, test.head_dim, test.positions, test.input, test.expected, test.expected_f32_recipe};
+}
+// The same from a copy of the test whose sidecar arrays were read into it (golden/golden.h
+// load_arrays): its arrays moved, not copied.
+judge::Call call_of(golden::RopeTest&& test) {
+  judge::Call call;
+  call.id = test.id;
+  call.tokens = test.tokens;
+  call.heads = test.heads;
+  call.head_dim = test.head_dim;
+  call.positions = std::move(test.positions);
+  call.input = std::move(test.input);
+  call.expected = std::move(test.expected);
+  call.expected_f32_recipe = std::move(test.expected_f32_recipe);
+  return call;
+}
+
 struct Pending {
-  const golden::RopeTest* test;
+  judge::Call call;
   ApplyResult result;
   judge::Expected expected;
   std::optional<std::pair<std::int64_t, ApplyResult>> first_failing;  // a failed call, bisected
@@ -61,9 +81,9 @@ struct GroupWork {
 // (GroupComparer::add_evaluated). An attention file is one item, all of it on the calling thread.
 class GoldenRun {
  public:
-  GoldenRun(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const JudgeOptions& options,
+  GoldenRun(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const judge::Settings& settings,
             const ProgressFn& progress)
-      : suites(suites), implementation(implementation), options(options), progress(progress), model(implementation.claims().model) {
+      : suites(suites), implementation(implementation), settings(settings), progress(progress), model(implementation.claims().model) {
     for (const LoadedGolden& g : suites) total += g.file.number_of_tests;
     for (std::size_t f = 0; f < suites.size(); ++f) {
       const golden::GoldenFile& file = suites[f].file;
@@ -75,7 +95,7 @@ class GoldenRun {
     }
     sidecars.reserve(suites.size());
     for (const LoadedGolden& loaded : suites) sidecars.emplace_back(loaded.file);
-    small_group_threads = threads_per_item(options.threads, units.size());
+    small_group_threads = threads_per_item(settings.threads, units.size());
   }
 
   Judgement run() {
@@ -86,7 +106,7 @@ class GoldenRun {
     // a diagnosis sample of up to 24 MB: 2 per thread.
     const bool sidecars_loaded = std::any_of(suites.begin(), suites.end(), [](const LoadedGolden& g) { return !g.file.sidecar.empty(); });
     ordered_pipeline<GroupWork>(
-        units.size(), options.threads, [this](std::size_t u) { return start_unit(u); },
+        units.size(), settings.threads, [this](std::size_t u) { return start_unit(u); },
         [this](std::size_t u, GroupWork& work) { call_unit(u, work); }, [this](std::size_t u, GroupWork& work) { judge_unit(u, work); },
         [this](std::size_t, GroupWork&& work) { record_unit(std::move(work)); }, sidecars_loaded ? 2 : 8);
     return std::move(out);
@@ -99,34 +119,33 @@ class GoldenRun {
   }
 
   // A call that gave no output: its bisection to the first failing position (not for a skip).
-  std::optional<std::pair<std::int64_t, ApplyResult>> bisect(const golden::Group& group, const golden::RopeTest& test,
+  std::optional<std::pair<std::int64_t, ApplyResult>> bisect(const golden::Group& group, const judge::Call& call,
                                                              const ApplyResult& result) const {
     std::optional<std::pair<std::int64_t, ApplyResult>> first;
     if (result.status != ApplyResult::Status::unsupported && result.status != ApplyResult::Status::missing) {
-      first = first_failing_call(implementation, group.spec, test, result);
+      first = first_failing_call(implementation, group.spec, call, result);
     }
     return first;
   }
 
   // ...and what the group records of it: skipped (unsupported; missing under --allow-missing) or failed.
-  void record_failure(GroupWork& work, const std::string& suite, const golden::RopeTest& test, const ApplyResult& result,
+  void record_failure(GroupWork& work, const std::string& suite, const judge::Call& call, const ApplyResult& result,
                       const std::optional<std::pair<std::int64_t, ApplyResult>>& first) const {
     judge::GroupComparer& c = *work.comparer;
     if (first) work.failed_calls.offer(first->first, case_kind(first->second.status), first->second.message);
     switch (result.status) {
       case ApplyResult::Status::unsupported:
-        c.skip(test, result.message);
+        c.skip(call.id, result.message);
         break;
       case ApplyResult::Status::missing:
-        if (options.allow_missing) {
-          c.skip(test, result.message);
+        if (settings.allow_missing) {
+          c.skip(call.id, result.message);
         } else {
-          c.fail(test, judge::CaseKind::missing, result.message);
+          c.fail(call, judge::CaseKind::missing, result.message);
         }
         break;
       default:
-        c.fail(test, case_kind(result.status),
-               result.message + " (suite " + suite + ", test " + std::to_string(test.id) + ")");
+        c.fail(call, case_kind(result.status), result.message + " (suite " + suite + ", test " + std::to_string(call.id) + ")");
     }
   }
 
@@ -148,11 +167,11 @@ class GoldenRun {
   void call_attention_group(const golden::GoldenFile& file, std::size_t gi, GroupWork& work) {
     // H1 of the attention bounds holds q and k to the claim's default RoPE bound (judge/tolerance.cpp).
     const judge::Tolerance rope = judge::default_tolerance(model, file.groups[gi].spec, implementation.claims().theta_ulps);
-    judge::AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, options.group);
+    judge::AttentionComparer comparer(file.suite, static_cast<int>(gi), file.groups[gi], model, rope, settings);
     std::int64_t by_flags = 0;
     for (const golden::AttentionTest& test : file.groups[gi].attention_tests) {
       tick(file.suite);
-      if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+      if (const std::string* flag = skipped_flag(test.flags, settings.skip_flags)) {
         comparer.skip(test, "flag " + *flag + " (--skip-flags)");
         ++by_flags;
         continue;
@@ -167,7 +186,7 @@ class GoldenRun {
       const std::string outputs = tensor_name(file.suite, test.id, "outputs");
       if (!answer || (!answer->scores && !answer->outputs)) {
         const std::string why = "no tensor " + scores + " nor " + outputs + " in " + implementation.name();
-        if (options.allow_missing) {
+        if (settings.allow_missing) {
           comparer.skip(test, why);
         } else {
           comparer.fail(test, judge::CaseKind::missing, why);
@@ -175,7 +194,7 @@ class GoldenRun {
         continue;
       }
       std::vector<std::string> missing;
-      if (!options.allow_missing) {
+      if (!settings.allow_missing) {
         if (!answer->scores) missing.push_back("no tensor " + scores + " in " + implementation.name());
         if (!answer->outputs) missing.push_back("no tensor " + outputs + " in " + implementation.name());
       }
@@ -192,13 +211,13 @@ class GoldenRun {
     const golden::GoldenFile& file = suites[units[u].file].file;
     if (file.kind == golden::Kind::attention) return work;
     const golden::Group& group = file.groups[units[u].group];
-    work.comparer = std::make_unique<judge::GroupComparer>(file.suite, static_cast<int>(units[u].group), group, model,
-                                                           implementation.tolerance(group.spec), options.group);
+    work.comparer = std::make_unique<judge::GroupComparer>(file.suite, static_cast<int>(units[u].group), group.spec, model,
+                                                           implementation.tolerance(group.spec), settings);
     return work;
   }
 
   void call_unit(std::size_t u, GroupWork& work) {
-    const std::optional<std::int64_t>& max_position = options.group.max_position;
+    const std::optional<std::int64_t>& max_position = settings.max_position;
     const golden::GoldenFile& file = suites[units[u].file].file;
     if (file.kind == golden::Kind::attention) {
       call_attention_file(file, work);
@@ -211,37 +230,37 @@ class GoldenRun {
     // comparer and the sample see the tests in order: each step that changes them waits for the
     // test in flight first (settle). One thread: no overlap.
     struct InFlight {
-      golden::RopeTest test;
+      judge::Call call;
       ApplyResult result;
       std::future<void> judged;  // on another thread (overlap); last: destroyed (waited for) before what it reads
     };
     std::optional<InFlight> in_flight;
-    golden::RopeTest spare;  // a judged test's input and expected arrays, read into again by the next load
+    judge::Call spare;  // a judged test's input and expected arrays, read into again by the next load
     const auto settle = [&] {
       if (!in_flight) return;
       if (in_flight->judged.valid()) in_flight->judged.get();
-      if (in_flight->result.output.size() == in_flight->test.input.size()) {  // a wrong-sized output is the comparer's failure
-        work.sidecar_sampler.offer(in_flight->test, in_flight->result.output, position_components(group.spec), comparer.worst_e());
+      if (in_flight->result.output.size() == in_flight->call.input.size()) {  // a wrong-sized output is the comparer's failure
+        work.sidecar_sampler.offer(in_flight->call, in_flight->result.output, position_components(group.spec), comparer.worst_e());
       }
-      spare.input = std::move(in_flight->test.input);
-      spare.expected = std::move(in_flight->test.expected);
+      spare.input = std::move(in_flight->call.input);
+      spare.expected = std::move(in_flight->call.expected);
       in_flight.reset();
     };
-    const bool overlap = resolve_threads(options.threads) > 1;
+    const bool overlap = resolve_threads(settings.threads) > 1;
     for (const golden::RopeTest& test : group.rope_tests) {
       tick(file.suite);
-      if (const std::string* flag = skipped_flag(test.flags, options.skip_flags)) {
+      if (const std::string* flag = skipped_flag(test.flags, settings.skip_flags)) {
         settle();
-        comparer.skip(test, "flag " + *flag + " (--skip-flags)");
+        comparer.skip(test.id, "flag " + *flag + " (--skip-flags)");
         ++work.by_flags;
         continue;
       }
       if (max_position) {
         bool any = false;
-        for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = judge::token_position(test, group.spec, t) <= *max_position;
+        for (std::int64_t t = 0; t < test.tokens && !any; ++t) any = judge::token_position(test.positions, group.spec, t) <= *max_position;
         if (!any) {
           settle();
-          comparer.skip(test, "every position above --max-position " + std::to_string(*max_position));
+          comparer.skip(test.id, "every position above --max-position " + std::to_string(*max_position));
           ++work.by_position;
           continue;
         }
@@ -254,20 +273,21 @@ class GoldenRun {
         loaded.input = std::move(spare.input);
         loaded.expected = std::move(spare.expected);
         sidecars[units[u].file].load(group.spec, loaded);
-        const Shape shape{loaded.tokens, loaded.heads, loaded.head_dim};
-        ApplyResult result = implementation.run(group.spec, shape, loaded.positions, loaded.input);
+        judge::Call call = call_of(std::move(loaded));
+        const Shape shape{call.tokens, call.heads, call.head_dim};
+        ApplyResult result = implementation.run(group.spec, shape, call.positions, call.input);
         if (result.status != ApplyResult::Status::ok) {
-          std::optional<std::pair<std::int64_t, ApplyResult>> first = bisect(group, loaded, result);
+          std::optional<std::pair<std::int64_t, ApplyResult>> first = bisect(group, call, result);
           settle();
-          record_failure(work, file.suite, loaded, result, first);
+          record_failure(work, file.suite, call, result, first);
           continue;
         }
         settle();
-        // The exact models judge against the file's correctly rounded values (loaded.expected).
-        in_flight.emplace(InFlight{std::move(loaded), std::move(result), {}});
+        // The exact models judge against the file's correctly rounded values (call.expected).
+        in_flight.emplace(InFlight{std::move(call), std::move(result), {}});
         InFlight& judging = *in_flight;
-        const auto judge_it = [&comparer, &judging, threads = options.threads] {
-          comparer.add_evaluated(judging.test, judging.result.output, threads);
+        const auto judge_it = [&comparer, &judging, threads = settings.threads] {
+          comparer.add_evaluated(judging.call, judging.result.output, threads);
         };
         if (overlap) {
           judging.judged = std::async(std::launch::async, judge_it);
@@ -277,14 +297,13 @@ class GoldenRun {
         continue;
       }
       settle();
-      work.pending.push_back({&test,
-                              implementation.run(group.spec, Shape{test.tokens, test.heads, test.head_dim}, test.positions, test.input),
-                              {},
-                              std::nullopt});
+      judge::Call call = call_of(test);
+      ApplyResult result = implementation.run(group.spec, Shape{call.tokens, call.heads, call.head_dim}, call.positions, call.input);
+      work.pending.push_back({std::move(call), std::move(result), {}, std::nullopt});
     }
     settle();
     for (Pending& p : work.pending) {
-      if (p.result.status != ApplyResult::Status::ok) p.first_failing = bisect(group, *p.test, p.result);
+      if (p.result.status != ApplyResult::Status::ok) p.first_failing = bisect(group, p.call, p.result);
     }
   }
 
@@ -292,19 +311,19 @@ class GoldenRun {
     const golden::GoldenFile& file = suites[units[u].file].file;
     if (file.kind == golden::Kind::attention) return;
     const golden::Group& group = file.groups[units[u].group];
-    const int group_threads = file.sidecar.empty() ? small_group_threads : options.threads;
+    const int group_threads = file.sidecar.empty() ? small_group_threads : settings.threads;
     judge::GroupComparer& comparer = *work.comparer;
     // The exact values do not depend on the candidate: computed for every test at once, in parallel.
     parallel_for(work.pending.size(), group_threads, [&](std::size_t i) {
       if (work.pending[i].result.status == ApplyResult::Status::ok) {
-        work.pending[i].expected = judge::expected_values(group.spec, *work.pending[i].test, model, options.precision_bits);
+        work.pending[i].expected = judge::expected_values(group.spec, work.pending[i].call, model, settings.precision_bits);
       }
     });
     for (Pending& p : work.pending) {
       if (p.result.status == ApplyResult::Status::ok) {
-        comparer.add(*p.test, p.result.output, p.expected);
+        comparer.add(p.call, p.result.output, p.expected);
       } else {
-        record_failure(work, file.suite, *p.test, p.result, p.first_failing);
+        record_failure(work, file.suite, p.call, p.result, p.first_failing);
       }
       p.expected = {};
     }
@@ -315,12 +334,12 @@ class GoldenRun {
       // is named from where it is; a direct check's chunks, one tensor, add the spread sample).
       if (const judge::DiagnosisSample* sample = work.sidecar_sampler.sample()) judged.push_back(sample->diagnosed());
       for (const Pending& p : work.pending) {
-        if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.test->input.size()) {
-          judged.push_back({.test = p.test, .output = p.result.output});
+        if (p.result.status == ApplyResult::Status::ok && p.result.output.size() == p.call.input.size()) {
+          judged.push_back({.test = &p.call, .output = p.result.output});
         }
       }
       std::vector<judge::TrimmedTest> trimmed;  // what `judged` points into once trimmed
-      judged = judge::within_max_position(judged, group.spec, options.group.max_position, trimmed);
+      judged = judge::within_max_position(judged, group.spec, settings.max_position, trimmed);
       if (!judged.empty()) result.diagnosis = judge::diagnose(group.spec, judged, model, result.verdict == judge::Verdict::fail, group_threads, &result);
     }
     work.failed_calls.explain(result);
@@ -342,7 +361,7 @@ class GoldenRun {
 
   const std::vector<LoadedGolden>& suites;
   const Implementation& implementation;
-  const JudgeOptions& options;
+  const judge::Settings& settings;
   const ProgressFn& progress;
   const judge::Model model;
   Judgement out;
@@ -428,9 +447,9 @@ void check_skip_flags(const std::vector<std::string>& flags, const std::vector<L
   }
 }
 
-Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const JudgeOptions& options,
+Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const judge::Settings& settings,
                        const ProgressFn& progress) {
-  return GoldenRun(suites, implementation, options, progress).run();
+  return GoldenRun(suites, implementation, settings, progress).run();
 }
 
 }  // namespace ropecheck::runner

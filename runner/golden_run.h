@@ -11,6 +11,7 @@
 
 #include "golden/golden.h"
 #include "judge/group.h"
+#include "judge/settings.h"
 #include "runner/implementation.h"
 
 namespace ropecheck::runner {
@@ -29,16 +30,6 @@ std::vector<LoadedGolden> load_golden(const std::string& file_or_folder, int thr
 // Tensor names of the file layout (gate/README.md "File layout"): SUITE/ID/input, SUITE/ID/output, ...
 std::string tensor_name(const std::string& suite, std::int64_t test_id, const char* what);
 
-// What every judging command takes besides the implementation's model and tolerance (those are its
-// Claims: runner/implementation.h).
-struct JudgeOptions {
-  judge::GroupOptions group;            // worst cases, signed zeros, max position, required horizon, attention bounds
-  std::vector<std::string> skip_flags;  // golden tests carrying any of these flags are not judged
-  int threads = 0;                      // for the exact values (0: all cores)
-  bool allow_missing = false;           // a test without output is skipped instead of failed
-  int precision_bits = 128;             // of the exact values: error ≤ 2^(14−P)·|φ|·ρ ≪ u·ρ
-};
-
 struct Judgement {
   std::vector<judge::GroupResult> groups;
   std::vector<std::string> notes;  // e.g. suites not judged, and why
@@ -50,7 +41,9 @@ struct Judgement {
 void check_skip_flags(const std::vector<std::string>& flags, const std::vector<LoadedGolden>& suites);
 
 using ProgressFn = std::function<void(std::int64_t done, std::int64_t total, const std::string& label)>;
-Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation,
-                       const JudgeOptions& options, const ProgressFn& progress = nullptr);
+// The model and tolerance are the implementation's claims; of `settings` the loop reads the skip
+// flags, allow_missing, threads and precision_bits, and its comparers the rest (judge/settings.h).
+Judgement judge_golden(const std::vector<LoadedGolden>& suites, const Implementation& implementation, const judge::Settings& settings,
+                       const ProgressFn& progress = nullptr);
 
 }  // namespace ropecheck::runner

@@ -87,15 +87,4 @@ ErrorClaim Implementation::claim(const Spec& spec) const {
   return ErrorClaim::from_tolerance(bound ? *bound : judge::default_tolerance(claims_.model, spec, claims_.theta_ulps), spec);
 }
 
-Claims Claims::parse(std::string_view model, std::string_view tolerance) {
-  Claims claims;
-  claims.model = judge::parse_model(model);
-  if (!tolerance.empty()) {
-    const judge::ToleranceOverrides overrides = judge::parse_tolerance(tolerance);
-    claims.tolerance = overrides.rope;
-    if (overrides.theta_ulps) claims.theta_ulps = *overrides.theta_ulps;
-  }
-  return claims;
-}
-
 }  // namespace ropecheck::runner

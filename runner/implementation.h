@@ -24,6 +24,7 @@
 
 #include "golden/golden.h"
 #include "judge/group.h"
+#include "judge/settings.h"
 #include "judge/tolerance.h"
 #include "reference/multiprecision.h"
 #include "reference/rope.h"
@@ -78,17 +79,9 @@ struct ErrorClaim {
   static ErrorClaim from_tolerance(const judge::Tolerance& tolerance, const Spec& spec);
 };
 
-// The model an implementation is judged under and an explicit `--tolerance`, as the command line
-// gives them; every adapter keeps them so that tolerance() and claim() answer in one place.
-struct Claims {
-  judge::Model model = judge::Model::exact;
-  std::optional<judge::Tolerance> tolerance;
-  double theta_ulps = judge::kDefaultThetaUlps;  // the f32-angle model's k (--tolerance theta_ulps=K)
-
-  // From the words of `--model` and `--tolerance` (judge/tolerance.h parse_model, parse_tolerance;
-  // an empty tolerance keeps the model's defaults): the command line and the public API alike.
-  static Claims parse(std::string_view model, std::string_view tolerance);
-};
+// What an implementation is held to (judge/settings.h): every adapter keeps its Claims, so that
+// tolerance() and claim() answer in one place.
+using judge::Claims;
 
 // A candidate's answer for one golden attention test (judge/attention.cpp): scores
 // [heads, q_tokens, k_tokens] and outputs [q_tokens, heads, v_dim], each null when not given.

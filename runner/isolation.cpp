@@ -138,22 +138,6 @@ void on_fault(int, siginfo_t* info, void*) {
   if (in_guard_pages(info->si_addr)) ::_exit(kGuardPageExit);
 }
 
-// The child's address space: what it maps now plus `limit_mib` (the copy of the gate it starts as
-// is not counted against the plugin).
-void limit_address_space(std::int64_t limit_mib) {
-  if (limit_mib <= 0) return;
-  std::uint64_t mapped_pages = 0;
-  if (FILE* statm = std::fopen("/proc/self/statm", "r")) {
-    unsigned long long pages = 0;
-    if (std::fscanf(statm, "%llu", &pages) == 1) mapped_pages = pages;
-    std::fclose(statm);
-  }
-  const std::uint64_t limit =
-      mapped_pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) + (static_cast<std::uint64_t>(limit_mib) << 20);
-  const rlimit address_space{limit, limit};
-  ::setrlimit(RLIMIT_AS, &address_space);
-}
-
 [[noreturn]] void serve(Source source, const std::string& plugin_path, const std::string& implementation, const ChildLimits& limits, int in,
                         int out) {
   // A crashing plugin must not leave core files behind in the user's folder.

@@ -18,24 +18,23 @@ namespace {
 
 using detail::SpecAccess;
 
-runner::Claims claims_of(const GoldenOptions& options) {
-  // The default claim is the judge's one (judge/tolerance.h kDefaultModel).
-  return runner::Claims::parse(options.model.empty() ? std::string(judge::name(judge::kDefaultModel)) : options.model, options.tolerance);
-}
-
-runner::JudgeOptions judge_options_of(const GoldenOptions& options) {
+// The public options as the judge's settings, parsed once; the default claim is the judge's one
+// (judge/tolerance.h kDefaultModel).
+judge::Settings settings_of(const GoldenOptions& options) {
+  judge::Settings s;
+  s.claims =
+      judge::Claims::parse(options.model.empty() ? std::string(judge::name(judge::kDefaultModel)) : options.model, options.tolerance);
   if (options.max_position && *options.max_position < 0) {
     throw UsageError("max_position: expected an integer >= 0, got " + std::to_string(*options.max_position));
   }
   if (options.threads < 0 || options.threads > 4096) {
     throw UsageError("threads: expected an integer from 0 (all cores) to 4096, got " + std::to_string(options.threads));
   }
-  runner::JudgeOptions o;
-  o.group.strict_zeros = options.strict_zeros;
-  o.group.max_position = options.max_position;
-  o.skip_flags = options.skip_flags;
-  o.threads = options.threads;
-  return o;
+  s.strict_zeros = options.strict_zeros;
+  s.max_position = options.max_position;
+  s.skip_flags = options.skip_flags;
+  s.threads = options.threads;
+  return s;
 }
 
 GoldenGroup public_group(const judge::GroupResult& g) {
@@ -59,23 +58,22 @@ GoldenGroup public_group(const judge::GroupResult& g) {
 GoldenVerdict judge_golden_file(const std::string& golden_file_or_folder, const RopeFunction& rope,
                                 const GoldenOptions& options) {
   try {
-    const runner::Claims claims = claims_of(options);
-    const runner::JudgeOptions judge_options = judge_options_of(options);
+    const judge::Settings settings = settings_of(options);
     const std::vector<runner::LoadedGolden> suites = runner::load_golden(golden_file_or_folder);
-    runner::check_skip_flags(judge_options.skip_flags, suites);
+    runner::check_skip_flags(settings.skip_flags, suites);
     const runner::FunctionImplementation implementation(
         "MatchesGolden function",
         [&rope](const Spec& spec, reference::Shape shape, std::span<const std::int64_t> positions, std::span<const double> input) {
           return rope(SpecAccess::make(spec), TensorShape{shape.tokens, shape.heads, shape.head_dim}, positions, input);
         },
-        claims);
-    const runner::Judgement judgement = runner::judge_golden(suites, implementation, judge_options);
+        settings.claims);
+    const runner::Judgement judgement = runner::judge_golden(suites, implementation, settings);
     GoldenVerdict verdict;
     for (const judge::GroupResult& g : judgement.groups) verdict.groups.push_back(public_group(g));
     // The run's verdict is the gate's (judge/verdict.h): every group skipped is not a pass.
     const judge::RunVerdict run = judge::run_verdict(judgement.groups);
     verdict.passed = run.pass;
-    verdict.model = std::string(judge::name(claims.model));
+    verdict.model = std::string(judge::name(settings.claims.model));
     for (const judge::ExplanationLine& line : judge::distinct_explanations(judgement.groups)) {
       verdict.explanations.push_back(line.text);
     }

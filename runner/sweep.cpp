@@ -58,7 +58,7 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
   // Distinct random ones, drawn one at a time until there are `samples`; the ones seen so far in an
   // open-addressing table of at least twice as many slots, a position or −1 (none: positions are
   // >= 0) in each, probed from its Fibonacci hash (no node per position, as a std::unordered_set
-  // allocates: bench/README.md "A sweep's serial part: positions").
+  // allocates: bench/README.md "A sweep's positions").
   const auto slots = std::bit_ceil(2 * std::max(static_cast<std::size_t>(wanted), p.size()));
   const int shift = 64 - std::countr_zero(slots);
   std::vector<std::int64_t> seen(slots, -1);
@@ -84,26 +84,26 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
 
 namespace {
 
-// The test of the sweep's call `c`: its positions, one head of random inputs in [−2, 2) per position
-// (values of the dtype, from (seed, position) alone), id c + 1.
-golden::RopeTest call_test(const Spec& spec, const std::vector<std::int64_t>& positions, const SweepCalls& calls, std::int64_t c,
-                           std::uint64_t seed) {
+// The sweep's call `c`: its positions, one head of random inputs in [−2, 2) per position (values of
+// the dtype, from (seed, position) alone), id c + 1.
+judge::Call sweep_call(const Spec& spec, const std::vector<std::int64_t>& positions, const SweepCalls& calls, std::int64_t c,
+                       std::uint64_t seed) {
   const auto begin = static_cast<std::size_t>(c * calls.per_call);
   const std::size_t end = std::min(positions.size(), begin + static_cast<std::size_t>(calls.per_call));
   const int components = position_components(spec);
   const std::int64_t d = spec.head_dim;
-  golden::RopeTest test;
-  test.id = test_id_of_call(c);
-  test.tokens = static_cast<std::int64_t>(end - begin);
-  test.heads = 1;
-  test.head_dim = d;
+  judge::Call call;
+  call.id = test_id_of_call(c);
+  call.tokens = static_cast<std::int64_t>(end - begin);
+  call.heads = 1;
+  call.head_dim = d;
   // every component of a multi-axis position tuple takes the sampled position
-  for (std::size_t t = begin; t < end; ++t) test.positions.insert(test.positions.end(), static_cast<std::size_t>(components), positions[t]);
+  for (std::size_t t = begin; t < end; ++t) call.positions.insert(call.positions.end(), static_cast<std::size_t>(components), positions[t]);
   for (std::size_t t = begin; t < end; ++t) {
     SplitMix64 rng(seed + 1 + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(positions[t]));
-    for (std::int64_t k = 0; k < d; ++k) test.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
+    for (std::int64_t k = 0; k < d; ++k) call.input.push_back(reference::round_to_format(4 * rng.unit() - 2, input_dtype_of(spec)));
   }
-  return test;
+  return call;
 }
 
 SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions& o) {
@@ -120,8 +120,7 @@ SweepCalls calls_of(std::int64_t positions, const Spec& spec, const SweepOptions
 
 SweepCalls sweep_calls(const Spec& spec, const SweepOptions& o) { return calls_of(sample_count(o.max_position, o.samples), spec, o); }
 
-judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o,
-                         const judge::GroupOptions& group_options) {
+judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& o, const judge::Settings& settings) {
   if (o.max_position < 0) throw UsageError("--max-position: expected an integer >= 0, got " + std::to_string(o.max_position));
   if (o.samples < 1 || o.samples > kMaxSweepSamples) {
     throw UsageError("--samples: expected an integer >= 1 and <= " + std::to_string(kMaxSweepSamples) + ", got " +
@@ -142,16 +141,14 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
                      " sampled positions, and a shard makes whole calls (fewer shards, or more --samples)");
   }
 
-  golden::Group group;
-  group.spec = spec;
-  judge::GroupComparer comparer("sweep", 0, group, implementation.claims().model, implementation.tolerance(spec), group_options);
+  judge::GroupComparer comparer("sweep", 0, spec, implementation.claims().model, implementation.tolerance(spec), settings);
   // The calls judged here among the first up to kDiagnosisSampleValues values (the diagnosis's
   // sample, judge/diagnosis.h), by call; the first call that gave no output, bisected to its first
   // position.
-  std::map<std::int64_t, std::pair<golden::RopeTest, std::vector<double>>> kept;
+  std::map<std::int64_t, std::pair<judge::Call, std::vector<double>>> kept;
   std::set<std::int64_t> no_output;  // this shard's calls that gave none (not made again)
   judge::FailedCalls failed_calls;
-  // One call of this shard: its test, what the implementation gave (a failed call bisected to its
+  // One call of this shard: what it was given, what the implementation gave (a failed call bisected to its
   // first failing position), and what judging it found. The tests are drawn and the calls made on
   // the calling thread, in order, one at a time (an implementation may keep state between calls: it
   // always sees the same sequence; the call is one thread's work, often in a child process:
@@ -160,7 +157,7 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
   // ordered_pipeline), so the report is the same bytes whatever the thread count.
   struct CalledTest {
     std::int64_t call = 0;
-    golden::RopeTest test;
+    judge::Call test;
     ApplyResult result;
     std::int64_t first_failing_position = 0;
     ApplyResult first_failing_call;
@@ -173,7 +170,7 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
   const auto make_test = [&](std::size_t k) {
     CalledTest called;
     called.call = call_of(k);
-    called.test = call_test(spec, positions, calls, called.call, o.seed);
+    called.test = sweep_call(spec, positions, calls, called.call, o.seed);
     return called;
   };
   const auto call_implementation = [&](std::size_t, CalledTest& called) {
@@ -191,12 +188,12 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
   };
   const auto record = [&](std::size_t, CalledTest&& called) {
     const std::int64_t c = called.call;
-    golden::RopeTest& test = called.test;
+    judge::Call& test = called.test;
     const ApplyResult& result = called.result;
     if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) no_output.insert(c);
     if (result.status != ApplyResult::Status::ok) {
       if (result.status == ApplyResult::Status::unsupported) {
-        comparer.skip(test, result.message);
+        comparer.skip(test.id, result.message);
       } else {
         failed_calls.offer(called.first_failing_position, case_kind(called.first_failing_call.status), called.first_failing_call.message);
         comparer.fail(test, case_kind(result.status), result.message);
@@ -210,10 +207,8 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
       kept.emplace(c, std::make_pair(std::move(test), std::move(called.result.output)));
     }
   };
-  // The reference's constants (an MPFR schedule) are built by another thread while the first call
-  // is made, not by the first judging (bench/README.md "A sweep's serial part: plan").
   ordered_pipeline<CalledTest>(static_cast<std::size_t>(std::max<std::int64_t>(shard_calls, 0)), o.threads, make_test, call_implementation,
-                               judge_call, record, 2, [&] { comparer.prepare_evaluation(); });
+                               judge_call, record);
   judge::GroupResult g = comparer.finish();
   if (judge::needs_diagnosis(g)) {
     // The unsharded run's sample: the calls in order while fewer than kDiagnosisSampleValues values
@@ -224,7 +219,7 @@ judge::GroupResult sweep(const Implementation& implementation, const Spec& spec,
       if (no_output.count(c)) continue;
       auto it = kept.find(c);
       if (it == kept.end()) {
-        golden::RopeTest test = call_test(spec, positions, calls, c, o.seed);
+        judge::Call test = sweep_call(spec, positions, calls, c, o.seed);
         const ApplyResult result = implementation.run(spec, Shape{test.tokens, 1, spec.head_dim}, test.positions, test.input);
         if (result.status != ApplyResult::Status::ok || result.output.size() != test.input.size()) continue;
         it = kept.emplace(c, std::make_pair(std::move(test), result.output)).first;

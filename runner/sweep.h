@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "judge/group.h"
+#include "judge/settings.h"
 #include "runner/implementation.h"
 
 namespace ropecheck::runner {
@@ -70,8 +71,9 @@ std::vector<std::int64_t> sample_positions(std::int64_t max_position, std::int64
 // result are the calls: call c has id c + 1, in whichever shard judges it.
 // A shard's diagnosis (when it needs one: judge/diagnosis.h needs_diagnosis) is fitted on the
 // unsharded run's sample, the first calls up to kDiagnosisSampleValues values, made again where
-// another shard judges them: the shards that need one give the unsharded run's.
+// another shard judges them: the shards that need one give the unsharded run's. The model and
+// tolerance are the implementation's claims; the comparer reads `settings` (judge/settings.h).
 judge::GroupResult sweep(const Implementation& implementation, const Spec& spec, const SweepOptions& options,
-                         const judge::GroupOptions& group_options);
+                         const judge::Settings& settings);
 
 }  // namespace ropecheck::runner

@@ -31,10 +31,9 @@ class GivenOutputs final : public Implementation {
 }  // namespace
 
 struct TensorJudge::State {
-  golden::Group group;  // the spec, as the comparer reads it (no tests: they stream through add)
+  Spec spec;
   std::int64_t heads = 0;
-  Claims claims;
-  JudgeOptions options;
+  judge::Settings settings;
   std::string label;
   std::optional<judge::GroupComparer> comparer;
   // The tensor is one test (kTestId), whatever the chunks it streams in: what every chunk found,
@@ -48,19 +47,18 @@ struct TensorJudge::State {
   std::future<void> prepared;
 };
 
-TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label)
+TensorJudge::TensorJudge(const Spec& spec, std::int64_t heads, judge::Settings settings, std::string label)
     : state_(std::make_unique<State>()) {
   if (heads < 1) throw UsageError("--heads: expected an integer >= 1, got " + std::to_string(heads));
-  if (options.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(options.threads));
+  if (settings.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(settings.threads));
   validate(spec);
   State& s = *state_;
-  s.group.spec = spec;
+  s.spec = spec;
   s.heads = heads;
-  s.claims = std::move(claims);
-  s.options = std::move(options);
+  s.settings = std::move(settings);
   s.label = std::move(label);
-  const GivenOutputs given(s.claims);
-  s.comparer.emplace(s.label, 0, s.group, s.claims.model, given.tolerance(spec), s.options.group);
+  const GivenOutputs given(s.settings.claims);
+  s.comparer.emplace(s.label, 0, s.spec, s.settings.claims.model, given.tolerance(spec), s.settings);
 }
 
 TensorJudge::~TensorJudge() = default;
@@ -72,7 +70,7 @@ void TensorJudge::add(std::span<const std::int64_t> positions, std::span<const d
 
 std::size_t TensorJudge::check_sizes(std::span<const std::int64_t> positions, std::size_t input_size, std::size_t output_size) const {
   const State& s = *state_;
-  const Spec& spec = s.group.spec;
+  const Spec& spec = s.spec;
   const auto components = static_cast<std::size_t>(position_components(spec));
   const auto token_size = static_cast<std::size_t>(s.heads) * static_cast<std::size_t>(spec.head_dim);
   if (positions.size() % components != 0) {
@@ -95,19 +93,19 @@ std::size_t TensorJudge::check_sizes(std::span<const std::int64_t> positions, st
 std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, std::vector<double>&& input_values,
                                      std::span<const double> output) {
   State& s = *state_;
-  const Spec& spec = s.group.spec;
+  const Spec& spec = s.spec;
   const auto components = static_cast<std::size_t>(position_components(spec));
   const std::size_t tokens = check_sizes(positions, input_values.size(), output.size());
   if (tokens == 0) return std::move(input_values);
-  golden::RopeTest test;
-  test.id = kTestId;
+  judge::Call call;  // the chunk, as the call it would be on its own
+  call.id = kTestId;
   const std::int64_t first_token = s.tokens_seen;
   s.tokens_seen += static_cast<std::int64_t>(tokens);
-  test.tokens = static_cast<std::int64_t>(tokens);
-  test.heads = s.heads;
-  test.head_dim = spec.head_dim;
-  test.positions.assign(positions.begin(), positions.end());
-  test.input = std::move(input_values);
+  call.tokens = static_cast<std::int64_t>(tokens);
+  call.heads = s.heads;
+  call.head_dim = spec.head_dim;
+  call.positions.assign(positions.begin(), positions.end());
+  call.input = std::move(input_values);
   // The spec's inputs are values of its input dtype (spec/README.md "Dtypes"): a float32 tensor
   // given for a bf16 spec is what the kernel rotated only once rounded to bf16, as torch's
   // .to(torch.bfloat16) and `ropecheck apply` round it (to nearest, ties to even). Judged unrounded,
@@ -116,25 +114,25 @@ std::vector<double> TensorJudge::add(std::span<const std::int64_t> positions, st
   // On every thread, not on one while the others wait (bench/README.md "A check's memory: widening").
   const Dtype input_dtype = input_dtype_of(spec);
   const std::vector<std::int64_t> rounded =
-      map_token_ranges(static_cast<std::int64_t>(test.input.size()), s.options.threads, [&](TokenRange range) {
-    return reference::round_finite_to_format(std::span(test.input).subspan(static_cast<std::size_t>(range.begin),
-                                                                           static_cast<std::size_t>(range.end - range.begin)),
-                                             input_dtype);
-  });
+      map_token_ranges(static_cast<std::int64_t>(call.input.size()), s.settings.threads, [&](TokenRange range) {
+        return reference::round_finite_to_format(
+            std::span(call.input).subspan(static_cast<std::size_t>(range.begin), static_cast<std::size_t>(range.end - range.begin)),
+            input_dtype);
+      });
   for (const std::int64_t count : rounded) s.inputs_rounded += count;
-  // No test.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
-  judge::GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(test, output, s.options.threads);
+  // No call.expected: computed, chunk by chunk. The chunk's cases name the token over all chunks.
+  judge::GroupComparer::JudgedTest chunk = s.comparer->judge_evaluated(call, output, s.settings.threads);
   chunk.part.offset_tokens(first_token);
   if (s.judged) s.judged->combine(std::move(chunk));
   else s.judged.emplace(std::move(chunk));
   if (s.prepared.valid()) s.prepared.get();
-  s.sampler.offer(test, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token, s.options.threads);
-  return std::move(test.input);
+  s.sampler.offer(call, output, static_cast<int>(components), s.judged->part.result.worst_e, first_token, s.settings.threads);
+  return std::move(call.input);
 }
 
 void TensorJudge::prepare(std::int64_t tokens) {
   State& s = *state_;
-  s.sampler.prepare(s.heads * s.group.spec.head_dim, position_components(s.group.spec), tokens);
+  s.sampler.prepare(s.heads * s.spec.head_dim, position_components(s.spec), tokens);
 }
 
 void TensorJudge::prepare_in_background(std::int64_t tokens) {
@@ -145,7 +143,7 @@ void TensorJudge::prepare_in_background(std::int64_t tokens) {
 
 void TensorJudge::expect(std::int64_t tokens) {
   State& s = *state_;
-  s.sampler.expect_tokens(s.heads * s.group.spec.head_dim, tokens);
+  s.sampler.expect_tokens(s.heads * s.spec.head_dim, tokens);
 }
 
 judge::GroupResult TensorJudge::finish() {
@@ -161,9 +159,9 @@ judge::GroupResult TensorJudge::finish() {
   for (judge::Case& c : g.worst) c.test_id = 0;
   std::vector<judge::TrimmedTest> trimmed;  // what `samples` points into once trimmed
   if (const std::vector<judge::DiagnosedTest> samples =
-          judge::within_max_position(s.sampler.diagnosed(), s.group.spec, s.options.group.max_position, trimmed);
+          judge::within_max_position(s.sampler.diagnosed(), s.spec, s.settings.max_position, trimmed);
       judge::needs_diagnosis(g) && !samples.empty()) {
-    g.diagnosis = judge::diagnose(s.group.spec, samples, s.claims.model, g.verdict == judge::Verdict::fail, s.options.threads, &g);
+    g.diagnosis = judge::diagnose(s.spec, samples, s.settings.claims.model, g.verdict == judge::Verdict::fail, s.settings.threads, &g);
   }
   return g;
 }
@@ -185,10 +183,10 @@ void widen(Bits16Span<kDtype> values, std::size_t begin, std::size_t count, doub
 // narrower output widened into another, a double one read where it is.
 template <class InSpan, class OutSpan>
 judge::GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, InSpan input,
-                                      OutSpan output, const Claims& claims, const JudgeOptions& options, const std::string& label,
+                                      OutSpan output, const judge::Settings& settings, const std::string& label,
                                       const std::function<void(std::int64_t)>& progress) {
   constexpr bool output_doubles = std::is_same_v<OutSpan, std::span<const double>>;
-  TensorJudge judge(spec, heads, claims, options, label);
+  TensorJudge judge(spec, heads, settings, label);
   const auto components = static_cast<std::size_t>(position_components(spec));
   const std::size_t token_size = static_cast<std::size_t>(std::max<std::int64_t>(heads, 1)) * static_cast<std::size_t>(spec.head_dim);
   const std::size_t tokens = judge.check_sizes(positions, input.size(), output.size());  // add's message when they disagree
@@ -200,7 +198,7 @@ judge::GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std:
   // faulted in no faster on more threads (MADV_POPULATE_WRITE), so there the sample's faults would
   // put off the judging (bench/README.md "A check's memory: sample"). On one thread, left to the
   // first add (the same work).
-  const bool prepare_aside = resolve_threads(options.threads) > 1 && tokens > 0;
+  const bool prepare_aside = resolve_threads(settings.threads) > 1 && tokens > 0;
   for (std::size_t t = 0; t < tokens; t += chunk) {
     const std::size_t n = std::min(chunk, tokens - t);
     const InSpan in = input.subspan(t * token_size, n * token_size);
@@ -209,9 +207,9 @@ judge::GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std:
     // "A check's memory: widening"). Only the first chunk's buffers are new memory (faulted in on every
     // thread by resize_for_overwrite).
     const std::size_t values = n * token_size;
-    resize_for_overwrite(chunk_input, values, options.threads);
-    if constexpr (!output_doubles) resize_for_overwrite(chunk_output, values, options.threads);
-    const int copy_threads = values < kParallelCopyValues ? 1 : options.threads;
+    resize_for_overwrite(chunk_input, values, settings.threads);
+    if constexpr (!output_doubles) resize_for_overwrite(chunk_output, values, settings.threads);
+    const int copy_threads = values < kParallelCopyValues ? 1 : settings.threads;
     const std::vector<TokenRange> ranges = token_ranges(static_cast<std::int64_t>(values), copy_threads);
     parallel_for(ranges.size(), copy_threads, [&](std::size_t w) {
       const TokenRange range = ranges[w];
@@ -237,17 +235,16 @@ judge::GroupResult judge_tensor_spans(const Spec& spec, std::int64_t heads, std:
 }  // namespace
 
 judge::GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
-                                 std::span<const double> input, std::span<const double> output, const Claims& claims,
-                                 const JudgeOptions& options, const std::string& label) {
-  return judge_tensor_spans(spec, heads, positions, input, output, claims, options, label, {});
+                                 std::span<const double> input, std::span<const double> output, const judge::Settings& settings,
+                                 const std::string& label) {
+  return judge_tensor_spans(spec, heads, positions, input, output, settings, label, {});
 }
 
 judge::GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                                       TensorValues output, const Claims& claims, const JudgeOptions& options, const std::string& label,
+                                       TensorValues output, const judge::Settings& settings, const std::string& label,
                                        const std::function<void(std::int64_t)>& progress) {
-  return std::visit(
-      [&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, claims, options, label, progress); }, input,
-      output);
+  return std::visit([&](auto in, auto out) { return judge_tensor_spans(spec, heads, positions, in, out, settings, label, progress); },
+                    input, output);
 }
 
 }  // namespace ropecheck::runner

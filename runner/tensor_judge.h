@@ -5,7 +5,7 @@
 //
 // Tensors arrive in chunks of whole tokens, so a check of 2048 tokens at each of 64 position
 // ranges (537 M elements) runs in the memory of one chunk: each chunk's expected values come from
-// reference::evaluate, computed chunk by chunk on `JudgeOptions::threads` threads
+// reference::evaluate, computed chunk by chunk on `judge::Settings::threads` threads
 // (GroupComparer::judge_evaluated), then the chunk is judged and dropped. Chunks are how a tensor
 // is read, not what is judged: the tensor is one test in every report (GroupComparer::
 // add_judged_parts), its cases naming tokens over the whole tensor. Only the diagnosis keeps
@@ -24,8 +24,9 @@
 #include <variant>
 #include <vector>
 
-#include "runner/golden_run.h"
 #include "judge/group.h"
+#include "judge/settings.h"
+#include "runner/golden_run.h"
 #include "runner/implementation.h"
 #include "spec/spec.h"
 
@@ -34,15 +35,16 @@ namespace ropecheck::runner {
 class TensorJudge {
  public:
   // `label`: the group's name in reports (the candidate file, or "tensors"). `heads` and the
-  // spec's head_dim fix a token's size. Throws UsageError for heads < 1.
-  TensorJudge(const Spec& spec, std::int64_t heads, Claims claims, JudgeOptions options, std::string label);
+  // spec's head_dim fix a token's size. The candidate is held to `settings.claims`. Throws
+  // UsageError for heads < 1.
+  TensorJudge(const Spec& spec, std::int64_t heads, judge::Settings settings, std::string label);
   ~TensorJudge();
   TensorJudge(const TensorJudge&) = delete;
   TensorJudge& operator=(const TensorJudge&) = delete;
 
   // One chunk of whole tokens: positions row-major [tokens, position_components(spec)], input and
   // output row-major [tokens, heads, head_dim] (values of the spec's dtypes as doubles). Throws
-  // InputError when the sizes disagree with each other. Tokens above JudgeOptions' max_position
+  // InputError when the sizes disagree with each other. Tokens above the settings' max_position
   // are not judged. Chunks may come in any order; cases name the token's index over all chunks.
   void add(std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> output);
   // The same with the input handed over (a caller that read the chunk into a vector of its own):
@@ -87,8 +89,8 @@ class TensorJudge {
 // One call over whole float64 tensors already in memory: TensorJudge with one chunk per
 // kChunkElements values.
 judge::GroupResult judge_tensors(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions,
-                                 std::span<const double> input, std::span<const double> output, const Claims& claims,
-                                 const JudgeOptions& options, const std::string& label = "tensors");
+                                 std::span<const double> input, std::span<const double> output, const judge::Settings& settings,
+                                 const std::string& label = "tensors");
 // Values of a 16-bit dtype by their bit patterns, C-contiguous: one type per dtype, so that the
 // variant below tells them apart and the widening reads the dtype from the type.
 template <Dtype kDtype>
@@ -108,8 +110,8 @@ using Bfloat16Span = Bits16Span<Dtype::bf16>;  // bfloat16 (a mapped safetensors
 // and `output` are not read again (the diagnosis reads its own copies): a caller may release them.
 using TensorValues = std::variant<std::span<const double>, std::span<const float>, Binary16Span, Bfloat16Span>;
 judge::GroupResult judge_tensor_values(const Spec& spec, std::int64_t heads, std::span<const std::int64_t> positions, TensorValues input,
-                                       TensorValues output, const Claims& claims, const JudgeOptions& options,
-                                       const std::string& label = "tensors", const std::function<void(std::int64_t)>& progress = {});
+                                       TensorValues output, const judge::Settings& settings, const std::string& label = "tensors",
+                                       const std::function<void(std::int64_t)>& progress = {});
 
 // Frees what `held` owns on a thread of its own, while the caller goes on (a direct check's chunk
 // buffers, 64 MB each, whose unmapping is otherwise serial work: bench/README.md

@@ -89,7 +89,7 @@ std::string npy_numeric_dtype(std::string_view descr, std::string_view full, std
 
 }  // namespace detail
 
-Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
+Tensor parse_npy_tensor(std::string_view bytes, std::string_view file, UnsignedCodes codes) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") fail(file, "magic", "\\x93NUMPY at offset 0");
   const int major = static_cast<unsigned char>(bytes[6]);
   std::uint64_t header_length = 0;
@@ -135,7 +135,11 @@ Tensor parse_npy_tensor(std::string_view bytes, std::string_view file) {
     }
     return t;
   }
-  t.dtype = npy_numeric_dtype(descr, h.descr, file);
+  if (codes == UnsignedCodes::accepted && (descr == "u1" || descr == "u2")) {
+    t.dtype = descr == "u1" ? "U8" : "U16";
+  } else {
+    t.dtype = npy_numeric_dtype(descr, h.descr, file);
+  }
   const int width = width_of(t.dtype);
   if (count > data.size() / width) {
     fail(file, "data",

@@ -209,7 +209,7 @@ std::string zip_member(std::string_view z, const ZipEntry& e, const MemberSpan& 
 
 }  // namespace
 
-TensorMap parse_npz(std::string_view bytes, std::string_view file) {
+TensorMap parse_npz(std::string_view bytes, std::string_view file, UnsignedCodes codes) {
   TensorMap out;
   const std::vector<ZipEntry> entries = zip_directory(bytes, file);
   const std::vector<MemberSpan> spans = member_spans(bytes, entries, file);
@@ -221,7 +221,7 @@ TensorMap parse_npz(std::string_view bytes, std::string_view file) {
     const std::string name = e.name.substr(0, e.name.size() - 4);
     if (out.count(name)) fail(file, "zip member '" + excerpt(e.name) + "'", "unique member names");
     const std::string member = zip_member(bytes, e, spans[i], file);
-    out[name] = parse_npy_tensor(member, std::string(file) + ":" + excerpt(e.name));
+    out[name] = parse_npy_tensor(member, std::string(file) + ":" + excerpt(e.name), codes);
   }
   return out;
 }

@@ -77,6 +77,8 @@ void decode_to(const char* p, std::uint64_t count, std::string_view dtype, doubl
     each([](std::uint64_t bits) { return reference::decode_bits(bits, Dtype::f16); });
   } else if (dtype == "I64") {
     each([](std::uint64_t bits) { return static_cast<double>(static_cast<std::int64_t>(bits)); });
+  } else if (dtype == "U8" || dtype == "U16") {
+    each([](std::uint64_t bits) { return static_cast<double>(bits); });
   } else {
     each([](std::uint64_t bits) { return static_cast<double>(static_cast<std::int32_t>(static_cast<std::uint32_t>(bits))); });
   }

@@ -34,7 +34,8 @@ std::uint64_t element_count(const std::vector<std::int64_t>& shape, std::string_
 inline int width_of(std::string_view dtype) {
   if (dtype == "F64" || dtype == "I64") return 8;
   if (dtype == "F32" || dtype == "I32") return 4;
-  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "F16" || dtype == "BF16" || dtype == "U16") return 2;
+  if (dtype == "U8") return 1;
   return 0;
 }
 

@@ -44,9 +44,14 @@ using TensorMap = std::map<std::string, Tensor>;
 // fit); inflating then follows what the stream produces, never more than the declared size.
 inline constexpr std::uint64_t kMaxZipInflation = 32;
 inline constexpr std::uint64_t kZipInflationAllowance = std::uint64_t{1} << 20;
-TensorMap parse_npz(std::string_view bytes, std::string_view file_name);
-// One .npy member as a tensor (f2/f4/f8, i4/i8, 0-d or 1-d '<U' text); throws ReaderError.
-Tensor parse_npy_tensor(std::string_view bytes, std::string_view file_name);
+// Unsigned codes ('|u1', '<u2': dtypes "U8", "U16", widened as integers) are read only where the
+// caller asks for them: `ropecheck fused`, whose FP8 outputs may be uint8 codes and bfloat16 ones
+// uint16 bits (fused/README.md); every other reader refuses them as before.
+enum class UnsignedCodes { refused, accepted };
+TensorMap parse_npz(std::string_view bytes, std::string_view file_name, UnsignedCodes codes = UnsignedCodes::refused);
+// One .npy member as a tensor (f2/f4/f8, i4/i8, 0-d or 1-d '<U' text; u1/u2 when accepted);
+// throws ReaderError.
+Tensor parse_npy_tensor(std::string_view bytes, std::string_view file_name, UnsignedCodes codes = UnsignedCodes::refused);
 
 // safetensors: 8-byte little-endian header length N, N bytes of JSON
 // {NAME: {"dtype": "F64"|"F32"|"F16"|"BF16"|"I64"|"I32", "shape": [...], "data_offsets": [begin, end]},

@@ -24,8 +24,14 @@ void add_run_command(CLI::App& root, int& status);
 void add_fuzz_command(CLI::App& root, int& status);
 void add_report_merge_command(CLI::App& root, int& status);
 void add_sweep_command(CLI::App& root, int& status);
+void add_certify_command(CLI::App& root, int& status);
 void add_spec_command(CLI::App& root, int& status);
+// `fused inputs|apply|check` (gate/commands/fused_command.cpp): the fused operation of fused/.
+void add_fused_command(CLI::App& root, int& status);
 // `golden export` (gate/commands/golden_export_command.cpp), added under `golden` by add_golden_command.
 void add_golden_export_command(CLI::App& golden, int& status);
+// `fused backward inputs|apply|check` (gate/commands/fused_backward_command.cpp), added under `fused`
+// by add_fused_command.
+void add_fused_backward_command(CLI::App& fused, int& status);
 
 }  // namespace ropecheck::gate

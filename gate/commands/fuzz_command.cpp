@@ -54,7 +54,7 @@ nlohmann::ordered_json fuzz_explanations(const runner::Implementation& candidate
     runner::SweepOptions options;
     options.samples = 256;
     options.seed = seed;
-    const GroupResult g = runner::sweep(candidate, parse_spec(text), options, judge::GroupOptions{});
+    const GroupResult g = runner::sweep(candidate, parse_spec(text), options, judge::Settings{});
     if (g.diagnosis && !g.diagnosis->explanation.empty()) out.push_back({{"spec", text}, {"explanation", g.diagnosis->explanation}});
   }
   return out;

@@ -14,19 +14,19 @@ void add_judge_options(CLI::App* cmd, JudgeArguments& args, JudgeOptionSet which
                   "(f32-angle: frequencies within K binary32 ulps, default 8); attention_scores=NUMBER, "
                   "attention_outputs=NUMBER for attention suites");
   if (which.max_position) {
-    cmd->add_option("--max-position", args.max_position, "Judge positions <= N only (your context length)");
+    cmd->add_option("--max-position", args.settings.max_position, "Judge positions <= N only (your context length)");
   }
   if (which.skip_flags) {
     cmd->add_option("--skip-flags", args.skip_flags,
                     "Leave out golden tests carrying any of these flags, comma-separated (e.g. Overflow,NaNInput)");
   }
-  cmd->add_option("--require-horizon", args.require_horizon,
+  cmd->add_option("--require-horizon", args.settings.require_horizon,
                   "Require accuracy up to position N only: ordinary failures above N are reported, not failed");
-  cmd->add_option("--threads", args.threads, "Threads for the exact values (0 = all cores)")->capture_default_str();
-  cmd->add_flag("--strict-zeros", args.strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
-  cmd->add_option("--worst", args.worst, "Worst cases listed per group")->capture_default_str();
+  cmd->add_option("--threads", args.settings.threads, "Threads for the exact values (0 = all cores)")->capture_default_str();
+  cmd->add_flag("--strict-zeros", args.settings.strict_zeros, "Require IEEE signs of zero results (default: +0 and -0 compare equal)");
+  cmd->add_option("--worst", args.settings.worst_cases, "Worst cases listed per group")->capture_default_str();
   if (which.allow_missing) {
-    cmd->add_flag("--allow-missing", args.allow_missing, "Skip tests the candidate has no output for (default: they fail)");
+    cmd->add_flag("--allow-missing", args.settings.allow_missing, "Skip tests the candidate has no output for (default: they fail)");
   }
 }
 

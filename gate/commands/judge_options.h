@@ -1,4 +1,5 @@
-// The command-line options of the judging commands, registered once (gate/judge_args.h holds them).
+// The command-line options of the judging commands, registered once (gate/judge_args.h holds them;
+// settings_of parses them once into judge/settings.h Settings).
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 
 #include "base/checked_json.h"
 #include "fuzz/search/search.h"
+#include "gate/certificate.h"
 #include "gate/commands/command.h"
 #include "gate/merge.h"
 #include "gate/report.h"
@@ -37,14 +38,22 @@ void add_report_merge_command(CLI::App& root, int& status) {
   merge->callback([inputs, out, &status] {
     std::vector<std::pair<std::string, nlohmann::ordered_json>> reports;
     for (const std::string& path : *inputs) reports.emplace_back(path, read_report(path));
+    if (is_certify_report(reports.front().second)) {  // the certificate of certify's shards (gate/certificate.h)
+      const nlohmann::ordered_json certificate = merge_certify_shards(reports);
+      const std::string text = certificate.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+      write_atomically(*out, text, *inputs);
+      std::fputs(certify_text(certificate).c_str(), stdout);
+      status = certificate.value("verdict", "") == "pass" ? 0 : 1;
+      return;
+    }
     if (is_sweep_report(reports.front().second)) {
-      const nlohmann::ordered_json merged = merge_sweep_reports(reports);
+      const Report merged = merge_sweep_reports(reports);
       // Both forms are made before anything is written: a failure leaves no --out behind.
-      const std::string text = merged.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+      const std::string text = to_json(merged);
       const std::string summary = sweep_text(merged);
       write_atomically(*out, text, *inputs);
       std::fputs(summary.c_str(), stdout);
-      status = merged.value("verdict", "") == "pass" ? 0 : 1;
+      status = merged.verdict == judge::Verdict::pass ? 0 : 1;
       return;
     }
     nlohmann::ordered_json merged;

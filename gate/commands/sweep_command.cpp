@@ -39,8 +39,8 @@ struct SweepArguments {
 int run_sweep(const SweepArguments& a) {
   check_report_paths({a.reports.json, a.reports.junit, a.reports.html}, {a.plugin});
   if (a.sweep.threads < 0) throw UsageError("--threads: expected an integer >= 0, got " + std::to_string(a.sweep.threads));
-  const runner::Claims claims = claims_of(a.judge);
-  const runner::JudgeOptions options = judge_options_of(a.judge);
+  const judge::Settings settings = settings_of(a.judge);
+  const runner::Claims& claims = settings.claims;
   // The kernels' bound (optimized/error_bounds.h) is derived for positions below 2^40 only: beyond
   // that the default tolerance would be a number without a proof. An explicit --tolerance may go further.
   if (!claims.tolerance && a.sweep.max_position >= kernels::kMaxBoundPosition) {
@@ -59,7 +59,7 @@ int run_sweep(const SweepArguments& a) {
   registry.kernel_threads = 1;
   const std::unique_ptr<runner::Implementation> implementation = runner::make_implementation({a.implementation, a.plugin}, registry);
   runner::SweepOptions sweep = a.sweep;
-  GroupResult g = runner::sweep(*implementation, spec, sweep, options.group);
+  GroupResult g = runner::sweep(*implementation, spec, sweep, settings);
 
   std::printf("implementation: %s (%s)\n", implementation->name().c_str(), implementation->selector().c_str());
   std::printf("claim: %s\n", judge::claim_text(claims.model).c_str());
@@ -90,7 +90,7 @@ int run_sweep(const SweepArguments& a) {
     const std::string edge = edge_summary(g);
     if (!edge.empty()) std::printf("edge cases: %s\n", edge.c_str());
     for (const Case& c : g.worst) {
-      if (&c - g.worst.data() >= a.judge.worst) break;
+      if (&c - g.worst.data() >= settings.worst_cases) break;
       std::printf("  %s position %" PRId64 " dims (%d, %d): %s\n", std::string(judge::name(c.kind)).c_str(), c.position, c.dim,
                   c.second_dim, c.message.c_str());
     }
@@ -108,8 +108,9 @@ int run_sweep(const SweepArguments& a) {
   report.implementation = implementation->name();
   report.candidate = implementation->selector();
   report.model = claims.model;
-  report.scope = scope_of(a.judge, 0, 0);
-  report.sweep = SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count, a.judge.worst};
+  report.scope = scope_of(settings, 0, 0);
+  report.sweep =
+      SweepScope{a.sweep.seed, a.sweep.samples, a.sweep.max_position, a.sweep.shard_index, a.sweep.shard_count, settings.worst_cases};
   report.groups.push_back(std::move(g));
   report.decide();
   const std::vector<std::string> inputs = {a.plugin};
@@ -153,7 +154,7 @@ void add_sweep_command(CLI::App& root, int& status) {
     args->sweep.shard_index = args->resolved.index;
     args->sweep.shard_count = args->resolved.count;
     if (!args->plugin.empty() && args->implementation == "auto") args->implementation.clear();
-    args->sweep.threads = args->judge.threads;
+    args->sweep.threads = args->judge.settings.threads;
     status = run_sweep(*args);
   });
 }

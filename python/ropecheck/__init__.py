@@ -47,6 +47,7 @@ if importlib.util.find_spec(__name__ + "._ropecheck") is None:
 
 from . import _callable as _fn
 from . import _checks as _c
+from . import _fused
 from . import _ropecheck as _rc
 from . import _tensors as _t
 from ._ropecheck import (Case, Group, LayerRotation, ModelRotations, Result, Spec, __version__,  # noqa: F401
@@ -63,8 +64,11 @@ MAX_POSITION = 2**31 - 1
 # float32 implementation belongs to.
 DEFAULT_MODEL = _rc.JudgeArguments().model
 
-__all__ = ["Spec", "Result", "Group", "Case", "apply", "check", "assert_rope_close", "gate", "kernels",
-           "hf_config_rotations", "ModelRotations", "LayerRotation", "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
+__all__ = ["Spec", "Result", "Group", "Case", "FusedResult", "apply", "check", "assert_rope_close", "gate", "kernels",
+           "fused_gate", "hf_config_rotations", "ModelRotations", "LayerRotation", "GOLDEN_DIR", "MAX_POSITION", "DEFAULT_MODEL", "RoundedInputWarning"]
+
+
+FusedResult = _fused.FusedResult
 
 
 class RoundedInputWarning(UserWarning):
@@ -82,7 +86,7 @@ _MODELS = "exact, f32-angle or f32-recipe"
 
 def _arguments(model=None, tolerance=None, max_position=None, skip_flags=None, require_horizon=None,
                strict_zeros=False, worst=10, threads=0):
-    """The CLI's judging options (gate/judge_args.h); the C++ side checks them with the CLI's messages.
+    """The CLI's judging options (gate/judge_args.h), parsed once in C++ (settings_of) with the CLI's messages.
     model None: the judge's default claim (DEFAULT_MODEL), left to the C++ default."""
     args = _rc.JudgeArguments()
     if model is not None:
@@ -93,7 +97,7 @@ def _arguments(model=None, tolerance=None, max_position=None, skip_flags=None, r
         if isinstance(tolerance, dict):
             tolerance = ",".join(f"{key}={value}" for key, value in tolerance.items())
         args.tolerance = _c.text(tolerance, "--tolerance", "text such as 'e=3' or a dict {'e': 3}")
-    # The ranges are the CLI's (gate/judge_args.cpp judge_options_of); the int64 and int bounds are
+    # The ranges are the CLI's (gate/judge_args.cpp settings_of); the int64 and int bounds are
     # what the C++ fields hold, checked here so that pybind11 never refuses them itself.
     args.max_position = _c.optional_integer(max_position, "--max-position", 0, _c.INT64_MAX)
     args.require_horizon = _c.optional_integer(require_horizon, "--require-horizon", 0, _c.INT64_MAX)
@@ -203,7 +207,15 @@ def gate(fn, suites=None, *, spec=None, select=None, model=None, as_torch=False,
     that a crash (segfault, abort, os._exit) fails that test alone with one line saying how the child
     ended. timeout=S: at most S seconds per call (0.01 to 86400), then the child is killed and the test
     fails as `timeout`; it implies isolate=True (isolate=False with a timeout is a ValueError).
-    KeyboardInterrupt and SystemExit raised by fn stop the gate and are raised again, in either mode."""
+    KeyboardInterrupt and SystemExit raised by fn stop the gate and are raised again, in either mode.
+
+    A fused spec (one with a fused key: norm=, fp8=, scale=, destination=, ...; fused/README.md):
+    fn(q, k, positions, q_weight, k_weight[, slot_mapping, k_cache]) on drawn inputs, judged by the
+    fused judge (fused_gate(): python/README.md "Fused RoPE") -> FusedResult."""
+    if _fused.is_fused(spec):
+        _only_fused_options(suites=suites, select=select, tolerance=tolerance, max_position=max_position,
+                            skip_flags=skip_flags, require_horizon=require_horizon, strict_zeros=strict_zeros)
+        return fused_gate(fn, spec, model, as_torch=as_torch, device=device, name=name, isolate=isolate, timeout=timeout)
     keep = None
     if spec is not None:
         spec = _spec(spec)
@@ -217,6 +229,31 @@ def gate(fn, suites=None, *, spec=None, select=None, model=None, as_torch=False,
     _check_callable(fn, 2 if spec is not None else 3)
     wrapped = _fn.wrap(fn, as_torch, spec is None, args.max_position, _fn.device_of(device, as_torch))
     return _rc.gate(wrapped, _label(name, fn), _suites(suites), keep, args, limits)
+
+
+def fused_gate(fn, spec, model=None, *, tokens=_fused.DEFAULT_TOKENS, draws=_fused.DEFAULT_DRAWS, seed=1, as_torch=False,
+               device=None, name=None, isolate=None, timeout=None, **others):
+    """fn judged on a fused spec (python/README.md "Fused RoPE"): `draws` draws of `tokens` tokens
+    (fused/fused.h random_inputs, seeds seed, seed + 1, ...), fn(q, k, positions, q_weight,
+    k_weight[, slot_mapping, k_cache]) called on each, its outputs judged by the fused judge
+    (fused/fused.h judge_fused) under `model` (None: DEFAULT_MODEL; "exact" or "f32-angle").
+    isolate=, timeout=, as_torch=, device= as gate()'s. -> FusedResult."""
+    _only_fused_options(**others)
+    spec = _c.text(spec, "spec", "the text of a fused spec (norm=, fp8=, ... keys)")
+    if not _fused.is_fused(spec):
+        raise ValueError(f"spec: expected a fused spec (a key norm=, fp8=, scale=, destination=, ...), got {_c.short(spec)}")
+    limits = _limits(isolate, timeout)
+    label = None if name is None else _c.text(name, "name")
+    return _fused.judge(fn, spec, model, tokens=tokens, draws=draws, seed=seed, as_torch=as_torch, device=device,
+                        name=label, limits=limits)
+
+
+def _only_fused_options(**options):
+    """The options of the RoPE route a fused spec does not take: refused when given (not ignored)."""
+    for key, value in options.items():
+        if value is not None and value is not False:
+            raise ValueError(f"{key}: not an option of a fused spec (fused_gate() takes model, tokens, draws, seed, "
+                             f"as_torch, device, name, isolate, timeout)")
 
 
 def _label(name, fn):
@@ -253,7 +290,13 @@ def judge_callable(fn, spec, model=None, *, suites=None, max_position=None, samp
     (if any) and a sweep of `samples` positions up to max_position (default 2^31 - 1: every small
     position, 2^k - 1, 2^k, 2^k + 1, and random ones), as `ropecheck sweep`. One Result.
     model None: DEFAULT_MODEL (f32-angle). No position above max_position is handed to fn, in the
-    golden groups either (gate()'s rule). as_torch=, device=, isolate= and timeout= as gate()'s."""
+    golden groups either (gate()'s rule). as_torch=, device=, isolate= and timeout= as gate()'s.
+    A fused spec: fused_gate() (samples= is not read; tokens= and draws= are fused_gate's)."""
+    if _fused.is_fused(spec):
+        _only_fused_options(suites=suites, max_position=max_position, tolerance=tolerance, skip_flags=skip_flags,
+                            require_horizon=require_horizon, strict_zeros=strict_zeros)
+        return fused_gate(fn, spec, model, as_torch=as_torch, device=device, name=name, isolate=isolate,
+                          timeout=timeout, seed=seed)
     spec = _spec(spec)
     _check_callable(fn, 2)
     args = _arguments(model, tolerance, max_position, skip_flags, require_horizon, strict_zeros, worst, threads)
@@ -280,8 +323,14 @@ def assert_rope_close(fn_or_output, x=None, positions=None, spec=None, model=Non
     if callable(fn_or_output) and not _is_array(fn_or_output):
         if x is not None or positions is not None:
             raise ValueError("assert_rope_close(fn, ...): ropecheck draws the inputs; give spec= (and max_position=), not x or positions")
-        result = judge_callable(fn_or_output, spec, model, **options)
+        if _fused.is_fused(spec):
+            result = fused_gate(fn_or_output, spec, model, **options)
+        else:
+            result = judge_callable(fn_or_output, spec, model, **options)
     else:
+        if _fused.is_fused(spec):
+            raise ValueError("assert_rope_close(output, ...): a fused spec is judged on a callable: "
+                             "assert_rope_close(fn, spec=...) or fused_gate(fn, spec)")
         if x is None or positions is None:
             raise ValueError("assert_rope_close(output, x, positions, spec): x and positions are required with an output")
         result = check(fn_or_output, x, positions, spec, model, **options)

@@ -1,7 +1,7 @@
 // base/parallel.h's ordered_pipeline, as a sweep and a golden run use it: the first two steps on
 // the calling thread in index order, commits in index order, a bounded number of items in flight,
-// the warm-up once and before any finish, the first exception rethrown after every thread has
-// stopped — on one thread and on several; and the WorkerThread its threads and parallel_for's run on.
+// the first exception rethrown after every thread has stopped — on one thread and on several; and
+// the WorkerThread its threads and parallel_for's run on.
 #include "base/parallel.h"
 
 #include <gtest/gtest.h>
@@ -124,45 +124,6 @@ TEST(OrderedPipeline, FirstExceptionRethrownAndNothingCommittedAfterIt) {
       // Commits stay in order and stop before the failing item.
       ASSERT_LE(committed.size(), bad) << threads << " " << failing_step;
       for (std::size_t i = 0; i < committed.size(); ++i) EXPECT_EQ(committed[i], i);
-    }
-  }
-}
-
-// The warm-up runs once, before any item is finished: on a started thread while the calling thread
-// makes items (several threads), on the calling thread (one); its exception is the pipeline's.
-TEST(OrderedPipeline, WarmUpOnceBeforeAnyFinish) {
-  const std::thread::id caller = std::this_thread::get_id();
-  for (int threads : {1, 2, 3}) {
-    constexpr std::size_t n = 40;
-    std::atomic<int> warm_ups{0}, finished_before_warm_up{0}, finished{0};
-    std::atomic<bool> warmed{false}, on_caller{false};
-    std::vector<std::size_t> committed;
-    ordered_pipeline<Item>(
-        n, threads, [&](std::size_t i) { return Item{i, 0}; }, [&](std::size_t, Item&) {},
-        [&](std::size_t i, Item& item) {
-          if (!warmed) ++finished_before_warm_up;
-          ++finished;
-          item.square = i * i;
-        },
-        [&](std::size_t i, Item&&) { committed.push_back(i); }, 2,
-        [&] {
-          on_caller = std::this_thread::get_id() == caller;
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));  // items are made meanwhile
-          ++warm_ups;
-          warmed = true;
-        });
-    EXPECT_EQ(warm_ups.load(), 1) << threads;
-    EXPECT_EQ(finished_before_warm_up.load(), 0) << threads;
-    EXPECT_EQ(finished.load(), static_cast<int>(n)) << threads;
-    EXPECT_EQ(committed.size(), n) << threads;
-    EXPECT_EQ(on_caller.load(), threads == 1) << threads;
-    try {
-      ordered_pipeline<Item>(
-          n, threads, [&](std::size_t i) { return Item{i, 0}; }, [&](std::size_t, Item&) {}, [&](std::size_t, Item&) {},
-          [&](std::size_t, Item&&) {}, 2, [] { throw std::runtime_error("warm-up"); });
-      ADD_FAILURE() << "no exception, threads " << threads;
-    } catch (const std::runtime_error& e) {
-      EXPECT_STREQ(e.what(), "warm-up");
     }
   }
 }

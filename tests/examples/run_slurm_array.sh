@@ -5,7 +5,8 @@
 # array of `ropecheck sweep --shard auto`, then `report merge` as a dependent job); and checks that
 # the merged report is byte for byte the report of the same sweep run unsharded here. Then an array
 # whose indices are not evenly spaced (--array=1,3,7): every task must refuse it (exit 2, one line
-# naming SLURM_ARRAY_TASK_COUNT) and write no report.
+# naming SLURM_ARRAY_TASK_COUNT) and write no report. And examples/slurm/certify_submit.sh: a 4-task
+# array of `certify --shard auto` whose merged certificate is the unsharded one byte for byte.
 # Usage: run_slurm_array.sh ROPECHECK SOURCE_DIR. Exit 0 pass, 1 fail, 77 skip (ctest
 # SKIP_RETURN_CODE): not root, the packages missing, or a daemon that does not start here. The
 # daemons are stopped and the folder removed on every exit (trap).
@@ -173,6 +174,23 @@ done
 grep -q "^result: pass$" "$work"/run/ropecheck-merge-"$merge".out || fail "the merge job printed no 'result: pass'"
 cmp "$work/reports/sweep.json" "$work/whole.json" || fail "the merged report differs from the unsharded one"
 echo "merged report of the 4 array tasks = unsharded report ($(wc -c < "$work/whole.json") bytes)"
+
+# ---- a certification: a 4-task array of certify.sbatch and its merge = the unsharded certificate --
+certify_args="--impl scalar --spec layout=half,head_dim=64,base=500000,dtype=f32 --positions 0:16384 --model exact --chunk 1024"
+# shellcheck disable=SC2086  # a list of arguments
+"$ropecheck" certify $certify_args --threads 1 --json "$work/certificate.json" > "$work/certify.out" ||
+  fail "the unsharded certify did not pass: $(cat "$work/certify.out")"
+submitted=$(ROPECHECK=$ropecheck CERTIFY_DIR=$work/certify CERTIFY_ARGS=$certify_args CERTIFY_ARRAY=0-3 \
+  bash "$source_dir/examples/slurm/certify_submit.sh" --cpus-per-task=1) || fail "certify_submit.sh failed: $submitted"
+array=$(sed -n 's/^certify array: \([0-9]*\) .*/\1/p' <<< "$submitted")
+merge=$(sed -n 's/.* merge: \([0-9]*\)$/\1/p' <<< "$submitted")
+[ -n "$array" ] && [ -n "$merge" ] || fail "certify_submit.sh printed no job ids: $submitted"
+jobs_submitted+=("$array" "$merge")
+wait_for 120 ended "$merge" 1 || fail "the certify merge job $merge did not end within 120 s (array: $(job_state "$array"))"
+[ "$(job_state "$array")" = "COMPLETED COMPLETED COMPLETED COMPLETED " ] || fail "certify array tasks: $(job_state "$array")"
+[ "$(job_state "$merge")" = "COMPLETED " ] || fail "certify merge job: $(job_state "$merge")"
+cmp "$work/certify/certificate.json" "$work/certificate.json" || fail "the merged certificate differs from the unsharded one"
+echo "certificate of the 4 array tasks = unsharded certificate ($(wc -c < "$work/certificate.json") bytes)"
 
 # ---- an array whose indices are not evenly spaced: refused by every task -----------------------
 refused=$(ROPECHECK=$ropecheck SWEEP_DIR=$work/refused SWEEP_ARGS=$sweep_args sbatch --parsable --array=1,3,7 \

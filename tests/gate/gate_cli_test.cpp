@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "base/random.h"
+#include "gate/report.h"
+#include "gate/report_read.h"
 #include "gate_test_support.h"
 #include "optimized/error_bounds.h"
 #include "spec/schedule.h"
@@ -396,7 +398,29 @@ TEST(Sweep, MergeRefusesForgedShards) {
   });
   expect_usage_error(merge({"f0.json", "f1_clean.json", "f2.json", "f3.json"}), {"f1_clean.json", "groups[0].tests_failed"},
                      "failures cleared");
+  // A listed case's input that is no hex float (reports write reference/rounding.h to_hex).
+  edit("f1.json", "f1_input.json", [](auto& r) { r["groups"][0]["worst_cases"][0]["input"][0] = "1.5"; });
+  expect_usage_error(merge({"f0.json", "f1_input.json", "f2.json", "f3.json"}),
+                     {"f1_input.json", "groups[0].worst_cases[0].input[0]", "hex float"}, "input not hex");
   EXPECT_FALSE(std::filesystem::exists(dir / "m.json"));
+}
+
+// A JSON report read back (gate/report_read.h) and written again by to_json is the same bytes:
+// failing groups and their cases, diagnoses, identities, notes and options.
+TEST(ReportRead, AReportReadBackIsWrittenAgainByteForByte) {
+  TempDir dir;
+  const std::string golden = std::string(ROPECHECK_SOURCE_DIR) + "/golden/suites";
+  const Ran r = run(kBin + " run --impl reference-f32-recipe --model exact --golden " + golden +
+                        " --props --props-cases 5 --skip-flags Overflow --require-horizon 4096 --json " + (dir / "r.json"),
+                    dir);
+  ASSERT_EQ(r.code, 1) << r.err;
+  const std::string text = slurp(dir / "r.json");
+  const Report report = report_from_json("r.json", nlohmann::ordered_json::parse(text));
+  // What the comparison covers: else it would pass on a report without it.
+  EXPECT_TRUE(std::any_of(report.groups.begin(), report.groups.end(), [](const GroupResult& g) { return g.diagnosis.has_value(); }));
+  EXPECT_TRUE(std::any_of(report.groups.begin(), report.groups.end(), [](const GroupResult& g) { return !g.worst.empty(); }));
+  EXPECT_FALSE(report.properties.empty());
+  EXPECT_EQ(to_json(report), text);
 }
 
 // More shards than calls would leave shards with nothing to judge: refused, naming the most.

@@ -70,8 +70,7 @@ struct DirectFixture : ::testing::Test {
   std::vector<double> input = testing_recipe::draw(static_cast<std::size_t>(tokens * kHeads * 64), Dtype::f32);
 
   judge::GroupResult judge_in_process(const std::vector<double>& output) {
-    runner::JudgeOptions options;
-    return runner::judge_tensors(spec, kHeads, positions, input, output, {}, options, "tensors");
+    return runner::judge_tensors(spec, kHeads, positions, input, output, judge::Settings{}, "tensors");
   }
   Ran check(const std::string& input_path, const std::string& candidate, const std::string& extra = "",
             const std::string& spec_option = "--spec " + kSpec) {
@@ -275,7 +274,7 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
   std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
   const std::int64_t bad_token = tokens - 2, token_size = kHeads * 64;
   output[static_cast<std::size_t>(bad_token * token_size + 64 + 5)] += 0.25;  // head 1, dim 5
-  runner::TensorJudge judge(spec, kHeads, {}, {}, "chunks");
+  runner::TensorJudge judge(spec, kHeads, {}, "chunks");
   for (std::int64_t t = 0; t < tokens; t += 7) {
     const std::int64_t n = std::min<std::int64_t>(7, tokens - t);
     judge.add(std::span(positions).subspan(static_cast<std::size_t>(t), static_cast<std::size_t>(n)),
@@ -297,11 +296,11 @@ TEST_F(DirectFixture, ChunksInTheProcessNameGlobalTokens) {
   EXPECT_EQ(g.worst[0].head, 1);
   EXPECT_EQ(g.worst[0].dim, 5);
   // A chunk whose sizes disagree is refused, naming what.
-  EXPECT_THROW(runner::TensorJudge(spec, kHeads, {}, {}, "x")
+  EXPECT_THROW(runner::TensorJudge(spec, kHeads, {}, "x")
                    .add(std::span(positions).subspan(0, 2), std::span(input).subspan(0, 3 * static_cast<std::size_t>(token_size)),
                         std::span(input).subspan(0, 3 * static_cast<std::size_t>(token_size))),
                InputError);
-  EXPECT_THROW(runner::TensorJudge(spec, 0, {}, {}, "x"), UsageError);
+  EXPECT_THROW(runner::TensorJudge(spec, 0, {}, "x"), UsageError);
 }
 
 // An input handed over to the judge comes back in its own storage, its values rounded to the
@@ -311,9 +310,9 @@ TEST_F(DirectFixture, HandedOverInputComesBackRoundedInItsOwnStorage) {
   const std::vector<double> output = testing_recipe::rotate(recipe_for_spec(), positions, kHeads, input);
   std::vector<double> off_grid = input;  // plus a quarter to a half ulp: no longer float32 values
   for (double& v : off_grid) v += std::fabs(v) * 0x1p-25;
-  runner::TensorJudge by_span(spec, kHeads, {}, {}, "span");
+  runner::TensorJudge by_span(spec, kHeads, {}, "span");
   by_span.add(positions, off_grid, output);
-  runner::TensorJudge handed(spec, kHeads, {}, {}, "handed");
+  runner::TensorJudge handed(spec, kHeads, {}, "handed");
   std::vector<double> buffer = off_grid;
   const double* storage = buffer.data();
   const std::vector<double> back = handed.add(positions, std::move(buffer), output);

@@ -27,11 +27,9 @@ namespace ropecheck::judge {
 namespace {
 
 using runner::ApplyResult;
-using runner::Claims;
 using runner::Implementation;
 using runner::judge_golden;
 using runner::Judgement;
-using runner::JudgeOptions;
 using runner::load_golden;
 using runner::Shape;
 
@@ -145,7 +143,7 @@ class Recipe final : public Implementation {
 };
 
 Judgement judge(const std::string& suite, const Implementation& implementation) {
-  return judge_golden(load_golden(kSuites + suite), implementation, JudgeOptions{});
+  return judge_golden(load_golden(kSuites + suite), implementation, Settings{});
 }
 
 std::string describe(const GroupResult& g) {

@@ -29,7 +29,6 @@ namespace {
 using runner::FunctionImplementation;
 using runner::judge_golden;
 using runner::Judgement;
-using runner::JudgeOptions;
 using runner::kSweepMinCalls;
 using runner::load_golden;
 using runner::LoadedGolden;
@@ -62,8 +61,8 @@ std::string summary(const GroupResult& r) {
   return o.str();
 }
 
-golden::RopeTest make_test(const Spec& spec, std::int64_t id, std::int64_t tokens, std::int64_t heads, std::int64_t stride) {
-  golden::RopeTest t;
+Call make_test(const Spec& spec, std::int64_t id, std::int64_t tokens, std::int64_t heads, std::int64_t stride) {
+  Call t;
   t.id = id;
   t.tokens = tokens;
   t.heads = heads;
@@ -79,7 +78,7 @@ golden::RopeTest make_test(const Spec& spec, std::int64_t id, std::int64_t token
 
 // The correctly rounded outputs with failures planted every `every` values: a sign flip, a few
 // ulps off (equal offsets give equal severities: ties), a NaN, a changed pass-through value.
-std::vector<double> planted(const Spec& spec, const golden::RopeTest& t, std::int64_t every) {
+std::vector<double> planted(const Spec& spec, const Call& t, std::int64_t every) {
   std::vector<double> out = t.expected;
   SplitMix64 rng(99 + static_cast<std::uint64_t>(t.id));
   for (std::size_t i = 0; i < out.size(); i += static_cast<std::size_t>(every) + rng.below(static_cast<std::uint64_t>(every))) {
@@ -99,56 +98,55 @@ std::vector<double> planted(const Spec& spec, const golden::RopeTest& t, std::in
 }
 
 struct Judged {
-  golden::RopeTest test;
+  Call test;
   std::vector<double> output;
 };
 
-GroupResult judge_whole(const golden::Group& group, const std::vector<Judged>& tests, const GroupOptions& options) {
-  GroupComparer comparer("chunks", 0, group, Model::exact, default_tolerance(Model::exact, group.spec), options);
+GroupResult judge_whole(const Spec& spec, const std::vector<Judged>& tests, const Settings& options) {
+  GroupComparer comparer("chunks", 0, spec, Model::exact, default_tolerance(Model::exact, spec), options);
   for (const Judged& j : tests) {
-    const reference::Evaluation e = reference::evaluate(group.spec, {j.test.tokens, j.test.heads, j.test.head_dim}, j.test.positions, j.test.input);
+    const reference::Evaluation e =
+        reference::evaluate(spec, {j.test.tokens, j.test.heads, j.test.head_dim}, j.test.positions, j.test.input);
     comparer.add(j.test, j.output, Expected{e.exact, j.test.expected});
   }
   return comparer.finish();
 }
 
-GroupResult judge_chunked(const golden::Group& group, const std::vector<Judged>& tests, const GroupOptions& options, int threads) {
-  GroupComparer comparer("chunks", 0, group, Model::exact, default_tolerance(Model::exact, group.spec), options);
+GroupResult judge_chunked(const Spec& spec, const std::vector<Judged>& tests, const Settings& options, int threads) {
+  GroupComparer comparer("chunks", 0, spec, Model::exact, default_tolerance(Model::exact, spec), options);
   for (const Judged& j : tests) comparer.add_evaluated(j.test, j.output, threads);
   return comparer.finish();
 }
 
 TEST(AddEvaluated, JudgesAsAddDoesForAnyThreadCountAndChunking) {
-  golden::Group group;
-  group.spec = parse_spec("layout=half,head_dim=64,rotary_dim=48,base=10000,dtype=bf16");
+  const Spec spec = parse_spec("layout=half,head_dim=64,rotary_dim=48,base=10000,dtype=bf16");
   // 2^18 values per chunk: 1100 tokens x 4 heads x 64 = 281600 values is two chunks on one thread
   // and one or two on each of two or three threads; the second test is smaller than one chunk.
   std::vector<Judged> tests;
   for (const auto& [id, tokens, stride, every] : {std::tuple{1, 1100, 3, 997}, std::tuple{2, 300, 41, 331}}) {
-    golden::RopeTest t = make_test(group.spec, id, tokens, 4, stride);
-    std::vector<double> output = planted(group.spec, t, every);
+    Call t = make_test(spec, id, tokens, 4, stride);
+    std::vector<double> output = planted(spec, t, every);
     tests.push_back({std::move(t), std::move(output)});
   }
-  GroupOptions few;
+  Settings few;
   few.worst_cases = 3;
-  GroupOptions limited;
+  Settings limited;
   limited.max_position = 2000;
   limited.require_horizon = 1000;
-  for (const GroupOptions& options : {GroupOptions{}, few, limited}) {
-    const std::string whole = summary(judge_whole(group, tests, options));
+  for (const Settings& options : {Settings{}, few, limited}) {
+    const std::string whole = summary(judge_whole(spec, tests, options));
     ASSERT_NE(whole.find("case chunks 1 "), std::string::npos) << whole;  // the planted failures are listed
     ASSERT_NE(whole.find("case chunks 2 "), std::string::npos) << whole;
     for (int threads : {1, 2, 3}) {
-      EXPECT_EQ(summary(judge_chunked(group, tests, options, threads)), whole) << threads << " threads";
+      EXPECT_EQ(summary(judge_chunked(spec, tests, options, threads)), whole) << threads << " threads";
     }
   }
 }
 
 TEST(AddEvaluated, CarefulOutputsPass) {
-  golden::Group group;
-  group.spec = parse_spec("layout=interleaved,head_dim=32,base=500000,dtype=f32,scaling=llama3");
-  const golden::RopeTest t = make_test(group.spec, 1, 9000, 1, 13);
-  const GroupResult r = judge_chunked(group, {{t, t.expected}}, GroupOptions{}, 2);
+  const Spec spec = parse_spec("layout=interleaved,head_dim=32,base=500000,dtype=f32,scaling=llama3");
+  const Call t = make_test(spec, 1, 9000, 1, 13);
+  const GroupResult r = judge_chunked(spec, {{t, t.expected}}, Settings{}, 2);
   EXPECT_EQ(r.verdict, ropecheck::judge::Verdict::pass);
   EXPECT_EQ(r.pairs_checked, 9000 * 16);
   EXPECT_LE(r.worst_e, 1.0);  // correctly rounded: e ≤ 1 (judge/pair_rule.h)
@@ -157,8 +155,8 @@ TEST(AddEvaluated, CarefulOutputsPass) {
 
 // A test of `tokens` tokens × 2 heads × head_dim 4 (8 values a token), positions and inputs from
 // `seed`, for the samplers' tests.
-golden::RopeTest sample_test(std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
-  golden::RopeTest t;
+Call sample_test(std::int64_t id, std::int64_t tokens, std::uint64_t seed) {
+  Call t;
   t.id = id;
   t.tokens = tokens;
   t.heads = 2;
@@ -173,7 +171,7 @@ golden::RopeTest sample_test(std::int64_t id, std::int64_t tokens, std::uint64_t
 // replaced by a shorter test, it holds what a fresh sample of that test holds, nothing of the
 // longer one it replaced.
 TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
-  const golden::RopeTest a = sample_test(1, 20, 1), b = sample_test(2, 40, 2), c = sample_test(3, 13, 3);
+  const Call a = sample_test(1, 20, 1), b = sample_test(2, 40, 2), c = sample_test(3, 13, 3);
   const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25), out_c(c.input.size(), 2.0);
   constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values
   DiagnosisSampler sampler(kMaxValues);
@@ -201,7 +199,7 @@ TEST(DiagnosisSampler, SampleReplacedInPlaceIsTheFreshSample) {
 
 // A test without tokens gives an empty sample (its stride divided by zero before).
 TEST(DiagnosisSampler, TestWithoutTokensGivesAnEmptySample) {
-  const golden::RopeTest empty = sample_test(4, 0, 6);
+  const Call empty = sample_test(4, 0, 6);
   const DiagnosisSample sample = diagnosis_sample(empty, {}, 1, 64, 0);
   EXPECT_EQ(sample.test.tokens, 0);
   EXPECT_TRUE(sample.test.input.empty());
@@ -228,7 +226,7 @@ void expect_same_samples(const DiagnosisSampler& got_sampler, const DiagnosisSam
 // advance: the samples kept are those of a sampler never prepared, and the first test's sample
 // lands in the prepared storage (no array grows past it).
 TEST(DiagnosisSampler, PreparedSamplerKeepsTheSameSamples) {
-  const golden::RopeTest a = sample_test(1, 30, 4), b = sample_test(2, 30, 5);
+  const Call a = sample_test(1, 30, 4), b = sample_test(2, 30, 5);
   const std::vector<double> out_a(a.input.size(), 0.5), out_b(b.input.size(), -0.25);
   constexpr std::int64_t kMaxValues = 64;  // 8 tokens of 8 values
   DiagnosisSampler plain(kMaxValues), prepared(kMaxValues);
@@ -258,7 +256,7 @@ TEST(DiagnosisSampler, ExpectedTokensKeepTheSameSpread) {
     DiagnosisSampler plain(kMaxValues), told(kMaxValues);
     told.expect_tokens(8, kTokens);
     for (std::int64_t first = 0; first < kTokens; first += chunk) {
-      const golden::RopeTest t = sample_test(first / chunk + 1, chunk, static_cast<std::uint64_t>(first + 7));
+      const Call t = sample_test(first / chunk + 1, chunk, static_cast<std::uint64_t>(first + 7));
       std::vector<double> out(t.input.size());
       for (std::size_t k = 0; k < out.size(); ++k) out[k] = static_cast<double>(first) + static_cast<double>(k);
       const double worst = static_cast<double>(first % 3);  // the worst test is not the last one
@@ -278,7 +276,7 @@ TEST(DiagnosisSampler, ExpectedTokensKeepTheSameSpread) {
   told.expect_tokens(8, 74);
   for (std::int64_t first = 0; first < 74; first += 12) {
     const std::int64_t n = std::min<std::int64_t>(12, 74 - first);
-    const golden::RopeTest t = sample_test(first + 1, n, static_cast<std::uint64_t>(first + 3));
+    const Call t = sample_test(first + 1, n, static_cast<std::uint64_t>(first + 3));
     const std::vector<double> out(t.input.size(), 1.0);
     told.offer(t, out, 1, 1.0, first);
   }
@@ -306,7 +304,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsResultAndCalls) {
     SweepOptions o;
     o.samples = 3000;
     o.threads = threads;
-    return sweep(f32_recipe, spec, o, GroupOptions{});
+    return sweep(f32_recipe, spec, o, Settings{});
   };
   std::vector<std::int64_t> calls_one, calls_two, calls_three;
   const GroupResult one = sweep_with(1, calls_one);
@@ -386,7 +384,7 @@ TEST(Sweep, SeveralThreadsGiveOneThreadsExplanation) {
     SweepOptions o;
     o.samples = 2000;
     o.threads = threads;
-    return sweep(wrong_base, spec, o, GroupOptions{});
+    return sweep(wrong_base, spec, o, Settings{});
   };
   const GroupResult one = sweep_with(1);
   ASSERT_TRUE(one.diagnosis.has_value());
@@ -430,7 +428,7 @@ TEST(GoldenRun, SeveralThreadsGiveOneThreadsResultAndCallsAcrossFiles) {
           if (s.dtype != Dtype::f32) return reference::apply(s, shape, positions, input);
           return reference::apply(s, shape, positions, input, recipe);
         });
-    JudgeOptions options;
+    Settings options;
     options.threads = threads;
     return judge_golden(files, f32_recipe, options);
   };

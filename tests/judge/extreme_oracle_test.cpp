@@ -31,9 +31,7 @@ namespace ropecheck::judge {
 namespace {
 
 using runner::ApplyResult;
-using runner::Claims;
 using runner::judge_tensors;
-using runner::JudgeOptions;
 using runner::ReferenceImplementation;
 using runner::sweep;
 using runner::SweepOptions;
@@ -136,6 +134,11 @@ Claims claims_of(Model model, std::optional<Tolerance> tolerance = std::nullopt)
   return c;
 }
 
+Settings with_claims(Settings settings, const Claims& claims) {
+  settings.claims = claims;
+  return settings;
+}
+
 // The reference's own claim (runner/reference_implementation.h, Output::rounded): correct rounding,
 // e ≤ 1 against the exact values.
 Tolerance correct_rounding() {
@@ -164,7 +167,7 @@ RC_GTEST_PROP(ExtremeOracle, ReferencePassesItsOwnGate, ()) {
   RC_PRE(accepted);
   RC_TAG(std::string(name(spec.scaling.type)));
   const std::int64_t heads = uniform(1, 3);
-  golden::RopeTest test;
+  Call test;
   test.id = 1;
   test.tokens = uniform(1, 5);
   test.heads = heads;
@@ -183,17 +186,15 @@ RC_GTEST_PROP(ExtremeOracle, ReferencePassesItsOwnGate, ()) {
   for (std::int64_t p : test.positions) RC_LOG() << " " << p;
   RC_LOG() << "\n";
 
-  JudgeOptions options;
+  Settings options;
   options.threads = 1;
   const std::vector<Claims> claims = {claims_of(kDefaultModel), claims_of(Model::exact), claims_of(Model::exact, correct_rounding())};
   for (const Claims& c : claims) {
     // A direct check (check --spec, Python's check): exact values from reference::evaluate.
-    const GroupResult direct = judge_tensors(spec, heads, test.positions, test.input, test.expected, c, options);
+    const GroupResult direct = judge_tensors(spec, heads, test.positions, test.input, test.expected, with_claims(options, c));
     if (direct.verdict != judge::Verdict::pass) RC_FAIL("direct check, model " + std::string(name(c.model)) + ": " + failure_text(direct));
     // A golden test in memory: exact values from reference::rotate_exact.
-    golden::Group group;
-    group.spec = spec;
-    GroupComparer comparer("extreme", 0, group, c.model, c.tolerance ? *c.tolerance : default_tolerance(c.model, spec), {});
+    GroupComparer comparer("extreme", 0, spec, c.model, c.tolerance ? *c.tolerance : default_tolerance(c.model, spec), {});
     comparer.add(test, test.expected, expected_values(spec, test, c.model));
     const GroupResult golden = comparer.finish();
     if (golden.verdict != judge::Verdict::pass) RC_FAIL("golden test, model " + std::string(name(c.model)) + ": " + failure_text(golden));
@@ -209,7 +210,7 @@ TEST(ExtremeOracle, SweepOfTheReferenceAtLinearFactor1e70Passes) {
   SweepOptions options;
   options.samples = 64;
   options.threads = 2;
-  const GroupResult g = sweep(reference, spec, options, GroupOptions{});
+  const GroupResult g = sweep(reference, spec, options, Settings{});
   EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::pass) << failure_text(g);
   EXPECT_LE(g.worst_e, 1.0);
 }
@@ -223,10 +224,10 @@ TEST(ExtremeOracle, ApplyThenCheckAtLinearFactor1e308Passes) {
   for (std::int64_t t = 0; t < tokens; ++t) where.push_back(t * 1000);
   const std::vector<double> x = inputs(spec, tokens * heads * spec.head_dim, 50);
   const std::vector<double> y = reference::apply(spec, {tokens, heads, spec.head_dim}, where, x);
-  JudgeOptions options;
+  Settings options;
   options.threads = 2;
   for (const Claims& c : {claims_of(Model::exact), claims_of(kDefaultModel), claims_of(Model::exact, correct_rounding())}) {
-    const GroupResult g = judge_tensors(spec, heads, where, x, y, c, options);
+    const GroupResult g = judge_tensors(spec, heads, where, x, y, with_claims(options, c));
     EXPECT_EQ(g.verdict, ropecheck::judge::Verdict::pass) << name(c.model) << ": " << failure_text(g);
   }
 }
@@ -244,7 +245,7 @@ TEST(ExtremeOracle, F32RecipeReferenceDeclinesAnOverflowingAngle) {
   SweepOptions options;
   options.samples = 16;
   options.threads = 1;
-  EXPECT_EQ(sweep(recipe, overflowing, options, GroupOptions{}).verdict, ropecheck::judge::Verdict::skip);
+  EXPECT_EQ(sweep(recipe, overflowing, options, Settings{}).verdict, ropecheck::judge::Verdict::skip);
   // θ'_0 = 1e20 < 2^87: every binary32 angle up to |m| = 2^40 is finite.
   const Spec finite = parse_spec("layout=half,head_dim=8,base=10000,dtype=f32,scaling=linear,factor=1e-20");
   EXPECT_TRUE(recipe.supports(finite));

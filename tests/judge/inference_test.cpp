@@ -20,8 +20,8 @@ namespace {
 constexpr std::int64_t kTokens = 256;
 constexpr std::int64_t kHeads = 4;
 
-golden::RopeTest make_test(const Spec& spec) {
-  golden::RopeTest t;
+Call make_test(const Spec& spec) {
+  Call t;
   t.tokens = kTokens;
   t.heads = kHeads;
   t.head_dim = spec.head_dim;
@@ -36,7 +36,7 @@ golden::RopeTest make_test(const Spec& spec) {
 // The exact rotation under `used` of input row source(t, h), at position of token pt(t), into row
 // (t, h); a row whose source is outside the test stays zero.
 using Source = std::function<void(std::int64_t t, std::int64_t h, std::int64_t& st, std::int64_t& sh, std::int64_t& position)>;
-std::vector<double> outputs(const golden::RopeTest& test, const Spec& used, const Source& source) {
+std::vector<double> outputs(const Call& test, const Spec& used, const Source& source) {
   const std::int64_t d = test.head_dim;
   std::vector<double> out(test.input.size(), 0.0);
   for (std::int64_t t = 0; t < test.tokens; ++t) {
@@ -53,7 +53,7 @@ std::vector<double> outputs(const golden::RopeTest& test, const Spec& used, cons
   return out;
 }
 
-GroupDiagnosis explain(const Spec& spec, const golden::RopeTest& test, const std::vector<double>& out) {
+GroupDiagnosis explain(const Spec& spec, const Call& test, const std::vector<double>& out) {
   DiagnosedTest dt;
   dt.test = &test;
   dt.output = out;
@@ -65,14 +65,14 @@ GroupDiagnosis explain(const Spec& spec, const golden::RopeTest& test, const std
 const Spec kSpec = parse_spec("layout=half,head_dim=64,base=10000,dtype=f32");
 
 TEST(Inference, SpecsOwnOutputsNameNothing) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   const GroupDiagnosis d = explain(kSpec, test, outputs(test, kSpec, [](auto, auto, auto&, auto&, auto&) {}));
   EXPECT_EQ(d.explanation, "");
   EXPECT_EQ(d.headline, "");
 }
 
 TEST(Inference, HeadsLeftUnrotatedAreNamedByHead) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   std::vector<double> out = outputs(test, kSpec, [](auto, auto, auto&, auto&, auto&) {});
   for (std::int64_t t = 0; t < kTokens; ++t) {
     for (std::int64_t h = 2; h < kHeads; ++h) {
@@ -89,7 +89,7 @@ TEST(Inference, HeadsLeftUnrotatedAreNamedByHead) {
 }
 
 TEST(Inference, SwappedHeadsAreNamedWithTheirSources) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   const GroupDiagnosis d = explain(kSpec, test, outputs(test, kSpec, [](auto, auto h, auto&, auto& sh, auto&) {
                                      if (h < 2) sh = 1 - h;
                                    }));
@@ -100,7 +100,7 @@ TEST(Inference, SwappedHeadsAreNamedWithTheirSources) {
 }
 
 TEST(Inference, RowsReadFromAnOffsetAreNamed) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   // Row r = t*heads + h holds row r + 4's input (token t + 1's), rotated at token t's position.
   const GroupDiagnosis d = explain(kSpec, test, outputs(test, kSpec, [](auto t, auto, auto& st, auto&, auto&) { st = t + 1; }));
   EXPECT_EQ(d.explanation_kind, "memory_offset") << d.explanation;
@@ -110,7 +110,7 @@ TEST(Inference, RowsReadFromAnOffsetAreNamed) {
 }
 
 TEST(Inference, TokenStrideIgnoredIsNamed) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   // The test's rows are a slice of heads 0..3 of a buffer of 8 heads per token (token stride 8
   // rows), walked as contiguous: row t*4 + h of the buffer. Rows landing on heads 4..7 (not the
   // test's) stay zero.
@@ -126,7 +126,7 @@ TEST(Inference, TokenStrideIgnoredIsNamed) {
 }
 
 TEST(Inference, PositionsThatDifferByHeadAreNamed) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   const GroupDiagnosis d =
       explain(kSpec, test, outputs(test, kSpec, [](auto, auto h, auto&, auto&, auto& position) { position += 5 * h; }));
   EXPECT_EQ(d.explanation_kind, "head_positions") << d.explanation;
@@ -134,7 +134,7 @@ TEST(Inference, PositionsThatDifferByHeadAreNamed) {
 }
 
 TEST(Inference, TwoChangesOnlyWhenNoSingleOneFits) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   const Spec used = parse_spec("layout=interleaved,head_dim=64,base=500000,dtype=f32");
   const GroupDiagnosis two = explain(kSpec, test, outputs(test, used, [](auto, auto, auto&, auto&, auto&) {}));
   EXPECT_EQ(two.explanation_kind, "two_changes") << two.explanation;
@@ -147,7 +147,7 @@ TEST(Inference, TwoChangesOnlyWhenNoSingleOneFits) {
 }
 
 TEST(Inference, OutputsNoChangeReproducesNameNothing) {
-  const golden::RopeTest test = make_test(kSpec);
+  const Call test = make_test(kSpec);
   std::vector<double> out(test.input.size());
   SplitMix64 rng(99);
   for (double& v : out) v = 4 * rng.unit() - 2;

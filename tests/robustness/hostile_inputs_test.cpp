@@ -21,8 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include "gate_test_support.h"
-#include "rope_recipe.h"
+#include "tests/gate/gate_test_support.h"
+#include "tests/gate/rope_recipe.h"
 
 extern char** environ;
 

@@ -28,6 +28,8 @@ theorems=(
   ErrorBound.f16_binary32_kernel_bound ErrorBound.bf16_binary32_kernel_bound
   AngleAddition.rotation_step AngleAddition.rounding_term AngleAddition.rotation_run
   AngleAddition.table_by_rotation_gap AngleAddition.direct_state_error AngleAddition.step_error
+  Consecutive.dd_sum_term Consecutive.seed_state_error Consecutive.step_state_error
+  Consecutive.consecutive_run Consecutive.consecutive_block_bound
   CosSinTaylor.pi_enclosure CosSinTaylor.sin_taylor_error CosSinTaylor.cos_taylor_error
   CosSinTaylor.sin_lipschitz CosSinTaylor.cos_lipschitz CosSinTaylor.sin_second_order
   CosSinTaylor.cos_second_order CosSinTaylor.quadrant_placement
@@ -52,7 +54,7 @@ allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_no
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition GateTolerance Fused."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition Consecutive GateTolerance Fused."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done
