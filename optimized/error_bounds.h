@@ -192,6 +192,7 @@ inline constexpr double kDecideBinary64 = 13.0 * 0x1p-53;
 inline constexpr double kDecideFloorBinary64 = 0x1p-1070;
 inline constexpr double kDecideTableByRotation = 300.0 * 0x1p-53;
 inline constexpr double kDecideBinary32 = 4.1 * 0x1p-24;
+inline constexpr double kDecideTable32 = 0x1p-50;
 inline constexpr float kDecideFloorBinary32 = 0x1p-146f;
 // Largest |position| for which the bounds above are derived.
 inline constexpr long long kMaxBoundPosition = 1LL << 40;
