@@ -145,19 +145,19 @@ template <class O, class T>
 // a and b become a − E_a and b − E_b, which round to the correctly rounded values of T where the
 // test passes (the store's rounding is the test's), and the failing lanes are returned.
 // Always inlined: it is most of a vector's work, and a call per vector spills every operand.
+// `floor` is F in every lane (PlanView::decide_floor32), set once before the caller's loop.
 template <class O, class T>
-[[gnu::always_inline]] inline int decide32(const PlanView& plan, typename O::V x, typename O::V y, typename O::V wc, typename O::V ws,
-                    typename O::V& a, typename O::V& b) {
+[[gnu::always_inline]] inline int decide32(typename O::V floor, typename O::V x, typename O::V y, typename O::V wc,
+                                           typename O::V ws, typename O::V& a, typename O::V& b) {
   using V = typename O::V;
   const V ax = O::abs(x);
   const V ay = O::abs(y);
-  const V floor = O::set(plan.decide_floor32);
   const V ea = O::fmadd(ax, wc, O::fmadd(ay, ws, floor));
   const V eb = O::fmadd(ax, ws, O::fmadd(ay, wc, floor));
   const T* t = nullptr;
   const V lo_a = O::sub(a, ea);
   const V lo_b = O::sub(b, eb);
-  const int failed = O::undecided(t, lo_a, O::add(a, ea)) | O::undecided(t, lo_b, O::add(b, eb));
+  const int failed = O::undecided_pair(t, lo_a, O::add(a, ea), lo_b, O::add(b, eb));
   a = lo_a;
   b = lo_b;
   return failed;
@@ -231,17 +231,18 @@ template <class T, bool kBinary32, class X>
 // The rounding test of one vector of pairs (lanes of O, binary64) starting at pair j, before its
 // results are stored: a and b become a − E and b − E (undecided64's E), which round to the correctly
 // rounded values where the test passes; the failing lanes are redone (settle_pairs). kCheck false
-// (f64 data, cache mode): nothing.
+// (f64 data, cache mode): nothing. k and floor: PlanView::decide_k64 and decide_floor64 in every
+// lane, set once before the caller's loop.
 template <class O, class T, bool kCheck>
-[[gnu::always_inline]] inline void settle64(const Settle& st, std::int64_t j, typename O::V x, typename O::V y,
-                                            typename O::V& a, typename O::V& b) {
+[[gnu::always_inline]] inline void settle64(const Settle& st, typename O::V k, typename O::V floor, std::int64_t j,
+                                            typename O::V x, typename O::V y, typename O::V& a, typename O::V& b) {
   if constexpr (kCheck) {
     using V = typename O::V;
-    const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(st.plan->decide_k64), O::set(st.plan->decide_floor64));
+    const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), k, floor);
     const T* t = nullptr;
     const V lo_a = O::sub(a, e);
     const V lo_b = O::sub(b, e);
-    const int failed = O::undecided(t, lo_a, O::add(a, e)) | O::undecided(t, lo_b, O::add(b, e));
+    const int failed = O::undecided_pair(t, lo_a, O::add(a, e), lo_b, O::add(b, e));
     a = lo_a;
     b = lo_b;
     if (__builtin_expect(failed != 0, 0)) {
@@ -259,6 +260,51 @@ template <class O, class T, bool kCheck>
     }
   }
 }
+// The failing lanes of one vector of the binary32 rotation in pair order (lanes k of pairs j0 + k,
+// count a multiple of Ops::lanes): the second path in binary64 vectors, Ops::lanes pairs at a time
+// (the same operations per lane as settle_pairs' ScalarOps ones, so the same bits), its results
+// put into the failing lanes as RO32 (ScalarOps::store_odd), then exact_pair for the lanes its test
+// leaves. Out of line.
+template <class T>
+[[gnu::noinline]] void settle_second32(const Settle& st, std::int64_t j0, int count, int failed, const float* xs,
+                                       const float* ys, float* as, float* bs) {
+  using V = typename Ops::V;
+  const PlanView& plan = *st.plan;
+  int left = 0;
+  int second = 0;
+  for (int k = 0; k < count; k += Ops::lanes) {
+    const int lanes = (failed >> k) & ((1 << Ops::lanes) - 1);
+    if (lanes == 0) continue;
+    const V x = Ops::load(xs + k);
+    const V y = Ops::load(ys + k);
+    V a;
+    V b;
+    rotate<Ops>(x, y, Ops::load(st.cos_j + j0 + k), Ops::load(st.sin_j + j0 + k), a, b);
+    const int undecided = undecided64<Ops, T>(plan, x, y, a, b, plan.decide_k64_table) & lanes;
+    float ra[Ops::lanes];
+    float rb[Ops::lanes];
+    Ops::store_odd(ra, a);
+    Ops::store_odd(rb, b);
+    for (int i = 0; i < Ops::lanes; ++i) {
+      if (((lanes >> i) & 1) == 0) continue;
+      second += 2;
+      if (((undecided >> i) & 1) != 0) continue;
+      as[k + i] = ra[i];
+      bs[k + i] = rb[i];
+    }
+    left |= undecided << k;
+  }
+  count_second_path(static_cast<std::uint64_t>(second));
+  for (int k = 0; k < count; ++k) {
+    if (((left >> k) & 1) == 0) continue;
+    double a;
+    double b;
+    exact_pair(plan, st.position_row, static_cast<int>(j0 + k), xs[k], ys[k], a, b);
+    as[k] = round_to_odd32(a);
+    bs[k] = round_to_odd32(b);
+  }
+}
+
 // The same for the binary32 rotation of 16-bit data, after decide32 (its failing lanes `failed`).
 template <class O, class T>
 inline void settle32(const Settle& st, std::int64_t j, int failed, typename O::V x, typename O::V y, typename O::V& a,
@@ -272,7 +318,11 @@ inline void settle32(const Settle& st, std::int64_t j, int failed, typename O::V
     O::store(ys, y);
     O::store(as, a);
     O::store(bs, b);
-    settle_pairs<T, true>(st, j, O::lanes, failed, xs, ys, as, bs);
+    if constexpr (O::lanes % Ops::lanes == 0) {
+      settle_second32<T>(st, j, O::lanes, failed, xs, ys, as, bs);
+    } else {
+      settle_pairs<T, true>(st, j, O::lanes, failed, xs, ys, as, bs);
+    }
     a = O::load(as);
     b = O::load(bs);
   }
@@ -285,6 +335,8 @@ template <class O, class T, bool kCheck>
 inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, const double* cos_j,
                             const double* sin_j) {
   using V = typename O::V;
+  const V k = O::set(st.plan->decide_k64);
+  const V floor = O::set(st.plan->decide_floor64);
   int j = 0;
   for (; j + 2 * O::lanes <= pairs; j += 2 * O::lanes) {
     V x0;
@@ -299,8 +351,8 @@ inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, co
     V b1;
     rotate<O>(x0, y0, O::load(cos_j + j), O::load(sin_j + j), a0, b0);
     rotate<O>(x1, y1, O::load(cos_j + j + O::lanes), O::load(sin_j + j + O::lanes), a1, b1);
-    settle64<O, T, kCheck>(st, j, x0, y0, a0, b0);
-    settle64<O, T, kCheck>(st, j + O::lanes, x1, y1, a1, b1);
+    settle64<O, T, kCheck>(st, k, floor, j, x0, y0, a0, b0);
+    settle64<O, T, kCheck>(st, k, floor, j + O::lanes, x1, y1, a1, b1);
     O::store8(out + j, a0, a1);
     O::store8(out + pairs + j, b0, b1);
   }
@@ -317,6 +369,8 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
   using V = typename Ops::V;
   using SV = typename ScalarOps::V;
   const int pairs = plan.pairs;
+  const V k64 = Ops::set(plan.decide_k64);
+  const V floor64 = Ops::set(plan.decide_floor64);
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
     if constexpr (Ops::wide(static_cast<const T*>(nullptr))) {  // 16-bit data on AVX2: 2 vectors at once
@@ -328,7 +382,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
-      settle64<Ops, T, kCheck>(st, j, x, y, a, b);
+      settle64<Ops, T, kCheck>(st, k64, floor64, j, x, y, a, b);
       put<Ops, kStream>(out + j, a);
       put<Ops, kStream>(out + pairs + j, b);
     }
@@ -338,7 +392,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       const SV x = ScalarOps::load(in + j);
       const SV y = ScalarOps::load(in + pairs + j);
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
-      settle64<ScalarOps, T, kCheck>(st, j, x, y, a, b);
+      settle64<ScalarOps, T, kCheck>(st, plan.decide_k64, plan.decide_floor64, j, x, y, a, b);
       ScalarOps::store(out + j, a);
       ScalarOps::store(out + pairs + j, b);
     }
@@ -350,7 +404,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
-      settle64<Ops, T, kCheck>(st, j, x, y, a, b);
+      settle64<Ops, T, kCheck>(st, k64, floor64, j, x, y, a, b);
       put_pairs<Ops, kStream>(out + 2 * j, a, b);
     }
     for (; j < pairs; ++j) {
@@ -360,7 +414,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       SV a;
       SV b;
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
-      settle64<ScalarOps, T, kCheck>(st, j, x, y, a, b);
+      settle64<ScalarOps, T, kCheck>(st, plan.decide_k64, plan.decide_floor64, j, x, y, a, b);
       ScalarOps::store_pairs(out + 2 * j, a, b);
     }
   }
@@ -375,8 +429,8 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
 // y_in, the table at cos32/sin32 in the Ops32's block order (split_tables). Same per-lane
 // operations as the one-vector loop.
 template <class O, bool kStream, class T>
-inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
-                         const float* sin32, const float* wcos32, const float* wsin32) {
+inline void rotate_block(const Settle& st, typename O::V floor, const T* in, T* out, std::int64_t pairs, std::int64_t j,
+                         const float* cos32, const float* sin32, const float* wcos32, const float* wsin32) {
   using V = typename O::V;
   const T* x_in = in + j;
   const T* y_in = in + pairs + j;
@@ -398,8 +452,8 @@ inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pai
   V b1;
   rotate<O>(x0, y0, c0, s0, a0, b0);
   rotate<O>(x1, y1, c1, s1, a1, b1);
-  const int failed = decide32<O, T>(*st.plan, x0, y0, O::load(wcos32), O::load(wsin32), a0, b0) |
-                     (decide32<O, T>(*st.plan, x1, y1, O::load(wcos32 + O::lanes), O::load(wsin32 + O::lanes), a1, b1)
+  const int failed = decide32<O, T>(floor, x0, y0, O::load(wcos32), O::load(wsin32), a0, b0) |
+                     (decide32<O, T>(floor, x1, y1, O::load(wcos32 + O::lanes), O::load(wsin32 + O::lanes), a1, b1)
                       << O::lanes);
   if (__builtin_expect(failed != 0, 0)) {
     float xs[2 * O::lanes];
@@ -425,11 +479,11 @@ inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pai
 }
 // Pairs [0, B·⌊pairs/B⌋) of one head by blocks; returns the first pair not done.
 template <class O, bool kStream, class T>
-inline int rotate_blocks(const Settle& st, const T* in, T* out, int pairs, const float* cos32, const float* sin32,
-                         const float* wcos32, const float* wsin32) {
+inline int rotate_blocks(const Settle& st, typename O::V floor, const T* in, T* out, int pairs, const float* cos32,
+                         const float* sin32, const float* wcos32, const float* wsin32) {
   int j = 0;
   for (; j + O::block_pairs <= pairs; j += O::block_pairs) {
-    rotate_block<O, kStream>(st, in, out, pairs, j, cos32 + j, sin32 + j, wcos32 + j, wsin32 + j);
+    rotate_block<O, kStream>(st, floor, in, out, pairs, j, cos32 + j, sin32 + j, wcos32 + j, wsin32 + j);
   }
   return j;
 }
@@ -440,12 +494,12 @@ inline int rotate_blocks(const Settle& st, const T* in, T* out, int pairs, const
 // loops of rotate_pairs_binary32. cos32/sin32 point at pair j. Same per-lane operations as those
 // loops.
 template <class O, LayoutCode kLayout, bool kStream, class T>
-inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
-                        const float* sin32, const float* wcos32, const float* wsin32) {
+inline void rotate_unit(const Settle& st, typename O::V floor, const T* in, T* out, std::int64_t pairs, std::int64_t j,
+                        const float* cos32, const float* sin32, const float* wcos32, const float* wsin32) {
   using V = typename O::V;
   if constexpr (kLayout == LayoutCode::half) {
     if constexpr (O::even_odd_blocks(static_cast<const T*>(nullptr))) {
-      rotate_block<O, kStream>(st, in, out, pairs, j, cos32, sin32, wcos32, wsin32);
+      rotate_block<O, kStream>(st, floor, in, out, pairs, j, cos32, sin32, wcos32, wsin32);
     } else {
       for (int u = 0; u < 2 * O::lanes; u += O::lanes) {
         V a;
@@ -453,7 +507,7 @@ inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pair
         const V x = O::load(in + j + u);
         const V y = O::load(in + pairs + j + u);
         rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
-        const int failed = decide32<O, T>(*st.plan, x, y, O::load(wcos32 + u), O::load(wsin32 + u), a, b);
+        const int failed = decide32<O, T>(floor, x, y, O::load(wcos32 + u), O::load(wsin32 + u), a, b);
         settle32<O, T>(st, j + u, failed, x, y, a, b);
         put<O, kStream>(out + j + u, a);
         put<O, kStream>(out + pairs + j + u, b);
@@ -467,7 +521,7 @@ inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pair
       V a;
       V b;
       rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
-      const int failed = decide32<O, T>(*st.plan, x, y, O::load(wcos32 + u), O::load(wsin32 + u), a, b);
+      const int failed = decide32<O, T>(floor, x, y, O::load(wcos32 + u), O::load(wsin32 + u), a, b);
       settle32<O, T>(st, j + u, failed, x, y, a, b);
       put_pairs<O, kStream>(out + 2 * (j + u), a, b);
     }
@@ -494,10 +548,11 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
   using V = typename Ops32::V;
   using SV = typename ScalarOps32::V;
   const int pairs = plan.pairs;
+  const V floor = Ops32::set(plan.decide_floor32);
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
     if constexpr (Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {  // bfloat16: two vectors at once
-      j = rotate_blocks<Ops32, kStream>(st, in, out, pairs, cos32, sin32, wcos32, wsin32);
+      j = rotate_blocks<Ops32, kStream>(st, floor, in, out, pairs, cos32, sin32, wcos32, wsin32);
     }
     for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
       V a;
@@ -505,7 +560,7 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       const V x = Ops32::load(in + j);
       const V y = Ops32::load(in + pairs + j);
       rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
-      const int failed = decide32<Ops32, T>(plan, x, y, Ops32::load(wcos32 + j), Ops32::load(wsin32 + j), a, b);
+      const int failed = decide32<Ops32, T>(floor, x, y, Ops32::load(wcos32 + j), Ops32::load(wsin32 + j), a, b);
       settle32<Ops32, T>(st, j, failed, x, y, a, b);
       put<Ops32, kStream>(out + j, a);
       put<Ops32, kStream>(out + pairs + j, b);
@@ -516,7 +571,7 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       const SV x = ScalarOps32::load(in + j);
       const SV y = ScalarOps32::load(in + pairs + j);
       rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
-      const int failed = decide32<ScalarOps32, T>(plan, x, y, wcos32[j], wsin32[j], a, b);
+      const int failed = decide32<ScalarOps32, T>(plan.decide_floor32, x, y, wcos32[j], wsin32[j], a, b);
       settle32<ScalarOps32, T>(st, j, failed, x, y, a, b);
       ScalarOps32::store(out + j, a);
       ScalarOps32::store(out + pairs + j, b);
@@ -529,7 +584,7 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       V a;
       V b;
       rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
-      const int failed = decide32<Ops32, T>(plan, x, y, Ops32::load(wcos32 + j), Ops32::load(wsin32 + j), a, b);
+      const int failed = decide32<Ops32, T>(floor, x, y, Ops32::load(wcos32 + j), Ops32::load(wsin32 + j), a, b);
       settle32<Ops32, T>(st, j, failed, x, y, a, b);
       put_pairs<Ops32, kStream>(out + 2 * j, a, b);
     }
@@ -540,7 +595,7 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       SV a;
       SV b;
       rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
-      const int failed = decide32<ScalarOps32, T>(plan, x, y, wcos32[j], wsin32[j], a, b);
+      const int failed = decide32<ScalarOps32, T>(plan.decide_floor32, x, y, wcos32[j], wsin32[j], a, b);
       settle32<ScalarOps32, T>(st, j, failed, x, y, a, b);
       ScalarOps32::store_pairs(out + 2 * j, a, b);
     }
@@ -593,6 +648,7 @@ void rotate_heads_binary32(const Settle& st, const TensorView& tensor, std::int6
       const std::int64_t heads = tensor.heads;
       const std::int64_t in_stride = tensor.input_head_stride;
       const std::int64_t out_stride = tensor.output_head_stride;
+      const typename Ops32::V floor = Ops32::set(plan.decide_floor32);
       // the next token's lines of the head, one unit's worth (2·kUnit elements) with each unit;
       // without a next token, the head's own lines again (in cache: no branch in the loop)
       const std::int64_t next_token = prefetch_next ? tensor.input_token_stride : 0;
@@ -604,8 +660,8 @@ void rotate_heads_binary32(const Settle& st, const TensorView& tensor, std::int6
         for (std::int64_t j = 0; j < pairs; j += kUnit) {
           const char* next = reinterpret_cast<const char*>(head_in + next_token + 2 * j);
           for (int l = 0; l < kLines; ++l) prefetch_line(next + 64 * l);
-          rotate_unit<Ops32, kLayout, kStream>(st, head_in, head_out, pairs, j, cos32 + j, sin32 + j, wcos32 + j,
-                                               wsin32 + j);
+          rotate_unit<Ops32, kLayout, kStream>(st, floor, head_in, head_out, pairs, j, cos32 + j, sin32 + j,
+                                               wcos32 + j, wsin32 + j);
         }
       }
       rotated = true;

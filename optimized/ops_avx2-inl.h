@@ -34,6 +34,8 @@ struct Avx2Ops {
   static __m128i f16_bits(V v) {
     return _mm_cvtps_ph(narrow(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
+  // narrow's binary32 values stored (kernel-inl.h settle_second32).
+  static void store_odd(float* p, V v) { _mm_storeu_ps(p, narrow(v)); }
   static __m128i bf16_bits(V v) {
     const __m128 f = narrow(v);
     const __m128i bits = _mm_castps_si128(f);
@@ -116,6 +118,19 @@ struct Avx2Ops {
   }
   static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
   static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
+  static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m128i differ =
+        _mm_or_si128(_mm_xor_si128(_mm_castps_si128(_mm256_cvtpd_ps(lo_a)), _mm_castps_si128(_mm256_cvtpd_ps(hi_a))),
+                     _mm_xor_si128(_mm_castps_si128(_mm256_cvtpd_ps(lo_b)), _mm_castps_si128(_mm256_cvtpd_ps(hi_b))));
+    const int kept = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(differ, _mm_setzero_si128())));
+    static_cast<void>(t);
+    return (~kept | _mm256_movemask_pd(_mm256_cmp_pd(lo_a, lo_b, _CMP_UNORD_Q))) & 0xF;
+  }
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   static U load_u(const std::uint64_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static U set_u(std::uint64_t v) { return _mm256_set1_epi64x(static_cast<long long>(v)); }
@@ -211,6 +226,22 @@ struct Avx2Ops32 {
     return (~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b))) |
             _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
            0xFF;
+  }
+  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
+  // lo_a or lo_b is NaN.
+  static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m128i differ = _mm_or_si128(_mm_xor_si128(f16_bits(lo_a), f16_bits(hi_a)),
+                                        _mm_xor_si128(f16_bits(lo_b), f16_bits(hi_b)));
+    const __m128i same = _mm_cmpeq_epi16(differ, _mm_setzero_si128());
+    const int kept = _mm_movemask_epi8(_mm_packs_epi16(same, same)) & 0xFF;
+    return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
+  }
+  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
+                                           _mm256_xor_si256(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
+    const __m256i high = _mm256_and_si256(differ, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u)));
+    const int kept = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(high, _mm256_setzero_si256())));
+    return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
   }
 
   // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks, half layout): one 32-byte load

@@ -36,6 +36,8 @@ struct Avx512Ops {
   static __m128i f16_bits(V v) {
     return _mm256_cvtps_ph(narrow(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
+  // narrow's binary32 values stored (kernel-inl.h settle_second32).
+  static void store_odd(float* p, V v) { _mm256_storeu_ps(p, narrow(v)); }
   static __m128i bf16_bits(V v) {
     const __m256 f = narrow(v);
     const __m256i bits = _mm256_castps_si256(f);
@@ -81,6 +83,19 @@ struct Avx512Ops {
   }
   static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
   static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
+  static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i differ = _mm256_or_si256(
+        _mm256_xor_si256(_mm256_castps_si256(_mm512_cvtpd_ps(lo_a)), _mm256_castps_si256(_mm512_cvtpd_ps(hi_a))),
+        _mm256_xor_si256(_mm256_castps_si256(_mm512_cvtpd_ps(lo_b)), _mm256_castps_si256(_mm512_cvtpd_ps(hi_b))));
+    const __m512i wide = _mm512_zextsi256_si512(differ);
+    static_cast<void>(t);
+    return static_cast<int>((_mm512_test_epi32_mask(wide, wide) | _mm512_cmp_pd_mask(lo_a, lo_b, _CMP_UNORD_Q)) & 0xFF);
+  }
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   static U load_u(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
   static U set_u(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
@@ -208,6 +223,21 @@ struct Avx512Ops32 {
     const __m512i a = _mm512_and_si512(bf16_rounded_high(lo), mask);
     const __m512i b = _mm512_and_si512(bf16_rounded_high(hi), mask);
     return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
+  }
+
+  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
+  // lo_a or lo_b is NaN.
+  static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(f16_bits(lo_a), f16_bits(hi_a)),
+                                           _mm256_xor_si256(f16_bits(lo_b), f16_bits(hi_b)));
+    const __m512i wide = _mm512_cvtepu16_epi32(differ);
+    return static_cast<int>(_mm512_test_epi32_mask(wide, wide) | _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
+  }
+  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m512i differ = _mm512_or_si512(_mm512_xor_si512(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
+                                           _mm512_xor_si512(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
+    return static_cast<int>(_mm512_test_epi32_mask(differ, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))) |
+                            _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
   }
 
   // Interleaved pairs, 16 pairs (32 elements): each 32-bit word holds a pair, x in its low half.

@@ -26,6 +26,8 @@ struct ScalarOps {
   // (convert-inl.h round_to_odd32), as the SIMD kernels do.
   ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(round_to_odd32(v)); }
   ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(round_to_odd32(v)); }
+  // convert-inl.h round_to_odd32 stored (kernel-inl.h settle_second32).
+  ROPECHECK_HD static void store_odd(float* p, V v) { *p = round_to_odd32(v); }
   // Non-temporal stores (CallView::streaming_stores): plain stores in one lane.
   template <class T>
   ROPECHECK_HD static void stream(T* p, V v) {
@@ -64,6 +66,11 @@ struct ScalarOps {
   static int undecided(const BF16*, V lo, V hi) {
     const float a = round_to_odd32(lo);
     return float_to_bf16(a) != float_to_bf16(round_to_odd32(hi)) || a != a ? 1 : 0;
+  }
+  // Both outputs of a pair (kernel-inl.h settle64): 1 if either fails.
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
   }
 
   // 64-bit integer lanes
@@ -161,6 +168,10 @@ struct ScalarOps32 {
   // As ScalarOps::undecided, binary32 lanes.
   static int undecided(const F16*, V lo, V hi) { return float_to_half(lo) != float_to_half(hi) || lo != lo ? 1 : 0; }
   static int undecided(const BF16*, V lo, V hi) { return float_to_bf16(lo) != float_to_bf16(hi) || lo != lo ? 1 : 0; }
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   template <class T>
   ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {
