@@ -118,14 +118,15 @@
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //
-// ROUNDING TEST (Ziv's strategy; kernel-inl.h `settle64`, `decide32`, `settle_pairs`; on the fly, f32/f16/bf16
-// data). An output v (the binary64 w of step 4, or the binary32 a32 of step 6) with proven error
-// |v − exact| ≤ B is kept when RN_T(lo) and RN_T(hi) are the same value of the data type T, where
-// lo = RN(v − E) and hi = RN(v + E) are computed in v's format: RN is monotonic, so every value in
-// [lo, hi] ∋ exact rounds to that value, which is then the correctly rounded result. That needs
-// lo ≤ v − B and hi ≥ v + B, i.e. E − u_v(|v| + E) − μ_v ≥ B (u_v, μ_v: v's unit roundoff and half
-// its subnormal spacing); E itself is RN(fma(K, RN(|x| + |y|), F)) ≥ K·ρ·(1 − u_v)² + F − μ_v
-// (|x| + |y| ≥ ρ). Per format (MACHINE-CHECKED by proofs/formal/gappa/rounding_test.g for S = 1, on
+// ROUNDING TEST (Ziv's strategy; kernel-inl.h `settle64`, `decide32`, `settle_second32`,
+// `settle_pairs`; on the fly, f32/f16/bf16 data). An output v (the binary64 w of step 4, or the
+// binary32 a32 of step 6) with proven error |v − exact| ≤ B is kept when RN_T(lo) and RN_T(hi) are
+// the same value of the data type T, where lo = RN(v − E) and hi = RN(v + E) are computed in v's
+// format: RN is monotonic, so every value in [lo, hi] ∋ exact rounds to that value, which is then
+// the correctly rounded result. That needs lo ≤ v − B and hi ≥ v + B, i.e. E − u_v(|v| + E) − μ_v ≥
+// B (u_v, μ_v: v's unit roundoff and half its subnormal spacing); E itself is RN(fma(K, RN(|x| +
+// |y|), F)) ≥ K·ρ·(1 − u_v)² + F − μ_v (|x| + |y| ≥ ρ).
+// Per format (MACHINE-CHECKED by proofs/formal/gappa/rounding_test.g for S = 1, on
 // the operations as written, with B up to the values in brackets):
 //  binary64 (step 4: B = D·ρS, D ≤ 9.44ε, plus ε·ρS for A held in binary64 and 2^-11ε for step 1's
 //    angle [11.45ε·ρS], |v| ≤ ρS(1 + D)): K = 13ε·S, F = 2^-1070 (kDecideBinary64);

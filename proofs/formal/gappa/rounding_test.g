@@ -1,5 +1,5 @@
 # rounding_test.g — the rounding test of the kernels (optimized/error_bounds.h "ROUNDING TEST",
-# optimized/kernel-inl.h undecided64 / undecided32) is sound: the computed ends lo = RN(v − E) and
+# optimized/kernel-inl.h settle64, settle_pairs) is sound: the computed ends lo = RN(v − E) and
 # hi = RN(v + E) enclose the exact value X whenever |v − X| ≤ B, for each of its three uses:
 #   binary64, f32 data:            B = 11.45ε·ρ   (step 4's D ≤ 9.44ε, + ε for A in binary64, + step 1),
 #                                  E = RN(fma(13ε, RN(|x| + |y|), 2^-1070))        (kDecideBinary64)
@@ -7,6 +7,9 @@
 #                                  E = RN(fma(300ε, RN(|x| + |y|), 2^-1070))       (kDecideTableByRotation)
 #   binary32, 16-bit data:         B = 3.0002·2^-24·ρ (step 6, binary32_rotation_bound),
 #                                  E = RN32(fma(4.1·2^-24, RN32(|x| + |y|), 2^-146)) (kDecideBinary32)
+#                                  — the normwise form; the kernels now take E per output
+#                                  (kernel-inl.h decide32), whose margin error_bounds.h derives by
+#                                  hand ("binary32, PER OUTPUT"): not checked here
 # with ρ ≤ |x| + |y| = sum and |v| ≤ 1.0001·sum (v = sum·q). sum is normalized to [1, 2]: every
 # operation here is a product by or a sum with values that scale with it, so a power-of-two scaling
 # (in the normal range) maps the statement onto every binade; S = max(1, |A|) multiplies ρ, B and
