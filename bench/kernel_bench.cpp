@@ -13,7 +13,7 @@
 //   vs_scalar      = scalar time / kernel time (same mode, dtype and threads)
 //   second_share, exact_share = outputs the rounding test sent to the second path (16-bit data)
 //                    and to the exact path, per output (optimized/error_bounds.h "ROUNDING TEST";
-//                    targets of issue 53: ≥ 1.0 out of place for f32, bf16, f16, ≥ 0.5 for f64)
+//                    targets: ≥ 1.0 out of place for f32, bf16, f16, ≥ 0.5 for f64)
 // Modes: on_the_fly (cos/sin computed by the kernel), cache (an f32 cos/sin cache), in_place (on the
 // fly, output = input: one read and one write stream, like the copy; out of place, the output lines
 // are also read for ownership before being written), in_place_cold (in place, 1 thread, SIMD kernels:

@@ -5,7 +5,7 @@
 // operation, then the rounding test again with this path's bound (exact.cpp), at P = 266, 1066, 4120
 // bits; past that the value is an exact tie (e.g. A·x at position 0) and its rounding is exact.
 // IEEE special values (a non-finite component, a (0, 0) pair) and the exact zeros at angle 0 follow
-// the reference's rule (reference/README.md "How apply is correctly rounded"): the formula in
+// the reference's rule (reference/README.md "How `apply` is correctly rounded"): the formula in
 // binary64 with the correctly rounded binary64 cos·A and sin·A.
 // Compiled once for the baseline ISA (not in the per-ISA translation units); plain types only.
 #pragma once
