@@ -1,5 +1,5 @@
 // Kernel throughput: 4096 tokens × 32 heads × 128 dims, base 500000, half layout, f32,
-// bf16 and f16, 1 and 2 threads, every CPU kernel this machine runs, on-the-fly and cache modes.
+// bf16, f16 and f64, 1 and 2 threads, every CPU kernel this machine runs, on-the-fly and cache modes.
 // GB/s counts input + output bytes. Every iteration of a kernel benchmark also times a plain memcpy of the same
 // bytes (split over the same threads) just before the kernel call, and each kernel reports:
 //   vs_copy        = Σ copy time / Σ kernel time over those iterations
@@ -11,6 +11,9 @@
 //                    machine, the ratio without the time slices other processes took), with
 //                    cpu_ms and copy_cpu_ms their CPU milliseconds per call
 //   vs_scalar      = scalar time / kernel time (same mode, dtype and threads)
+//   second_share, exact_share = outputs the rounding test sent to the second path (16-bit data)
+//                    and to the exact path, per output (optimized/error_bounds.h "ROUNDING TEST";
+//                    targets: ≥ 1.0 out of place for f32, bf16, f16, ≥ 0.5 for f64)
 // Modes: on_the_fly (cos/sin computed by the kernel), cache (an f32 cos/sin cache), in_place (on the
 // fly, output = input: one read and one write stream, like the copy; out of place, the output lines
 // are also read for ownership before being written), in_place_cold (in place, 1 thread, SIMD kernels:
@@ -43,6 +46,7 @@
 #include "bench/bench_util.h"
 #include "optimized/c_spec.h"
 #include "optimized/cuda/cuda_backend.h"
+#include "optimized/exact.h"
 #include "spec/spec.h"
 
 namespace {
@@ -219,6 +223,8 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
   double kernel_cpu_total = 0;
   double copy_cpu_total = 0;
   std::vector<double> ratios;  // copy time / kernel time of each iteration
+  const std::uint64_t second_before = ropecheck::kernels::second_path_outputs();
+  const std::uint64_t exact_before = ropecheck::kernels::exact_path_outputs();
   for (auto _ : state) {
     if (cold) {  // outside the timed calls
       evict_from_caches(w.input.data(), w.bytes);
@@ -249,6 +255,13 @@ void BM_Kernel(benchmark::State& state, std::string implementation, std::string 
   if (implementation == "scalar") baselines()[{"scalar-" + mode, dtype, threads}] = per_iteration;
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(2 * w.bytes));
   state.counters["vs_copy"] = copy_total / kernel_total;
+  // the share of outputs the rounding test sent to the slow paths (optimized/error_bounds.h
+  // "ROUNDING TEST"): the binary64 second path of 16-bit data, and the exact path
+  const double outputs = static_cast<double>(state.iterations()) *
+                         static_cast<double>(w.bytes / ropecheck_dtype_size(static_cast<std::int32_t>(w.spec.dtype)));
+  state.counters["second_share"] =
+      static_cast<double>(ropecheck::kernels::second_path_outputs() - second_before) / outputs;
+  state.counters["exact_share"] = static_cast<double>(ropecheck::kernels::exact_path_outputs() - exact_before) / outputs;
   // 1 thread: the same ratio of the calling thread's CPU time (bench_util.h thread_cpu_seconds), which
   // a shared machine's other processes do not inflate; with more threads the workers' time is not
   // the calling thread's, so it is not reported
@@ -400,7 +413,7 @@ const int kRegistered = [] {
         ->Unit(benchmark::kMicrosecond)
         ->MinTime(0.5);
   }
-  for (const char* dtype : {"f32", "bf16", "f16"}) {
+  for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
     for (int threads : {1, 2}) {
       benchmark::RegisterBenchmark((std::string("copy/") + dtype + "/threads:" + std::to_string(threads)).c_str(), BM_Copy,
                                    std::string(dtype), threads)

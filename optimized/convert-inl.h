@@ -88,6 +88,20 @@ ROPECHECK_HD inline std::uint16_t float_to_half(float f) {
   return static_cast<std::uint16_t>(sign | quotient);
 }
 
+// binary64 → binary32 rounded to odd (truncated, the last bit set when inexact; NaNs as the
+// conversion gives them): for the 16-bit formats RN_16(RO_32(v)) = RN_16(v), one correct rounding
+// (binary32 has ≥ 2 more bits: Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
+// proved algorithms using rounding to odd", IEEE Trans. Computers 57(4), 2008). The stores of 16-bit
+// data from binary64 go through it (error_bounds.h "ROUNDING TEST").
+ROPECHECK_HD inline float round_to_odd32(double v) {
+  const float f = static_cast<float>(v);
+  const double back = static_cast<double>(f);
+  if (back == v || v != v) return f;
+  std::uint32_t bits = float_to_bits(f);
+  if (::fabs(back) > ::fabs(v)) bits -= 1;  // rounded away from zero: one step back toward it
+  return bits_to_float(bits | 1u);
+}
+
 ROPECHECK_HD inline float bf16_to_float(std::uint16_t b) { return bits_to_float(static_cast<std::uint32_t>(b) << 16); }
 
 // binary32 -> bfloat16, round to nearest, ties to even (add 0x7FFF plus the lowest kept bit, then

@@ -58,8 +58,10 @@
 //     is within a hair of correct rounding at every position; the decided float32 recipe
 //     RN(fma(x, c, −RN(y·s))) with c, s rounded to binary32 reaches e = 2.38 in random testing
 //     (its bound, proven in Coq: 2.54), which is why f32 data is rotated in binary64.
-//     f16/bf16 data rotated in binary64 (cache mode, and bf16 with |A| > 1): w → binary32 →
-//     binary16/bfloat16 (two roundings, the same on every ISA):
+//     f16/bf16 data rotated in binary64 (cache mode, and bf16 with |A| > 1): w → binary32 by
+//     round-to-odd → binary16/bfloat16, which is one correct rounding RN_16(w) (convert-inl.h
+//     round_to_odd32), so e ≤ 1 + D(1 + u)/u; the bound written for two roundings (a binary32 RN
+//     first) is larger and still holds:
 //        e ≤ 1 + (2^-24/u)(1 + u) + D(1 + u)/u:
 //          f16 (u = 2^-11):  < 1 + 2^-13 + 2^-13·2^-11 + 9.44·2^-42 < 1 + 2^-12.9 → kBinary64RotationF16 = 1 + 2^-12
 //          bf16 (u = 2^-8):  < 1 + 2^-16 + 2^-16·2^-8 + 9.44·2^-45 < 1 + 2^-15.9 → kBinary64RotationBF16 = 1 + 2^-15
@@ -116,6 +118,51 @@
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //
+// ROUNDING TEST (Ziv's strategy; kernel-inl.h `settle64`, `decide32`, `settle_second32`,
+// `settle_pairs`; on the fly, f32/f16/bf16 data). An output v (the binary64 w of step 4, or the
+// binary32 a32 of step 6) with proven error |v − exact| ≤ B is kept when RN_T(lo) and RN_T(hi) are
+// the same value of the data type T, where lo = RN(v − E) and hi = RN(v + E) are computed in v's
+// format: RN is monotonic, so every value in [lo, hi] ∋ exact rounds to that value, which is then
+// the correctly rounded result. That needs lo ≤ v − B and hi ≥ v + B, i.e. E − u_v(|v| + E) − μ_v ≥
+// B (u_v, μ_v: v's unit roundoff and half its subnormal spacing); E itself is RN(fma(K, RN(|x| +
+// |y|), F)) ≥ K·ρ·(1 − u_v)² + F − μ_v (|x| + |y| ≥ ρ).
+// Per format (MACHINE-CHECKED by proofs/formal/gappa/rounding_test.g for S = 1, on
+// the operations as written, with B up to the values in brackets):
+//  binary64 (step 4: B = D·ρS, D ≤ 9.44ε, plus ε·ρS for A held in binary64 and 2^-11ε for step 1's
+//    angle [11.45ε·ρS], |v| ≤ ρS(1 + D)): K = 13ε·S, F = 2^-1070 (kDecideBinary64);
+//  binary32 (step 6: B = 3.0001·u32·ρS + 2^-149·ρ + 3μ32 [3.0002·u32·ρS in the normal range; F
+//    covers the μ32 terms], |v| ≤ ρS(1 + 2^-21)): K = 4.1·u32·S, F = 2^-146 (kDecideBinary32) —
+//    the normwise form, which the kernels no longer use: they take the per-output form below;
+//  K·S is rounded upward once per plan (plan.cpp), which only widens E;
+//  binary64 with the binary64 table of the binary32 path (16-bit data's second path below: a
+//    direct table, or one by angle addition, ≤ 282.1ε·|A| from A·e^{iφ}, TABLE BY ANGLE ADDITION):
+//    B ≤ (282.1 + 2.01 + 1 + 2^-11)ε·ρS [286ε·ρS]; K = 300ε·S (kDecideTableByRotation), F as above;
+//  binary32, PER OUTPUT (kernel-inl.h decide32; HAND-DERIVED, not yet machine-checked): step 6
+//    before Cauchy–Schwarz, with P = |x||c|, Q = |y||s| (c, s the binary32 entries), N = |x| + |y|,
+//    τ ≤ 5.2501ε·|A| the binary64 entry's error (steps 1–3′), |c − A cos α| ≤ u32(1 + 2u32)|c| +
+//    (1 + 3u32)τ + 2μ32 (in terms of the computed c), and the roundings of RN32(y·s) (u32·Q) and of
+//    a32 (u32|a32|, |a32| ≤ (P + Q)(1 + 2.0001u32)):
+//        B_a ≤ 3.0001·u32·(P + Q) + 5.27ε·S·N + 2μ32·(1 + N)      (b: P, Q with c and s swapped).
+//    The test needs E(1 − u32) ≥ B_a + u32|a32| + μ32, i.e. ≤ 4.0002·u32·(P + Q) + 5.28ε·S·N +
+//    3μ32 + 2μ32·N. The kernels form E_a = RN32(fma(|x|, wc, RN32(fma(|y|, ws, F)))), sums of
+//    non-negative terms, so E_a ≥ (1 − u32)²(|x|·wc + |y|·ws + F) − 2μ32, with the token's weights
+//    wc = RN32↑(RN(RN(K·|c|) + K_τ)) ≥ (1 − 2^-52)(K·|c| + K_τ) (kernel-inl.h weight32), K = 4.1·u32
+//    (kDecideBinary32, no S: relative to the entry), K_τ = 2^-50·S rounded up (kDecideTable32):
+//        E_a(1 − u32) ≥ (1 − 3u32)(1 − 2^-52)(4.1·u32·(P + Q) + 8ε·S·N) + (1 − 3u32)F − 3μ32,
+//    and term by term 4.1(1 − 3u32 − 2^-52) ≥ 4.0002, 8ε(1 − 2^-23) ≥ 5.28ε + 2^-149, F = 2^-146 =
+//    16μ32 ≥ 6μ32/(1 − 3u32). So E_a covers B_a where the output is small against N (the normwise E
+//    sent such outputs to the second path: 1.1·10^-2 of f16 outputs against 4.2·10^-3 here,
+//    bench/README.md "kernel_bench"); the store takes RN_T(RN32(v − E)), the test's own rounding.
+//  16-bit T from binary64 (bf16 with |A| > 1, cache mode, the second path below) is rounded once:
+//    RN_T(RO32(w)) = RN_T(w), binary32 by round-to-odd first (convert-inl.h round_to_odd32; RO is
+//    monotonic, so the test's argument holds for RN_T∘RO32).
+// The share of outputs failing the test is ≈ 2E/ulp_T(v) for random data (bench/README.md). Such
+// outputs are recomputed: 16-bit data first by the binary64 rotation with the token's binary64 table
+// (the bound and test above), then, like f32 data,
+// exactly (optimized/exact.h: MPFR, its own bound and test, and the reference's rule for IEEE
+// special values and exact zeros). Every output is then the correctly rounded one: e ≤ 1, and the
+// reference's bits (correct rounding is unique).
+//
 // CACHE MODE (the caller's cos/sin): entries c ≈ A cos α, s ≈ A sin α correctly rounded to a format
 // of unit u_c and smallest normal t_c, i.e. |c − A cos α| ≤ u_c·max(|A cos α|, t_c) (relative in the
 // normal range, half the subnormal spacing below; proven by gappa/rounding_*.g for each format),
@@ -158,16 +205,26 @@ inline constexpr double kOnTheFlyBF16 = 1.0 + 0x1p-13;
 // 16-bit data rotated in binary64 (step 5: cache mode, whose bound below adds the cache term).
 inline constexpr double kBinary64RotationF16 = 1.0 + 0x1p-12;
 inline constexpr double kBinary64RotationBF16 = 1.0 + 0x1p-15;
+// The rounding test (ROUNDING TEST above): E = K·S·(|x| + |y|) + F per output.
+inline constexpr double kDecideBinary64 = 13.0 * 0x1p-53;
+inline constexpr double kDecideFloorBinary64 = 0x1p-1070;
+inline constexpr double kDecideTableByRotation = 300.0 * 0x1p-53;
+inline constexpr double kDecideBinary32 = 4.1 * 0x1p-24;
+inline constexpr double kDecideTable32 = 0x1p-50;  // per output: E = |x|·wc + |y|·ws + F (decide32)
+inline constexpr float kDecideFloorBinary32 = 0x1p-146f;
 // Largest |position| for which the bounds above are derived.
 inline constexpr long long kMaxBoundPosition = 1LL << 40;
 
-// The on-the-fly bound for a dtype; attention_is_one: the spec's attention factor is exactly 1.
+// Correct rounding (ROUNDING TEST): half an ulp of the exact value is ≤ u·|exact| ≤ u·ρ·S.
+inline constexpr double kCorrectlyRounded = 1.0;
+
+// The on-the-fly bound for a dtype (f32, f16, bf16: correctly rounded); attention_is_one: the spec's attention factor is exactly 1.
 constexpr double on_the_fly_bound(Dtype dtype, bool attention_is_one) {
   switch (dtype) {
     case Dtype::f64: return attention_is_one ? kOnTheFlyF64 : kOnTheFlyF64Scaled;
-    case Dtype::f32: return kOnTheFlyF32;
-    case Dtype::f16: return kOnTheFlyF16;
-    case Dtype::bf16: return kOnTheFlyBF16;
+    case Dtype::f32:
+    case Dtype::f16:
+    case Dtype::bf16: return kCorrectlyRounded;
   }
   return kOnTheFlyF64Scaled;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "optimized/exact.h"
 #include "optimized/kernel_types.h"
 
 namespace ropecheck::kernels {

@@ -17,12 +17,27 @@ struct Avx2Ops {
     return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(_mm_cvtepu16_epi32(halves), 16)));
   }
 
-  // 4 binary16 / bfloat16 results in the low 64 bits.
-  static __m128i f16_bits(V v) {
-    return _mm_cvtps_ph(_mm256_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  static __m128i bf16_bits(V v) {
+  // As convert-inl.h round_to_odd32, every lane: the binary32 value truncated, its last bit set
+  // when inexact (NaNs as the conversion gives them).
+  static __m128 narrow(V v) {
     const __m128 f = _mm256_cvtpd_ps(v);
+    const V back = _mm256_cvtps_pd(f);
+    const __m256i index = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);  // the low words of the 64-bit masks
+    const __m128i away = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+        _mm256_castpd_si256(_mm256_cmp_pd(abs(back), abs(v), _CMP_GT_OQ)), index));
+    const __m128i inexact = _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(_mm256_castpd_si256(_mm256_cmp_pd(back, v, _CMP_NEQ_OQ)), index));
+    const __m128i bits = _mm_add_epi32(_mm_castps_si128(f), away);  // away: −1
+    return _mm_castsi128_ps(_mm_or_si128(bits, _mm_and_si128(inexact, _mm_set1_epi32(1))));
+  }
+  // 4 binary16 / bfloat16 results in the low 64 bits, rounded once (narrow, then to nearest even).
+  static __m128i f16_bits(V v) {
+    return _mm_cvtps_ph(narrow(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  // narrow's binary32 values stored (kernel-inl.h settle_second32).
+  static void store_odd(float* p, V v) { _mm_storeu_ps(p, narrow(v)); }
+  static __m128i bf16_bits(V v) {
+    const __m128 f = narrow(v);
     const __m128i bits = _mm_castps_si128(f);
     // round to nearest even: (bits + 0x7FFF + lowest kept bit) >> 16, as float_to_bf16
     const __m128i lowest_kept = _mm_and_si128(_mm_srli_epi32(bits, 16), _mm_set1_epi32(1));
@@ -52,11 +67,11 @@ struct Avx2Ops {
     split(_mm256_castsi256_ps(_mm256_slli_epi32(halves, 16)), lo, hi);
   }
   static void store8(F16* p, V lo, V hi) {
-    const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+    const __m256 f = _mm256_set_m128(narrow(hi), narrow(lo));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
   static void store8(BF16* p, V lo, V hi) {
-    const __m256 f = _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+    const __m256 f = _mm256_set_m128(narrow(hi), narrow(lo));
     const __m256i bits = _mm256_castps_si256(f);
     const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     const __m256i rounded = _mm256_srli_epi32(
@@ -89,6 +104,33 @@ struct Avx2Ops {
   static V add(V a, V b) { return _mm256_add_pd(a, b); }
   static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static V set(double v) { return _mm256_set1_pd(v); }
+  static V abs(V a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
+  // As ScalarOps::undecided: a bit per lane.
+  static int undecided(const float*, V lo, V hi) {
+    const __m128 a = _mm256_cvtpd_ps(lo);
+    const __m128 b = _mm256_cvtpd_ps(hi);
+    const __m128i same = _mm_cmpeq_epi32(_mm_castps_si128(a), _mm_castps_si128(b));
+    return (~_mm_movemask_ps(_mm_castsi128_ps(same)) | _mm_movemask_ps(_mm_cmpunord_ps(a, a))) & 0xF;
+  }
+  static int undecided16(__m128i a, __m128i b, __m128 lo) {  // 4 results in the low 64 bits
+    const __m128i same = _mm_cvtepi16_epi32(_mm_cmpeq_epi16(a, b));
+    return (~_mm_movemask_ps(_mm_castsi128_ps(same)) | _mm_movemask_ps(_mm_cmpunord_ps(lo, lo))) & 0xF;
+  }
+  static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
+  static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
+  static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m128i differ =
+        _mm_or_si128(_mm_xor_si128(_mm_castps_si128(_mm256_cvtpd_ps(lo_a)), _mm_castps_si128(_mm256_cvtpd_ps(hi_a))),
+                     _mm_xor_si128(_mm_castps_si128(_mm256_cvtpd_ps(lo_b)), _mm_castps_si128(_mm256_cvtpd_ps(hi_b))));
+    const int kept = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(differ, _mm_setzero_si128())));
+    static_cast<void>(t);
+    return (~kept | _mm256_movemask_pd(_mm256_cmp_pd(lo_a, lo_b, _CMP_UNORD_Q))) & 0xF;
+  }
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   static U load_u(const std::uint64_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static U set_u(std::uint64_t v) { return _mm256_set1_epi64x(static_cast<long long>(v)); }
@@ -136,6 +178,7 @@ struct Avx2Ops32 {
   using V = __m256;
 
   static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static V load(const F16* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static V load(const BF16* p) {
     const __m256i words = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -166,6 +209,40 @@ struct Avx2Ops32 {
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V set(float v) { return _mm256_set1_ps(v); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  // As ScalarOps32::undecided: a bit per lane.
+  static int undecided(const F16*, V lo, V hi) {
+    const __m256i same = _mm256_cvtepi16_epi32(_mm_cmpeq_epi16(f16_bits(lo), f16_bits(hi)));
+    return (~_mm256_movemask_ps(_mm256_castsi256_ps(same)) | _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
+           0xFF;
+  }
+  static int undecided(const BF16*, V lo, V hi) {
+    const __m256i mask = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m256i a = _mm256_and_si256(bf16_rounded_high(lo), mask);
+    const __m256i b = _mm256_and_si256(bf16_rounded_high(hi), mask);
+    return (~_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b))) |
+            _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
+           0xFF;
+  }
+  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
+  // lo_a or lo_b is NaN.
+  static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m128i differ = _mm_or_si128(_mm_xor_si128(f16_bits(lo_a), f16_bits(hi_a)),
+                                        _mm_xor_si128(f16_bits(lo_b), f16_bits(hi_b)));
+    const __m128i same = _mm_cmpeq_epi16(differ, _mm_setzero_si128());
+    const int kept = _mm_movemask_epi8(_mm_packs_epi16(same, same)) & 0xFF;
+    return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
+  }
+  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
+                                           _mm256_xor_si256(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
+    const __m256i high = _mm256_and_si256(differ, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u)));
+    const int kept = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(high, _mm256_setzero_si256())));
+    return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
+  }
 
   // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks, half layout): one 32-byte load
   // holds 16 elements in 8 words; shifting each word left by 16 bits gives the binary32 values of

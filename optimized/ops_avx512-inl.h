@@ -21,12 +21,25 @@ struct Avx512Ops {
 
   static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
   static void store(float* p, V v) { _mm256_storeu_ps(p, _mm512_cvtpd_ps(v)); }
-  // 8 binary16 / bfloat16 results.
-  static __m128i f16_bits(V v) {
-    return _mm256_cvtps_ph(_mm512_cvtpd_ps(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  }
-  static __m128i bf16_bits(V v) {
+  // As convert-inl.h round_to_odd32, every lane (Avx2Ops::narrow).
+  static __m256 narrow(V v) {
     const __m256 f = _mm512_cvtpd_ps(v);
+    const V back = _mm512_cvtps_pd(f);
+    const __mmask16 away = _mm512_cmp_pd_mask(abs(back), abs(v), _CMP_GT_OQ);
+    const __mmask16 inexact = _mm512_cmp_pd_mask(back, v, _CMP_NEQ_OQ);
+    __m512i bits = _mm512_castsi256_si512(_mm256_castps_si256(f));
+    bits = _mm512_mask_sub_epi32(bits, away, bits, _mm512_set1_epi32(1));
+    bits = _mm512_mask_or_epi32(bits, inexact, bits, _mm512_set1_epi32(1));
+    return _mm256_castsi256_ps(_mm512_castsi512_si256(bits));
+  }
+  // 8 binary16 / bfloat16 results, rounded once (narrow, then to nearest even).
+  static __m128i f16_bits(V v) {
+    return _mm256_cvtps_ph(narrow(v), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  // narrow's binary32 values stored (kernel-inl.h settle_second32).
+  static void store_odd(float* p, V v) { _mm256_storeu_ps(p, narrow(v)); }
+  static __m128i bf16_bits(V v) {
+    const __m256 f = narrow(v);
     const __m256i bits = _mm256_castps_si256(f);
     const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     const __m256i rounded = _mm256_srli_epi32(
@@ -54,6 +67,35 @@ struct Avx512Ops {
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V set(double v) { return _mm512_set1_pd(v); }
+  static V abs(V a) { return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll))); }
+  // As ScalarOps::undecided: a bit per lane.
+  static int undecided(const float*, V lo, V hi) {
+    const __m256 a = _mm512_cvtpd_ps(lo);
+    const __m256 b = _mm512_cvtpd_ps(hi);
+    const __m256i same = _mm256_cmpeq_epi32(_mm256_castps_si256(a), _mm256_castps_si256(b));
+    return (~_mm256_movemask_ps(_mm256_castsi256_ps(same)) | _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q))) &
+           0xFF;
+  }
+  static int undecided16(__m128i a, __m128i b, __m256 lo) {  // 8 results
+    const __m256i same = _mm256_cvtepi16_epi32(_mm_cmpeq_epi16(a, b));
+    return (~_mm256_movemask_ps(_mm256_castsi256_ps(same)) | _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
+           0xFF;
+  }
+  static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
+  static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
+  static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i differ = _mm256_or_si256(
+        _mm256_xor_si256(_mm256_castps_si256(_mm512_cvtpd_ps(lo_a)), _mm256_castps_si256(_mm512_cvtpd_ps(hi_a))),
+        _mm256_xor_si256(_mm256_castps_si256(_mm512_cvtpd_ps(lo_b)), _mm256_castps_si256(_mm512_cvtpd_ps(hi_b))));
+    const __m512i wide = _mm512_zextsi256_si512(differ);
+    static_cast<void>(t);
+    return static_cast<int>((_mm512_test_epi32_mask(wide, wide) | _mm512_cmp_pd_mask(lo_a, lo_b, _CMP_UNORD_Q)) & 0xFF);
+  }
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   static U load_u(const std::uint64_t* p) { return _mm512_loadu_si512(p); }
   static U set_u(std::uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); }
@@ -122,6 +164,7 @@ struct Avx512Ops32 {
   }
 
   static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V load(const F16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static V load(const BF16* p) {
     const __m512i words = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -165,6 +208,37 @@ struct Avx512Ops32 {
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V set(float v) { return _mm512_set1_ps(v); }
+  static V abs(V a) { return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7FFFFFFF))); }
+  // As ScalarOps32::undecided: a bit per lane.
+  static int undecided(const F16*, V lo, V hi) {
+    const __m512i a = _mm512_cvtepu16_epi32(f16_bits(lo));
+    const __m512i b = _mm512_cvtepu16_epi32(f16_bits(hi));
+    return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
+  }
+  static int undecided(const BF16*, V lo, V hi) {
+    const __m512i mask = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    const __m512i a = _mm512_and_si512(bf16_rounded_high(lo), mask);
+    const __m512i b = _mm512_and_si512(bf16_rounded_high(hi), mask);
+    return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
+  }
+
+  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
+  // lo_a or lo_b is NaN.
+  static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(f16_bits(lo_a), f16_bits(hi_a)),
+                                           _mm256_xor_si256(f16_bits(lo_b), f16_bits(hi_b)));
+    const __m512i wide = _mm512_cvtepu16_epi32(differ);
+    return static_cast<int>(_mm512_test_epi32_mask(wide, wide) | _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
+  }
+  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m512i differ = _mm512_or_si512(_mm512_xor_si512(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
+                                           _mm512_xor_si512(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
+    return static_cast<int>(_mm512_test_epi32_mask(differ, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))) |
+                            _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
+  }
 
   // Interleaved pairs, 16 pairs (32 elements): each 32-bit word holds a pair, x in its low half.
   static void load_pairs(const BF16* p, V& x, V& y) {

@@ -22,10 +22,12 @@ struct ScalarOps {
 
   ROPECHECK_HD static void store(double* p, V v) { *p = v; }
   ROPECHECK_HD static void store(float* p, V v) { *p = static_cast<float>(v); }
-  // double -> binary32 -> binary16: the same two roundings as the SIMD kernels (the error bound
-  // in error_bounds.h accounts for the first one).
-  ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(static_cast<float>(v)); }
-  ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(static_cast<float>(v)); }
+  // double -> binary16/bfloat16 rounded once: to binary32 by round-to-odd, then to nearest even
+  // (convert-inl.h round_to_odd32), as the SIMD kernels do.
+  ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(round_to_odd32(v)); }
+  ROPECHECK_HD static void store(BF16* p, V v) { p->bits = float_to_bf16(round_to_odd32(v)); }
+  // convert-inl.h round_to_odd32 stored (kernel-inl.h settle_second32).
+  ROPECHECK_HD static void store_odd(float* p, V v) { *p = round_to_odd32(v); }
   // Non-temporal stores (CallView::streaming_stores): plain stores in one lane.
   template <class T>
   ROPECHECK_HD static void stream(T* p, V v) {
@@ -44,6 +46,32 @@ struct ScalarOps {
   ROPECHECK_HD static V add(V a, V b) { return a + b; }
   ROPECHECK_HD static V sub(V a, V b) { return a - b; }
   ROPECHECK_HD static V set(double v) { return v; }
+  ROPECHECK_HD static V abs(V a) { return ::fabs(a); }
+
+  // The rounding test (kernel-inl.h `decided64`): the lanes (bit i: lane i) where lo and hi round to
+  // different values of T by this Ops' stores, or lo is NaN (every NaN takes the slow path).
+  static int undecided(const float*, V lo, V hi) {
+    const float a = static_cast<float>(lo);
+    const float b = static_cast<float>(hi);
+    std::uint32_t bits_a;
+    std::uint32_t bits_b;
+    std::memcpy(&bits_a, &a, sizeof bits_a);
+    std::memcpy(&bits_b, &b, sizeof bits_b);
+    return bits_a != bits_b || a != a ? 1 : 0;
+  }
+  static int undecided(const F16*, V lo, V hi) {
+    const float a = round_to_odd32(lo);
+    return float_to_half(a) != float_to_half(round_to_odd32(hi)) || a != a ? 1 : 0;
+  }
+  static int undecided(const BF16*, V lo, V hi) {
+    const float a = round_to_odd32(lo);
+    return float_to_bf16(a) != float_to_bf16(round_to_odd32(hi)) || a != a ? 1 : 0;
+  }
+  // Both outputs of a pair (kernel-inl.h settle64): 1 if either fails.
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   // 64-bit integer lanes
   ROPECHECK_HD static U load_u(const std::uint64_t* p) { return *p; }
@@ -116,6 +144,7 @@ struct ScalarOps32 {
   static constexpr int block_pairs = 2 * lanes;
 
   ROPECHECK_HD static V load(const float* p) { return *p; }
+  ROPECHECK_HD static void store(float* p, V v) { *p = v; }
   ROPECHECK_HD static V load(const F16* p) { return half_to_float(p->bits); }
   ROPECHECK_HD static V load(const BF16* p) { return bf16_to_float(p->bits); }
   ROPECHECK_HD static void store(F16* p, V v) { p->bits = float_to_half(v); }
@@ -132,6 +161,17 @@ struct ScalarOps32 {
   ROPECHECK_HD static V fmadd(V a, V b, V c) { return ::fmaf(a, b, c); }
   ROPECHECK_HD static V fmsub(V a, V b, V c) { return ::fmaf(a, b, -c); }
   ROPECHECK_HD static V mul(V a, V b) { return a * b; }
+  ROPECHECK_HD static V add(V a, V b) { return a + b; }
+  ROPECHECK_HD static V sub(V a, V b) { return a - b; }
+  ROPECHECK_HD static V set(float v) { return v; }
+  ROPECHECK_HD static V abs(V a) { return ::fabsf(a); }
+  // As ScalarOps::undecided, binary32 lanes.
+  static int undecided(const F16*, V lo, V hi) { return float_to_half(lo) != float_to_half(hi) || lo != lo ? 1 : 0; }
+  static int undecided(const BF16*, V lo, V hi) { return float_to_bf16(lo) != float_to_bf16(hi) || lo != lo ? 1 : 0; }
+  template <class T>
+  static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
+    return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
+  }
 
   template <class T>
   ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {

@@ -4,10 +4,13 @@
 // (error_bounds.h, step 1). The decision and its reason are in optimized/README.md.
 #include "optimized/plan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
+#include "optimized/error_bounds.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::kernels {
@@ -59,6 +62,7 @@ Plan::Plan(const Spec& spec) : spec_(spec) {
   const double lo = Wide(two_pi - Wide(hi)).convert_to<double>();
   radians_per_unit_hi_ = std::ldexp(hi, -65);
   radians_per_unit_lo_ = std::ldexp(lo, -65);
+  exact_ = make_exact_path(spec);
 }
 
 PlanView Plan::view() const {
@@ -79,8 +83,23 @@ PlanView Plan::view() const {
   v.radians_per_unit_lo = radians_per_unit_lo_;
   v.precise_angles = spec_.dtype == Dtype::f64;  // error_bounds.h: f64 data needs the precise path
   // error_bounds.h "16-bit data": a binary32 rotation is within the 16-bit bounds; for bfloat16 (the
-  // exponent range of binary32) only with |A| ≤ 1, where no product y·s can overflow binary32
+  // exponent range of binary32) only with |A| ≤ 1, where no product y·s can overflow binary32.
+  // With the rounding test's per-output margin (error_bounds.h "ROUNDING TEST") the binary32
+  // rotation decides nearly every output (bench/README.md "kernel_bench": second_share).
   v.rotate_binary32 = spec_.dtype == Dtype::f16 || (spec_.dtype == Dtype::bf16 && std::fabs(attention_) <= 1.0);
+  // error_bounds.h "ROUNDING TEST": S = max(1, |A|) (A as the kernels hold it: one rounding, within
+  // the bounds' margins); K·S rounded upward (proofs/formal/gappa/rounding_test.g takes S = 1)
+  const double scale = std::max(1.0, std::fabs(attention_));
+  const double up = std::numeric_limits<double>::infinity();
+  v.decide_k64 = std::nextafter(kDecideBinary64 * scale, up);
+  v.decide_k64_table = std::nextafter(kDecideTableByRotation * scale, up);
+  v.decide_floor64 = kDecideFloorBinary64;
+  // the binary32 rotation's weights: K32·|c| (relative to the binary32 entry: no S) + K_τ·S
+  v.decide_k32 = kDecideBinary32;
+  v.decide_table32 = std::nextafter(kDecideTable32 * scale, up);
+  v.decide_floor32 = kDecideFloorBinary32;
+  v.correctly_rounded = spec_.dtype != Dtype::f64;
+  v.exact = exact_.get();
   return v;
 }
 

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "optimized/kernel_types.h"
 #include "spec/spec.h"
 
 namespace ropecheck::kernels {
+
+// The slow exact path's data for a spec (optimized/exact.cpp).
+std::shared_ptr<const ExactPath> make_exact_path(const Spec& spec);
 
 class Plan {
  public:
@@ -37,6 +41,7 @@ class Plan {
   bool frequencies_in_proven_range_ = true;
   double radians_per_unit_hi_ = 0.0;
   double radians_per_unit_lo_ = 0.0;
+  std::shared_ptr<const ExactPath> exact_;
 };
 
 }  // namespace ropecheck::kernels

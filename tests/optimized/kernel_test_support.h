@@ -374,6 +374,20 @@ inline double case_bound(const Case& c) {
   return c.cache ? cache_mode_bound(spec.dtype, c.cache_dtype) : on_the_fly_bound(spec.dtype, attention_is_one);
 }
 
+// The kernels' outputs are correctly rounded on the fly for f32, f16 and bf16 data
+// (optimized/error_bounds.h "ROUNDING TEST"); f64 data and cache mode keep their bounds.
+inline bool is_correctly_rounded(const Case& c) { return !c.cache && c.spec().dtype != Dtype::f64; }
+
+// The same value of the dtype: equal bits of the decoded binary64 values, or both NaN.
+inline bool same_value(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  std::uint64_t x;
+  std::uint64_t y;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  return x == y;
+}
+
 inline void check_tensor_against_exact(const Case& c, const KernelRun& run, const TensorData& t, const std::string& tag) {
   const Spec spec = c.spec();
   const judge::Expected& expected = expected_for(c, t, tag);
@@ -387,6 +401,7 @@ inline void check_tensor_against_exact(const Case& c, const KernelRun& run, cons
   rule.tolerance = judge::Tolerance{judge::Tolerance::Kind::e, bound, 0, "optimized/error_bounds.h"};
   rule.underflow_roundings = 1;
   const std::int64_t d = spec.head_dim;
+  const bool correctly_rounded = is_correctly_rounded(c);
   double worst = 0;
   for (std::int64_t tok = 0; tok < c.tokens; ++tok) {
     for (std::int64_t h = 0; h < t.heads; ++h) {
@@ -405,6 +420,13 @@ inline void check_tensor_against_exact(const Case& c, const KernelRun& run, cons
         pair.exact_b = expected.exact[i2];
         pair.rounded_a = expected.rounded[i1];
         pair.rounded_b = expected.rounded[i2];
+        if (correctly_rounded) {  // error_bounds.h "ROUNDING TEST": the reference's bits
+          ASSERT_TRUE(same_value(a, pair.rounded_a) && same_value(b, pair.rounded_b))
+              << tag << " token " << tok << " head " << h << " pair " << j << ": (" << reference::to_hex(a) << ", "
+              << reference::to_hex(b) << ") instead of the correctly rounded (" << reference::to_hex(pair.rounded_a)
+              << ", " << reference::to_hex(pair.rounded_b) << ") for input (" << reference::to_hex(pair.x) << ", "
+              << reference::to_hex(pair.y) << ") at position " << c.position_values()[static_cast<std::size_t>(tok)];
+        }
         const judge::PairVerdict v = judge::judge_pair(pair, rule);
         if (v.measured) worst = std::max(worst, v.e);
         ASSERT_TRUE(v.pass()) << tag << " token " << tok << " head " << h << " pair " << j << ": " << v.message << " for input ("
