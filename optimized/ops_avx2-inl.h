@@ -104,6 +104,11 @@ struct Avx2Ops {
   static V set(double v) { return _mm256_set1_pd(v); }
   static V abs(V a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
   // As ScalarOps::undecided: a bit per lane.
+  // f64 data (kernel_f64-inl.h): lo and hi differ, or lo is not finite (NaN or ±Inf).
+  static int undecided(const double*, V lo, V hi) {
+    const V inf = _mm256_set1_pd(__builtin_inf());
+    return _mm256_movemask_pd(_mm256_or_pd(_mm256_cmp_pd(lo, hi, _CMP_NEQ_UQ), _mm256_cmp_pd(abs(lo), inf, _CMP_NLT_UQ)));
+  }
   static int undecided(const float*, V lo, V hi) {
     const __m128 a = _mm256_cvtpd_ps(lo);
     const __m128 b = _mm256_cvtpd_ps(hi);

@@ -66,6 +66,10 @@ struct Avx512Ops {
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V set(double v) { return _mm512_set1_pd(v); }
   static V abs(V a) { return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll))); }
+  // f64 data (kernel_f64-inl.h): lo and hi differ, or lo is not finite (NaN or ±Inf).
+  static int undecided(const double*, V lo, V hi) {
+    return _mm512_cmp_pd_mask(lo, hi, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(abs(lo), _mm512_set1_pd(__builtin_inf()), _CMP_NLT_UQ);
+  }
   // As ScalarOps::undecided: a bit per lane.
   static int undecided(const float*, V lo, V hi) {
     const __m256 a = _mm512_cvtpd_ps(lo);

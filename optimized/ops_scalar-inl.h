@@ -48,6 +48,8 @@ struct ScalarOps {
 
   // The rounding test (kernel-inl.h `decided64`): the lanes (bit i: lane i) where lo and hi round to
   // different values of T by this Ops' stores, or lo is NaN (every NaN takes the slow path).
+  // f64 data (kernel_f64-inl.h): lo and hi differ, or lo is not finite (NaN or ±Inf).
+  static int undecided(const double*, V lo, V hi) { return lo != hi || !(::fabs(lo) < __builtin_inf()) ? 1 : 0; }
   static int undecided(const float*, V lo, V hi) {
     const float a = static_cast<float>(lo);
     const float b = static_cast<float>(hi);
