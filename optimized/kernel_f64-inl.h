@@ -166,39 +166,45 @@ inline void f64_token_table(const PlanView& plan, const std::int64_t* position_r
   for (; j < pairs; ++j) f64_cos_sin_lanes<ScalarOps>(plan, work, j);
 }
 
+// s + e = a − b exactly (TwoSum of a and −b, the negation folded in).
+template <class M>
+inline void f64_two_diff(typename M::V a, typename M::V b, typename M::V& s, typename M::V& e) {
+  s = M::sub(a, b);
+  const typename M::V bv = M::sub(s, a);
+  e = M::sub(M::sub(a, M::sub(s, bv)), M::add(b, bv));
+}
+
 // Steps 4–5 for lanes of O: the outputs' lo ends (the stored values) and the undecided lanes.
 template <class O>
 inline int f64_rotate(const PlanView& plan, typename O::V x, typename O::V y, typename O::V ch, typename O::V cl,
                       typename O::V sh, typename O::V sl, typename O::V& a, typename O::V& b) {
   using V = typename O::V;
-  // a = x·c − y·s
+  // a = x·c − y·s = (p − q) + (pe + x·cl) − (qe + y·sl), p + pe = x·ch and q + qe = y·sh exactly
   const V p = O::mul(x, ch);
-  const V pe = O::fmsub(x, ch, p);
   const V q = O::mul(y, sh);
-  const V qe = O::fmsub(y, sh, q);
   V a_hi;
   V a_e;
-  f64_two_sum<O>(p, O::sub(O::set(0.0), q), a_hi, a_e);
-  const V a_lo = O::sub(O::fmadd(x, cl, O::add(O::sub(pe, qe), a_e)), O::mul(y, sl));
-  // b = x·s + y·c
+  f64_two_diff<O>(p, q, a_hi, a_e);
+  const V a_lo = O::add(O::sub(O::fmadd(x, cl, O::fmsub(x, ch, p)), O::fmadd(y, sl, O::fmsub(y, sh, q))), a_e);
+  // b = x·s + y·c likewise
   const V r = O::mul(x, sh);
-  const V re = O::fmsub(x, sh, r);
   const V w = O::mul(y, ch);
-  const V we = O::fmsub(y, ch, w);
   V b_hi;
   V b_e;
   f64_two_sum<O>(r, w, b_hi, b_e);
-  const V b_lo = O::fmadd(y, cl, O::fmadd(x, sl, O::add(O::add(re, we), b_e)));
-  const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(plan.decide_k_f64), O::set(plan.decide_floor64));
+  const V b_lo = O::add(O::add(O::fmadd(x, sl, O::fmsub(x, sh, r)), O::fmadd(y, cl, O::fmsub(y, ch, w))), b_e);
+  const V sum = O::add(O::abs(x), O::abs(y));
+  const V e = O::fmadd(sum, O::set(plan.decide_k_f64), O::set(plan.decide_floor64));
   a = O::add(a_hi, O::sub(a_lo, e));
   b = O::add(b_hi, O::sub(b_lo, e));
-  const double* t = nullptr;
-  return O::undecided(t, a, O::add(a_hi, O::add(a_lo, e))) | O::undecided(t, b, O::add(b_hi, O::add(b_lo, e)));
+  return O::undecided_f64(a, O::add(a_hi, O::add(a_lo, e)), b, O::add(b_hi, O::add(b_lo, e)), sum,
+                          O::set(plan.f64_sum_limit));
 }
 
 // One head of f64 data: Ops::lanes pairs at a time, then a scalar tail; the undecided pairs by
 // settle_pairs (exact_pair); pass-through dims copied.
-template <LayoutCode kLayout>
+// kStream: non-temporal stores (CallView::streaming_stores).
+template <LayoutCode kLayout, bool kStream>
 inline void f64_rotate_head(const Settle& st, const double* in, double* out, const Workspace& work) {
   const PlanView& plan = *st.plan;
   const int pairs = plan.pairs;
@@ -218,10 +224,10 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
     const int failed = f64_rotate<O>(plan, x, y, O::load(work.cos_j + j), O::load(work.cos_lo + j),
                                      O::load(work.sin_j + j), O::load(work.sin_lo + j), a, b);
     if constexpr (kLayout == LayoutCode::half) {
-      O::store(out + j, a);
-      O::store(out + pairs + j, b);
+      put<O, kStream>(out + j, a);
+      put<O, kStream>(out + pairs + j, b);
     } else {
-      O::store_pairs(out + 2 * j, a, b);
+      put_pairs<O, kStream>(out + 2 * j, a, b);
     }
     if (__builtin_expect(failed != 0, 0)) {
       double xs[O::lanes];
@@ -240,7 +246,7 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
   }
 }
 
-template <LayoutCode kLayout>
+template <LayoutCode kLayout, bool kStream>
 inline void f64_rotate_heads(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                              const Workspace& work) {
   const double* in = static_cast<const double*>(tensor.input) + token * tensor.input_token_stride;
@@ -248,13 +254,13 @@ inline void f64_rotate_heads(const Settle& st, const TensorView& tensor, std::in
   for (std::int64_t h = 0; h < tensor.heads; ++h) {
     const double* head_in = in + h * tensor.input_head_stride;
     if (prefetch_next) prefetch_next_token(tensor, head_in, st.plan->head_dim);
-    f64_rotate_head<kLayout>(st, head_in, out + h * tensor.output_head_stride, work);
+    f64_rotate_head<kLayout, kStream>(st, head_in, out + h * tensor.output_head_stride, work);
   }
 }
 
 // f64 data on the fly (PlanView::correctly_rounded): per token the double-double table, then every
 // head of q and k.
-template <LayoutCode kLayout>
+template <LayoutCode kLayout, bool kStream>
 void process_f64(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
   work.memo->valid = false;  // work.words are not the fast path's phases
   for (std::int64_t t = token_begin; t < token_end; ++t) {
@@ -262,7 +268,7 @@ void process_f64(const CallView& call, std::int64_t token_begin, std::int64_t to
     f64_token_table(call.plan, position_row, work);
     const bool prefetch_next = t + 1 < token_end;
     const Settle st{&call.plan, position_row, work.cos_j, work.sin_j};
-    f64_rotate_heads<kLayout>(st, call.q, t, prefetch_next, work);
-    if (call.k.heads > 0) f64_rotate_heads<kLayout>(st, call.k, t, prefetch_next, work);
+    f64_rotate_heads<kLayout, kStream>(st, call.q, t, prefetch_next, work);
+    if (call.k.heads > 0) f64_rotate_heads<kLayout, kStream>(st, call.k, t, prefetch_next, work);
   }
 }

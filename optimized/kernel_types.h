@@ -65,11 +65,12 @@ struct PlanView {
   bool correctly_rounded = false;
   const ExactPath* exact = nullptr;
   // f64 data on the fly (kernel_f64-inl.h): the grid table (f64_table.h), A = attention +
-  // attention_lo (double-double), and the rounding test's K·S (its E = decide_k_f64·(|x| + |y|) +
-  // decide_floor64).
+  // attention_lo (double-double), the rounding test's K·S (its E = decide_k_f64·(|x| + |y|) +
+  // decide_floor64), and the |x| + |y| below which no product or sum of the pair overflows.
   const double* f64_grid = nullptr;
   double attention_lo = 0.0;
   double decide_k_f64 = 0.0;
+  double f64_sum_limit = 0.0;
 };
 
 // One [tokens, heads, head_dim] tensor (element strides; head dim contiguous).

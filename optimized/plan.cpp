@@ -107,6 +107,9 @@ PlanView Plan::view() const {
   v.attention_lo = attention_lo_;
   const double angle_error = 0x1p40 * (0x1p-126 + max_frequency_ * 0x1p-120 * (1.0 + 0x1p-50));
   v.decide_k_f64 = std::nextafter((kF64TableError + angle_error + kF64RotationError) * scale * (1.0 + 0x1p-50), up);
+  // |x| + |y| < 2^1020/S: every product and sum of kernel_f64-inl.h f64_rotate (≤ 4·S·(|x| + |y|)) and
+  // the outputs stay below 2^1022 (finite, and the TwoProd and TwoSum errors exact or in E's floor)
+  v.f64_sum_limit = 0x1p1020 / scale;
   v.exact = exact_.get();
   return v;
 }
