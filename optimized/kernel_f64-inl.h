@@ -2,28 +2,28 @@
 // per token a double-double cos/sin table (shared by every head of q and k), then every pair
 // rotated in double-double and rounded once, kept when the rounding test decides it, else redone
 // by exact_pair (optimized/exact.h). Included by kernel-inl.h inside each kernel's namespace after
-// its rounding test and slow path (no include guard, no #include). Error budget (E below;
-// MACHINE-CHECKED by proofs/formal/gappa/f64_table.g and f64_rotation.g on the operations as
-// written, constants in optimized/f64_table.h):
+// its rounding test and slow path (no include guard, no #include). Error budget, MACHINE-CHECKED
+// by Gappa on the operations as written (proofs/formal/gappa/f64_*.g; constants in f64_table.h):
 //  1. Phase: P = p·step_j mod 2^128 exact (angle-inl.h phase_of); the angle's error is step 1's of
-//     error_bounds.h, |p|·(2π·2^-129 + θ'_j·2^-120) ≤ 2^40·(2^-126.3 + θ'_max·2^-120) (plan.cpp).
+//     error_bounds.h, |p|·(2π·2^-129 + θ'_j·2^-120) ≤ 2^40·(2^-126 + θ'_max·2^-120) (plan.cpp).
 //  2. Reduction (scalar integer code, f64_reduce): the nearest grid point g of 1024 per turn and
-//     the remainder t = R·2π·2^-128, R ∈ [−2^117, 2^117) units, |t| ≤ 2π·2^-11 < 2^-8.3, as
-//     th + tl (R's high word exactly, its low word rounded: ≤ 2^10 units; 2π as a double-double):
-//     |th + tl − t| ≤ 2^-112.
-//  3. cos t, sin t by Taylor polynomials of degree 8/9 (truncation < 2^-116 on |t| < 2^-8.3), the
-//     grid point's double-double cos/sin (f64_table.h, ≤ 2^-106), angle addition with exact products
-//     (TwoProd by FMA) and exact sums (TwoSum) for the large terms, the small ones summed in
-//     binary64: |ĉ − cos φ|, |ŝ − sin φ| ≤ kF64TableError (2^-75) beyond step 1; with A ≠ 1 the
-//     pair times A = A_hi + A_lo (one exact product, ≤ 2^-100·|A| more).
-//  4. Rotation: a = x·c − y·s with TwoProd for x·c_hi and y·s_hi, TwoSum of the two, and the rest in
-//     binary64 (a_hi + a_lo), likewise b: |a_hi + a_lo − (x·ĉ − y·ŝ)| ≤ 2^-100·(|x| + |y|)·S plus
-//     the subnormal terms below 2^-1066.
+//     the remainder t = R·2π·2^-128, R ∈ [−2^117, 2^117) units, |t| ≤ 2π·2^-11 < 0.0030680, as
+//     th + tl: |th + tl − t| ≤ 2^-112 (f64_reduction.g).
+//  3. cos t, sin t by Taylor polynomials of degree 8/9 (f64_cos_sin.g, with the method error by hand
+//     there: within 5e-27 and 4.2e-24), the grid point's double-double cos/sin (f64_table.h,
+//     ≤ 2^-106), angle addition with exact products (TwoProd by FMA) and exact sums (TwoSum) for
+//     the large terms, the small ones summed in binary64: |ĉ − cos φ|, |ŝ − sin φ| ≤ 4.7e-24 <
+//     kF64TableError = 2^-75 beyond step 1 (f64_table.g); with A ≠ 1 the pair times A = A_hi + A_lo
+//     (one exact product, ≤ 2^-103·|A| more, inside the margin).
+//  4. Rotation: a = x·c − y·s with TwoProd for x·c_hi and y·s_hi, TwoSum of the two, the rest in
+//     binary64 (a_hi + a_lo), likewise b: |a_hi + a_lo − (x·ĉ − y·ŝ)| ≤ 2^-102·(|x| + |y|)·S
+//     (f64_rotation.g; kF64RotationError = 2^-100), subnormal terms inside E's floor.
 //  5. Rounding test: lo = RN(a_hi + RN(a_lo − E)), hi = RN(a_hi + RN(a_lo + E)),
-//     E = RN(fma(K, RN(|x| + |y|), F)), K = decide_k_f64 ≥ (kF64TableError + step 1 + 2^-100)·S
-//     (rounded up), F = 2^-1070: both ends enclose the exact value (RN monotonic, the sums'
-//     roundings inside E), so lo == hi (and finite) is the correctly rounded value. Otherwise —
-//     about 2E/ulp of the outputs, non-finite inputs, exact zeros — exact_pair.
+//     E = RN(fma(K, RN(|x| + |y|), F)), K = decide_k_f64 ≥ (kF64TableError + step 1 +
+//     kF64RotationError)·S (rounded up), F = 2^-1070: a_hi + RN(a_lo ∓ E) lie below / above the
+//     exact value (f64_rotation.g), so, RN being monotonic, lo == hi is the correctly rounded
+//     value. Otherwise — about 2E/ulp of the outputs, |x| + |y| ≥ 2^1020/S (overflow), non-finite
+//     inputs, exact zeros — exact_pair.
 
 // Step 2 for pair j (one lane, scalar integer code): the phase's nearest grid point g and the
 // remainder as th + tl into work.r_hi / r_lo; the grid point's cos/sin (negated sin for the inverse
