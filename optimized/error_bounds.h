@@ -118,7 +118,7 @@
 //  The tests compare with the exact result held in long double (relative error 2^-64, i.e. ≤ 2^-11
 //  in e for f64 and far less for the other dtypes), covered by the margins above.
 //
-// ROUNDING TEST (Ziv's strategy; kernel-inl.h `decided`, `settle_pairs`; on the fly, f32/f16/bf16
+// ROUNDING TEST (Ziv's strategy; kernel-inl.h `settle64`, `decide32`, `settle_pairs`; on the fly, f32/f16/bf16
 // data). An output v (the binary64 w of step 4, or the binary32 a32 of step 6) with proven error
 // |v − exact| ≤ B is kept when RN_T(lo) and RN_T(hi) are the same value of the data type T, where
 // lo = RN(v − E) and hi = RN(v + E) are computed in v's format: RN is monotonic, so every value in
@@ -130,11 +130,28 @@
 //  binary64 (step 4: B = D·ρS, D ≤ 9.44ε, plus ε·ρS for A held in binary64 and 2^-11ε for step 1's
 //    angle [11.45ε·ρS], |v| ≤ ρS(1 + D)): K = 13ε·S, F = 2^-1070 (kDecideBinary64);
 //  binary32 (step 6: B = 3.0001·u32·ρS + 2^-149·ρ + 3μ32 [3.0002·u32·ρS in the normal range; F
-//    covers the μ32 terms], |v| ≤ ρS(1 + 2^-21)): K = 4.1·u32·S, F = 2^-146 (kDecideBinary32);
+//    covers the μ32 terms], |v| ≤ ρS(1 + 2^-21)): K = 4.1·u32·S, F = 2^-146 (kDecideBinary32) —
+//    the normwise form, which the kernels no longer use: they take the per-output form below;
 //  K·S is rounded upward once per plan (plan.cpp), which only widens E;
 //  binary64 with the binary64 table of the binary32 path (16-bit data's second path below: a
 //    direct table, or one by angle addition, ≤ 282.1ε·|A| from A·e^{iφ}, TABLE BY ANGLE ADDITION):
 //    B ≤ (282.1 + 2.01 + 1 + 2^-11)ε·ρS [286ε·ρS]; K = 300ε·S (kDecideTableByRotation), F as above;
+//  binary32, PER OUTPUT (kernel-inl.h decide32; HAND-DERIVED, not yet machine-checked): step 6
+//    before Cauchy–Schwarz, with P = |x||c|, Q = |y||s| (c, s the binary32 entries), N = |x| + |y|,
+//    τ ≤ 5.2501ε·|A| the binary64 entry's error (steps 1–3′), |c − A cos α| ≤ u32(1 + 2u32)|c| +
+//    (1 + 3u32)τ + 2μ32 (in terms of the computed c), and the roundings of RN32(y·s) (u32·Q) and of
+//    a32 (u32|a32|, |a32| ≤ (P + Q)(1 + 2.0001u32)):
+//        B_a ≤ 3.0001·u32·(P + Q) + 5.27ε·S·N + 2μ32·(1 + N)      (b: P, Q with c and s swapped).
+//    The test needs E(1 − u32) ≥ B_a + u32|a32| + μ32, i.e. ≤ 4.0002·u32·(P + Q) + 5.28ε·S·N +
+//    3μ32 + 2μ32·N. The kernels form E_a = RN32(fma(|x|, wc, RN32(fma(|y|, ws, F)))), sums of
+//    non-negative terms, so E_a ≥ (1 − u32)²(|x|·wc + |y|·ws + F) − 2μ32, with the token's weights
+//    wc = RN32↑(RN(RN(K·|c|) + K_τ)) ≥ (1 − 2^-52)(K·|c| + K_τ) (kernel-inl.h weight32), K = 4.1·u32
+//    (kDecideBinary32, no S: relative to the entry), K_τ = 2^-50·S rounded up (kDecideTable32):
+//        E_a(1 − u32) ≥ (1 − 3u32)(1 − 2^-52)(4.1·u32·(P + Q) + 8ε·S·N) + (1 − 3u32)F − 3μ32,
+//    and term by term 4.1(1 − 3u32 − 2^-52) ≥ 4.0002, 8ε(1 − 2^-23) ≥ 5.28ε + 2^-149, F = 2^-146 =
+//    16μ32 ≥ 6μ32/(1 − 3u32). So E_a covers B_a where the output is small against N (the normwise E
+//    sent such outputs to the second path: 1.1·10^-2 of f16 outputs against 4.2·10^-3 here,
+//    bench/README.md "kernel_bench"); the store takes RN_T(RN32(v − E)), the test's own rounding.
 //  16-bit T from binary64 (bf16 with |A| > 1, cache mode, the second path below) is rounded once:
 //    RN_T(RO32(w)) = RN_T(w), binary32 by round-to-odd first (convert-inl.h round_to_odd32; RO is
 //    monotonic, so the test's argument holds for RN_T∘RO32).
@@ -192,6 +209,7 @@ inline constexpr double kDecideBinary64 = 13.0 * 0x1p-53;
 inline constexpr double kDecideFloorBinary64 = 0x1p-1070;
 inline constexpr double kDecideTableByRotation = 300.0 * 0x1p-53;
 inline constexpr double kDecideBinary32 = 4.1 * 0x1p-24;
+inline constexpr double kDecideTable32 = 0x1p-50;  // per output: E = |x|·wc + |y|·ws + F (decide32)
 inline constexpr float kDecideFloorBinary32 = 0x1p-146f;
 // Largest |position| for which the bounds above are derived.
 inline constexpr long long kMaxBoundPosition = 1LL << 40;

@@ -215,6 +215,15 @@ void exact_pair(const PlanView& plan, const std::int64_t* position_row, int j, d
 
 std::uint64_t second_path_outputs() { return second_outputs.load(std::memory_order_relaxed); }
 std::uint64_t exact_path_outputs() { return exact_outputs.load(std::memory_order_relaxed); }
-void count_second_path(std::uint64_t outputs) { second_outputs.fetch_add(outputs, std::memory_order_relaxed); }
+// Counted per thread and added to the shared counter once per call (flush_path_counts): a locked
+// addition per failing vector would also drain the pending non-temporal stores.
+thread_local std::uint64_t pending_second_outputs = 0;
+void count_second_path(std::uint64_t outputs) { pending_second_outputs += outputs; }
+void flush_path_counts() {
+  if (pending_second_outputs != 0) {
+    second_outputs.fetch_add(pending_second_outputs, std::memory_order_relaxed);
+    pending_second_outputs = 0;
+  }
+}
 
 }  // namespace ropecheck::kernels

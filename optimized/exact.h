@@ -24,6 +24,7 @@ void exact_pair(const PlanView& plan, const std::int64_t* position_row, int j, d
 // (kernel-inl.h settle_pairs) and by exact_pair. For kernel_bench's slow-path share.
 std::uint64_t second_path_outputs();
 std::uint64_t exact_path_outputs();
-void count_second_path(std::uint64_t outputs);
+void count_second_path(std::uint64_t outputs);  // on this thread; shared by flush_path_counts
+void flush_path_counts();                        // at the end of a kernel's part of a call
 
 }  // namespace ropecheck::kernels

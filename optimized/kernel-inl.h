@@ -124,25 +124,58 @@ constexpr bool is_16_bit(const void*) { return false; }
 constexpr bool is_16_bit(const F16*) { return true; }
 constexpr bool is_16_bit(const BF16*) { return true; }
 
-// THE ROUNDING TEST (error_bounds.h "ROUNDING TEST"): the outputs a, b of pairs (x, y) are kept when
-// a ± E and b ± E round to the same values of T, E = K·(|x| + |y|) + F ≥ their proven error plus
-// the rounding of a ± E. undecided64: binary64 lanes (step 4's w; 16-bit T rounded once, through
-// binary32 by round-to-odd); undecided32: the binary32 rotation of 16-bit data (step 6's a32). Both
-// return the lanes that fail (bit i: lane i), 0 when every output is decided.
+// THE ROUNDING TEST (error_bounds.h "ROUNDING TEST"): an output v is kept when v − E and v + E round
+// to the same value of T, E ≥ its proven error plus the rounding of v ± E. undecided64: binary64
+// lanes (step 4's w; 16-bit T rounded once, through binary32 by round-to-odd), E = K·(|x| + |y|) + F
+// for both outputs of a pair. Returns the lanes that fail (bit i: lane i), 0 when every output is
+// decided.
 template <class O, class T>
-inline int undecided64(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b,
+[[gnu::always_inline]] inline int undecided64(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b,
                        double k) {
   using V = typename O::V;
   const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(k), O::set(plan.decide_floor64));
   const T* t = nullptr;
   return O::undecided(t, O::sub(a, e), O::add(a, e)) | O::undecided(t, O::sub(b, e), O::add(b, e));
 }
+// decide32: the binary32 rotation of 16-bit data (step 6's a32, b32), per output
+//     E_a = RN32(fma(|x|, wc, RN32(fma(|y|, ws, F)))),  E_b the same with wc and ws swapped,
+// with the token's weights wc = RN32↑(K·|c| + K_τ·S), ws likewise (token_weights): E_a bounds
+// step 6's componentwise error, ≤ 3.0001·u32·(|x||c| + |y||s|) + the table's τ·(|x| + |y|), plus
+// the rounding of a ± E_a, so an output is kept where it is small as well as where it is large.
+// a and b become a − E_a and b − E_b, which round to the correctly rounded values of T where the
+// test passes (the store's rounding is the test's), and the failing lanes are returned.
+// Always inlined: it is most of a vector's work, and a call per vector spills every operand.
 template <class O, class T>
-inline int undecided32(const PlanView& plan, typename O::V x, typename O::V y, typename O::V a, typename O::V b) {
+[[gnu::always_inline]] inline int decide32(const PlanView& plan, typename O::V x, typename O::V y, typename O::V wc, typename O::V ws,
+                    typename O::V& a, typename O::V& b) {
   using V = typename O::V;
-  const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(plan.decide_k32), O::set(plan.decide_floor32));
+  const V ax = O::abs(x);
+  const V ay = O::abs(y);
+  const V floor = O::set(plan.decide_floor32);
+  const V ea = O::fmadd(ax, wc, O::fmadd(ay, ws, floor));
+  const V eb = O::fmadd(ax, ws, O::fmadd(ay, wc, floor));
   const T* t = nullptr;
-  return O::undecided(t, O::sub(a, e), O::add(a, e)) | O::undecided(t, O::sub(b, e), O::add(b, e));
+  const V lo_a = O::sub(a, ea);
+  const V lo_b = O::sub(b, eb);
+  const int failed = O::undecided(t, lo_a, O::add(a, ea)) | O::undecided(t, lo_b, O::add(b, eb));
+  a = lo_a;
+  b = lo_b;
+  return failed;
+}
+
+// The rounding test's weights of a token's binary32 table (decide32): w = K·|c| + K_τ·S in binary64,
+// rounded up to binary32 (error_bounds.h "ROUNDING TEST"). Elementwise, so any order of the table
+// (split_tables) carries over.
+inline float weight32(const PlanView& plan, float c) {
+  const double w = plan.decide_k32 * static_cast<double>(c < 0.0f ? -c : c) + plan.decide_table32;
+  const float f = static_cast<float>(w);
+  return static_cast<double>(f) < w ? bits_to_float(float_to_bits(f) + 1u) : f;
+}
+inline void token_weights(const PlanView& plan, const Workspace& work) {
+  for (int j = 0; j < plan.pairs; ++j) {
+    work.weight_cos32[j] = weight32(plan, work.cos32[j]);
+    work.weight_sin32[j] = weight32(plan, work.sin32[j]);
+  }
 }
 
 // What the slow paths of one token need: the plan, the token's positions, its binary64 table (pair
@@ -155,14 +188,18 @@ struct Settle {
 };
 
 // The pairs of a vector whose outputs failed the rounding test (bit `index` of `failed`), redone one
-// by one over their stored vector results; the inputs come from the caller's copy xs/ys, in pair
-// order (index k for pair j0 + k), or, with `half` > 0, as the blocks' even pairs then odd pairs
-// (index (k mod 2)·half + k/2). 16-bit data first by the binary64 rotation with the token's binary64
-// table (direct or by angle addition: its own bound, PlanView::decide_k64_table); then, like f32
-// data, exact_pair. Out of line.
-template <class T, LayoutCode kLayout, bool kBinary32, class X>
-[[gnu::noinline]] void settle_pairs(const Settle& st, T* out, std::int64_t pairs, std::int64_t j0,
-                                               int count, int failed, const X* xs, const X* ys, int half = 0) {
+// by one before the vector is stored: the inputs come from the caller's copy xs/ys and the results
+// go into its copy as/bs of the vector's results (lane values, which the vector store rounds to T
+// as ScalarOps::store does: binary64 lanes hold a itself, binary32 lanes RO32(a), convert-inl.h
+// round_to_odd32), in pair order (index k for pair j0 + k), or, with `half` > 0, as the blocks' even
+// pairs then odd pairs (index (k mod 2)·half + k/2). So every output is written once, by the
+// vector's (possibly non-temporal) store: a scalar store after a non-temporal one to the same line
+// would wait for the line to come back from memory. 16-bit data first by the binary64 rotation with
+// the token's binary64 table (direct or by angle addition: its own bound,
+// PlanView::decide_k64_table); then, like f32 data, exact_pair. Out of line.
+template <class T, bool kBinary32, class X>
+[[gnu::noinline]] void settle_pairs(const Settle& st, std::int64_t j0, int count, int failed, const X* xs,
+                                    const X* ys, X* as, X* bs, int half = 0) {
   const PlanView& plan = *st.plan;
   int second = 0;
   for (int k = 0; k < count; ++k) {
@@ -171,52 +208,73 @@ template <class T, LayoutCode kLayout, bool kBinary32, class X>
     const std::int64_t j = j0 + k;
     const double x = static_cast<double>(xs[index]);
     const double y = static_cast<double>(ys[index]);
-    T* a_out = kLayout == LayoutCode::half ? out + j : out + 2 * j;
-    T* b_out = kLayout == LayoutCode::half ? out + pairs + j : out + 2 * j + 1;
     double a;
     double b;
+    bool done = false;
     if constexpr (kBinary32) {
       rotate<ScalarOps>(x, y, st.cos_j[j], st.sin_j[j], a, b);
       second += 2;
-      if (undecided64<ScalarOps, T>(plan, x, y, a, b, plan.decide_k64_table) == 0) {
-        ScalarOps::store(a_out, a);
-        ScalarOps::store(b_out, b);
-        continue;
-      }
+      done = undecided64<ScalarOps, T>(plan, x, y, a, b, plan.decide_k64_table) == 0;
     }
-    exact_pair(plan, st.position_row, static_cast<int>(j), x, y, a, b);
-    ScalarOps::store(a_out, a);
-    ScalarOps::store(b_out, b);
+    if (!done) exact_pair(plan, st.position_row, static_cast<int>(j), x, y, a, b);
+    if constexpr (kBinary32) {
+      as[index] = round_to_odd32(a);
+      bs[index] = round_to_odd32(b);
+    } else {
+      as[index] = a;
+      bs[index] = b;
+    }
   }
   if (second > 0) count_second_path(static_cast<std::uint64_t>(second));
 }
 
-// The test of one vector of pairs (lanes of O) starting at pair j, after its results are stored;
-// the slow paths for the lanes that fail. kCheck false (f64 data, cache mode): nothing.
-template <class O, class T, LayoutCode kLayout, bool kCheck>
-inline void settle64(const Settle& st, T* out, std::int64_t pairs, std::int64_t j, typename O::V x,
-                     typename O::V y, typename O::V a, typename O::V b) {
+// The rounding test of one vector of pairs (lanes of O, binary64) starting at pair j, before its
+// results are stored: a and b become a − E and b − E (undecided64's E), which round to the correctly
+// rounded values where the test passes; the failing lanes are redone (settle_pairs). kCheck false
+// (f64 data, cache mode): nothing.
+template <class O, class T, bool kCheck>
+[[gnu::always_inline]] inline void settle64(const Settle& st, std::int64_t j, typename O::V x, typename O::V y,
+                                            typename O::V& a, typename O::V& b) {
   if constexpr (kCheck) {
-    const int failed = undecided64<O, T>(*st.plan, x, y, a, b, st.plan->decide_k64);
+    using V = typename O::V;
+    const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), O::set(st.plan->decide_k64), O::set(st.plan->decide_floor64));
+    const T* t = nullptr;
+    const V lo_a = O::sub(a, e);
+    const V lo_b = O::sub(b, e);
+    const int failed = O::undecided(t, lo_a, O::add(a, e)) | O::undecided(t, lo_b, O::add(b, e));
+    a = lo_a;
+    b = lo_b;
     if (__builtin_expect(failed != 0, 0)) {
       double xs[O::lanes];
       double ys[O::lanes];
+      double as[O::lanes];
+      double bs[O::lanes];
       O::store(xs, x);
       O::store(ys, y);
-      settle_pairs<T, kLayout, false>(st, out, pairs, j, O::lanes, failed, xs, ys);
+      O::store(as, a);
+      O::store(bs, b);
+      settle_pairs<T, false>(st, j, O::lanes, failed, xs, ys, as, bs);
+      a = O::load(as);
+      b = O::load(bs);
     }
   }
 }
-template <class O, class T, LayoutCode kLayout>
-inline void settle32(const Settle& st, T* out, std::int64_t pairs, std::int64_t j, typename O::V x,
-                     typename O::V y, typename O::V a, typename O::V b) {
-  const int failed = undecided32<O, T>(*st.plan, x, y, a, b);
+// The same for the binary32 rotation of 16-bit data, after decide32 (its failing lanes `failed`).
+template <class O, class T>
+inline void settle32(const Settle& st, std::int64_t j, int failed, typename O::V x, typename O::V y, typename O::V& a,
+                     typename O::V& b) {
   if (__builtin_expect(failed != 0, 0)) {
     float xs[O::lanes];
     float ys[O::lanes];
+    float as[O::lanes];
+    float bs[O::lanes];
     O::store(xs, x);
     O::store(ys, y);
-    settle_pairs<T, kLayout, true>(st, out, pairs, j, O::lanes, failed, xs, ys);
+    O::store(as, a);
+    O::store(bs, b);
+    settle_pairs<T, true>(st, j, O::lanes, failed, xs, ys, as, bs);
+    a = O::load(as);
+    b = O::load(bs);
   }
 }
 
@@ -241,21 +299,10 @@ inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, co
     V b1;
     rotate<O>(x0, y0, O::load(cos_j + j), O::load(sin_j + j), a0, b0);
     rotate<O>(x1, y1, O::load(cos_j + j + O::lanes), O::load(sin_j + j + O::lanes), a1, b1);
+    settle64<O, T, kCheck>(st, j, x0, y0, a0, b0);
+    settle64<O, T, kCheck>(st, j + O::lanes, x1, y1, a1, b1);
     O::store8(out + j, a0, a1);
     O::store8(out + pairs + j, b0, b1);
-    if constexpr (kCheck) {
-      const int failed = undecided64<O, T>(*st.plan, x0, y0, a0, b0, st.plan->decide_k64) |
-                         (undecided64<O, T>(*st.plan, x1, y1, a1, b1, st.plan->decide_k64) << O::lanes);
-      if (__builtin_expect(failed != 0, 0)) {
-        double xs[2 * O::lanes];
-        double ys[2 * O::lanes];
-        O::store(xs, x0);
-        O::store(xs + O::lanes, x1);
-        O::store(ys, y0);
-        O::store(ys + O::lanes, y1);
-        settle_pairs<T, LayoutCode::half, false>(st, out, pairs, j, 2 * O::lanes, failed, xs, ys);
-      }
-    }
   }
   return j;
 }
@@ -281,9 +328,9 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
+      settle64<Ops, T, kCheck>(st, j, x, y, a, b);
       put<Ops, kStream>(out + j, a);
       put<Ops, kStream>(out + pairs + j, b);
-      settle64<Ops, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV a;
@@ -291,9 +338,9 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       const SV x = ScalarOps::load(in + j);
       const SV y = ScalarOps::load(in + pairs + j);
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
+      settle64<ScalarOps, T, kCheck>(st, j, x, y, a, b);
       ScalarOps::store(out + j, a);
       ScalarOps::store(out + pairs + j, b);
-      settle64<ScalarOps, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
   } else {  // pair j = dims (2j, 2j + 1)
     for (; j + Ops::lanes <= pairs; j += Ops::lanes) {
@@ -303,8 +350,8 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
+      settle64<Ops, T, kCheck>(st, j, x, y, a, b);
       put_pairs<Ops, kStream>(out + 2 * j, a, b);
-      settle64<Ops, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV x;
@@ -313,8 +360,8 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       SV a;
       SV b;
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
+      settle64<ScalarOps, T, kCheck>(st, j, x, y, a, b);
       ScalarOps::store_pairs(out + 2 * j, a, b);
-      settle64<ScalarOps, T, kLayout, kCheck>(st, out, pairs, j, x, y, a, b);
     }
   }
   if (out != in && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
@@ -329,7 +376,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
 // operations as the one-vector loop.
 template <class O, bool kStream, class T>
 inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
-                         const float* sin32) {
+                         const float* sin32, const float* wcos32, const float* wsin32) {
   using V = typename O::V;
   const T* x_in = in + j;
   const T* y_in = in + pairs + j;
@@ -351,26 +398,38 @@ inline void rotate_block(const Settle& st, const T* in, T* out, std::int64_t pai
   V b1;
   rotate<O>(x0, y0, c0, s0, a0, b0);
   rotate<O>(x1, y1, c1, s1, a1, b1);
-  put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
-  put_pairs<O, kStream>(y_out, b0, b1);
-  const int failed =
-      undecided32<O, T>(*st.plan, x0, y0, a0, b0) | (undecided32<O, T>(*st.plan, x1, y1, a1, b1) << O::lanes);
+  const int failed = decide32<O, T>(*st.plan, x0, y0, O::load(wcos32), O::load(wsin32), a0, b0) |
+                     (decide32<O, T>(*st.plan, x1, y1, O::load(wcos32 + O::lanes), O::load(wsin32 + O::lanes), a1, b1)
+                      << O::lanes);
   if (__builtin_expect(failed != 0, 0)) {
     float xs[2 * O::lanes];
     float ys[2 * O::lanes];
+    float as[2 * O::lanes];
+    float bs[2 * O::lanes];
     O::store(xs, x0);
     O::store(xs + O::lanes, x1);
     O::store(ys, y0);
     O::store(ys + O::lanes, y1);
-    settle_pairs<T, LayoutCode::half, true>(st, out, pairs, j, 2 * O::lanes, failed, xs, ys, O::lanes);
+    O::store(as, a0);
+    O::store(as + O::lanes, a1);
+    O::store(bs, b0);
+    O::store(bs + O::lanes, b1);
+    settle_pairs<T, true>(st, j, 2 * O::lanes, failed, xs, ys, as, bs, O::lanes);
+    a0 = O::load(as);
+    a1 = O::load(as + O::lanes);
+    b0 = O::load(bs);
+    b1 = O::load(bs + O::lanes);
   }
+  put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
+  put_pairs<O, kStream>(y_out, b0, b1);
 }
 // Pairs [0, B·⌊pairs/B⌋) of one head by blocks; returns the first pair not done.
 template <class O, bool kStream, class T>
-inline int rotate_blocks(const Settle& st, const T* in, T* out, int pairs, const float* cos32, const float* sin32) {
+inline int rotate_blocks(const Settle& st, const T* in, T* out, int pairs, const float* cos32, const float* sin32,
+                         const float* wcos32, const float* wsin32) {
   int j = 0;
   for (; j + O::block_pairs <= pairs; j += O::block_pairs) {
-    rotate_block<O, kStream>(st, in, out, pairs, j, cos32 + j, sin32 + j);
+    rotate_block<O, kStream>(st, in, out, pairs, j, cos32 + j, sin32 + j, wcos32 + j, wsin32 + j);
   }
   return j;
 }
@@ -382,11 +441,11 @@ inline int rotate_blocks(const Settle& st, const T* in, T* out, int pairs, const
 // loops.
 template <class O, LayoutCode kLayout, bool kStream, class T>
 inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pairs, std::int64_t j, const float* cos32,
-                        const float* sin32) {
+                        const float* sin32, const float* wcos32, const float* wsin32) {
   using V = typename O::V;
   if constexpr (kLayout == LayoutCode::half) {
     if constexpr (O::even_odd_blocks(static_cast<const T*>(nullptr))) {
-      rotate_block<O, kStream>(st, in, out, pairs, j, cos32, sin32);
+      rotate_block<O, kStream>(st, in, out, pairs, j, cos32, sin32, wcos32, wsin32);
     } else {
       for (int u = 0; u < 2 * O::lanes; u += O::lanes) {
         V a;
@@ -394,9 +453,10 @@ inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pair
         const V x = O::load(in + j + u);
         const V y = O::load(in + pairs + j + u);
         rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
+        const int failed = decide32<O, T>(*st.plan, x, y, O::load(wcos32 + u), O::load(wsin32 + u), a, b);
+        settle32<O, T>(st, j + u, failed, x, y, a, b);
         put<O, kStream>(out + j + u, a);
         put<O, kStream>(out + pairs + j + u, b);
-        settle32<O, T, kLayout>(st, out, pairs, j + u, x, y, a, b);
       }
     }
   } else {
@@ -407,8 +467,9 @@ inline void rotate_unit(const Settle& st, const T* in, T* out, std::int64_t pair
       V a;
       V b;
       rotate<O>(x, y, O::load(cos32 + u), O::load(sin32 + u), a, b);
+      const int failed = decide32<O, T>(*st.plan, x, y, O::load(wcos32 + u), O::load(wsin32 + u), a, b);
+      settle32<O, T>(st, j + u, failed, x, y, a, b);
       put_pairs<O, kStream>(out + 2 * (j + u), a, b);
-      settle32<O, T, kLayout>(st, out, pairs, j + u, x, y, a, b);
     }
   }
 }
@@ -427,7 +488,8 @@ inline void split_tables(int pairs, float* cos32, float* sin32) {
 // pairs at a time, then a scalar tail (ScalarOps32: the same IEEE binary32 operations per lane).
 // c, s are the token's table rounded to binary32 once (error_bounds.h "16-bit data").
 template <class T, LayoutCode kLayout, bool kStream>
-inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const float* cos32, const float* sin32) {
+inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const float* cos32, const float* sin32,
+                                  const float* wcos32, const float* wsin32) {
   const PlanView& plan = *st.plan;
   using V = typename Ops32::V;
   using SV = typename ScalarOps32::V;
@@ -435,7 +497,7 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
     if constexpr (Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {  // bfloat16: two vectors at once
-      j = rotate_blocks<Ops32, kStream>(st, in, out, pairs, cos32, sin32);
+      j = rotate_blocks<Ops32, kStream>(st, in, out, pairs, cos32, sin32, wcos32, wsin32);
     }
     for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
       V a;
@@ -443,9 +505,10 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       const V x = Ops32::load(in + j);
       const V y = Ops32::load(in + pairs + j);
       rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
+      const int failed = decide32<Ops32, T>(plan, x, y, Ops32::load(wcos32 + j), Ops32::load(wsin32 + j), a, b);
+      settle32<Ops32, T>(st, j, failed, x, y, a, b);
       put<Ops32, kStream>(out + j, a);
       put<Ops32, kStream>(out + pairs + j, b);
-      settle32<Ops32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV a;
@@ -453,9 +516,10 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       const SV x = ScalarOps32::load(in + j);
       const SV y = ScalarOps32::load(in + pairs + j);
       rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
+      const int failed = decide32<ScalarOps32, T>(plan, x, y, wcos32[j], wsin32[j], a, b);
+      settle32<ScalarOps32, T>(st, j, failed, x, y, a, b);
       ScalarOps32::store(out + j, a);
       ScalarOps32::store(out + pairs + j, b);
-      settle32<ScalarOps32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
   } else {  // pair j = dims (2j, 2j + 1)
     for (; j + Ops32::lanes <= pairs; j += Ops32::lanes) {
@@ -465,8 +529,9 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       V a;
       V b;
       rotate<Ops32>(x, y, Ops32::load(cos32 + j), Ops32::load(sin32 + j), a, b);
+      const int failed = decide32<Ops32, T>(plan, x, y, Ops32::load(wcos32 + j), Ops32::load(wsin32 + j), a, b);
+      settle32<Ops32, T>(st, j, failed, x, y, a, b);
       put_pairs<Ops32, kStream>(out + 2 * j, a, b);
-      settle32<Ops32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
     for (; j < pairs; ++j) {
       SV x;
@@ -475,8 +540,9 @@ inline void rotate_pairs_binary32(const Settle& st, const T* in, T* out, const f
       SV a;
       SV b;
       rotate<ScalarOps32>(x, y, cos32[j], sin32[j], a, b);
+      const int failed = decide32<ScalarOps32, T>(plan, x, y, wcos32[j], wsin32[j], a, b);
+      settle32<ScalarOps32, T>(st, j, failed, x, y, a, b);
       ScalarOps32::store_pairs(out + 2 * j, a, b);
-      settle32<ScalarOps32, T, kLayout>(st, out, pairs, j, x, y, a, b);
     }
   }
 }
@@ -512,7 +578,7 @@ inline void prefetch_next_token(const TensorView& tensor, const T* head_in, int 
 // prefetched before it (prefetch_next_token).
 template <class T, LayoutCode kLayout, bool kStream>
 void rotate_heads_binary32(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
-                           const float* cos32, const float* sin32) {
+                           const float* cos32, const float* sin32, const float* wcos32, const float* wsin32) {
   const PlanView& plan = *st.plan;
   const T* in = static_cast<const T*>(tensor.input) + token * tensor.input_token_stride;
   T* out = static_cast<T*>(tensor.output) + token * tensor.output_token_stride;
@@ -538,7 +604,8 @@ void rotate_heads_binary32(const Settle& st, const TensorView& tensor, std::int6
         for (std::int64_t j = 0; j < pairs; j += kUnit) {
           const char* next = reinterpret_cast<const char*>(head_in + next_token + 2 * j);
           for (int l = 0; l < kLines; ++l) prefetch_line(next + 64 * l);
-          rotate_unit<Ops32, kLayout, kStream>(st, head_in, head_out, pairs, j, cos32 + j, sin32 + j);
+          rotate_unit<Ops32, kLayout, kStream>(st, head_in, head_out, pairs, j, cos32 + j, sin32 + j, wcos32 + j,
+                                               wsin32 + j);
         }
       }
       rotated = true;
@@ -547,7 +614,8 @@ void rotate_heads_binary32(const Settle& st, const TensorView& tensor, std::int6
   for (std::int64_t h = 0; h < tensor.heads && !rotated; ++h) {
     const T* head_in = in + h * tensor.input_head_stride;
     if (prefetch_next) prefetch_next_token(tensor, head_in, plan.head_dim);
-    rotate_pairs_binary32<T, kLayout, kStream>(st, head_in, out + h * tensor.output_head_stride, cos32, sin32);
+    rotate_pairs_binary32<T, kLayout, kStream>(st, head_in, out + h * tensor.output_head_stride, cos32, sin32, wcos32,
+                                               wsin32);
   }
   if (in != out && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
     for (std::int64_t h = 0; h < tensor.heads; ++h) {
@@ -652,11 +720,14 @@ void process_binary32(const CallView& call, std::int64_t token_begin, std::int64
     if constexpr (kLayout == LayoutCode::half && Ops32::even_odd_blocks(static_cast<const T*>(nullptr))) {
       split_tables<Ops32>(call.plan.pairs, work.cos32, work.sin32);
     }
+    token_weights(call.plan, work);
     const bool prefetch_next = t + 1 < token_end;
     const Settle st{&call.plan, position_row, work.cos_j, work.sin_j};
-    rotate_heads_binary32<T, kLayout, kStream>(st, call.q, t, prefetch_next, work.cos32, work.sin32);
+    rotate_heads_binary32<T, kLayout, kStream>(st, call.q, t, prefetch_next, work.cos32, work.sin32, work.weight_cos32,
+                                               work.weight_sin32);
     if (call.k.heads > 0) {
-      rotate_heads_binary32<T, kLayout, kStream>(st, call.k, t, prefetch_next, work.cos32, work.sin32);
+      rotate_heads_binary32<T, kLayout, kStream>(st, call.k, t, prefetch_next, work.cos32, work.sin32,
+                                                 work.weight_cos32, work.weight_sin32);
     }
   }
 }
@@ -777,6 +848,7 @@ inline void process_tokens(const CallView& call, std::int64_t token_begin, std::
       case DtypeCode::bf16: process_typed<BF16, true>(call, token_begin, token_end, work); break;
     }
     Ops::fence();
+    flush_path_counts();
     return;
   }
   switch (call.plan.dtype) {
@@ -785,6 +857,7 @@ inline void process_tokens(const CallView& call, std::int64_t token_begin, std::
     case DtypeCode::f16: process_typed<F16, false>(call, token_begin, token_end, work); break;
     case DtypeCode::bf16: process_typed<BF16, false>(call, token_begin, token_end, work); break;
   }
+  flush_path_counts();
 }
 
 // cos/sin tables [rows, pairs] for positions first .. first+rows-1 (every component of a

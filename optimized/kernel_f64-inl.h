@@ -176,7 +176,7 @@ inline void f64_two_diff(typename M::V a, typename M::V b, typename M::V& s, typ
 
 // Steps 4–5 for lanes of O: the outputs' lo ends (the stored values) and the undecided lanes.
 template <class O>
-inline int f64_rotate(const PlanView& plan, typename O::V x, typename O::V y, typename O::V ch, typename O::V cl,
+[[gnu::always_inline]] inline int f64_rotate(const PlanView& plan, typename O::V x, typename O::V y, typename O::V ch, typename O::V cl,
                       typename O::V sh, typename O::V sl, typename O::V& a, typename O::V& b) {
   using V = typename O::V;
   // a = x·c − y·s = (p − q) + (pe + x·cl) − (qe + y·sl), p + pe = x·ch and q + qe = y·sh exactly
@@ -223,18 +223,24 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
     V b;
     const int failed = f64_rotate<O>(plan, x, y, O::load(work.cos_j + j), O::load(work.cos_lo + j),
                                      O::load(work.sin_j + j), O::load(work.sin_lo + j), a, b);
+    if (__builtin_expect(failed != 0, 0)) {  // redone before the store: each output written once
+      double xs[O::lanes];
+      double ys[O::lanes];
+      double as[O::lanes];
+      double bs[O::lanes];
+      O::store(xs, x);
+      O::store(ys, y);
+      O::store(as, a);
+      O::store(bs, b);
+      settle_pairs<double, false>(st, j, O::lanes, failed, xs, ys, as, bs);
+      a = O::load(as);
+      b = O::load(bs);
+    }
     if constexpr (kLayout == LayoutCode::half) {
       put<O, kStream>(out + j, a);
       put<O, kStream>(out + pairs + j, b);
     } else {
       put_pairs<O, kStream>(out + 2 * j, a, b);
-    }
-    if (__builtin_expect(failed != 0, 0)) {
-      double xs[O::lanes];
-      double ys[O::lanes];
-      O::store(xs, x);
-      O::store(ys, y);
-      settle_pairs<double, kLayout, false>(st, out, pairs, j, O::lanes, failed, xs, ys);
     }
   };
   int j = 0;

@@ -51,14 +51,17 @@ struct PlanView {
   // the rotation in binary32 (kernel-inl.h process_binary32, error_bounds.h "16-bit data");
   // otherwise, and in cache mode, the rotation is in binary64.
   bool rotate_binary32 = false;
-  // The rounding test (kernel-inl.h `decided`): an output v is kept when RN(v − E) and RN(v + E) are
-  // the same value of the dtype, E = decide_k·(|x| + |y|) + decide_floor ≥ v's proven error plus the
-  // rounding of v ± E (error_bounds.h "ROUNDING TEST"); binary64 rotations take the *64 constants,
-  // the binary32 rotation of 16-bit data the *32 ones. Otherwise exact_pair (optimized/exact.h).
+  // The rounding test (kernel-inl.h `undecided64`, `decide32`): an output v is kept when RN(v − E)
+  // and RN(v + E) are the same value of the dtype, E ≥ v's proven error plus the rounding of v ± E
+  // (error_bounds.h "ROUNDING TEST"). Binary64 rotations: E = decide_k64·(|x| + |y|) +
+  // decide_floor64. The binary32 rotation of 16-bit data, per output: E_a = |x|·wc + |y|·ws +
+  // decide_floor32 (E_b: wc and ws swapped), with the token's weights wc = RN32(decide_k32·|c| +
+  // decide_table32) (likewise ws; Workspace::weight_cos32). Otherwise exact_pair (optimized/exact.h).
   double decide_k64 = 0.0;
   double decide_k64_table = 0.0;  // the binary64 rotation of 16-bit data with a table by angle addition
   double decide_floor64 = 0.0;
-  float decide_k32 = 0.0f;
+  double decide_k32 = 0.0;
+  double decide_table32 = 0.0;
   float decide_floor32 = 0.0f;
   // Whether the outputs are correctly rounded (rounding test and slow path): on the fly, f32, f16
   // and bf16 data; f64 data keeps the faithful binary64 rotation (error_bounds.h, step 4).
@@ -126,6 +129,9 @@ struct Workspace {
   double* sin_j = nullptr;
   float* cos32 = nullptr;  // the same table rounded to binary32 (PlanView::rotate_binary32)
   float* sin32 = nullptr;
+  // the rounding test's weights of the binary32 table, in its order (PlanView::decide_k32)
+  float* weight_cos32 = nullptr;
+  float* weight_sin32 = nullptr;
   double* step_cos = nullptr;  // cos θ_j and sin θ_j (sin negated when inverse): one position's rotation
   double* step_sin = nullptr;
   RotationMemo* rotation = nullptr;

@@ -16,7 +16,7 @@ class WorkspaceStorage {
  public:
   explicit WorkspaceStorage(int pairs)
       : doubles_(8 * static_cast<std::size_t>(pairs) + 8),
-        floats_(2 * static_cast<std::size_t>(pairs) + 16),
+        floats_(4 * static_cast<std::size_t>(pairs) + 16),
         words_(2 * static_cast<std::size_t>(pairs) + 8) {
     const std::size_t n = static_cast<std::size_t>(pairs);
     view_.r_hi = doubles_.data();
@@ -29,6 +29,8 @@ class WorkspaceStorage {
     view_.sin_lo = doubles_.data() + 7 * n;
     view_.cos32 = floats_.data();
     view_.sin32 = floats_.data() + n;
+    view_.weight_cos32 = floats_.data() + 2 * n;
+    view_.weight_sin32 = floats_.data() + 3 * n;
     view_.words = words_.data();
     view_.phase_low = words_.data() + n;
     view_.memo = &memo_;
