@@ -25,11 +25,10 @@
 //     value. Otherwise — about 2E/ulp of the outputs, |x| + |y| ≥ 2^1020/S (overflow), non-finite
 //     inputs, exact zeros — exact_pair.
 
-// Step 2 for pair j (one lane, scalar integer code): the phase's nearest grid point g and the
+// Step 2 for pair j (one lane, scalar integer code; the phase from step 1): the phase's nearest grid point g and the
 // remainder as th + tl into work.r_hi / r_lo; the grid point's cos/sin (negated sin for the inverse
 // direction, which also negates t: the angle is −φ) into work.cos_j, cos_lo, sin_j, sin_lo.
-inline void f64_reduce(const PlanView& plan, std::int64_t position, int j, const Workspace& work) {
-  const Phase phase = phase_of(position, plan.step_hi[j], plan.step_lo[j]);
+inline void f64_reduce(const PlanView& plan, Phase phase, int j, const Workspace& work) {
   // + half a grid step (2^117 = 2^53 in the high word): g = the top 10 bits, R = the rest − 2^117
   const std::uint64_t biased = phase.high + (std::uint64_t{1} << 53);
   const std::uint64_t g = biased >> 54;
@@ -38,7 +37,9 @@ inline void f64_reduce(const PlanView& plan, std::int64_t position, int j, const
   const double two_pi_hi = 2.0 * plan.radians_per_unit_hi;
   const double two_pi_lo = 2.0 * plan.radians_per_unit_lo;
   const double high = static_cast<double>(r_high);       // exact: |r_high| ≤ 2^53
-  const double low = static_cast<double>(phase.low);     // R's low word, rounded: ≤ 2^10 units
+  // R's low word without its 11 low bits (< 2^11 units), converted exactly (a signed conversion: one
+  // instruction on every ISA, where an unsigned one branches on AVX2)
+  const double low = static_cast<double>(static_cast<std::int64_t>(phase.low >> 11)) * 0x1p11;
   double th = high * two_pi_hi;
   double tl = ::fma(high, two_pi_hi, -th) + ::fma(high, two_pi_lo, low * (two_pi_hi * 0x1p-64));
   const double* grid = plan.f64_grid + 4 * g;
@@ -158,9 +159,18 @@ inline void f64_cos_sin_lanes(const PlanView& plan, const Workspace& work, int j
 }
 
 // The double-double table of one token: step 2 pair by pair, step 3 Ops::lanes pairs at a time.
+// Step 1 by token_phases (one 128-bit addition per pair after a token at the previous position)
+// for a single-component position, else by phase_of.
 inline void f64_token_table(const PlanView& plan, const std::int64_t* position_row, const Workspace& work) {
   const int pairs = plan.pairs;
-  for (int j = 0; j < pairs; ++j) f64_reduce(plan, position_row[plan.component[j]], j, work);
+  if (plan.components == 1) {
+    token_phases(plan, position_row[0], work);
+    for (int j = 0; j < pairs; ++j) f64_reduce(plan, Phase{work.words[j], work.phase_low[j]}, j, work);
+  } else {
+    for (int j = 0; j < pairs; ++j) {
+      f64_reduce(plan, phase_of(position_row[plan.component[j]], plan.step_hi[j], plan.step_lo[j]), j, work);
+    }
+  }
   int j = 0;
   for (; j + Ops::lanes <= pairs; j += Ops::lanes) f64_cos_sin_lanes<Ops>(plan, work, j);
   for (; j < pairs; ++j) f64_cos_sin_lanes<ScalarOps>(plan, work, j);
@@ -268,7 +278,7 @@ inline void f64_rotate_heads(const Settle& st, const TensorView& tensor, std::in
 // head of q and k.
 template <LayoutCode kLayout, bool kStream>
 void process_f64(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
-  work.memo->valid = false;  // work.words are not the fast path's phases
+  work.memo->valid = false;  // work.words: the phases of token_phases from here on
   for (std::int64_t t = token_begin; t < token_end; ++t) {
     const std::int64_t* position_row = call.positions + t * call.plan.components;
     f64_token_table(call.plan, position_row, work);
