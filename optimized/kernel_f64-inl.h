@@ -185,9 +185,17 @@ inline void f64_two_diff(typename M::V a, typename M::V b, typename M::V& s, typ
 }
 
 // Steps 4–5 for lanes of O: the outputs' lo ends (the stored values) and the undecided lanes.
+// The test's constants: K (PlanView::decide_k_f64), F (decide_floor64), the |x| + |y| limit
+// (f64_sum_limit), passed as values so that the loops keep them in registers.
+struct F64Test {
+  double k;
+  double floor;
+  double limit;
+};
 template <class O>
-[[gnu::always_inline]] inline int f64_rotate(const PlanView& plan, typename O::V x, typename O::V y, typename O::V ch, typename O::V cl,
-                      typename O::V sh, typename O::V sl, typename O::V& a, typename O::V& b) {
+[[gnu::always_inline]] inline int f64_rotate(const F64Test& test, typename O::V x, typename O::V y, typename O::V ch,
+                                             typename O::V cl, typename O::V sh, typename O::V sl, typename O::V& a,
+                                             typename O::V& b) {
   using V = typename O::V;
   // a = x·c − y·s = (p − q) + (pe + x·cl) − (qe + y·sl), p + pe = x·ch and q + qe = y·sh exactly
   const V p = O::mul(x, ch);
@@ -204,11 +212,10 @@ template <class O>
   f64_two_sum<O>(r, w, b_hi, b_e);
   const V b_lo = O::add(O::add(O::fmadd(x, sl, O::fmsub(x, sh, r)), O::fmadd(y, cl, O::fmsub(y, ch, w))), b_e);
   const V sum = O::add(O::abs(x), O::abs(y));
-  const V e = O::fmadd(sum, O::set(plan.decide_k_f64), O::set(plan.decide_floor64));
+  const V e = O::fmadd(sum, O::set(test.k), O::set(test.floor));
   a = O::add(a_hi, O::sub(a_lo, e));
   b = O::add(b_hi, O::sub(b_lo, e));
-  return O::undecided_f64(a, O::add(a_hi, O::add(a_lo, e)), b, O::add(b_hi, O::add(b_lo, e)), sum,
-                          O::set(plan.f64_sum_limit));
+  return O::undecided_f64(a, O::add(a_hi, O::add(a_lo, e)), b, O::add(b_hi, O::add(b_lo, e)), sum, O::set(test.limit));
 }
 
 // One head of f64 data: Ops::lanes pairs at a time, then a scalar tail; the undecided pairs by
@@ -218,6 +225,12 @@ template <LayoutCode kLayout, bool kStream>
 inline void f64_rotate_head(const Settle& st, const double* in, double* out, const Workspace& work) {
   const PlanView& plan = *st.plan;
   const int pairs = plan.pairs;
+  // locals, not loads through plan and work in the loop: the vector stores may alias them
+  const F64Test test{plan.decide_k_f64, plan.decide_floor64, plan.f64_sum_limit};
+  const double* const cos_hi = work.cos_j;
+  const double* const cos_lo = work.cos_lo;
+  const double* const sin_hi = work.sin_j;
+  const double* const sin_lo = work.sin_lo;
   const auto body = [&](auto ops, int j) {
     using O = decltype(ops);
     using V = typename O::V;
@@ -231,8 +244,8 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
     }
     V a;
     V b;
-    const int failed = f64_rotate<O>(plan, x, y, O::load(work.cos_j + j), O::load(work.cos_lo + j),
-                                     O::load(work.sin_j + j), O::load(work.sin_lo + j), a, b);
+    const int failed =
+        f64_rotate<O>(test, x, y, O::load(cos_hi + j), O::load(cos_lo + j), O::load(sin_hi + j), O::load(sin_lo + j), a, b);
     if (__builtin_expect(failed != 0, 0)) {  // redone before the store: each output written once
       double xs[O::lanes];
       double ys[O::lanes];
