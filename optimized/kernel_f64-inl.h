@@ -36,7 +36,7 @@ inline void f64_reduce(const PlanView& plan, Phase phase, int j, const Workspace
   // 2π·2^-64 and 2π·2^-128 as double-doubles from the plan's 2π·2^-65 (power-of-two scalings: exact)
   const double two_pi_hi = 2.0 * plan.radians_per_unit_hi;
   const double two_pi_lo = 2.0 * plan.radians_per_unit_lo;
-  const double high = static_cast<double>(r_high);       // exact: |r_high| ≤ 2^53
+  const double high = static_cast<double>(r_high);  // exact: |r_high| ≤ 2^53
   // R's low word without its 11 low bits (< 2^11 units), converted exactly (a signed conversion: one
   // instruction on every ISA, where an unsigned one branches on AVX2)
   const double low = static_cast<double>(static_cast<std::int64_t>(phase.low >> 11)) * 0x1p11;
@@ -193,9 +193,8 @@ struct F64Test {
   double limit;
 };
 template <class O>
-[[gnu::always_inline]] inline int f64_rotate(const F64Test& test, typename O::V x, typename O::V y, typename O::V ch,
-                                             typename O::V cl, typename O::V sh, typename O::V sl, typename O::V& a,
-                                             typename O::V& b) {
+[[gnu::always_inline]] inline int f64_rotate(const F64Test& test, typename O::V x, typename O::V y, typename O::V ch, typename O::V cl,
+                                             typename O::V sh, typename O::V sl, typename O::V& a, typename O::V& b) {
   using V = typename O::V;
   // a = x·c − y·s = (p − q) + (pe + x·cl) − (qe + y·sl), p + pe = x·ch and q + qe = y·sh exactly
   const V p = O::mul(x, ch);
@@ -244,8 +243,7 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
     }
     V a;
     V b;
-    const int failed =
-        f64_rotate<O>(test, x, y, O::load(cos_hi + j), O::load(cos_lo + j), O::load(sin_hi + j), O::load(sin_lo + j), a, b);
+    const int failed = f64_rotate<O>(test, x, y, O::load(cos_hi + j), O::load(cos_lo + j), O::load(sin_hi + j), O::load(sin_lo + j), a, b);
     if (__builtin_expect(failed != 0, 0)) {  // redone before the store: each output written once
       double xs[O::lanes];
       double ys[O::lanes];
@@ -270,14 +268,12 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
   for (; j + Ops::lanes <= pairs; j += Ops::lanes) body(Ops{}, j);
   for (; j < pairs; ++j) body(ScalarOps{}, j);
   if (out != in && plan.rotary_dim < plan.head_dim) {  // pass-through dims: copied bit for bit
-    std::memcpy(out + plan.rotary_dim, in + plan.rotary_dim,
-                static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(double));
+    std::memcpy(out + plan.rotary_dim, in + plan.rotary_dim, static_cast<std::size_t>(plan.head_dim - plan.rotary_dim) * sizeof(double));
   }
 }
 
 template <LayoutCode kLayout, bool kStream>
-inline void f64_rotate_heads(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
-                             const Workspace& work) {
+inline void f64_rotate_heads(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next, const Workspace& work) {
   const double* in = static_cast<const double*>(tensor.input) + token * tensor.input_token_stride;
   double* out = static_cast<double*>(tensor.output) + token * tensor.output_token_stride;
   for (std::int64_t h = 0; h < tensor.heads; ++h) {

@@ -113,24 +113,23 @@ void expect_reference_bits(const Spec& spec, const std::vector<std::int64_t>& po
     const std::size_t row = i / static_cast<std::size_t>(spec.head_dim);
     const std::size_t begin = row * static_cast<std::size_t>(spec.head_dim);
     ASSERT_TRUE(same_value(output[i], expected[i]))
-        << implementation << ": element " << i << " = " << reference::to_hex(output[i]) << " instead of "
-        << reference::to_hex(expected[i]) << ", position " << positions[row / static_cast<std::size_t>(heads)]
-        << ", dim " << i - begin;
+        << implementation << ": element " << i << " = " << reference::to_hex(output[i]) << " instead of " << reference::to_hex(expected[i])
+        << ", position " << positions[row / static_cast<std::size_t>(heads)] << ", dim " << i - begin;
   }
 }
 
 TEST(F64Kernels, HardInputsGiveTheReferenceBits) {
   const double inf = std::numeric_limits<double>::infinity();
   const double max = std::numeric_limits<double>::max();
-  const std::vector<double> values = {0.0,    -0.0,      1.0,     -1.0,   0.1,     1.0 / 3.0, 0x1p-1074, -0x1p-1060,
-                                      0x1p-1022, 1e-300, 1e300,   -max,   max / 3, inf,       -inf,      std::nan("")};
+  const std::vector<double> values = {0.0,       -0.0,   1.0,   -1.0, 0.1,     1.0 / 3.0, 0x1p-1074, -0x1p-1060,
+                                      0x1p-1022, 1e-300, 1e300, -max, max / 3, inf,       -inf,      std::nan("")};
   const std::size_t n = values.size();
   for (const char* layout : {"half", "interleaved"}) {
     for (const char* scaling : {"scaling=none", "direction=inverse", "scaling=yarn,factor=8,original_max_position=4096",
                                 "scaling=yarn,factor=8,original_max_position=4096,attention_factor=1.5"}) {
       // every (x, y) of `values` is one pair of the head
-      const Spec spec = parse_spec(std::string("layout=") + layout + ",head_dim=" + std::to_string(2 * n * n) +
-                                   ",base=10000," + scaling + ",dtype=f64");
+      const Spec spec =
+          parse_spec(std::string("layout=") + layout + ",head_dim=" + std::to_string(2 * n * n) + ",base=10000," + scaling + ",dtype=f64");
       SCOPED_TRACE(to_string(spec));
       const std::vector<std::int64_t> positions = {0, 1, 2, 4097, 2147483646, 2147483647};
       std::vector<double> input;
