@@ -105,7 +105,9 @@ TEST_P(CudaDevicePointers, SameBitsAsHostPointersAndScalar) {
   std::vector<unsigned char> device(bytes);
   ASSERT_TRUE(cuda::copy_to_host(device.data(), device_output.pointer, bytes));
   // f64 data: the CPU kernels' double-double path has no CUDA counterpart (optimized/README.md)
-  if (spec.dtype != Dtype::f64) EXPECT_TRUE(host == scalar) << "cuda (host pointers) differs from the scalar kernel";
+  if (spec.dtype != Dtype::f64) {
+    EXPECT_TRUE(host == scalar) << "cuda (host pointers) differs from the scalar kernel";
+  }
   EXPECT_TRUE(device == host) << "cuda device pointers differ from cuda host pointers";
 }
 
