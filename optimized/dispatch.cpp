@@ -190,7 +190,8 @@ constexpr std::int64_t kStreamingThresholdBytes = std::int64_t{16} << 20;
 bool streaming_stores_pay(const CallView& view, std::int64_t tokens) {
   const PlanView& plan = view.plan;
   const bool binary32 = plan.rotate_binary32 && view.cos_cache == nullptr;
-  if (!(plan.dtype == DtypeCode::f32 || binary32)) return false;
+  const bool f64 = plan.dtype == DtypeCode::f64 && view.cos_cache == nullptr;  // kernel_f64-inl.h
+  if (!(plan.dtype == DtypeCode::f32 || binary32 || f64)) return false;
   const std::int64_t element = ropecheck_dtype_size(static_cast<std::int32_t>(plan.dtype));
   if (plan.layout == LayoutCode::half && plan.pairs * element % 64 != 0) return false;
   std::int64_t bytes = 0;

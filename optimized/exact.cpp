@@ -72,6 +72,12 @@ double round_to_dtype(double d, DtypeCode dtype) {
   return d;
 }
 
+// RN of v to the dtype, as a binary64 value: binary64 directly (round-to-odd to 53 bits first would
+// be a second rounding), the narrower formats through round_to_odd.
+double rounded(mpfr_srcptr v, DtypeCode dtype) {
+  return dtype == DtypeCode::f64 ? mpfr_get_d(v, MPFR_RNDN) : round_to_dtype(round_to_odd(v), dtype);
+}
+
 bool same_bits(double a, double b) {
   std::uint64_t x;
   std::uint64_t y;
@@ -105,15 +111,15 @@ bool attempt(const Spec& spec, int j, std::int64_t m, double x, double y, DtypeC
   for (int k = 0; k < 2; ++k) {
     const R& v = *values[k];
     if (last) {
-      results[k] = round_to_dtype(round_to_odd(v.backend().data()), dtype);
+      results[k] = rounded(v.backend().data(), dtype);
       continue;
     }
     R lo;
     R hi;
     mpfr_sub(lo.backend().data(), v.backend().data(), error.backend().data(), MPFR_RNDD);
     mpfr_add(hi.backend().data(), v.backend().data(), error.backend().data(), MPFR_RNDU);
-    const double rounded_lo = round_to_dtype(round_to_odd(lo.backend().data()), dtype);
-    const double rounded_hi = round_to_dtype(round_to_odd(hi.backend().data()), dtype);
+    const double rounded_lo = rounded(lo.backend().data(), dtype);
+    const double rounded_hi = rounded(hi.backend().data(), dtype);
     if (!same_bits(rounded_lo, rounded_hi)) return false;
     results[k] = rounded_lo;
   }

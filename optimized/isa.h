@@ -18,6 +18,9 @@ struct CpuKernel {
                        double* cos_rows, double* sin_rows);
   // Rounds n doubles to `dtype` exactly as the kernels' stores do.
   void (*round_doubles)(const double* values, std::int64_t n, DtypeCode dtype, void* out);
+  // f64 data's double-double table of one token into work.cos_j, cos_lo, sin_j, sin_lo
+  // (kernel_f64-inl.h f64_token_table), for tests.
+  void (*f64_table)(const PlanView& plan, const std::int64_t* position_row, const Workspace& work);
 };
 
 namespace scalar_isa {

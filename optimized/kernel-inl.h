@@ -840,6 +840,8 @@ inline void token_table(const CallView& call, const std::int64_t* position_row, 
   token_cos_sin<false>(call.plan, position_row, work);
 }
 
+#include "optimized/kernel_f64-inl.h"  // f64 data on the fly: process_f64
+
 // kCheck: the rounding test and slow paths (PlanView::correctly_rounded, not in cache mode).
 template <class T, bool kStream, bool kCheck>
 void process_rows(const CallView& call, std::int64_t token_begin, std::int64_t token_end, const Workspace& work) {
@@ -875,20 +877,28 @@ void process_typed(const CallView& call, std::int64_t token_begin, std::int64_t 
     }
     process_rows_checked<T, false>(call, token_begin, token_end, work);  // binary64 rotation: plain stores
   } else if constexpr (sizeof(T) == sizeof(double)) {
-    process_rows<T, kStream, false>(call, token_begin, token_end, work);  // f64: faithful (not tested)
+    if (call.plan.correctly_rounded && call.cos_cache == nullptr) {  // kernel_f64-inl.h
+      if (call.plan.layout == LayoutCode::half) {
+        process_f64<LayoutCode::half, kStream>(call, token_begin, token_end, work);
+      } else {
+        process_f64<LayoutCode::interleaved, kStream>(call, token_begin, token_end, work);
+      }
+      return;
+    }
+    process_rows<T, kStream, false>(call, token_begin, token_end, work);  // f64 cache mode
   } else {
     process_rows_checked<T, kStream>(call, token_begin, token_end, work);
   }
 }
 
 // Entry point of this ISA: tokens [token_begin, token_end) of a validated call.
-// With CallView::streaming_stores (set by the dispatcher for f32, f16 and bf16 data only), the
+// With CallView::streaming_stores (set by the dispatcher for on-the-fly data), the
 // non-temporal stores are ordered before the return by a store fence.
 inline void process_tokens(const CallView& call, std::int64_t token_begin, std::int64_t token_end,
                            const Workspace& work) {
   if (call.streaming_stores) {
     switch (call.plan.dtype) {
-      case DtypeCode::f64: process_typed<double, false>(call, token_begin, token_end, work); break;
+      case DtypeCode::f64: process_typed<double, true>(call, token_begin, token_end, work); break;
       case DtypeCode::f32: process_typed<float, true>(call, token_begin, token_end, work); break;
       case DtypeCode::f16: process_typed<F16, true>(call, token_begin, token_end, work); break;
       case DtypeCode::bf16: process_typed<BF16, true>(call, token_begin, token_end, work); break;

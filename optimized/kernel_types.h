@@ -67,6 +67,13 @@ struct PlanView {
   // and bf16 data; f64 data keeps the faithful binary64 rotation (error_bounds.h, step 4).
   bool correctly_rounded = false;
   const ExactPath* exact = nullptr;
+  // f64 data on the fly (kernel_f64-inl.h): the grid table (f64_table.h), A = attention +
+  // attention_lo (double-double), the rounding test's K·S (its E = decide_k_f64·(|x| + |y|) +
+  // decide_floor64), and the |x| + |y| below which no product or sum of the pair overflows.
+  const double* f64_grid = nullptr;
+  double attention_lo = 0.0;
+  double decide_k_f64 = 0.0;
+  double f64_sum_limit = 0.0;
 };
 
 // One [tokens, heads, head_dim] tensor (element strides; head dim contiguous).
@@ -128,6 +135,8 @@ struct Workspace {
   double* step_cos = nullptr;  // cos θ_j and sin θ_j (sin negated when inverse): one position's rotation
   double* step_sin = nullptr;
   RotationMemo* rotation = nullptr;
+  double* cos_lo = nullptr;  // f64 data (kernel_f64-inl.h): low parts of the double-double table
+  double* sin_lo = nullptr;
 };
 
 }  // namespace ropecheck::kernels

@@ -96,6 +96,14 @@ struct Avx2Ops {
     stream(p, _mm256_unpacklo_pd(xs, ys));
     stream(p + 4, _mm256_unpackhi_pd(xs, ys));
   }
+  // f64 results (kernel_f64-inl.h; p is 32-byte aligned)
+  static void stream(double* p, V v) { _mm256_stream_pd(p, v); }
+  static void stream_pairs(double* p, V x, V y) {
+    const V xs = _mm256_permute4x64_pd(x, 0xD8);
+    const V ys = _mm256_permute4x64_pd(y, 0xD8);
+    stream(p, _mm256_unpacklo_pd(xs, ys));
+    stream(p + 4, _mm256_unpackhi_pd(xs, ys));
+  }
   static void fence() { _mm_sfence(); }
 
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
@@ -106,6 +114,12 @@ struct Avx2Ops {
   static V set(double v) { return _mm256_set1_pd(v); }
   static V abs(V a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
   // As ScalarOps::undecided: a bit per lane.
+  // f64 data (kernel_f64-inl.h f64_rotate): the lanes where lo_a ≠ hi_a or lo_b ≠ hi_b (NaN included),
+  // or not sum < limit (a result could overflow; NaN included).
+  static int undecided_f64(V lo_a, V hi_a, V lo_b, V hi_b, V sum, V limit) {
+    return _mm256_movemask_pd(_mm256_or_pd(_mm256_or_pd(_mm256_cmp_pd(lo_a, hi_a, _CMP_NEQ_UQ), _mm256_cmp_pd(lo_b, hi_b, _CMP_NEQ_UQ)),
+                                           _mm256_cmp_pd(sum, limit, _CMP_NLT_UQ)));
+  }
   static int undecided(const float*, V lo, V hi) {
     const __m128 a = _mm256_cvtpd_ps(lo);
     const __m128 b = _mm256_cvtpd_ps(hi);

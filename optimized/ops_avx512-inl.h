@@ -59,6 +59,12 @@ struct Avx512Ops {
     stream(p, _mm512_permutex2var_pd(x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), y));
     stream(p + 8, _mm512_permutex2var_pd(x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), y));
   }
+  // f64 results (kernel_f64-inl.h; p is 64-byte aligned)
+  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
+  static void stream_pairs(double* p, V x, V y) {
+    stream(p, _mm512_permutex2var_pd(x, _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), y));
+    stream(p + 8, _mm512_permutex2var_pd(x, _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15), y));
+  }
   static void fence() { _mm_sfence(); }
 
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
@@ -68,6 +74,11 @@ struct Avx512Ops {
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V set(double v) { return _mm512_set1_pd(v); }
   static V abs(V a) { return _mm512_castsi512_pd(_mm512_and_si512(_mm512_castpd_si512(a), _mm512_set1_epi64(0x7FFFFFFFFFFFFFFFll))); }
+  // As Avx2Ops::undecided_f64.
+  static int undecided_f64(V lo_a, V hi_a, V lo_b, V hi_b, V sum, V limit) {
+    return _mm512_cmp_pd_mask(lo_a, hi_a, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(lo_b, hi_b, _CMP_NEQ_UQ) |
+           _mm512_cmp_pd_mask(sum, limit, _CMP_NLT_UQ);
+  }
   // As ScalarOps::undecided: a bit per lane.
   static int undecided(const float*, V lo, V hi) {
     const __m256 a = _mm512_cvtpd_ps(lo);

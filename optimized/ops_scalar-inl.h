@@ -50,6 +50,11 @@ struct ScalarOps {
 
   // The rounding test (kernel-inl.h `decided64`): the lanes (bit i: lane i) where lo and hi round to
   // different values of T by this Ops' stores, or lo is NaN (every NaN takes the slow path).
+  // f64 data (kernel_f64-inl.h f64_rotate): lo_a ≠ hi_a or lo_b ≠ hi_b (NaN included), or not
+  // sum < limit (a result could overflow; NaN included).
+  static int undecided_f64(V lo_a, V hi_a, V lo_b, V hi_b, V sum, V limit) {
+    return lo_a != hi_a || lo_b != hi_b || !(sum < limit) ? 1 : 0;
+  }
   static int undecided(const float*, V lo, V hi) {
     const float a = static_cast<float>(lo);
     const float b = static_cast<float>(hi);

@@ -11,6 +11,7 @@
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
 #include "optimized/error_bounds.h"
+#include "optimized/f64_table.h"
 #include "spec/schedule.h"
 
 namespace ropecheck::kernels {
@@ -49,6 +50,7 @@ Plan::Plan(const Spec& spec) : spec_(spec) {
   for (int j = 0; j < pairs; ++j) {
     const Wide theta = frequency<Wide>(spec, j);
     if (!(theta <= Wide(kMaxProvenFrequency))) frequencies_in_proven_range_ = false;
+    max_frequency_ = std::max(max_frequency_, theta.convert_to<double>());
     Wide turns = theta / two_pi;
     if (turns < 0) turns = turns + boost::multiprecision::ceil(-turns);  // frequencies are > 0; defensive
     to_fixed_point(turns, step_hi_[static_cast<std::size_t>(j)], step_lo_[static_cast<std::size_t>(j)]);
@@ -57,6 +59,7 @@ Plan::Plan(const Spec& spec) : spec_(spec) {
   const Wide attention = ropecheck::attention_factor<Wide>(spec);
   attention_ = attention.convert_to<double>();
   attention_is_one_ = attention == 1;
+  attention_lo_ = Wide(attention - Wide(attention_)).convert_to<double>();
   // 2π·2^-65 as hi + lo doubles: hi = RN(2π)·2^-65, lo = RN(2π − RN(2π))·2^-65.
   const double hi = two_pi.convert_to<double>();
   const double lo = Wide(two_pi - Wide(hi)).convert_to<double>();
@@ -98,7 +101,15 @@ PlanView Plan::view() const {
   v.decide_k32 = kDecideBinary32;
   v.decide_table32 = std::nextafter(kDecideTable32 * scale, up);
   v.decide_floor32 = kDecideFloorBinary32;
-  v.correctly_rounded = spec_.dtype != Dtype::f64;
+  v.correctly_rounded = true;
+  // f64 data (kernel_f64-inl.h): K ≥ (table + step 1's angle, |p| < 2^40 + rotation)·S, rounded up
+  v.f64_grid = spec_.dtype == Dtype::f64 ? f64_grid_table() : nullptr;
+  v.attention_lo = attention_lo_;
+  const double angle_error = 0x1p40 * (0x1p-126 + max_frequency_ * 0x1p-120 * (1.0 + 0x1p-50));
+  v.decide_k_f64 = std::nextafter((kF64TableError + angle_error + kF64RotationError) * scale * (1.0 + 0x1p-50), up);
+  // |x| + |y| < 2^1020/S: every product and sum of kernel_f64-inl.h f64_rotate (≤ 4·S·(|x| + |y|)) and
+  // the outputs stay below 2^1022 (finite, and the TwoProd and TwoSum errors exact or in E's floor)
+  v.f64_sum_limit = 0x1p1020 / scale;
   v.exact = exact_.get();
   return v;
 }

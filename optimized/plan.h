@@ -37,6 +37,8 @@ class Plan {
   std::vector<std::uint64_t> step_lo_;
   std::vector<std::int32_t> component_;
   double attention_ = 1.0;
+  double attention_lo_ = 0.0;       // A − attention_ (f64 data's double-double A)
+  double max_frequency_ = 0.0;      // the largest θ'_j (f64 data's rounding test)
   bool attention_is_one_ = true;
   bool frequencies_in_proven_range_ = true;
   double radians_per_unit_hi_ = 0.0;

@@ -15,7 +15,7 @@ namespace ropecheck::kernels {
 class WorkspaceStorage {
  public:
   explicit WorkspaceStorage(int pairs)
-      : doubles_(6 * static_cast<std::size_t>(pairs) + 8),
+      : doubles_(8 * static_cast<std::size_t>(pairs) + 8),
         floats_(4 * static_cast<std::size_t>(pairs) + 16),
         words_(2 * static_cast<std::size_t>(pairs) + 8) {
     const std::size_t n = static_cast<std::size_t>(pairs);
@@ -25,6 +25,8 @@ class WorkspaceStorage {
     view_.sin_j = doubles_.data() + 3 * n;
     view_.step_cos = doubles_.data() + 4 * n;
     view_.step_sin = doubles_.data() + 5 * n;
+    view_.cos_lo = doubles_.data() + 6 * n;
+    view_.sin_lo = doubles_.data() + 7 * n;
     view_.cos32 = floats_.data();
     view_.sin32 = floats_.data() + n;
     view_.weight_cos32 = floats_.data() + 2 * n;

@@ -20,6 +20,6 @@ using Ops32 = Avx512Ops32;
 #include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 
-CpuKernel kernel() { return CpuKernel{"avx512bf16", &process_tokens, &cos_sin_rows, &round_doubles}; }
+CpuKernel kernel() { return CpuKernel{"avx512bf16", &process_tokens, &cos_sin_rows, &round_doubles, &f64_token_table}; }
 
 }  // namespace ropecheck::kernels::avx512bf16_isa

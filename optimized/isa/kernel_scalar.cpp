@@ -18,6 +18,6 @@ using Ops32 = ScalarOps32;
 #include "optimized/angle-inl.h"
 #include "optimized/kernel-inl.h"
 
-CpuKernel kernel() { return CpuKernel{"scalar", &process_tokens, &cos_sin_rows, &round_doubles}; }
+CpuKernel kernel() { return CpuKernel{"scalar", &process_tokens, &cos_sin_rows, &round_doubles, &f64_token_table}; }
 
 }  // namespace ropecheck::kernels::scalar_isa

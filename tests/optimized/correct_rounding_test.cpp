@@ -76,7 +76,7 @@ TEST_P(Sweep, ReferenceBitsAtPositionsUpTo2To31) {
 
 INSTANTIATE_TEST_SUITE_P(All, Sweep,
                          ::testing::Combine(::testing::Values("scalar", "avx2", "avx512", "avx512bf16", "cuda"),
-                                            ::testing::Values("half", "interleaved"), ::testing::Values("f32", "bf16", "f16")),
+                                            ::testing::Values("half", "interleaved"), ::testing::Values("f32", "bf16", "f16", "f64")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
                          });
@@ -93,7 +93,7 @@ std::vector<double> hard_inputs(Dtype dtype, std::mt19937_64& rng) {
 
 TEST(ExactPair, GivesTheReferenceBits) {
   std::mt19937_64 rng(53);
-  for (const char* dtype : {"f32", "bf16", "f16"}) {
+  for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
     for (const char* spec_text : {"layout=half,head_dim=4,base=10000", "layout=half,head_dim=4,base=10000,direction=inverse",
                                   "layout=interleaved,head_dim=4,base=500000,scaling=yarn,factor=8,"
                                   "original_max_position=4096,attention_factor=1.5",

@@ -104,7 +104,10 @@ TEST_P(CudaDevicePointers, SameBitsAsHostPointersAndScalar) {
   ASSERT_EQ(ropecheck_kernel_apply("cuda", &call), ROPECHECK_OK);
   std::vector<unsigned char> device(bytes);
   ASSERT_TRUE(cuda::copy_to_host(device.data(), device_output.pointer, bytes));
-  EXPECT_TRUE(host == scalar) << "cuda (host pointers) differs from the scalar kernel";
+  // f64 data: the CPU kernels' double-double path has no CUDA counterpart (optimized/README.md)
+  if (spec.dtype != Dtype::f64) {
+    EXPECT_TRUE(host == scalar) << "cuda (host pointers) differs from the scalar kernel";
+  }
   EXPECT_TRUE(device == host) << "cuda device pointers differ from cuda host pointers";
 }
 

@@ -199,6 +199,9 @@ TEST_P(KernelCase, BitForBitEqualToScalar) {
   const Case& c = cases()[index];
   if (implementation == "scalar") GTEST_SKIP() << "the scalar kernel is the baseline of this comparison";
   if (unavailable(implementation)) GTEST_SKIP() << unavailable_message(implementation);
+  if (implementation == "cuda" && c.spec().dtype == Dtype::f64 && !c.cache) {
+    GTEST_SKIP() << "cuda rotates f64 data in binary64, the CPU kernels in double-double (optimized/README.md)";
+  }
   const KernelRun run = run_case(c, implementation);
   const KernelRun baseline = run_case(c, "scalar");
   ASSERT_EQ(run.status, ROPECHECK_OK);
