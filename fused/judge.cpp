@@ -111,6 +111,14 @@ FailingElement judge_element(const Context& c, double y, double e, double scale,
   const FusedBound& b = c.bound;
   FailingElement r;
   r.got = got;
+  // No finite bound (a LayerNorm row with λ > 1/2, fused/bounds.cpp layer_row): nothing is derived
+  // there, so the element fails closed instead of passing at e = 0.
+  if (!std::isfinite(e)) {
+    r.expected = y;
+    r.bound = kInf;
+    r.e = kInf;
+    return r;
+  }
   if (!b.fp8) {
     r.expected = y;
     r.bound = b.element(std::fabs(y), e, 0);
@@ -215,7 +223,10 @@ std::string fused_report_text(const FusedJudgement& j) {
     text += "first failure: " + f.tensor + " token " + std::to_string(f.token);
     if (f.head >= 0) text += " head " + std::to_string(f.head);
     if (f.dim >= 0) text += " dim " + std::to_string(f.dim);
-    text += ": got " + figure(f.got) + ", expected " + figure(f.expected) + " within " + figure(f.bound) + " (e " + figure(f.e) + ")\n";
+    if (std::isfinite(f.bound))
+      text += ": got " + figure(f.got) + ", expected " + figure(f.expected) + " within " + figure(f.bound) + " (e " + figure(f.e) + ")\n";
+    else
+      text += ": no bound applies (a LayerNorm row whose mean is too large next to its spread, docs/fused-bounds.md §1b); not judged as a pass\n";
   }
   if (!j.explanation.empty()) text += "explanation: " + j.explanation + "\n";
   text += "bound: " + j.bound + "\n";

@@ -122,6 +122,26 @@ TEST(FusedReference, LayerNormPerHeadByHand) {
   EXPECT_EQ(out.k_out[7], static_cast<float>(3 / r1));
 }
 
+TEST(FusedJudge, LayerNormWithoutBoundFailsClosed) {
+  // Head 0's mean (2^40) is far above 2^23/d times its spread (about 1), so λ > 1/2 and no bound is
+  // derived (docs/fused-bounds.md §1b): even the exact outputs must not pass unjudged.
+  const FusedSpec spec = parse_fused_spec("head_dim=4,dtype=f32,norm=before,norm_kind=layer,eps=0,q_heads=1,k_heads=1");
+  FusedInputs in;
+  in.tokens = 1;
+  const double big = std::ldexp(1.0, 40);
+  in.q = {big + 1, big - 1, big + 2, big - 2};
+  in.k = {1, 2, 3, 4};
+  in.positions = {0};
+  in.q_weight = {1, 1, 1, 1};
+  in.k_weight = {1, 1, 1, 1};
+  const FusedOutputs out = fused_reference(spec, in);
+  const FusedJudgement j = judge_fused(spec, in, out, judge::Model::exact);
+  EXPECT_EQ(j.verdict, judge::Verdict::fail);
+  ASSERT_TRUE(j.first_failure.has_value());
+  EXPECT_EQ(j.first_failure->tensor, "q_out");
+  EXPECT_NE(fused_report_text(j).find("no bound applies"), std::string::npos) << fused_report_text(j);
+}
+
 TEST(FusedJudge, PerHeadWeightsSizeNamed) {
   const FusedSpec spec = parse_fused_spec("head_dim=8,norm=before,weight_shape=per_head,q_heads=2,k_heads=1");
   FusedInputs in = random_inputs(spec, 2, 3);
