@@ -1,4 +1,4 @@
-// f64 data on the fly, correctly rounded (issue 53; optimized/README.md "Correct rounding, f64"):
+// f64 data on the fly, correctly rounded (optimized/README.md "Correct rounding, f64"):
 // per token a double-double cos/sin table (shared by every head of q and k), then every pair
 // rotated in double-double and rounded once, kept when the rounding test decides it, else redone
 // by exact_pair (optimized/exact.h). Included by kernel-inl.h inside each kernel's namespace after
