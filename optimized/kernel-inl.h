@@ -187,6 +187,24 @@ struct Settle {
   const double* sin_j;
 };
 
+// Exact zero inputs (x = y = ±0): the outputs x·c − y·s and x·s + y·c are zeros whose signs follow
+// from the signs of x, y and of c·A, s·A alone (IEEE 754 §6.3), and the token's binary64 table has
+// the exact signs of c·A and s·A wherever an entry is farther from 0 than the table's error (at most
+// 2^-44·max(1, |A|), error_bounds.h "TABLE BY ANGLE ADDITION"; the direct and f64 tables are closer).
+// So these pairs need no exact path; an entry within 2^-40·max(1, |A|) of 0 (angle 0 among them,
+// where the reference's ±0·A rule applies) still goes to exact_pair.
+inline bool zero_pair(const Settle& st, std::int64_t j, double x, double y, double& a, double& b) {
+  if (x != 0 || y != 0) return false;
+  const double c = st.cos_j[j];
+  const double s = st.sin_j[j];
+  const double scale = st.plan->attention_is_one ? 1.0 : std::max(1.0, std::fabs(st.plan->attention));
+  const double margin = 0x1p-40 * scale;
+  if (!(std::fabs(c) > margin && std::fabs(s) > margin)) return false;
+  a = x * c - y * s;
+  b = x * s + y * c;
+  return true;
+}
+
 // The pairs of a vector whose outputs failed the rounding test (bit `index` of `failed`), redone one
 // by one before the vector is stored: the inputs come from the caller's copy xs/ys and the results
 // go into its copy as/bs of the vector's results (lane values, which the vector store rounds to T
@@ -216,6 +234,7 @@ template <class T, bool kBinary32, class X>
       second += 2;
       done = undecided64<ScalarOps, T>(plan, x, y, a, b, plan.decide_k64_table) == 0;
     }
+    if (!done) done = zero_pair(st, j, x, y, a, b);
     if (!done) exact_pair(plan, st.position_row, static_cast<int>(j), x, y, a, b);
     if constexpr (kBinary32) {
       as[index] = round_to_odd32(a);
@@ -299,7 +318,7 @@ template <class T>
     if (((left >> k) & 1) == 0) continue;
     double a;
     double b;
-    exact_pair(plan, st.position_row, static_cast<int>(j0 + k), xs[k], ys[k], a, b);
+    if (!zero_pair(st, j0 + k, xs[k], ys[k], a, b)) exact_pair(plan, st.position_row, static_cast<int>(j0 + k), xs[k], ys[k], a, b);
     as[k] = round_to_odd32(a);
     bs[k] = round_to_odd32(b);
   }

@@ -81,6 +81,32 @@ INSTANTIATE_TEST_SUITE_P(All, Sweep,
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
                          });
 
+// Signed zero inputs (padding rows): every kernel gives the reference's signed zeros, whether
+// kernel-inl.h zero_pair decides them from the table's signs or the exact path does (angle 0).
+TEST(ZeroInputs, ReferenceBitsOfSignedZeros) {
+  std::vector<double> zeros(128);
+  for (std::size_t i = 0; i < zeros.size(); ++i) zeros[i] = (i * 7 / 3) % 2 ? -0.0 : 0.0;
+  for (const char* implementation : {"scalar", "avx2", "avx512", "avx512bf16"}) {
+    if (unavailable(implementation)) continue;
+    for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
+      for (const char* rest : {"layout=half,base=500000", "layout=interleaved,base=10000,direction=inverse",
+                               "layout=half,base=500000,scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75"}) {
+        Case c;
+        c.spec_text = std::string(rest) + ",head_dim=128,dtype=" + dtype;
+        c.positions = sampled_positions();
+        c.tokens = static_cast<std::int64_t>(c.positions.size());
+        c.heads = 2;
+        c.fixed_input = zeros;
+        SCOPED_TRACE(std::string(implementation) + " " + c.spec_text);
+        const KernelRun run = run_case(c, implementation);
+        ASSERT_EQ(run.status, ROPECHECK_OK);
+        check_against_exact(c, run);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // Inputs of the dtype that reach the exact path's special branches, and random ones.
 std::vector<double> hard_inputs(Dtype dtype, std::mt19937_64& rng) {
   const double inf = std::numeric_limits<double>::infinity();
