@@ -821,8 +821,8 @@ inline void load_cache(const CallView& call, const std::int64_t* position_row, d
 
 // Every head of one tensor at one token, binary64 rotation. With prefetch_next, the next token's
 // input is prefetched head by head (prefetch_next_token), as rotate_heads_binary32 does: the
-// hardware's prefetchers alone keep the f32 kernels below the 0.9x memcpy target out of place
-// (bench/README.md "Prefetching the next token").
+// hardware's prefetchers alone do not bring a token's heads in before they are read (the figures:
+// bench/README.md "Prefetching the next token").
 template <class T, LayoutCode kLayout, bool kStream, bool kCheck>
 void rotate_heads(const Settle& st, const TensorView& tensor, std::int64_t token, bool prefetch_next,
                   const double* cos_j, const double* sin_j) {

@@ -157,7 +157,8 @@ struct Avx512Ops32 {
   // elements as binary32 (load_pairs), the results go back as words (pair_words), and the table is
   // split once per token into the same order (split_block). Per 32 elements that is 2 instructions
   // to widen instead of 4 (two vpmovzxwd and two shifts), and one store instead of two vpmovdw and
-  // two stores, which the 1.0x in-place target needs (bench/README.md "Even/odd blocks on AVX-512").
+  // two stores, so fewer instructions per element than the loads and stores they sit between
+  // (the figures: bench/README.md "Even/odd blocks on AVX-512").
   // The avx512bf16 kernel's words come from vcvtne2ps2bf16 (pair_words).
   static constexpr bool even_odd_blocks(const void*) { return false; }
   static constexpr bool even_odd_blocks(const BF16*) { return true; }
