@@ -247,6 +247,26 @@ template <class T, bool kBinary32, class X>
   if (second > 0) count_second_path(static_cast<std::uint64_t>(second));
 }
 
+// The failing lanes `failed` of one binary64 vector (x, y → a, b), redone by settle_pairs before
+// the vector is stored and put back into a and b; nothing when no lane failed.
+template <class O, class T>
+inline void settle_binary64(const Settle& st, std::int64_t j, int failed, typename O::V x, typename O::V y, typename O::V& a,
+                            typename O::V& b) {
+  if (__builtin_expect(failed != 0, 0)) {
+    double xs[O::lanes];
+    double ys[O::lanes];
+    double as[O::lanes];
+    double bs[O::lanes];
+    O::store(xs, x);
+    O::store(ys, y);
+    O::store(as, a);
+    O::store(bs, b);
+    settle_pairs<T, false>(st, j, O::lanes, failed, xs, ys, as, bs);
+    a = O::load(as);
+    b = O::load(bs);
+  }
+}
+
 // The rounding test of one vector of pairs (lanes of O, binary64) starting at pair j, before its
 // results are stored: a and b become a − E and b − E (undecided64's E), which round to the correctly
 // rounded values where the test passes; the failing lanes are redone (settle_pairs). kCheck false
@@ -264,19 +284,7 @@ template <class O, class T, bool kCheck>
     const int failed = O::undecided_pair(t, lo_a, O::add(a, e), lo_b, O::add(b, e));
     a = lo_a;
     b = lo_b;
-    if (__builtin_expect(failed != 0, 0)) {
-      double xs[O::lanes];
-      double ys[O::lanes];
-      double as[O::lanes];
-      double bs[O::lanes];
-      O::store(xs, x);
-      O::store(ys, y);
-      O::store(as, a);
-      O::store(bs, b);
-      settle_pairs<T, false>(st, j, O::lanes, failed, xs, ys, as, bs);
-      a = O::load(as);
-      b = O::load(bs);
-    }
+    settle_binary64<O, T>(st, j, failed, x, y, a, b);
   }
 }
 // The failing lanes of one vector of the binary32 rotation in pair order (lanes k of pairs j0 + k,

@@ -67,6 +67,34 @@ inline void f64_two_sum(typename M::V a, typename M::V b, typename M::V& s, type
   e = M::add(M::sub(a, M::sub(s, bv)), M::sub(b, bv));
 }
 
+// One output of step 3 as a double-double hi + lo: B·cos t + O·m, with B = b_hi + b_lo the grid
+// point's cosine (sine) and O = o_hi + o_lo its sine (cosine), cos t = 1 + half_z + cos_low and
+// m = m1 + m2 (−sin t for the cosine, sin t for the sine): b_hi + o_hi·m1 + b_hi·half_z by TwoProd
+// and TwoSum, the rest in binary64 (the terms f64_cos_sin.g bounds, in its order).
+template <class M>
+inline void f64_add_angle(typename M::V b_hi, typename M::V b_lo, typename M::V o_hi, typename M::V o_lo, typename M::V m1,
+                          typename M::V m2, typename M::V half_z, typename M::V cos_low, typename M::V& hi, typename M::V& lo) {
+  using V = typename M::V;
+  const V p1 = M::mul(o_hi, m1);
+  const V p1e = M::fmsub(o_hi, m1, p1);
+  const V p2 = M::mul(b_hi, half_z);
+  const V p2e = M::fmsub(b_hi, half_z, p2);
+  V h;
+  V e1;
+  V h2;
+  V e2;
+  f64_two_sum<M>(b_hi, p1, h, e1);
+  f64_two_sum<M>(h, p2, h2, e2);
+  V acc = M::add(M::add(p1e, p2e), M::add(e1, e2));
+  acc = M::add(acc, b_lo);
+  acc = M::fmadd(b_lo, half_z, acc);
+  acc = M::fmadd(o_lo, m1, acc);
+  acc = M::fmadd(b_hi, cos_low, acc);
+  acc = M::fmadd(o_lo, m2, acc);
+  acc = M::fmadd(o_hi, m2, acc);
+  f64_two_sum<M>(h2, acc, hi, lo);
+}
+
 // Step 3 for Ops::lanes pairs from j: cos(α + t), sin(α + t) from the grid point's (C, S) =
 // (cos α, sin α) and t, as double-doubles, times A; in place over the work arrays.
 //   cos(α + t) = C·cos t − S·sin t,  sin(α + t) = S·cos t + C·sin t,
@@ -100,48 +128,10 @@ inline void f64_cos_sin_lanes(const PlanView& plan, const Workspace& work, int j
   const V sl = M::load(work.sin_lo + j);
   V c_hi;
   V c_lo;
-  {
-    const V p1 = M::mul(sh, neg_t1);
-    const V p1e = M::fmsub(sh, neg_t1, p1);
-    const V p2 = M::mul(ch, half_z);
-    const V p2e = M::fmsub(ch, half_z, p2);
-    V h;
-    V e1;
-    V h2;
-    V e2;
-    f64_two_sum<M>(ch, p1, h, e1);
-    f64_two_sum<M>(h, p2, h2, e2);
-    V acc = M::add(M::add(p1e, p2e), M::add(e1, e2));
-    acc = M::add(acc, cl);
-    acc = M::fmadd(cl, half_z, acc);
-    acc = M::fmadd(sl, neg_t1, acc);
-    acc = M::fmadd(ch, cos_low, acc);
-    acc = M::fmadd(sl, neg_sin_low, acc);
-    acc = M::fmadd(sh, neg_sin_low, acc);
-    f64_two_sum<M>(h2, acc, c_hi, c_lo);
-  }
+  f64_add_angle<M>(ch, cl, sh, sl, neg_t1, neg_sin_low, half_z, cos_low, c_hi, c_lo);
   V s_hi;
   V s_lo;
-  {
-    const V p1 = M::mul(ch, t1);
-    const V p1e = M::fmsub(ch, t1, p1);
-    const V p2 = M::mul(sh, half_z);
-    const V p2e = M::fmsub(sh, half_z, p2);
-    V h;
-    V e1;
-    V h2;
-    V e2;
-    f64_two_sum<M>(sh, p1, h, e1);
-    f64_two_sum<M>(h, p2, h2, e2);
-    V acc = M::add(M::add(p1e, p2e), M::add(e1, e2));
-    acc = M::add(acc, sl);
-    acc = M::fmadd(sl, half_z, acc);
-    acc = M::fmadd(cl, t1, acc);
-    acc = M::fmadd(sh, cos_low, acc);
-    acc = M::fmadd(cl, sin_low, acc);
-    acc = M::fmadd(ch, sin_low, acc);
-    f64_two_sum<M>(h2, acc, s_hi, s_lo);
-  }
+  f64_add_angle<M>(sh, sl, ch, cl, t1, sin_low, half_z, cos_low, s_hi, s_lo);
   if (!plan.attention_is_one) {  // (hi + lo)·(A_hi + A_lo): hi·A_hi exact by TwoProd
     const V a_hi = M::set(plan.attention);
     const V a_lo = M::set(plan.attention_lo);
@@ -244,19 +234,7 @@ inline void f64_rotate_head(const Settle& st, const double* in, double* out, con
     V a;
     V b;
     const int failed = f64_rotate<O>(test, x, y, O::load(cos_hi + j), O::load(cos_lo + j), O::load(sin_hi + j), O::load(sin_lo + j), a, b);
-    if (__builtin_expect(failed != 0, 0)) {  // redone before the store: each output written once
-      double xs[O::lanes];
-      double ys[O::lanes];
-      double as[O::lanes];
-      double bs[O::lanes];
-      O::store(xs, x);
-      O::store(ys, y);
-      O::store(as, a);
-      O::store(bs, b);
-      settle_pairs<double, false>(st, j, O::lanes, failed, xs, ys, as, bs);
-      a = O::load(as);
-      b = O::load(bs);
-    }
+    settle_binary64<O, double>(st, j, failed, x, y, a, b);  // redone before the store: each output written once
     if constexpr (kLayout == LayoutCode::half) {
       put<O, kStream>(out + j, a);
       put<O, kStream>(out + pairs + j, b);
