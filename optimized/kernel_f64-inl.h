@@ -9,8 +9,8 @@
 //  2. Reduction (scalar integer code, f64_reduce): the nearest grid point g of 1024 per turn and
 //     the remainder t = R·2π·2^-128, R ∈ [−2^117, 2^117) units, |t| ≤ 2π·2^-11 < 0.0030680, as
 //     th + tl: |th + tl − t| ≤ 2^-112 (f64_reduction.g).
-//  3. cos t, sin t by Taylor polynomials of degree 8/9 (f64_cos_sin.g, with the method error by hand
-//     there: within 5e-27 and 4.2e-24), the grid point's double-double cos/sin (f64_table.h,
+//  3. cos t, sin t by Taylor polynomials of degree 8/9 (f64_cos_sin.g with the method error, its
+//     premises on sin and cos in proofs/formal/coq/F64CosSin.v: within 5e-27 and 4.2e-24), the grid point's double-double cos/sin (f64_table.h,
 //     ≤ 2^-106), angle addition with exact products (TwoProd by FMA) and exact sums (TwoSum) for
 //     the large terms, the small ones summed in binary64: |ĉ − cos φ|, |ŝ − sin φ| ≤ 4.7e-24 <
 //     kF64TableError = 2^-75 beyond step 1 (f64_table.g); with A ≠ 1 the pair times A = A_hi + A_lo

@@ -36,6 +36,8 @@ theorems=(
   CosSinTaylor.fast_path_premises CosSinTaylor.precise_path_premises
   FastTrig.sin_poly25_remainder FastTrig.cos_poly26_remainder FastTrig.sin_poly25_error
   FastTrig.cos_poly26_error FastTrig.fast_trig_premises FastTrig.fast_trig_placed
+  F64CosSin.sin_poly9_remainder F64CosSin.cos_poly8_remainder F64CosSin.sin_poly9_error
+  F64CosSin.cos_poly8_error F64CosSin.f64_cos_sin_premises
   GateTolerance.careful_component GateTolerance.fma_component
   GateTolerance.careful_rotation_bound GateTolerance.gate_exact_default
   GateTolerance.fma_rotation_bound GateTolerance.gate_recipe_default
@@ -58,7 +60,7 @@ allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_no
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig ErrorBound AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done
