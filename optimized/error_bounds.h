@@ -137,22 +137,29 @@
 //  binary64 with the binary64 table of the binary32 path (16-bit data's second path below: a
 //    direct table, or one by angle addition, ≤ 282.1ε·|A| from A·e^{iφ}, TABLE BY ANGLE ADDITION):
 //    B ≤ (282.1 + 2.01 + 1 + 2^-11)ε·ρS [286ε·ρS]; K = 300ε·S (kDecideTableByRotation), F as above;
-//  binary32, PER OUTPUT (kernel-inl.h decide32; HAND-DERIVED, not yet machine-checked): step 6
-//    before Cauchy–Schwarz, with P = |x||c|, Q = |y||s| (c, s the binary32 entries), N = |x| + |y|,
-//    τ ≤ 5.2501ε·|A| the binary64 entry's error (steps 1–3′), |c − A cos α| ≤ u32(1 + 2u32)|c| +
-//    (1 + 3u32)τ + 2μ32 (in terms of the computed c), and the roundings of RN32(y·s) (u32·Q) and of
-//    a32 (u32|a32|, |a32| ≤ (P + Q)(1 + 2.0001u32)):
-//        B_a ≤ 3.0001·u32·(P + Q) + 5.27ε·S·N + 2μ32·(1 + N)      (b: P, Q with c and s swapped).
-//    The test needs E(1 − u32) ≥ B_a + u32|a32| + μ32, i.e. ≤ 4.0002·u32·(P + Q) + 5.28ε·S·N +
-//    3μ32 + 2μ32·N. The kernels form E_a = RN32(fma(|x|, wc, RN32(fma(|y|, ws, F)))), sums of
-//    non-negative terms, so E_a ≥ (1 − u32)²(|x|·wc + |y|·ws + F) − 2μ32, with the token's weights
-//    wc = RN32↑(RN(RN(K·|c|) + K_τ)) ≥ (1 − 2^-52)(K·|c| + K_τ) (kernel-inl.h weight32), K = 4.1·u32
-//    (kDecideBinary32, no S: relative to the entry), K_τ = 2^-50·S rounded up (kDecideTable32):
-//        E_a(1 − u32) ≥ (1 − 3u32)(1 − 2^-52)(4.1·u32·(P + Q) + 8ε·S·N) + (1 − 3u32)F − 3μ32,
-//    and term by term 4.1(1 − 3u32 − 2^-52) ≥ 4.0002, 8ε(1 − 2^-23) ≥ 5.28ε + 2^-149, F = 2^-146 =
-//    16μ32 ≥ 6μ32/(1 − 3u32). So E_a covers B_a where the output is small against N (the normwise E
-//    sent such outputs to the second path: 1.1·10^-2 of f16 outputs against 4.2·10^-3 here,
-//    bench/README.md "kernel_bench"); the store takes RN_T(RN32(v − E)), the test's own rounding.
+//  binary32, PER OUTPUT (kernel-inl.h decide32, weight32; MACHINE-CHECKED: Coq
+//    proofs/formal/coq/RoundingTest32.v decide32_sound, from the rounding facts of
+//    gappa/rounding_f32.g and rounding_f64*.g, |RN(v) − v| ≤ u|v| + μ at every rounding, so results
+//    in the subnormal range are covered, for every x, y and any A, no normalization): step 6 before
+//    Cauchy–Schwarz, with P = |x||c|, Q = |y||s| (c, s the binary32 entries), N = |x| + |y|,
+//    η = (1 + u32)(5.2501ε·|A| + μ64) + μ32 the entry's error beyond u32|A cos α| (ErrorBound.v
+//    binary32_entry), so |c − A cos α| ≤ 1.0000001(u32|c| + η) in terms of the computed c; the
+//    roundings of RN32(y·s) and of a32 (2u32 on P, 3u32 on Q) and the test's own rounding of
+//    a32 ∓ E_a (u32|a32| + μ32) need
+//        E_a(1 − u32) ≥ (u32(3 + 3u32 + u32²) + 1.0000001·u32)·(P + Q) + 1.0000001·η·N + 4μ32.
+//    The kernels form E_a = RN32(fma(|x|, wc, RN32(fma(|y|, ws, F)))), sums of non-negative terms,
+//    with the token's weights wc = RN32↑(RN(RN(K·|c|) + K_τ)) (kernel-inl.h weight32; RN32↑ is the
+//    code's rounding up), K = 4.1·u32 (kDecideBinary32, no S: relative to the entry), K_τ = 2^-50·S
+//    rounded up (kDecideTable32), F = 2^-146 (kDecideFloorBinary32). decide_component proves
+//    lo = RN32(a32 − E_a) ≤ exact ≤ hi = RN32(a32 + E_a) for any constants with
+//        (C1) u32(3 + 3u32 + u32²) + 1.0000001·u32 ≤ (1 − u32)³(1 − ε)²·K    (K ≥ 4.000001·u32),
+//        (C2) 1.0000001·η ≤ (1 − u32)³((1 − ε)·K_τ − 2μ64)                (K_τ ≥ 5.2501ε·S),
+//        (C3) 6μ32 ≤ (1 − u32)³·F                                          (F ≥ 2^-147.4),
+//    and decide32_conditions checks them for the constants above; each fails, and the proof with
+//    it, if K, K_τ or F is taken below its bound. So E_a covers B_a where the output is small
+//    against N (the normwise E sent such outputs to the second path: 1.1·10^-2 of f16 outputs
+//    against 4.2·10^-3 here, bench/README.md "kernel_bench"); the store takes RN_T(RN32(v − E)),
+//    the test's own rounding.
 //  16-bit T from binary64 (bf16 with |A| > 1, cache mode, the second path below) is rounded once:
 //    RN_T(RO32(w)) = RN_T(w), binary32 by round-to-odd first (convert-inl.h round_to_odd32; RO is
 //    monotonic, so the test's argument holds for RN_T∘RO32).

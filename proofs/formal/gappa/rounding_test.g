@@ -7,9 +7,9 @@
 #                                  E = RN(fma(300ε, RN(|x| + |y|), 2^-1070))       (kDecideTableByRotation)
 #   binary32, 16-bit data:         B = 3.0002·2^-24·ρ (step 6, binary32_rotation_bound),
 #                                  E = RN32(fma(4.1·2^-24, RN32(|x| + |y|), 2^-146)) (kDecideBinary32)
-#                                  — the normwise form; the kernels now take E per output
-#                                  (kernel-inl.h decide32), whose margin error_bounds.h derives by
-#                                  hand ("binary32, PER OUTPUT"): not checked here
+#                                  — the normwise form; the kernels take E per output
+#                                  (kernel-inl.h decide32, error_bounds.h "binary32, PER OUTPUT"),
+#                                  proven for every x, y in coq/RoundingTest32.v decide32_sound
 # with ρ ≤ |x| + |y| = sum and |v| ≤ 1.0001·sum (v = sum·q). sum is normalized to [1, 2]: every
 # operation here is a product by or a sum with values that scale with it, so a power-of-two scaling
 # (in the normal range) maps the statement onto every binade; S = max(1, |A|) multiplies ρ, B and

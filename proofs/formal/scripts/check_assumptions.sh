@@ -26,6 +26,8 @@ theorems=(
   ErrorBound.f16_cache_bound ErrorBound.bf16_cache_bound
   ErrorBound.binary32_entry ErrorBound.binary32_rotation_bound
   ErrorBound.f16_binary32_kernel_bound ErrorBound.bf16_binary32_kernel_bound
+  RoundingTest32.decide_component RoundingTest32.decide32_entry RoundingTest32.decide32_conditions
+  RoundingTest32.decide32_sound
   AngleAddition.rotation_step AngleAddition.rounding_term AngleAddition.rotation_run
   AngleAddition.table_by_rotation_gap AngleAddition.direct_state_error AngleAddition.step_error
   Consecutive.dd_sum_term Consecutive.seed_state_error Consecutive.step_state_error
@@ -60,7 +62,7 @@ allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_no
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound RoundingTest32 AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done
