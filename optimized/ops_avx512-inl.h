@@ -94,6 +94,15 @@ struct Avx512Ops {
   }
   static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
   static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // As ScalarOps::decided_by_bits32, every lane.
+  static bool decided_by_bits32(V e, V a, V b, U offset, U most) {
+    const __m512i cell = _mm512_set1_epi64((1 << 29) - 1);
+    __mmask8 kept = _mm512_cmp_pd_mask(e, abs(a), _CMP_LT_OQ);
+    kept = _mm512_mask_cmp_pd_mask(kept, e, abs(b), _CMP_LT_OQ);
+    kept = _mm512_mask_cmple_epi64_mask(kept, _mm512_and_si512(_mm512_add_epi64(_mm512_castpd_si512(a), offset), cell), most);
+    kept = _mm512_mask_cmple_epi64_mask(kept, _mm512_and_si512(_mm512_add_epi64(_mm512_castpd_si512(b), offset), cell), most);
+    return kept == 0xFF;
+  }
   // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
   static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m256i differ = _mm256_or_si256(
