@@ -149,8 +149,9 @@
 //      data reaches it: |x|, |y|, |A| ≤ 2^128) the only boundary is the overflow threshold,
 //      2^e − 2^128 + 2^103 > 2^(e−36) below w. So no boundary lies within B of w: X is on w's side of each,
 //      and RN32(X) = RN32(w).
-//    (iii) NaN outputs fail the ordered compare; a NaN or infinite input makes E' NaN or +Inf, which
-//      fails it too; zeros and outputs at most E' (at least 2^-125·(1 − ε)) fail it: all of them take
+//    (iii) NaN outputs come only from a NaN or infinite input, which makes E' NaN or +Inf: the
+//      ordered compare fails (also where the SIMD kernels compare E' with min(|a|, |b|), which may
+//      drop a NaN a); zeros and outputs at most E' (at least 2^-125·(1 − ε)) fail it: all of them take
 //      the test above. Where both keep an output they store the same value (correct rounding is
 //      unique). Share sent on: about 2(M + 1)/2^29 ≈ 2^-12 of outputs by the bits, plus those with
 //      |w| ≤ E' ≈ 2^-12.3·(|x| + |y|)·S (bench/README.md "kernel_bench").

@@ -279,18 +279,19 @@ struct Decide64 {
   typename O::V floor;
   typename O::V k_bits;      // k·2^37 (exact: a power-of-two scaling of a normal value)
   typename O::V floor_bits;  // 2^-125
-  typename O::U offset;      // 2^28 − M − 1
-  typename O::U most;        // 2^29 − 2M − 2
+  typename O::U offset;      // 2^28 − M − 1 in both 32-bit halves of each lane
+  typename O::U most;        // 2^29 − 2M − 2 in both halves
 };
 template <class O>
 inline Decide64<O> decide64(const PlanView& plan) {
   constexpr std::uint64_t margin = std::uint64_t{1} << 16;  // M = 2^(53 − 37)
+  constexpr std::uint64_t halves = 0x100000001ull;
   return Decide64<O>{O::set(plan.decide_k64),
                      O::set(plan.decide_floor64),
                      O::set(plan.decide_k64 * 0x1p37),
                      O::set(0x1p-125),
-                     O::set_u((std::uint64_t{1} << 28) - margin - 1),
-                     O::set_u((std::uint64_t{1} << 29) - 2 * margin - 2)};
+                     O::set_u(((std::uint64_t{1} << 28) - margin - 1) * halves),
+                     O::set_u(((std::uint64_t{1} << 29) - 2 * margin - 2) * halves)};
 }
 
 constexpr bool is_f32(const void*) { return false; }
