@@ -130,6 +130,31 @@
 // the operations as written, with B up to the values in brackets):
 //  binary64 (step 4: B = D·ρS, D ≤ 9.44ε, plus ε·ρS for A held in binary64 and 2^-11ε for step 1's
 //    angle [11.45ε·ρS], |v| ≤ ρS(1 + D)): K = 13ε·S, F = 2^-1070 (kDecideBinary64);
+//  f32 data, BY THE BITS (kernel-inl.h Decide64, settle64: tried first; a vector with an output it
+//    does not keep takes the binary64 test above): w is kept, and stored as RN32(w), when
+//        |w| > E' = RN(fma(K·2^37, RN(|x| + |y|), 2^-125))   and   q ≤ 2^29 − 2M − 2,
+//    q = (bits(w) + 2^28 − M − 1) mod 2^29, M = 2^16, bits(w) the binary64 encoding as an integer
+//    (its sign bit does not reach the low 29 bits). Why it proves RN32(X) = RN32(w):
+//    (i) E' ≥ Eb = RN(K·2^37·RN(|x| + |y|)) (the floor is ≥ 0, RN monotonic; K·2^37 is K scaled
+//      exactly) and Eb·2^-37 ≥ B = |w − X| (MACHINE-CHECKED: rounding_test.g, Eb). With 2^e ≤ |w| <
+//      2^(e+1): B < |w|·2^-37 < 2^(e−36) = M·ulp64(w), ulp64(w) = 2^(e−52); w is normal in binary64
+//      and |w| > E' ≥ 2^-125·(1 − ε) puts w in binary32's normal range.
+//    (ii) The binary32 rounding boundaries in w's binade (the midpoints of consecutive binary32
+//      values; in binade 127 also the overflow threshold 2^128 − 2^103, FLT_MAX plus half its ulp)
+//      are the values whose low 29 significand bits are 2^28, so d = (bits(w) + 2^28) mod 2^29
+//      counts the ulp64(w) from the boundary below w to w, and q ≤ 2^29 − 2M − 2 ⇔ M + 1 ≤ d ≤
+//      2^29 − M − 1: w is at least (M + 1)·ulp64(w) from the boundaries of its binade on both sides.
+//      The nearest boundary outside the binade is at least half a binary32 ulp of the binade below,
+//      2^(e−25) = 2^27·ulp64(w), away (or, below 2^-126, 2^-150 = 2^(e−24)); for e ≥ 128 (no f32
+//      data reaches it: |x|, |y|, |A| ≤ 2^128) the only boundary is the overflow threshold,
+//      2^e − 2^128 + 2^103 > 2^(e−36) below w. So no boundary lies within B of w: X is on w's side of each,
+//      and RN32(X) = RN32(w).
+//    (iii) NaN outputs come only from a NaN or infinite input, which makes E' NaN or +Inf: the
+//      ordered compare fails (also where the SIMD kernels compare E' with min(|a|, |b|), which may
+//      drop a NaN a); zeros and outputs at most E' (at least 2^-125·(1 − ε)) fail it: all of them take
+//      the test above. Where both keep an output they store the same value (correct rounding is
+//      unique). Share sent on: about 2(M + 1)/2^29 ≈ 2^-12 of outputs by the bits, plus those with
+//      |w| ≤ E' ≈ 2^-12.3·(|x| + |y|)·S (bench/README.md "kernel_bench").
 //  binary32 (step 6: B = 3.0001·u32·ρS + 2^-149·ρ + 3μ32 [3.0002·u32·ρS in the normal range; F
 //    covers the μ32 terms], |v| ≤ ρS(1 + 2^-21)): K = 4.1·u32·S, F = 2^-146 (kDecideBinary32) —
 //    the normwise form, which the kernels no longer use: they take the per-output form below;

@@ -267,17 +267,54 @@ inline void settle_binary64(const Settle& st, std::int64_t j, int failed, typena
   }
 }
 
+// The rounding test's constants for binary64 lanes of O, set once before a loop over pairs.
+// k, floor: PlanView::decide_k64 and decide_floor64 (E = k·(|x| + |y|) + floor). f32 data first
+// takes the test by the bits (error_bounds.h "ROUNDING TEST", "f32 data, by the bits"): an output w
+// is kept when |w| > E' = RN(k·2^37·(|x| + |y|) + 2^-125) and its binary64 bits plus 2^28 − M − 1,
+// modulo 2^29, are at most 2^29 − 2M − 2 (M = 2^16: w is more than M binary64 ulps from every
+// binary32 rounding boundary, and E'·2^-37 bounds its error by less than that).
+template <class O>
+struct Decide64 {
+  typename O::V k;
+  typename O::V floor;
+  typename O::V k_bits;      // k·2^37 (exact: a power-of-two scaling of a normal value)
+  typename O::V floor_bits;  // 2^-125
+  typename O::U offset;      // 2^28 − M − 1 in both 32-bit halves of each lane
+  typename O::U most;        // 2^29 − 2M − 2 in both halves
+};
+template <class O>
+inline Decide64<O> decide64(const PlanView& plan) {
+  constexpr std::uint64_t margin = std::uint64_t{1} << 16;  // M = 2^(53 − 37)
+  constexpr std::uint64_t halves = 0x100000001ull;
+  return Decide64<O>{O::set(plan.decide_k64),
+                     O::set(plan.decide_floor64),
+                     O::set(plan.decide_k64 * 0x1p37),
+                     O::set(0x1p-125),
+                     O::set_u(((std::uint64_t{1} << 28) - margin - 1) * halves),
+                     O::set_u(((std::uint64_t{1} << 29) - 2 * margin - 2) * halves)};
+}
+
+constexpr bool is_f32(const void*) { return false; }
+constexpr bool is_f32(const float*) { return true; }
+
 // The rounding test of one vector of pairs (lanes of O, binary64) starting at pair j, before its
-// results are stored: a and b become a − E and b − E (undecided64's E), which round to the correctly
-// rounded values where the test passes; the failing lanes are redone (settle_pairs). kCheck false
-// (f64 data, cache mode): nothing. k and floor: PlanView::decide_k64 and decide_floor64 in every
-// lane, set once before the caller's loop.
+// results are stored. f32 data: the test by the bits (Decide64) on a and b as they are; when every
+// lane passes, a and b stay the binary64 results, whose rounding by the store is then the correctly
+// rounded one. Otherwise (and for 16-bit T, rounded through binary32 by round-to-odd) the test of
+// undecided64: a and b become a − E and b − E, which round to the correctly rounded values where
+// it passes, and the failing lanes are redone (settle_pairs). kCheck false (f64 data, cache mode):
+// nothing.
 template <class O, class T, bool kCheck>
-[[gnu::always_inline]] inline void settle64(const Settle& st, typename O::V k, typename O::V floor, std::int64_t j,
-                                            typename O::V x, typename O::V y, typename O::V& a, typename O::V& b) {
+[[gnu::always_inline]] inline void settle64(const Settle& st, const Decide64<O>& d, std::int64_t j, typename O::V x,
+                                            typename O::V y, typename O::V& a, typename O::V& b) {
   if constexpr (kCheck) {
     using V = typename O::V;
-    const V e = O::fmadd(O::add(O::abs(x), O::abs(y)), k, floor);
+    const V sum = O::add(O::abs(x), O::abs(y));
+    if constexpr (is_f32(static_cast<const T*>(nullptr))) {
+      const V e_bits = O::fmadd(sum, d.k_bits, d.floor_bits);
+      if (__builtin_expect(O::decided_by_bits32(e_bits, a, b, d.offset, d.most), 1)) return;
+    }
+    const V e = O::fmadd(sum, d.k, d.floor);
     const T* t = nullptr;
     const V lo_a = O::sub(a, e);
     const V lo_b = O::sub(b, e);
@@ -362,8 +399,7 @@ template <class O, class T, bool kCheck>
 inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, const double* cos_j,
                             const double* sin_j) {
   using V = typename O::V;
-  const V k = O::set(st.plan->decide_k64);
-  const V floor = O::set(st.plan->decide_floor64);
+  const Decide64<O> d = decide64<O>(*st.plan);
   int j = 0;
   for (; j + 2 * O::lanes <= pairs; j += 2 * O::lanes) {
     V x0;
@@ -378,8 +414,8 @@ inline int rotate_half_wide(const Settle& st, const T* in, T* out, int pairs, co
     V b1;
     rotate<O>(x0, y0, O::load(cos_j + j), O::load(sin_j + j), a0, b0);
     rotate<O>(x1, y1, O::load(cos_j + j + O::lanes), O::load(sin_j + j + O::lanes), a1, b1);
-    settle64<O, T, kCheck>(st, k, floor, j, x0, y0, a0, b0);
-    settle64<O, T, kCheck>(st, k, floor, j + O::lanes, x1, y1, a1, b1);
+    settle64<O, T, kCheck>(st, d, j, x0, y0, a0, b0);
+    settle64<O, T, kCheck>(st, d, j + O::lanes, x1, y1, a1, b1);
     O::store8(out + j, a0, a1);
     O::store8(out + pairs + j, b0, b1);
   }
@@ -396,8 +432,8 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
   using V = typename Ops::V;
   using SV = typename ScalarOps::V;
   const int pairs = plan.pairs;
-  const V k64 = Ops::set(plan.decide_k64);
-  const V floor64 = Ops::set(plan.decide_floor64);
+  const Decide64<Ops> d = decide64<Ops>(plan);
+  const Decide64<ScalarOps> d1 = decide64<ScalarOps>(plan);
   int j = 0;
   if constexpr (kLayout == LayoutCode::half) {  // pair j = dims (j, j + pairs)
     if constexpr (Ops::wide(static_cast<const T*>(nullptr))) {  // 16-bit data on AVX2: 2 vectors at once
@@ -409,7 +445,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
-      settle64<Ops, T, kCheck>(st, k64, floor64, j, x, y, a, b);
+      settle64<Ops, T, kCheck>(st, d, j, x, y, a, b);
       put<Ops, kStream>(out + j, a);
       put<Ops, kStream>(out + pairs + j, b);
     }
@@ -419,7 +455,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       const SV x = ScalarOps::load(in + j);
       const SV y = ScalarOps::load(in + pairs + j);
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
-      settle64<ScalarOps, T, kCheck>(st, plan.decide_k64, plan.decide_floor64, j, x, y, a, b);
+      settle64<ScalarOps, T, kCheck>(st, d1, j, x, y, a, b);
       ScalarOps::store(out + j, a);
       ScalarOps::store(out + pairs + j, b);
     }
@@ -431,7 +467,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       V a;
       V b;
       rotate<Ops>(x, y, Ops::load(cos_j + j), Ops::load(sin_j + j), a, b);
-      settle64<Ops, T, kCheck>(st, k64, floor64, j, x, y, a, b);
+      settle64<Ops, T, kCheck>(st, d, j, x, y, a, b);
       put_pairs<Ops, kStream>(out + 2 * j, a, b);
     }
     for (; j < pairs; ++j) {
@@ -441,7 +477,7 @@ inline void rotate_head(const Settle& st, const T* in, T* out, const double* cos
       SV a;
       SV b;
       rotate<ScalarOps>(x, y, cos_j[j], sin_j[j], a, b);
-      settle64<ScalarOps, T, kCheck>(st, plan.decide_k64, plan.decide_floor64, j, x, y, a, b);
+      settle64<ScalarOps, T, kCheck>(st, d1, j, x, y, a, b);
       ScalarOps::store_pairs(out + 2 * j, a, b);
     }
   }

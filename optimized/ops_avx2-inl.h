@@ -132,6 +132,16 @@ struct Avx2Ops {
   }
   static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
   static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // As ScalarOps::decided_by_bits32, every lane: the low words of a and b in one vector of 32-bit
+  // lanes, and e against min(|a|, |b|) (vminpd drops a NaN a, which only a NaN or infinite input
+  // gives, and that makes e NaN or +Inf, which fails the compare).
+  static bool decided_by_bits32(V e, V a, V b, U offset, U most) {
+    const __m256i cell = _mm256_set1_epi32((1 << 29) - 1);
+    const V large = _mm256_cmp_pd(e, _mm256_min_pd(abs(a), abs(b)), _CMP_LT_OQ);
+    const __m256i low = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(a), _mm256_castpd_ps(b), 0x88));
+    const __m256i near = _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_add_epi32(low, offset), cell), most);
+    return _mm256_movemask_ps(_mm256_andnot_ps(_mm256_castsi256_ps(near), _mm256_castpd_ps(large))) == 0xFF;
+  }
   // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
   static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m128i differ =

@@ -94,6 +94,14 @@ struct Avx512Ops {
   }
   static int undecided(const F16*, V lo, V hi) { return undecided16(f16_bits(lo), f16_bits(hi), narrow(lo)); }
   static int undecided(const BF16*, V lo, V hi) { return undecided16(bf16_bits(lo), bf16_bits(hi), narrow(lo)); }
+  // As Avx2Ops::decided_by_bits32.
+  static bool decided_by_bits32(V e, V a, V b, U offset, U most) {
+    const __m512i cell = _mm512_set1_epi32((1 << 29) - 1);
+    const __mmask8 large = _mm512_cmp_pd_mask(e, _mm512_min_pd(abs(a), abs(b)), _CMP_LT_OQ);
+    const __m512i low = _mm512_castps_si512(_mm512_shuffle_ps(_mm512_castpd_ps(a), _mm512_castpd_ps(b), 0x88));
+    const __mmask16 near = _mm512_cmpgt_epi32_mask(_mm512_and_si512(_mm512_add_epi32(low, offset), cell), most);
+    return ((static_cast<unsigned>(large) ^ 0xFFu) | static_cast<unsigned>(near)) == 0;
+  }
   // Both outputs of the pairs at once (kernel-inl.h settle64): a lane fails if either does.
   static int undecided_pair(const float* t, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m256i differ = _mm256_or_si256(

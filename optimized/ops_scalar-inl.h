@@ -72,6 +72,17 @@ struct ScalarOps {
     const float a = round_to_odd32(lo);
     return float_to_bf16(a) != float_to_bf16(round_to_odd32(hi)) || a != a ? 1 : 0;
   }
+  // The test by the bits of f32 data (kernel-inl.h Decide64, settle64): whether e < |a|, e < |b|
+  // (false on NaN) and the low 32 bits of a and of b plus the low 32 bits of `offset`, modulo 2^29,
+  // are at most the low 32 bits of `most`.
+  static bool decided_by_bits32(V e, V a, V b, U offset, U most) {
+    constexpr std::uint32_t cell = (std::uint32_t{1} << 29) - 1;
+    const auto near = [&](V v) {
+      return ((static_cast<std::uint32_t>(as_bits(v)) + static_cast<std::uint32_t>(offset)) & cell) >
+             static_cast<std::uint32_t>(most);
+    };
+    return e < ::fabs(a) && e < ::fabs(b) && !near(a) && !near(b);
+  }
   // Both outputs of a pair (kernel-inl.h settle64): 1 if either fails.
   template <class T>
   static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {

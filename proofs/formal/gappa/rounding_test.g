@@ -10,6 +10,11 @@
 #                                  — the normwise form; the kernels take E per output
 #                                  (kernel-inl.h decide32, error_bounds.h "binary32, PER OUTPUT"),
 #                                  proven for every x, y in coq/RoundingTest32.v decide32_sound
+# and, for f32 data's test by the bits (kernel-inl.h Decide64, settle64: an output v is kept when
+# |v| > E' and its bits are more than 2^16 binary64 ulps from every binary32 rounding boundary):
+#   binary64, f32 data:            E' = RN(fma(13ε·2^37, RN(|x| + |y|), 2^-125)) ≥ Eb =
+#                                  RN(13ε·2^37·RN(|x| + |y|)) (RN is monotonic, the floor ≥ 0),
+#                                  and Eb·2^-37 ≥ |v − X| with B as above
 # with ρ ≤ |x| + |y| = sum and |v| ≤ 1.0001·sum (v = sum·q). sum is normalized to [1, 2]: every
 # operation here is a product by or a sum with values that scale with it, so a power-of-two scaling
 # (in the normal range) maps the statement onto every binade; S = max(1, |A|) multiplies ρ, B and
@@ -35,15 +40,19 @@ s32 = rnd32(sum);
 E32 = rnd32(4.1 * 1b-24 * s32 + 1b-146);
 lo32 = rnd32(v32 - E32);
 hi32 = rnd32(v32 + E32);
+Eb = rnd64(13b-16 * s);
 { sum in [1, 2]
   /\ q in [-1.0001, 1.0001] /\ de in [-1.2713e-15, 1.2713e-15]
   /\ qt in [-1.0001, 1.0001] /\ det in [-3.1753e-14, 3.1753e-14]
   /\ q32 in [-1.0001, 1.0001] /\ de32 in [-1.7883e-7, 1.7883e-7]
-  -> lo - X <= 0 /\ hi - X >= 0 /\ lot - Xt <= 0 /\ hit - Xt >= 0 /\ lo32 - X32 <= 0 /\ hi32 - X32 >= 0 }
+  -> lo - X <= 0 /\ hi - X >= 0 /\ lot - Xt <= 0 /\ hit - Xt >= 0 /\ lo32 - X32 <= 0 /\ hi32 - X32 >= 0
+     /\ Eb * 1b-37 - de * sum >= 0 /\ Eb * 1b-37 + de * sum >= 0 }
 lo - X -> (lo - (v - E)) - E - de * sum;
 hi - X -> (hi - (v + E)) + E - de * sum;
 lot - Xt -> (lot - (vt - Et)) - Et - det * sum;
 hit - Xt -> (hit - (vt + Et)) + Et - det * sum;
 lo32 - X32 -> (lo32 - (v32 - E32)) - (E32 - 4.1 * 1b-24 * sum) - (4.1 * 1b-24 + de32) * sum;
 hi32 - X32 -> (hi32 - (v32 + E32)) + (E32 - 4.1 * 1b-24 * sum) + (4.1 * 1b-24 - de32) * sum;
+Eb * 1b-37 - de * sum -> (Eb - 13b-16 * sum) * 1b-37 + (13b-53 - de) * sum;
+Eb * 1b-37 + de * sum -> (Eb - 13b-16 * sum) * 1b-37 + (13b-53 + de) * sum;
 $ sum in 16;
