@@ -241,20 +241,13 @@ struct Avx2Ops32 {
             _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
            0xFF;
   }
-  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
-  // lo_a or lo_b is NaN.
+  // Both outputs of the pairs at once by conversion (undecided_cells' binary16 pairs below its
+  // cells' floor): a lane fails if either does, or if lo_a or lo_b is NaN.
   static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m128i differ = _mm_or_si128(_mm_xor_si128(f16_bits(lo_a), f16_bits(hi_a)),
                                         _mm_xor_si128(f16_bits(lo_b), f16_bits(hi_b)));
     const __m128i same = _mm_cmpeq_epi16(differ, _mm_setzero_si128());
     const int kept = _mm_movemask_epi8(_mm_packs_epi16(same, same)) & 0xFF;
-    return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
-  }
-  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
-    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
-                                           _mm256_xor_si256(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
-    const __m256i high = _mm256_and_si256(differ, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u)));
-    const int kept = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(high, _mm256_setzero_si256())));
     return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
   }
 

@@ -237,19 +237,13 @@ struct Avx512Ops32 {
     return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
   }
 
-  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
-  // lo_a or lo_b is NaN.
+  // Both outputs of the pairs at once by conversion (undecided_cells' binary16 pairs below its
+  // cells' floor): a lane fails if either does, or if lo_a or lo_b is NaN.
   static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m256i differ = _mm256_or_si256(_mm256_xor_si256(f16_bits(lo_a), f16_bits(hi_a)),
                                            _mm256_xor_si256(f16_bits(lo_b), f16_bits(hi_b)));
     const __m512i wide = _mm512_cvtepu16_epi32(differ);
     return static_cast<int>(_mm512_test_epi32_mask(wide, wide) | _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
-  }
-  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
-    const __m512i differ = _mm512_or_si512(_mm512_xor_si512(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
-                                           _mm512_xor_si512(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
-    return static_cast<int>(_mm512_test_epi32_mask(differ, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))) |
-                            _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
   }
 
   // kernel-inl.h decide32's cell test (ScalarOps32::undecided_cells: the same decision per lane), as
