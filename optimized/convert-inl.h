@@ -111,3 +111,22 @@ ROPECHECK_HD inline std::uint16_t float_to_bf16(float f) {
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
   return static_cast<std::uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
+
+// The rounding cells of the 16-bit formats on binary32 bits (kernel-inl.h decide32's cell test,
+// error_bounds.h "ROUNDING TEST", THE CELL TEST). For T with k dropped bits (binary16: 13 in its
+// normal range, bfloat16: 16 everywhere), the key of a binary32 v is (bits(v) + 2^(k−1)) >> k: two
+// values of one sign have the same key iff they lie in one half-open run [c − 2^(k−1), c + 2^(k−1))
+// of bit patterns, and every value of such a run but its lower end (a midpoint of T, a tie) rounds
+// to the same value of T. A key is the bits plus the bias; the caller compares keys with the low k
+// bits masked off (kHalfCellMask, kBf16CellMask), which also compares the signs.
+inline constexpr std::uint32_t kHalfCellBias = 0x1000u;
+inline constexpr std::uint32_t kHalfCellMask = 0xFFFFE000u;
+inline constexpr std::uint32_t kBf16CellBias = 0x8000u;
+inline constexpr std::uint32_t kBf16CellMask = 0xFFFF0000u;
+// binary16's runs are its rounding cells only at magnitudes ≥ 2^-14 − 2^-26 (these bits): below,
+// its subnormal spacing 2^-24 is coarser than 2^13 binary32 ulps. The run of 2^-14, which starts
+// there, lies inside 2^-14's cell [2^-14 − 2^-25, 2^-14 + 2^-25].
+inline constexpr std::uint32_t kHalfCellFloorBits = 0x387FF000u;
+ROPECHECK_HD inline bool same_cell(std::uint32_t lo_bits, std::uint32_t hi_bits, std::uint32_t bias, std::uint32_t mask) {
+  return (((lo_bits + bias) ^ (hi_bits + bias)) & mask) == 0;
+}

@@ -183,8 +183,36 @@
 //    and decide32_conditions checks them for the constants above; each fails, and the proof with
 //    it, if K, K_τ or F is taken below its bound. So E_a covers B_a where the output is small
 //    against N (the normwise E sent such outputs to the second path: 1.1·10^-2 of f16 outputs
-//    against 4.2·10^-3 here, bench/README.md "kernel_bench"); the store takes RN_T(RN32(v − E)),
-//    the test's own rounding.
+//    against 4.2·10^-3 here, bench/README.md "kernel_bench"). The kernels decide it by cells
+//    (THE CELL TEST below) and store RN_T(a32).
+//  THE CELL TEST (decide32 through Ops32::undecided_cells; HAND-DERIVED, not machine-checked):
+//    instead of converting lo and hi to T, their cells are compared on binary32 bits
+//    (convert-inl.h same_cell). With k the bits T drops (binary16: 13, bfloat16: 16), the bit
+//    patterns of one sign split into half-open runs [c − 2^(k−1), c + 2^(k−1)) around the patterns c
+//    of T's values (low k bits zero); the key (bits + 2^(k−1)) with its low k bits masked off names
+//    the run and the sign. T's spacing is 2^k binary32 ulps in every binade where T is normal
+//    (bfloat16: every binade of binary32, its subnormals included; binary16: magnitudes ≥ 2^-14),
+//    and at a binade boundary 2^e the lower half of the run of 2^e spans 2^(k−1) ulps of the binade
+//    below, half of T's spacing there. So a run is c's rounding cell under RN_T (ties to even) less
+//    at most its lower end, a tie: every pattern of the run above its lower end rounds to c (the
+//    runs past T's largest finite value to ±∞, as RN_T overflows). Binary16 is subnormal below
+//    2^-14 (spacing 2^-24, coarser than 2^13 ulps of binary32 there), so pairs with |a| or |b| <
+//    2^-14 − 2^-26 (the lower end of the run of 2^-14, which lies inside 2^-14's cell
+//    [2^-14 − 2^-25, 2^-14 + 2^-25]) or NaN take the conversions' test above instead; for both
+//    types a NaN output fails. An output passes the cell test when lo and hi have the same key.
+//    Then a32 and the exact value x* both lie strictly between lo and hi, hence in one run (the
+//    patterns of one sign are monotonic in the value) and above its lower end, so
+//    RN_T(a32) = RN_T(x*):
+//    (i) lo < x* < hi: decide32_sound proves lo ≤ x* ≤ hi, and its conditions hold with slack
+//        (K = 4.1·u32 > 4.000001·u32, F = 2^-146 > 2^-147.4), so E_a exceeds what the proof needs
+//        and the inequalities are strict;
+//    (ii) lo < a32 < hi: with |a32| ≤ (P + Q)(1 + 2.0001u32), E_a ≥ (1 − u32)²(4.1(1 − 2^-52)u32(P +
+//        Q) + F) − 2μ32 ≥ 4.09u32|a32| + 13μ32 ≥ max(2u32|a32|, 2μ32) ≥ ulp32(a32), so a32 − E_a is at
+//        or below a32's predecessor in binary32, and so is lo = RN32(a32 − E_a) (RN is monotonic
+//        and the predecessor is a binary32 value); hi likewise.
+//    (An infinite a32 gives lo = hi = a32, which both forms of the test keep, as before: from finite
+//    operands, a32 = ±∞ needs |x*| ≥ (2 − 2^-24)·2^127 − B_a, past T's overflow threshold; binary16
+//    operands are far too small for it, and bfloat16 ones take this path only with |A| ≤ 1.)
 //  16-bit T from binary64 (bf16 with |A| > 1, cache mode, the second path below) is rounded once:
 //    RN_T(RO32(w)) = RN_T(w), binary32 by round-to-odd first (convert-inl.h round_to_odd32; RO is
 //    monotonic, so the test's argument holds for RN_T∘RO32).

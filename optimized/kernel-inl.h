@@ -110,6 +110,14 @@ inline void put(T* p, V v) {
     O::store(p, v);
   }
 }
+template <class O, bool kStream, class T, class W>
+inline void put_words(T* p, W words) {
+  if constexpr (kStream) {
+    O::stream_words(p, words);
+  } else {
+    O::store_words(p, words);
+  }
+}
 template <class O, bool kStream, class T, class V>
 inline void put_pairs(T* p, V x, V y) {
   if constexpr (kStream) {
@@ -142,25 +150,36 @@ template <class O, class T>
 // with the token's weights wc = RN32↑(K·|c| + K_τ·S), ws likewise (token_weights): E_a bounds
 // step 6's componentwise error, ≤ 3.0001·u32·(|x||c| + |y||s|) + the table's τ·(|x| + |y|), plus
 // the rounding of a ± E_a, so an output is kept where it is small as well as where it is large.
-// a and b become a − E_a and b − E_b, which round to the correctly rounded values of T where the
-// test passes (the store's rounding is the test's), and the failing lanes are returned.
-// Always inlined: it is most of a vector's work, and a call per vector spills every operand.
-// `floor` is F in every lane (PlanView::decide_floor32), set once before the caller's loop.
+// The test is the cell test (error_bounds.h "ROUNDING TEST", THE CELL TEST; Ops32::undecided_cells):
+// a − E_a and a + E_a in one rounding cell of T on binary32 bits, so a, inside them, rounds to the
+// correctly rounded value of T where the test passes, and the store rounds a itself. Returns the
+// failing lanes. Always inlined: it is most of a vector's work, and a call per vector spills every
+// operand. `floor` is F in every lane (PlanView::decide_floor32), set once before the caller's loop.
 template <class O, class T>
 [[gnu::always_inline]] inline int decide32(typename O::V floor, typename O::V x, typename O::V y, typename O::V wc,
-                                           typename O::V ws, typename O::V& a, typename O::V& b) {
+                                           typename O::V ws, typename O::V a, typename O::V b) {
   using V = typename O::V;
   const V ax = O::abs(x);
   const V ay = O::abs(y);
   const V ea = O::fmadd(ax, wc, O::fmadd(ay, ws, floor));
   const V eb = O::fmadd(ax, ws, O::fmadd(ay, wc, floor));
   const T* t = nullptr;
-  const V lo_a = O::sub(a, ea);
-  const V lo_b = O::sub(b, eb);
-  const int failed = O::undecided_pair(t, lo_a, O::add(a, ea), lo_b, O::add(b, eb));
-  a = lo_a;
-  b = lo_b;
-  return failed;
+  return O::undecided_cells(t, a, O::sub(a, ea), O::add(a, ea), b, O::sub(b, eb), O::add(b, eb));
+}
+// The same test for bfloat16, also giving the cell keys of a − E_a and a − E_b (key_a, key_b:
+// Ops32::undecided_cells), whose high halves are RN_bf16(a) and RN_bf16(b) in every lane that
+// passes (error_bounds.h "ROUNDING TEST", THE CELL TEST: a lies in that key's run, above its lower
+// end), so a vector whose lanes all pass is stored from them without rounding again.
+template <class O>
+[[gnu::always_inline]] inline int decide32_keys(typename O::V floor, typename O::V x, typename O::V y, typename O::V wc,
+                                                typename O::V ws, typename O::V a, typename O::V b,
+                                                typename O::K& key_a, typename O::K& key_b) {
+  using V = typename O::V;
+  const V ax = O::abs(x);
+  const V ay = O::abs(y);
+  const V ea = O::fmadd(ax, wc, O::fmadd(ay, ws, floor));
+  const V eb = O::fmadd(ax, ws, O::fmadd(ay, wc, floor));
+  return O::undecided_cells_keys(a, O::sub(a, ea), O::add(a, ea), b, O::sub(b, eb), O::add(b, eb), key_a, key_b);
 }
 
 // The rounding test's weights of a token's binary32 table (decide32): w = K·|c| + K_τ·S in binary64,
@@ -515,28 +534,37 @@ inline void rotate_block(const Settle& st, typename O::V floor, const T* in, T* 
   V b1;
   rotate<O>(x0, y0, c0, s0, a0, b0);
   rotate<O>(x1, y1, c1, s1, a1, b1);
-  const int failed = decide32<O, T>(floor, x0, y0, O::load(wcos32), O::load(wsin32), a0, b0) |
-                     (decide32<O, T>(floor, x1, y1, O::load(wcos32 + O::lanes), O::load(wsin32 + O::lanes), a1, b1)
-                      << O::lanes);
-  if (__builtin_expect(failed != 0, 0)) {
-    float xs[2 * O::lanes];
-    float ys[2 * O::lanes];
-    float as[2 * O::lanes];
-    float bs[2 * O::lanes];
-    O::store(xs, x0);
-    O::store(xs + O::lanes, x1);
-    O::store(ys, y0);
-    O::store(ys + O::lanes, y1);
-    O::store(as, a0);
-    O::store(as + O::lanes, a1);
-    O::store(bs, b0);
-    O::store(bs + O::lanes, b1);
-    settle_pairs<T, true>(st, j, 2 * O::lanes, failed, xs, ys, as, bs, O::lanes);
-    a0 = O::load(as);
-    a1 = O::load(as + O::lanes);
-    b0 = O::load(bs);
-    b1 = O::load(bs + O::lanes);
+  typename O::K key_a0;
+  typename O::K key_b0;
+  typename O::K key_a1;
+  typename O::K key_b1;
+  const int failed =
+      decide32_keys<O>(floor, x0, y0, O::load(wcos32), O::load(wsin32), a0, b0, key_a0, key_b0) |
+      (decide32_keys<O>(floor, x1, y1, O::load(wcos32 + O::lanes), O::load(wsin32 + O::lanes), a1, b1, key_a1, key_b1)
+       << O::lanes);
+  if (__builtin_expect(failed == 0, 1)) {  // the words from the keys: even element low, odd high
+    put_words<O, kStream>(x_out, O::key_pair_words(key_a0, key_a1));
+    put_words<O, kStream>(y_out, O::key_pair_words(key_b0, key_b1));
+    return;
   }
+  // some lane failed: its pairs redone (settle_pairs), the words rounded from the values
+  float xs[2 * O::lanes];
+  float ys[2 * O::lanes];
+  float as[2 * O::lanes];
+  float bs[2 * O::lanes];
+  O::store(xs, x0);
+  O::store(xs + O::lanes, x1);
+  O::store(ys, y0);
+  O::store(ys + O::lanes, y1);
+  O::store(as, a0);
+  O::store(as + O::lanes, a1);
+  O::store(bs, b0);
+  O::store(bs + O::lanes, b1);
+  settle_pairs<T, true>(st, j, 2 * O::lanes, failed, xs, ys, as, bs, O::lanes);
+  a0 = O::load(as);
+  a1 = O::load(as + O::lanes);
+  b0 = O::load(bs);
+  b1 = O::load(bs + O::lanes);
   put_pairs<O, kStream>(x_out, a0, a1);  // back as words: even element low, odd high
   put_pairs<O, kStream>(y_out, b0, b1);
 }

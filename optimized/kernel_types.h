@@ -53,7 +53,7 @@ struct PlanView {
   bool rotate_binary32 = false;
   // The rounding test (kernel-inl.h `undecided64`, `decide32`): an output v is kept when RN(v − E)
   // and RN(v + E) are the same value of the dtype, E ≥ v's proven error plus the rounding of v ± E
-  // (error_bounds.h "ROUNDING TEST"). Binary64 rotations: E = decide_k64·(|x| + |y|) +
+  // (error_bounds.h "ROUNDING TEST"; 16-bit data in binary32: decided by cells). Binary64 rotations: E = decide_k64·(|x| + |y|) +
   // decide_floor64. The binary32 rotation of 16-bit data, per output: E_a = |x|·wc + |y|·ws +
   // decide_floor32 (E_b: wc and ws swapped), with the token's weights wc = RN32(decide_k32·|c| +
   // decide_table32) (likewise ws; Workspace::weight_cos32). Otherwise exact_pair (optimized/exact.h).

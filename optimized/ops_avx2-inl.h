@@ -251,8 +251,8 @@ struct Avx2Ops32 {
             _mm256_movemask_ps(_mm256_cmp_ps(lo, lo, _CMP_UNORD_Q))) &
            0xFF;
   }
-  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
-  // lo_a or lo_b is NaN.
+  // Both outputs of the pairs at once by conversion (undecided_cells' binary16 pairs below its
+  // cells' floor): a lane fails if either does, or if lo_a or lo_b is NaN.
   static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m128i differ = _mm_or_si128(_mm_xor_si128(f16_bits(lo_a), f16_bits(hi_a)),
                                         _mm_xor_si128(f16_bits(lo_b), f16_bits(hi_b)));
@@ -260,13 +260,52 @@ struct Avx2Ops32 {
     const int kept = _mm_movemask_epi8(_mm_packs_epi16(same, same)) & 0xFF;
     return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
   }
-  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
-    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
-                                           _mm256_xor_si256(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
-    const __m256i high = _mm256_and_si256(differ, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u)));
-    const int kept = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(high, _mm256_setzero_si256())));
-    return (~kept | _mm256_movemask_ps(_mm256_cmp_ps(lo_a, lo_b, _CMP_UNORD_Q))) & 0xFF;
+
+  // kernel-inl.h decide32's cell test (ScalarOps32::undecided_cells: the same decision per lane):
+  // the keys of lo and hi of both outputs compared at once (cell_differ: nonzero under the cell
+  // mask where a lane fails), so a vector whose lanes all pass costs one vptest; the lanes are
+  // sorted out only when some fail.
+  static __m256i cell_differ(std::uint32_t bias, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m256i b = _mm256_set1_epi32(static_cast<int>(bias));
+    const auto key = [b](V v) { return _mm256_add_epi32(_mm256_castps_si256(v), b); };
+    return _mm256_or_si256(_mm256_xor_si256(key(lo_a), key(hi_a)), _mm256_xor_si256(key(lo_b), key(hi_b)));
   }
+  static int lanes_set(__m256i v, __m256i mask) {
+    const __m256i zero = _mm256_cmpeq_epi32(_mm256_and_si256(v, mask), _mm256_setzero_si256());
+    return ~_mm256_movemask_ps(_mm256_castsi256_ps(zero)) & 0xFF;
+  }
+  static int undecided_cells(const F16* t, V a, V lo_a, V hi_a, V b, V lo_b, V hi_b) {
+    const __m256i differ = cell_differ(kHalfCellBias, lo_a, hi_a, lo_b, hi_b);
+    const V floor = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int>(kHalfCellFloorBits)));
+    const V below = _mm256_or_ps(_mm256_cmp_ps(abs(a), floor, _CMP_NGE_UQ), _mm256_cmp_ps(abs(b), floor, _CMP_NGE_UQ));
+    const __m256i mask = _mm256_set1_epi32(static_cast<int>(kHalfCellMask));
+    if (__builtin_expect(_mm256_testz_si256(_mm256_or_si256(differ, _mm256_castps_si256(below)), mask), 1)) return 0;
+    const int low = _mm256_movemask_ps(below);
+    return (lanes_set(differ, mask) & ~low) | (undecided_pair(t, lo_a, hi_a, lo_b, hi_b) & low);
+  }
+  static int undecided_cells(const BF16*, V a, V lo_a, V hi_a, V b, V lo_b, V hi_b) {
+    K key_a;
+    K key_b;
+    return undecided_cells_keys(a, lo_a, hi_a, b, lo_b, hi_b, key_a, key_b);
+  }
+  // bfloat16, also giving the keys of lo_a and lo_b (kernel-inl.h decide32_keys).
+  using K = __m256i;
+  static int undecided_cells_keys(V a, V lo_a, V hi_a, V b, V lo_b, V hi_b, K& key_a, K& key_b) {
+    const __m256i bias = _mm256_set1_epi32(static_cast<int>(kBf16CellBias));
+    key_a = _mm256_add_epi32(_mm256_castps_si256(lo_a), bias);
+    key_b = _mm256_add_epi32(_mm256_castps_si256(lo_b), bias);
+    const __m256i differ = _mm256_or_si256(_mm256_xor_si256(key_a, _mm256_add_epi32(_mm256_castps_si256(hi_a), bias)),
+                                           _mm256_xor_si256(key_b, _mm256_add_epi32(_mm256_castps_si256(hi_b), bias)));
+    const __m256i failed = _mm256_or_si256(differ, _mm256_castps_si256(_mm256_cmp_ps(a, b, _CMP_UNORD_Q)));
+    const __m256i mask = _mm256_set1_epi32(static_cast<int>(kBf16CellMask));
+    if (__builtin_expect(_mm256_testz_si256(failed, mask), 1)) return 0;
+    return lanes_set(failed, mask);
+  }
+  // The words of x and y (x in the low halves) from keys whose high halves are their bfloat16 bits
+  // (kernel-inl.h decide32_keys: every lane passed): bf16_pair_words(x, y)'s words.
+  static __m256i key_pair_words(K key_x, K key_y) { return _mm256_blend_epi16(_mm256_srli_epi32(key_x, 16), key_y, 0xAA); }
+  static void store_words(BF16* p, __m256i words) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), words); }
+  static void stream_words(BF16* p, __m256i words) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), words); }
 
   // bfloat16 in blocks of 16 elements (kernel-inl.h rotate_blocks, half layout): one 32-byte load
   // holds 16 elements in 8 words; shifting each word left by 16 bits gives the binary32 values of

@@ -245,20 +245,56 @@ struct Avx512Ops32 {
     return static_cast<int>(_mm512_cmpneq_epi32_mask(a, b) | _mm512_cmp_ps_mask(lo, lo, _CMP_UNORD_Q));
   }
 
-  // Both outputs of the pairs at once (kernel-inl.h decide32): a lane fails if either does, or if
-  // lo_a or lo_b is NaN.
+  // Both outputs of the pairs at once by conversion (undecided_cells' binary16 pairs below its
+  // cells' floor): a lane fails if either does, or if lo_a or lo_b is NaN.
   static int undecided_pair(const F16*, V lo_a, V hi_a, V lo_b, V hi_b) {
     const __m256i differ = _mm256_or_si256(_mm256_xor_si256(f16_bits(lo_a), f16_bits(hi_a)),
                                            _mm256_xor_si256(f16_bits(lo_b), f16_bits(hi_b)));
     const __m512i wide = _mm512_cvtepu16_epi32(differ);
     return static_cast<int>(_mm512_test_epi32_mask(wide, wide) | _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
   }
-  static int undecided_pair(const BF16*, V lo_a, V hi_a, V lo_b, V hi_b) {
-    const __m512i differ = _mm512_or_si512(_mm512_xor_si512(bf16_rounded_high(lo_a), bf16_rounded_high(hi_a)),
-                                           _mm512_xor_si512(bf16_rounded_high(lo_b), bf16_rounded_high(hi_b)));
-    return static_cast<int>(_mm512_test_epi32_mask(differ, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))) |
-                            _mm512_cmp_ps_mask(lo_a, lo_b, _CMP_UNORD_Q));
+
+  // kernel-inl.h decide32's cell test (ScalarOps32::undecided_cells: the same decision per lane), as
+  // Avx2Ops32's; 0xBE is (A xor B) or C.
+  static __m512i cell_differ(std::uint32_t bias, V lo_a, V hi_a, V lo_b, V hi_b) {
+    const __m512i b = _mm512_set1_epi32(static_cast<int>(bias));
+    const auto key = [b](V v) { return _mm512_add_epi32(_mm512_castps_si512(v), b); };
+    return _mm512_ternarylogic_epi32(key(lo_a), key(hi_a), _mm512_xor_si512(key(lo_b), key(hi_b)), 0xBE);
   }
+  static int undecided_cells(const F16* t, V a, V lo_a, V hi_a, V b, V lo_b, V hi_b) {
+    const __mmask16 outside = _mm512_test_epi32_mask(cell_differ(kHalfCellBias, lo_a, hi_a, lo_b, hi_b),
+                                                      _mm512_set1_epi32(static_cast<int>(kHalfCellMask)));
+    const V floor = _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int>(kHalfCellFloorBits)));
+    const __mmask16 low = _mm512_cmp_ps_mask(abs(a), floor, _CMP_NGE_UQ) | _mm512_cmp_ps_mask(abs(b), floor, _CMP_NGE_UQ);
+    if (__builtin_expect((outside | low) == 0, 1)) return 0;
+    return static_cast<int>((outside & ~low) | (undecided_pair(t, lo_a, hi_a, lo_b, hi_b) & low));
+  }
+  static int undecided_cells(const BF16*, V a, V lo_a, V hi_a, V b, V lo_b, V hi_b) {
+    K key_a;
+    K key_b;
+    return undecided_cells_keys(a, lo_a, hi_a, b, lo_b, hi_b, key_a, key_b);
+  }
+  // bfloat16, also giving the keys of lo_a and lo_b (kernel-inl.h decide32_keys).
+  using K = __m512i;
+  static int undecided_cells_keys(V a, V lo_a, V hi_a, V b, V lo_b, V hi_b, K& key_a, K& key_b) {
+    const __m512i bias = _mm512_set1_epi32(static_cast<int>(kBf16CellBias));
+    key_a = _mm512_add_epi32(_mm512_castps_si512(lo_a), bias);
+    key_b = _mm512_add_epi32(_mm512_castps_si512(lo_b), bias);
+    const __m512i differ = _mm512_ternarylogic_epi32(
+        key_a, _mm512_add_epi32(_mm512_castps_si512(hi_a), bias),
+        _mm512_xor_si512(key_b, _mm512_add_epi32(_mm512_castps_si512(hi_b), bias)), 0xBE);
+    const __mmask16 failed = _mm512_test_epi32_mask(differ, _mm512_set1_epi32(static_cast<int>(kBf16CellMask))) |
+                             _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q);
+    return static_cast<int>(failed);
+  }
+  // The words of x and y (x in the low halves) from keys whose high halves are their bfloat16 bits
+  // (kernel-inl.h decide32_keys: every lane passed): pair_words(x, y)'s words. 0xF8 is A or (B and C).
+  static __m512i key_pair_words(K key_x, K key_y) {
+    return _mm512_ternarylogic_epi32(_mm512_srli_epi32(key_x, 16), key_y,
+                                     _mm512_set1_epi32(static_cast<int>(kBf16CellMask)), 0xF8);
+  }
+  static void store_words(BF16* p, __m512i words) { _mm512_storeu_si512(p, words); }
+  static void stream_words(BF16* p, __m512i words) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), words); }
 
   // Interleaved pairs, 16 pairs (32 elements): each 32-bit word holds a pair, x in its low half.
   static void load_pairs(const BF16* p, V& x, V& y) {

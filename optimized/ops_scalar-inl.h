@@ -188,6 +188,23 @@ struct ScalarOps32 {
   static int undecided_pair(const T* t, V lo_a, V hi_a, V lo_b, V hi_b) {
     return undecided(t, lo_a, hi_a) | undecided(t, lo_b, hi_b);
   }
+  // kernel-inl.h decide32's cell test for one pair (error_bounds.h "ROUNDING TEST", THE CELL TEST;
+  // the SIMD Ops32 decide every lane the same way): it fails where lo and hi of either output lie in
+  // different cells (convert-inl.h same_cell) or an output is NaN; binary16 pairs with |a| or |b|
+  // below kHalfCellFloorBits (or NaN) take the conversions' test instead (undecided_pair).
+  static int undecided_cells(const F16* t, V a, V lo_a, V hi_a, V b, V lo_b, V hi_b) {
+    const float floor = bits_to_float(kHalfCellFloorBits);
+    if (!(::fabsf(a) >= floor) || !(::fabsf(b) >= floor)) return undecided_pair(t, lo_a, hi_a, lo_b, hi_b);
+    const bool kept = same_cell(float_to_bits(lo_a), float_to_bits(hi_a), kHalfCellBias, kHalfCellMask) &&
+                      same_cell(float_to_bits(lo_b), float_to_bits(hi_b), kHalfCellBias, kHalfCellMask);
+    return kept ? 0 : 1;
+  }
+  static int undecided_cells(const BF16*, V a, V lo_a, V hi_a, V b, V lo_b, V hi_b) {
+    if (a != a || b != b) return 1;
+    const bool kept = same_cell(float_to_bits(lo_a), float_to_bits(hi_a), kBf16CellBias, kBf16CellMask) &&
+                      same_cell(float_to_bits(lo_b), float_to_bits(hi_b), kBf16CellBias, kBf16CellMask);
+    return kept ? 0 : 1;
+  }
 
   template <class T>
   ROPECHECK_HD static void load_pairs(const T* p, V& x, V& y) {

@@ -3,6 +3,7 @@
 //  - Sweep: every scaling type the kernels accept, both layouts, the three dtypes, every CPU kernel
 //    (and CUDA where a device exists), positions 0–15, 2^k − 1, 2^k, 2^k + 1 and random ones up to
 //    2^31 − 1 (check_against_exact asserts the bits for these cases).
+//  - CellTest: the 16-bit kernels' rounding test at small and large magnitudes and at ties.
 //  - ExactPair: the slow exact path itself (optimized/exact.h) against reference::apply on pairs the
 //    fast path rarely sends it: ties at position 0 (A = 1.5: A·x is often a midpoint), exact zeros at
 //    angle 0, (0, 0) pairs, IEEE special values, subnormal and large inputs, inverse direction.
@@ -81,6 +82,49 @@ INSTANTIATE_TEST_SUITE_P(All, Sweep,
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + std::get<2>(info.param);
                          });
 
+// The spec texts of the small-case tests below: both layouts, the inverse direction, A = 0.75.
+const char* const kSmallCaseSpecs[] = {
+    "layout=half,base=500000", "layout=interleaved,base=10000,direction=inverse",
+    "layout=half,base=500000,scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75"};
+
+// Runs `c` (spec_text rest + head_dim 128 + dtype, sampled positions, 2 heads) on `implementation`
+// and asserts the reference's bits on every output.
+void check_small_case(Case c, const std::string& implementation, const std::string& rest, const std::string& dtype) {
+  c.spec_text = rest + ",head_dim=128,dtype=" + dtype;
+  c.positions = sampled_positions();
+  c.tokens = static_cast<std::int64_t>(c.positions.size());
+  c.heads = 2;
+  SCOPED_TRACE(implementation + " " + c.spec_text + " e=" + std::to_string(c.magnitude_exponent));
+  const KernelRun run = run_case(c, implementation);
+  ASSERT_EQ(run.status, ROPECHECK_OK);
+  ASSERT_TRUE(is_correctly_rounded(c));
+  check_against_exact(c, run);
+}
+
+// The 16-bit kernels' cell test (optimized/error_bounds.h "ROUNDING TEST", THE CELL TEST) where its
+// runs of binary32 patterns and the dtype's rounding cells part or meet: binary16 outputs around
+// 2^-14 and among its subnormals (the kernels take the conversions' test there), bfloat16 outputs
+// among binary32's subnormals and near 2^127, and ties at position 0 (A = 0.75: A·x is often a
+// midpoint of the dtype, the lower or upper end of a run). Inputs scaled by 2^±e in alternate
+// pairs (Case::magnitude_exponent; e keeps the large half finite). Every CPU kernel gives the
+// reference's bits.
+TEST(CellTest, ReferenceBitsAtTheEndsOfTheRanges) {
+  for (const char* implementation : {"scalar", "avx2", "avx512", "avx512bf16"}) {
+    if (unavailable(implementation)) continue;
+    for (const char* dtype : {"f16", "bf16"}) {
+      const std::vector<int> exponents = std::string(dtype) == "f16" ? std::vector<int>{10, 12, 14} : std::vector<int>{120, 126};
+      for (const int e : exponents) {
+        for (const char* rest : kSmallCaseSpecs) {
+          Case c;
+          c.magnitude_exponent = e;
+          check_small_case(c, implementation, rest, dtype);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 // Signed zero inputs (padding rows): every kernel gives the reference's signed zeros, whether
 // kernel-inl.h zero_pair decides them from the table's signs or the exact path does (angle 0).
 TEST(ZeroInputs, ReferenceBitsOfSignedZeros) {
@@ -89,18 +133,10 @@ TEST(ZeroInputs, ReferenceBitsOfSignedZeros) {
   for (const char* implementation : {"scalar", "avx2", "avx512", "avx512bf16"}) {
     if (unavailable(implementation)) continue;
     for (const char* dtype : {"f32", "bf16", "f16", "f64"}) {
-      for (const char* rest : {"layout=half,base=500000", "layout=interleaved,base=10000,direction=inverse",
-                               "layout=half,base=500000,scaling=yarn,factor=8,original_max_position=4096,attention_factor=0.75"}) {
+      for (const char* rest : kSmallCaseSpecs) {
         Case c;
-        c.spec_text = std::string(rest) + ",head_dim=128,dtype=" + dtype;
-        c.positions = sampled_positions();
-        c.tokens = static_cast<std::int64_t>(c.positions.size());
-        c.heads = 2;
         c.fixed_input = zeros;
-        SCOPED_TRACE(std::string(implementation) + " " + c.spec_text);
-        const KernelRun run = run_case(c, implementation);
-        ASSERT_EQ(run.status, ROPECHECK_OK);
-        check_against_exact(c, run);
+        check_small_case(c, implementation, rest, dtype);
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
