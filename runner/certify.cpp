@@ -227,7 +227,7 @@ void unit_probes(const Context& k, Buffers& b, std::int64_t first, std::int64_t 
     const std::span<double> rounded(b.rounded.data(), size);
     const std::span<long double> exact(b.exact.data(), size);
     reference::ConsecutiveStats stats;
-    k.consecutive.evaluate_into(first + t, n, 2, std::span<const double>(b.unit).subspan(at, size), rounded, exact, &stats);
+    k.consecutive.evaluate_unit_probes(first + t, n, rounded, exact, &stats);
     r.reference_fallback += stats.fallback_tokens;
     if (!out) continue;
     const int components = position_components(spec);
