@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "judge/pair_math.h"
+#include "judge/pair_screen.h"
 #include "reference/rounding.h"
 
 namespace ropecheck::judge {
@@ -215,25 +216,31 @@ PairScreenRule::PairScreenRule(const PairRule& r) : rule(r) {
   underflow = r.underflow_roundings * static_cast<double>(dtype_limits.underflow_quantum);
 }
 
+double sure_ordinary_unit(double rho, const PairScreenRule& screen) {
+  const double scale = screen.scale;
+  // Ordinary for certain: ρ 2^-40 inside both domain boundaries (finite_domain). A NaN ρ fails both.
+  if (screen.rule.dtype == Dtype::f64 || !(rho * (1 - 0x1p-40) >= screen.smallest_normal) ||
+      !(static_cast<double>(kSqrt2) * rho * scale * (1 + 0x1p-40) <= screen.largest)) {
+    return 0;
+  }
+  return screen.u * rho * scale;
+}
+
 PairScreen screen_pair(double x, double y, double a, double b, double exact_a, double exact_b, double rounded_a,
                        double rounded_b, double angle, const PairScreenRule& screen) {
   PairScreen s;
   const PairRule& rule = screen.rule;
   // Non-finite values and NaN fail these comparisons (an infinite x makes ρ infinite below).
-  if (rule.dtype == Dtype::f64 || !(std::fabs(a) <= kMaxDouble) || !(std::fabs(b) <= kMaxDouble) ||
-      !(std::fabs(rounded_a) <= kMaxDouble) || !(std::fabs(rounded_b) <= kMaxDouble)) {
+  if (!(std::fabs(a) <= kMaxDouble) || !(std::fabs(b) <= kMaxDouble) || !(std::fabs(rounded_a) <= kMaxDouble) ||
+      !(std::fabs(rounded_b) <= kMaxDouble)) {
     return s;
   }
   const double scale = screen.scale;
   const double rho = std::sqrt(x * x + y * y);  // x, y values of a 16- or 32-bit dtype: no overflow
-  // Ordinary for certain: ρ 2^-40 inside both domain boundaries (finite_domain).
-  if (!(rho * (1 - 0x1p-40) >= screen.smallest_normal) ||
-      !(static_cast<double>(kSqrt2) * rho * scale * (1 + 0x1p-40) <= screen.largest)) {
-    return s;
-  }
+  const double unit = sure_ordinary_unit(rho, screen);
+  if (unit == 0) return s;
   const double difference = std::max(std::fabs(a - exact_a), std::fabs(b - exact_b));
-  const double unit = screen.u * rho * scale;
-  s.e_high = (difference / unit + 0x1p-20) * (1 + 0x1p-30);
+  s.e_high = screen_e_high(difference, unit);
   s.e_low = (difference / unit - 0x1p-20) * (1 - 0x1p-30);
   s.abs_high = (difference + 0x1p-50 * (rho * scale + difference)) * (1 + 0x1p-50);
   s.ulp = std::max(ulps_off(a, rounded_a, rule.dtype), ulps_off(b, rounded_b, rule.dtype));

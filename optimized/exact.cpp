@@ -1,7 +1,9 @@
 // The slow exact path of the kernels (exact.h). MPFR through Boost.Multiprecision's fixed-precision
 // mpfr_float_backend (each value carries its own precision; no process-wide default precision is
 // read or changed: that problem of Boost 1.74, reference/multiprecision.h, is the variable-precision
-// type's). Calls are serialized by one mutex anyway: the path is taken by a few outputs in 10^5.
+// type's). No lock: every value is this call's own, and MPFR keeps its caches, flags and exponent
+// range per thread (a thread-safe build, mpfr_buildopt_tls_p: tests/reference/multiprecision_test.cpp),
+// so threads take this path at once and get the bits they get alone.
 #include "optimized/exact.h"
 
 #include "optimized/host_device.h"
@@ -11,7 +13,6 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 
 #include <boost/multiprecision/mpfr.hpp>
 
@@ -178,8 +179,6 @@ void ieee_cos_sin(const Spec& spec, int j, std::int64_t m, bool inverse, double&
 }  // namespace
 
 void exact_pair(const PlanView& plan, const std::int64_t* position_row, int j, double x, double y, double& a, double& b) {
-  static std::mutex mutex;
-  const std::lock_guard<std::mutex> lock(mutex);
   exact_outputs.fetch_add(2, std::memory_order_relaxed);
   const Spec& spec = plan.exact->spec;
   const std::int64_t p = position_row[plan.component[j]];

@@ -13,6 +13,7 @@
 // below 2^-969 costs at most 2^-1074 more (≪ 2^-106·|A|).
 #include "reference/consecutive.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -187,6 +188,50 @@ void ConsecutiveReference::evaluate_into(std::int64_t first, std::int64_t count,
     throw std::invalid_argument("rounded, exact: expected as many values as the input");
   }
   run(first, count, heads, input, rounded, exact.data(), stats);
+}
+
+void ConsecutiveReference::evaluate_unit_probes(std::int64_t first, std::int64_t count, std::span<double> rounded,
+                                                std::span<long double> exact, ConsecutiveStats* stats) const {
+  const Spec& spec = plan_.spec();
+  const std::int64_t d = spec.head_dim;
+  const int pairs = spec.rotary_dim / 2;
+  if (count < 0 || rounded.size() != static_cast<std::size_t>(count * 2 * d) || exact.size() != rounded.size()) {
+    throw std::invalid_argument("rounded, exact: expected count*2*head_dim values");
+  }
+  std::vector<PairDims> dims;
+  for (int j = 0; j < pairs; ++j) dims.push_back(pair_dims(spec, j));
+  // The inputs of `heads` heads of `tokens` tokens: head 0 (1, 0) per pair, head 1 (0, 1).
+  const auto unit_input = [&](std::int64_t tokens, std::int64_t heads) {
+    std::vector<double> in(static_cast<std::size_t>(tokens * heads * d), 1.0);
+    for (std::int64_t row = 0; row < tokens * heads; ++row) {
+      for (const PairDims& pd : dims) in[static_cast<std::size_t>(row * d + (row % heads == 0 ? pd.second : pd.first))] = 0;
+    }
+    return in;
+  };
+  if (first <= 0 && first + count > 0) {  // position 0 among them: both heads evaluated
+    const std::vector<double> in = unit_input(count, 2);
+    run(first, count, 2, in, rounded, exact.data(), stats);
+    return;
+  }
+  const std::vector<double> in = unit_input(count, 1);
+  // Head 0 of token t into the first half of its two-head row, then head 1 from it, from the last
+  // token down (token t's one-head row lies at or before its two-head row: nothing is overwritten
+  // before it is read).
+  run(first, count, 1, in, rounded.subspan(0, static_cast<std::size_t>(count * d)), exact.data(), stats);
+  for (std::int64_t t = count - 1; t >= 0; --t) {
+    double* r = rounded.data() + t * 2 * d;
+    long double* e = exact.data() + t * 2 * d;
+    std::copy_backward(rounded.data() + t * d, rounded.data() + (t + 1) * d, r + d);
+    std::copy_backward(exact.data() + t * d, exact.data() + (t + 1) * d, e + d);
+    std::copy(r, r + d, r + d);  // the pass-through dims (and every pair, replaced below)
+    std::copy(e, e + d, e + d);
+    for (const PairDims& pd : dims) {
+      r[d + pd.first] = -r[pd.second];
+      r[d + pd.second] = r[pd.first];
+      e[d + pd.first] = -e[pd.second];
+      e[d + pd.second] = e[pd.first];
+    }
+  }
 }
 
 void ConsecutiveReference::run(std::int64_t first, std::int64_t count, std::int64_t heads, std::span<const double> input,

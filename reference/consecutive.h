@@ -62,6 +62,15 @@ class ConsecutiveReference {
   // The same with evaluate's exact values (ApplyPlan::evaluate_into's contract).
   void evaluate_into(std::int64_t first, std::int64_t count, std::int64_t heads, std::span<const double> input, std::span<double> rounded,
                      std::span<long double> exact, ConsecutiveStats* stats = nullptr) const;
+  // The same for the unit probes of `ropecheck certify` (runner/certify.h): per token two heads,
+  // head 0 every pair (1, 0) and head 1 every pair (0, 1), pass-through dims 1 — into rounded and
+  // exact, count·2·head_dim values each; stats as evaluate_into's over those two heads. Head 0 is
+  // evaluated and head 1 is its image: the rotation of (0, 1) is (−sin·A, cos·A), that of (1, 0)
+  // (cos·A, sin·A), and RN and the reference's exact values are odd (RN(−v) = −RN(v)); where a
+  // sine is zero (the angle 0: position 0) the sign of that zero is not, and the run of positions
+  // holding position 0 evaluates both heads.
+  void evaluate_unit_probes(std::int64_t first, std::int64_t count, std::span<double> rounded, std::span<long double> exact,
+                            ConsecutiveStats* stats = nullptr) const;
 
  private:
   void run(std::int64_t first, std::int64_t count, std::int64_t heads, std::span<const double> input, std::span<double> out,

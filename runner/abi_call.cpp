@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -19,22 +21,48 @@ constexpr unsigned char kGuardByte = 0xA5;
 
 std::size_t dtype_bytes(Dtype d) { return ropecheck_dtype_size(static_cast<std::int32_t>(d)); }
 
-void encode(std::span<const double> values, Dtype d, unsigned char* out) {
-  const std::size_t w = dtype_bytes(d);
+// The loops below for one element width W: a memcpy of a constant size is one load or store (of a
+// runtime size it was a library call per element).
+template <std::size_t W>
+void encode_as(std::span<const double> values, Dtype d, unsigned char* out) {
   for (std::size_t i = 0; i < values.size(); ++i) {
-    // Little-endian: the low `w` bytes of the bit pattern are the element (values of the dtype: exact).
-    const std::uint64_t bits = reference::encode_bits(values[i], d);
-    std::memcpy(out + i * w, &bits, w);
+    // Little-endian: the low W bytes of the bit pattern are the element (values of the dtype: exact).
+    // A binary32 or bfloat16 value that is not NaN converts to float exactly: its bits (the upper
+    // half for bfloat16) are encode_bits', without the call.
+    const double v = values[i];
+    std::uint64_t bits;
+    if (W <= 4 && d != Dtype::f16 && !std::isnan(v)) {
+      const auto word = std::bit_cast<std::uint32_t>(static_cast<float>(v));
+      bits = W == 4 ? word : word >> 16;
+    } else {
+      bits = reference::encode_bits(v, d);
+    }
+    std::memcpy(out + i * W, &bits, W);
+  }
+}
+template <std::size_t W>
+void decode_as(const unsigned char* in, std::size_t count, Dtype d, double* out) {
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, in + i * W, W);
+    out[i] = reference::decode_bits(bits, d);
+  }
+}
+
+void encode(std::span<const double> values, Dtype d, unsigned char* out) {
+  switch (dtype_bytes(d)) {
+    case 2: return encode_as<2>(values, d, out);
+    case 4: return encode_as<4>(values, d, out);
+    default: return encode_as<8>(values, d, out);
   }
 }
 
 std::vector<double> decode(const unsigned char* in, std::size_t count, Dtype d) {
   std::vector<double> out(count);
-  const std::size_t w = dtype_bytes(d);
-  for (std::size_t i = 0; i < count; ++i) {
-    std::uint64_t bits = 0;
-    std::memcpy(&bits, in + i * w, w);
-    out[i] = reference::decode_bits(bits, d);
+  switch (dtype_bytes(d)) {
+    case 2: decode_as<2>(in, count, d, out.data()); break;
+    case 4: decode_as<4>(in, count, d, out.data()); break;
+    default: decode_as<8>(in, count, d, out.data()); break;
   }
   return out;
 }
@@ -67,8 +95,10 @@ class OutputBuffer {
         ::munmap(map_, map_size_);
         throw std::bad_alloc();
       }
-      std::memset(body_, kGuardByte, body_size_);
       offset_ = (body_size_ - bytes) / 64 * 64;
+      // The guard bytes around the output (the output itself is filled below).
+      std::memset(body_, kGuardByte, offset_);
+      std::memset(body_ + offset_ + bytes_, kGuardByte, body_size_ - offset_ - bytes_);
       g_guard_pages[0] = reinterpret_cast<std::uintptr_t>(map_);
       g_guard_pages[1] = reinterpret_cast<std::uintptr_t>(body_);
       g_guard_pages[2] = reinterpret_cast<std::uintptr_t>(body_ + body_size_);
@@ -87,10 +117,13 @@ class OutputBuffer {
   unsigned char* output() { return body_ + offset_; }
   // Every guard byte (before and after the output, inside the writable part) unchanged.
   bool guard_intact() const {
-    for (std::size_t i = 0; i < body_size_; ++i) {
-      if ((i < offset_ || i >= offset_ + bytes_) && body_[i] != kGuardByte) return false;
-    }
-    return true;
+    const auto intact = [this](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) {
+        if (body_[i] != kGuardByte) return false;
+      }
+      return true;
+    };
+    return intact(0, offset_) && intact(offset_ + bytes_, body_size_);
   }
 
  private:

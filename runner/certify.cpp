@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 
 #include "base/parallel.h"
 #include "base/random.h"
+#include "judge/pair_screen.h"
 #include "reference/consecutive.h"
 #include "reference/rounding.h"
 #include "spec/schedule.h"
@@ -46,10 +49,20 @@ struct Context {
   reference::ConsecutiveReference consecutive;
   reference::ApplyPlan plan;       // the random heads' expected values (positions apart: the present path)
   std::vector<long double> theta;  // θ'_j, for a tolerance growing with the angle (else empty)
+  std::vector<reference::PairDims> dims;  // of every pair
+  double unit_probe_unit;  // judge::sure_ordinary_unit at ρ = 1, the unit probes' norm (0: never sure)
   Context(const Implementation& i, const Spec& s, const judge::PairRule& r, const CertifyOptions& o)
-      : implementation(i), spec(s), rule(r), screen(r), options(o), consecutive(s), plan(reference::ApplyPlan::for_evaluation(s)) {
-    if (r.tolerance.per_radian != 0) {
-      for (int j = 0; j < s.rotary_dim / 2; ++j) theta.push_back(frequency<long double>(s, j));
+      : implementation(i),
+        spec(s),
+        rule(r),
+        screen(r),
+        options(o),
+        consecutive(s),
+        plan(reference::ApplyPlan::for_evaluation(s)),
+        unit_probe_unit(judge::sure_ordinary_unit(1.0, screen)) {
+    for (int j = 0; j < s.rotary_dim / 2; ++j) {
+      if (r.tolerance.per_radian != 0) theta.push_back(frequency<long double>(s, j));
+      dims.push_back(reference::pair_dims(s, j));
     }
   }
 };
@@ -57,28 +70,15 @@ struct Context {
 // A worker's buffers, reused call after call.
 struct Buffers {
   std::vector<double> unit;  // the unit probes of a chunk (the same values chunk after chunk)
-  std::vector<double> input, rounded;
+  std::vector<double> rounded;  // the unit probes' expected values
   std::vector<long double> exact;
+  std::vector<double> input, random_rounded;  // the random heads and theirs (apart: neither is resized
+  std::vector<long double> random_exact;      // chunk after chunk)
   std::vector<std::int64_t> positions;
 };
 
-void judge_one(const Context& k, CertifyResult& r, int j, std::int64_t position, Probe probe, const judge::Pair& pair) {
-  PairRecord& rec = r.pairs[static_cast<std::size_t>(j)];
-  ++rec.checked;
-  r.outputs += 2;
-  const int mismatches = !same_bits(pair.a, pair.rounded_a) + !same_bits(pair.b, pair.rounded_b);
-  rec.mismatches += mismatches;
-  if (mismatches > 0 && first_before(position, probe, rec.first_mismatch, rec.first_mismatch_probe)) {
-    rec.first_mismatch = position;
-    rec.first_mismatch_probe = probe;
-  }
-  // A pair certain to pass below the record's worst e changes nothing (judge/pair_rule.h
-  // screen_pair: f64 data is never sure there, so it always takes judge_pair).
-  if (rec.worst_position >= 0) {
-    const judge::PairScreen s = judge::screen_pair(pair.x, pair.y, pair.a, pair.b, static_cast<double>(pair.exact_a),
-                                                   static_cast<double>(pair.exact_b), pair.rounded_a, pair.rounded_b, pair.angle, k.screen);
-    if (s.sure_pass && s.e_high < rec.worst_e) return;
-  }
+// judge_pair's verdict on a pair into its record: the worst e and where, the failures.
+void record_verdict(const Context& k, PairRecord& rec, std::int64_t position, Probe probe, const judge::Pair& pair) {
   const judge::PairVerdict v = judge::judge_pair(pair, k.rule);
   if (v.measured && v.ordinary() && before(v.e, position, probe, rec)) {
     rec.worst_e = v.e;
@@ -95,37 +95,91 @@ void judge_one(const Context& k, CertifyResult& r, int j, std::int64_t position,
   }
 }
 
-// Runs the implementation on `input` at b.positions ([tokens, heads, head_dim]) and judges every
-// pair against b.rounded / b.exact; `probe_of(h)` names head h's probe.
-template <class ProbeOf>
-void run_and_judge(const Context& k, const Buffers& b, std::span<const double> input, std::int64_t tokens, std::int64_t heads,
-                   ProbeOf probe_of, CertifyResult& r) {
-  const Spec& spec = k.spec;
-  const int components = position_components(spec);
-  const ApplyResult result = k.implementation.run(spec, {tokens, heads, spec.head_dim}, b.positions, input);
+// Whether a unit probe's pair (ρ = 1) is certain to change nothing but the counts: its outputs are
+// the correctly rounded bits (no mismatch, no zero of another sign, ulp 0), finite, and screen_pair
+// would find it a sure pass with e_high below the record's worst e — judge_one's own skip, decided
+// from screen_pair's expressions (judge::sure_ordinary_unit, judge::screen_e_high) without the
+// pair's other figures. Most pairs of a correctly rounding implementation take only this.
+// (a, b) the outputs, the rest as judge::Pair's.
+inline bool unit_probe_skips(const Context& k, const PairRecord& rec, double a, double b, long double exact_a, long double exact_b,
+                             double rounded_a, double rounded_b, double angle) {
+  if (k.unit_probe_unit == 0 || rec.worst_position < 0 || !same_bits(a, rounded_a) || !same_bits(b, rounded_b) ||
+      !(std::fabs(a) <= std::numeric_limits<double>::max()) || !(std::fabs(b) <= std::numeric_limits<double>::max())) {
+    return false;
+  }
+  const double difference = std::max(std::fabs(a - static_cast<double>(exact_a)), std::fabs(b - static_cast<double>(exact_b)));
+  const double e_high = judge::screen_e_high(difference, k.unit_probe_unit);
+  const double allowed = k.rule.tolerance.at(angle);
+  const bool sure_pass = k.rule.tolerance.kind == judge::Tolerance::Kind::e ? e_high <= allowed : 0.0 <= allowed;
+  return sure_pass && e_high < rec.worst_e;
+}
+
+void judge_one(const Context& k, CertifyResult& r, int j, std::int64_t position, Probe probe, const judge::Pair& pair) {
+  PairRecord& rec = r.pairs[static_cast<std::size_t>(j)];
+  ++rec.checked;
+  r.outputs += 2;
+  const int mismatches = !same_bits(pair.a, pair.rounded_a) + !same_bits(pair.b, pair.rounded_b);
+  rec.mismatches += mismatches;
+  if (mismatches > 0 && first_before(position, probe, rec.first_mismatch, rec.first_mismatch_probe)) {
+    rec.first_mismatch = position;
+    rec.first_mismatch_probe = probe;
+  }
+  // A pair certain to pass below the record's worst e changes nothing (judge/pair_rule.h
+  // screen_pair: f64 data is never sure there, so it always takes judge_pair).
+  if (k.options.screen && rec.worst_position >= 0) {
+    const judge::PairScreen s = judge::screen_pair(pair.x, pair.y, pair.a, pair.b, static_cast<double>(pair.exact_a),
+                                                   static_cast<double>(pair.exact_b), pair.rounded_a, pair.rounded_b, pair.angle, k.screen);
+    if (s.sure_pass && s.e_high < rec.worst_e) return;
+  }
+  record_verdict(k, rec, position, probe, pair);
+}
+
+// Runs the implementation on `input` at b.positions ([tokens, heads, head_dim]): its outputs, or
+// nullopt after counting a failed call.
+std::optional<std::vector<double>> call(const Context& k, const Buffers& b, std::span<const double> input, std::int64_t tokens,
+                                        std::int64_t heads, CertifyResult& r) {
+  ApplyResult result = k.implementation.run(k.spec, {tokens, heads, k.spec.head_dim}, b.positions, input);
   if (result.status != ApplyResult::Status::ok) {
     if (r.failed_calls++ == 0) r.first_call_error = std::string(kind_name(result.status)) + ": " + result.message;
-    return;
+    return std::nullopt;
   }
-  const std::vector<double>& out = result.output;
+  return std::move(result.output);
+}
+
+// Judges every pair of `tokens` tokens ([tokens, heads, head_dim] of input, out, rounded and exact,
+// at `positions`, position_components(spec) each); `probe_of(h)` names head h's probe.
+template <class ProbeOf>
+void judge_tokens(const Context& k, std::span<const std::int64_t> positions, std::span<const double> input, std::span<const double> out,
+                  std::span<const double> rounded, std::span<const long double> exact, std::int64_t tokens, std::int64_t heads,
+                  ProbeOf probe_of, CertifyResult& r) {
+  const Spec& spec = k.spec;
+  const int components = position_components(spec);
   const int pairs = spec.rotary_dim / 2;
   for (std::int64_t t = 0; t < tokens; ++t) {
-    const std::int64_t position = b.positions[static_cast<std::size_t>(t * components)];
+    const std::int64_t position = positions[static_cast<std::size_t>(t * components)];
     for (std::int64_t h = 0; h < heads; ++h) {
       const std::int64_t row = (t * heads + h) * spec.head_dim;
       for (int j = 0; j < pairs; ++j) {
-        const reference::PairDims pd = reference::pair_dims(spec, j);
+        const reference::PairDims pd = k.dims[static_cast<std::size_t>(j)];
         const std::size_t i1 = static_cast<std::size_t>(row + pd.first), i2 = static_cast<std::size_t>(row + pd.second);
         const double angle = k.theta.empty() ? 0.0 : static_cast<double>(std::fabs(static_cast<long double>(position) * k.theta[j]));
-        judge_one(k, r, j, position, probe_of(h),
+        const Probe probe = probe_of(h);
+        PairRecord& rec = r.pairs[static_cast<std::size_t>(j)];
+        if (k.options.screen && probe != Probe::random &&
+            unit_probe_skips(k, rec, out[i1], out[i2], exact[i1], exact[i2], rounded[i1], rounded[i2], angle)) {
+          ++rec.checked;
+          r.outputs += 2;
+          continue;
+        }
+        judge_one(k, r, j, position, probe,
                   {.x = input[i1],
                    .y = input[i2],
                    .a = out[i1],
                    .b = out[i2],
-                   .exact_a = b.exact[i1],
-                   .exact_b = b.exact[i2],
-                   .rounded_a = b.rounded[i1],
-                   .rounded_b = b.rounded[i2],
+                   .exact_a = exact[i1],
+                   .exact_b = exact[i2],
+                   .rounded_a = rounded[i1],
+                   .rounded_b = rounded[i2],
                    .angle = angle});
       }
       for (std::int64_t i = spec.rotary_dim; i < spec.head_dim; ++i) {
@@ -159,14 +213,29 @@ void unit_probes(const Context& k, Buffers& b, std::int64_t first, std::int64_t 
       }
     }
   }
-  b.rounded.resize(static_cast<std::size_t>(values));
-  b.exact.resize(static_cast<std::size_t>(values));
   fill_positions(spec, b, first, count);
-  reference::ConsecutiveStats stats;
-  k.consecutive.evaluate_into(first, count, 2, b.unit, b.rounded, b.exact, &stats);
-  r.reference_fallback += stats.fallback_tokens;
-  run_and_judge(
-      k, b, b.unit, count, 2, [](std::int64_t h) { return h == 0 ? Probe::unit_x : Probe::unit_y; }, r);
+  const std::optional<std::vector<double>> out = call(k, b, b.unit, count, 2, r);
+  // The reference and the judging by blocks of the reference's own (seeded at each block's first
+  // position whatever the call: the same values as one call over the chunk), so that the expected
+  // values are judged while in cache.
+  const std::int64_t block_values = reference::kConsecutiveBlock * 2 * d;
+  b.rounded.resize(static_cast<std::size_t>(std::min(values, block_values)));
+  b.exact.resize(b.rounded.size());
+  for (std::int64_t t = 0; t < count; t += reference::kConsecutiveBlock) {
+    const std::int64_t n = std::min(reference::kConsecutiveBlock, count - t);
+    const auto at = static_cast<std::size_t>(t * 2 * d), size = static_cast<std::size_t>(n * 2 * d);
+    const std::span<double> rounded(b.rounded.data(), size);
+    const std::span<long double> exact(b.exact.data(), size);
+    reference::ConsecutiveStats stats;
+    k.consecutive.evaluate_unit_probes(first + t, n, rounded, exact, &stats);
+    r.reference_fallback += stats.fallback_tokens;
+    if (!out) continue;
+    const int components = position_components(spec);
+    judge_tokens(
+        k, std::span<const std::int64_t>(b.positions).subspan(static_cast<std::size_t>(t * components)),
+        std::span<const double>(b.unit).subspan(at, size), std::span<const double>(*out).subspan(at, size), rounded, exact, n, 2,
+        [](std::int64_t h) { return h == 0 ? Probe::unit_x : Probe::unit_y; }, r);
+  }
   r.positions += count;
 }
 
@@ -183,11 +252,14 @@ void random_probes(const Context& k, Buffers& b, const std::vector<std::int64_t>
     b.input.insert(b.input.end(), head.begin(), head.end());
     b.positions.insert(b.positions.end(), components, p);
   }
-  b.rounded.resize(b.input.size());
-  b.exact.resize(b.input.size());
-  k.plan.evaluate_into({tokens, 1, d}, b.positions, b.input, b.rounded, b.exact);
-  run_and_judge(
-      k, b, b.input, tokens, 1, [](std::int64_t) { return Probe::random; }, r);
+  b.random_rounded.resize(b.input.size());
+  b.random_exact.resize(b.input.size());
+  k.plan.evaluate_into({tokens, 1, d}, b.positions, b.input, b.random_rounded, b.random_exact);
+  const std::optional<std::vector<double>> out = call(k, b, b.input, tokens, 1, r);
+  if (out) {
+    judge_tokens(
+        k, b.positions, b.input, *out, b.random_rounded, b.random_exact, tokens, 1, [](std::int64_t) { return Probe::random; }, r);
+  }
   r.random_positions += tokens;
 }
 

@@ -33,6 +33,10 @@ struct CertifyOptions {
   std::uint64_t seed = 1;     // of the random inputs (each position's own stream: random_head)
   std::int64_t chunk = 4096;  // positions per implementation call
   int threads = 1;            // 0: every core
+  // Pairs certain to change nothing but the counts skip judge_pair (judge/pair_rule.h screen_pair,
+  // and the unit probes' fast path on correctly rounded outputs): the same result either way;
+  // false judges every pair by judge_pair (tests/runner/certify_test.cpp compares the two).
+  bool screen = true;
 };
 
 struct PositionRange {

@@ -136,6 +136,53 @@ TEST(Consecutive, TinySinFallsBack) {
   EXPECT_EQ(stats.fallback_tokens, 3);
 }
 
+// evaluate_unit_probes (head 1 the image of head 0) against evaluate_into of the two heads' inputs:
+// the same rounded and exact values bit for bit (zeros' signs included) and the same fallbacks,
+// around position 0 (negative positions too), near 2^31 and 2^53 (seeds outside the fast domain),
+// with a tiny sine (the present path), both layouts, pass-through dims, every dtype.
+void expect_unit_probes_as_evaluated(const std::string& text, std::int64_t first, std::int64_t count) {
+  SCOPED_TRACE(text + " from " + std::to_string(first));
+  const Spec spec = parse_spec(text);
+  const ConsecutiveReference consecutive(spec);
+  const std::int64_t d = spec.head_dim;
+  std::vector<double> input(static_cast<std::size_t>(count * 2 * d), 1.0);
+  for (std::int64_t t = 0; t < count; ++t) {
+    for (int j = 0; j < spec.rotary_dim / 2; ++j) {
+      const reference::PairDims pd = reference::pair_dims(spec, j);
+      input[static_cast<std::size_t>(t * 2 * d + pd.second)] = 0;
+      input[static_cast<std::size_t>((t * 2 + 1) * d + pd.first)] = 0;
+    }
+  }
+  std::vector<double> rounded(input.size()), probes_rounded(input.size());
+  std::vector<long double> exact(input.size()), probes_exact(input.size());
+  ConsecutiveStats stats, probes_stats;
+  consecutive.evaluate_into(first, count, 2, input, rounded, exact, &stats);
+  consecutive.evaluate_unit_probes(first, count, probes_rounded, probes_exact, &probes_stats);
+  EXPECT_EQ(probes_stats.tokens, stats.tokens);
+  EXPECT_EQ(probes_stats.fallback_tokens, stats.fallback_tokens);
+  std::int64_t differing = 0;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    differing += bits_of(probes_rounded[i]) != bits_of(rounded[i]) || std::memcmp(&probes_exact[i], &exact[i], 10) != 0;
+  }
+  EXPECT_EQ(differing, 0);
+}
+
+TEST(Consecutive, UnitProbesAsEvaluated) {
+  const std::string llama =
+      "layout=half,head_dim=128,base=500000,scaling=llama3,factor=8,low_freq_factor=1,high_freq_factor=4,original_max_position=8192";
+  for (const char* dtype : {"bf16", "f16", "f32", "f64"}) {
+    expect_unit_probes_as_evaluated(llama + ",dtype=" + dtype, (std::int64_t{1} << 31) - 2100, 2100);
+    expect_unit_probes_as_evaluated(llama + ",dtype=" + dtype, 0, 1100);
+  }
+  expect_unit_probes_as_evaluated("layout=interleaved,head_dim=64,rotary_dim=48,base=10000,dtype=f32", -40, 1200);
+  expect_unit_probes_as_evaluated("layout=interleaved,head_dim=16,base=10000,dtype=bf16,direction=inverse", 5, 1500);
+  expect_unit_probes_as_evaluated("layout=half,head_dim=8,base=10000,dtype=f32", (std::int64_t{1} << 53) - 10, 40);
+  expect_unit_probes_as_evaluated("layout=half,head_dim=4,base=10000,scaling=linear,factor=2e16,dtype=f64", 1, 300);
+  expect_unit_probes_as_evaluated("layout=half,head_dim=16,base=10000,scaling=yarn,factor=16,original_max_position=64,"
+                                  "attention_factor=1.5,dtype=f16",
+                                  (std::int64_t{1} << 24) - 500, 1200);
+}
+
 // Special values (NaN, ±Inf, zeros, subnormals, huge magnitudes) go to apply's general rules.
 TEST(Consecutive, SpecialValuesTakeTheGeneralRules) {
   const Spec spec = parse_spec("layout=interleaved,head_dim=8,base=10000,dtype=f16");
