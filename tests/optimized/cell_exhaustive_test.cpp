@@ -217,6 +217,16 @@ TEST(CellExhaustive, Binary16NegativeRunsAreCellsDownToTheFloor) { check_half(1)
 TEST(CellExhaustive, Bfloat16PositiveRunsAreCellsEverywhere) { check_bf16(0); }
 TEST(CellExhaustive, Bfloat16NegativeRunsAreCellsEverywhere) { check_bf16(1); }
 
+// The kernels' constants are the claim's: bias 2^(k−1), the low k bits masked, binary16's floor
+// 2^-14 − 2^-26.
+TEST(CellExhaustive, ConstantsAreTheClaims) {
+  for (const Format* t : {&kHalf, &kBf16}) {
+    EXPECT_EQ(t->bias, 1u << (t->dropped - 1)) << t->name;
+    EXPECT_EQ(t->mask, ~((1u << t->dropped) - 1)) << t->name;
+  }
+  EXPECT_EQ(bits_value(kHalf.floor), 0x1p-14 - 0x1p-26);
+}
+
 // Teeth for the key itself: without the half-cell bias (truncated bits) the runs are not cells.
 TEST(CellExhaustive, KeysWithoutTheBiasFail) {
   for (const Format* t : {&kHalf, &kBf16}) {
