@@ -134,7 +134,12 @@
 //    does not keep takes the binary64 test above): w is kept, and stored as RN32(w), when
 //        |w| > E' = RN(fma(K·2^37, RN(|x| + |y|), 2^-125))   and   q ≤ 2^29 − 2M − 2,
 //    q = (bits(w) + 2^28 − M − 1) mod 2^29, M = 2^16, bits(w) the binary64 encoding as an integer
-//    (its sign bit does not reach the low 29 bits). Why it proves RN32(X) = RN32(w):
+//    (its sign bit does not reach the low 29 bits). Why it proves RN32(X) = RN32(w) ((ii) is
+//    MACHINE-CHECKED with MPFR in every binade from 2^-126 to binary64's largest, both signs, at
+//    the patterns that decide it, tests/optimized/bits_window_test.cpp: d at its limits and just
+//    outside, each binade's first and last patterns, the overflow threshold, random ones; the
+//    window's ends round as w, one ulp wider they do not, and ScalarOps::decided_by_bits32 takes
+//    exactly this condition; by hand remain that those patterns decide every other, and (iii)):
 //    (i) E' ≥ Eb = RN(K·2^37·RN(|x| + |y|)) (the floor is ≥ 0, RN monotonic; K·2^37 is K scaled
 //      exactly) and Eb·2^-37 ≥ B = |w − X| (MACHINE-CHECKED: rounding_test.g, Eb). With 2^e ≤ |w| <
 //      2^(e+1): B < |w|·2^-37 < 2^(e−36) = M·ulp64(w), ulp64(w) = 2^(e−52); w is normal in binary64
@@ -185,7 +190,10 @@
 //    against N (the normwise E sent such outputs to the second path: 1.1·10^-2 of f16 outputs
 //    against 4.2·10^-3 here, bench/README.md "kernel_bench"). The kernels decide it by cells
 //    (THE CELL TEST below) and store RN_T(a32).
-//  THE CELL TEST (decide32 through Ops32::undecided_cells; HAND-DERIVED, not machine-checked):
+//  THE CELL TEST (decide32 through Ops32::undecided_cells; the run claim below is MACHINE-CHECKED
+//    by exhaustion, tests/optimized/cell_exhaustive_test.cpp: all 2^32 binary32 patterns, RN_T by
+//    convert-inl.h's conversions and by binary64 arithmetic, every tie a run's lower end, and the
+//    claim failing in the run just below binary16's floor; (i) and (ii) are hand-derived):
 //    instead of converting lo and hi to T, their cells are compared on binary32 bits
 //    (convert-inl.h same_cell). With k the bits T drops (binary16: 13, bfloat16: 16), the bit
 //    patterns of one sign split into half-open runs [c − 2^(k−1), c + 2^(k−1)) around the patterns c
