@@ -4,14 +4,16 @@ explanation names it. Writes the RESULTS section of peers/certify/README.md; --c
 cheap rows and compares them with it.
 
     PYTHONPATH=BUILD/python ROPECHECK_BIN=BUILD/bin/ropecheck \\
-      build/peers/venv/bin/python peers/certify/certify_peers.py [--budget S] [--check] [--only NAME]
+      build/peers/venv/bin/python peers/certify/certify_peers.py [--budget S] [--check] [--only NAME] [--resume]
 
 Runs in the peers' virtual environment (peers/README.md) with the build's Python module. Each row
 certifies (ropecheck.certify, or `ropecheck certify --plugin` for ggml) every position of
 [0, 4096), then of [2^k, 2^(k+1)) for k = 12, 13, ..., up to the model's context length and then
 up to 2^24, stopping at the first range that fails: its first failing position is the peer's
 first below the bound (every lower position passed). A row whose certified ranges pass until
---budget seconds are spent says how far it got ("none below N").
+--budget seconds are spent says how far it got ("none below N"); --resume goes on from N (the
+certification is per position and the ranges are certified in order, so [0, N) need not be
+certified again), adding the row's time to the table's.
 """
 import argparse
 import json
@@ -156,15 +158,18 @@ def first_failure(report):
     return p["first_failure"], p["pair"], p["first_failure_probe"], p["first_failure_message"]
 
 
-def certify_row(peer, make, config, dtype, model, budget, workdir):
-    """One row: certifies the ranges in order until one fails or the budget is spent."""
+def certify_row(peer, make, config, dtype, model, budget, workdir, resume=(0, 0)):
+    """One row: certifies the ranges in order until one fails or the budget is spent. resume
+    (covered, seconds): a row the table says passed [0, covered) in `seconds` goes on from there."""
     import ropecheck
 
     template, context = CONFIGS[config]
     text = template.format(dtype=dtype)
     fn = make(text) if make is not None else None
-    start, covered, row = time.time(), 0, None
+    start, (covered, earlier), row = time.time(), resume, None
     for first, end in ranges(context):
+        if end <= covered:
+            continue
         if first >= context and time.time() - start > budget:
             break
         if fn is None:
@@ -177,7 +182,7 @@ def certify_row(peer, make, config, dtype, model, budget, workdir):
         if failure is not None or report["failed_calls"] > 0:
             row = dict(failure=failure, call=report["first_call_error"], explanation=explanation)
             break
-    seconds = time.time() - start
+    seconds = earlier + time.time() - start
     return dict(peer=peer, config=config, dtype=dtype, model=model, context=context, covered=covered, seconds=round(seconds),
                 **(row or dict(failure=None, call="", explanation="")))
 
@@ -215,6 +220,8 @@ def main():
     parser.add_argument("--check", action="store_true",
                         help="re-run the rows whose first failure lies below 2^13 and compare the position, pair and probe "
                              "with README.md")
+    parser.add_argument("--resume", action="store_true",
+                        help="rows README.md says passed [0, N) go on from N (their time adds to the table's)")
     parser.add_argument("--only", action="append", default=[], help="a peer's name (repeatable)")
     args = parser.parse_args()
     rows, failed = [], []
@@ -230,9 +237,9 @@ def main():
                 continue
             for config, dtype in cases:
                 for model in MODELS:
+                    expected = [line for line in table.splitlines() if line.startswith(f"| {peer} | {config} ") and
+                                f"| {dtype} | {model} |" in line]
                     if args.check:
-                        expected = [line for line in table.splitlines() if line.startswith(f"| {peer} | {config} ") and
-                                    f"| {dtype} | {model} |" in line]
                         m = re.search(r"\| \*\*(\d+)\*\*[^|]*\| pair (\d+), ([^:]+):", expected[0]) if expected else None
                         if not m or int(m.group(1)) >= 2**13:
                             continue
@@ -243,7 +250,9 @@ def main():
                         if got != want:
                             failed.append(f"{peer} {config} {dtype} {model}: {got} != {want}")
                         continue
-                    r = certify_row(peer, make, config, dtype, model, args.budget, workdir)
+                    m = re.search(r"\| none below (\d+) \|.*\| (\d+) s \|$", expected[0]) if args.resume and expected else None
+                    resume = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+                    r = certify_row(peer, make, config, dtype, model, args.budget, workdir, resume)
                     print(f"{peer} {config} {dtype} {model}: {r['failure'] or r['call'] or 'pass'} [0, {r['covered']}) "
                           f"{r['seconds']} s", file=sys.stderr)
                     rows.append(r)
