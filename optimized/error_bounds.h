@@ -135,11 +135,13 @@
 //        |w| > E' = RN(fma(K·2^37, RN(|x| + |y|), 2^-125))   and   q ≤ 2^29 − 2M − 2,
 //    q = (bits(w) + 2^28 − M − 1) mod 2^29, M = 2^16, bits(w) the binary64 encoding as an integer
 //    (its sign bit does not reach the low 29 bits). Why it proves RN32(X) = RN32(w) ((ii) is
-//    MACHINE-CHECKED with MPFR in every binade from 2^-126 to binary64's largest, both signs, at
-//    the patterns that decide it, tests/optimized/bits_window_test.cpp: d at its limits and just
-//    outside, each binade's first and last patterns, the overflow threshold, random ones; the
-//    window's ends round as w, one ulp wider they do not, and ScalarOps::decided_by_bits32 takes
-//    exactly this condition; by hand remain that those patterns decide every other, and (iii)):
+//    MACHINE-CHECKED in Coq for every pattern, proofs/formal/coq/RoundingBits.v: bits_window, every
+//    real within (M + 1)·ulp64(w) of w has w's one nearest binary32 value, both signs, every
+//    e ≥ −126, binary32 overflow included; code_window, the masked q ≤ 2^29 − 2M − 2 is exactly
+//    M + 1 ≤ d ≤ 2^29 − M − 1, and bits_low29, d is m's; bits_window_sharp, d = M fails; and with
+//    MPFR at the patterns that decide it, tests/optimized/bits_window_test.cpp: d at its limits and
+//    just outside, each binade's first and last patterns, the overflow threshold, random ones, and
+//    ScalarOps::decided_by_bits32 takes exactly this condition; (iii) is by hand):
 //    (i) E' ≥ Eb = RN(K·2^37·RN(|x| + |y|)) (the floor is ≥ 0, RN monotonic; K·2^37 is K scaled
 //      exactly) and Eb·2^-37 ≥ B = |w − X| (MACHINE-CHECKED: rounding_test.g, Eb). With 2^e ≤ |w| <
 //      2^(e+1): B < |w|·2^-37 < 2^(e−36) = M·ulp64(w), ulp64(w) = 2^(e−52); w is normal in binary64
@@ -193,7 +195,8 @@
 //  THE CELL TEST (decide32 through Ops32::undecided_cells; the run claim below is MACHINE-CHECKED
 //    by exhaustion, tests/optimized/cell_exhaustive_test.cpp: all 2^32 binary32 patterns, RN_T by
 //    convert-inl.h's conversions and by binary64 arithmetic, every tie a run's lower end, and the
-//    claim failing in the run just below binary16's floor; (i) and (ii) are hand-derived):
+//    claim failing in the run just below binary16's floor; (i) and (ii) are MACHINE-CHECKED in Coq,
+//    proofs/formal/coq/RoundingBits.v decide32_strict, cell_margin and cell_ends):
 //    instead of converting lo and hi to T, their cells are compared on binary32 bits
 //    (convert-inl.h same_cell). With k the bits T drops (binary16: 13, bfloat16: 16), the bit
 //    patterns of one sign split into half-open runs [c − 2^(k−1), c + 2^(k−1)) around the patterns c
@@ -212,12 +215,14 @@
 //    patterns of one sign are monotonic in the value) and above its lower end, so
 //    RN_T(a32) = RN_T(x*):
 //    (i) lo < x* < hi: decide32_sound proves lo ≤ x* ≤ hi, and its conditions hold with slack
-//        (K = 4.1·u32 > 4.000001·u32, F = 2^-146 > 2^-147.4), so E_a exceeds what the proof needs
-//        and the inequalities are strict;
+//        (F = 2^-146 = 16μ32 where (C3) needs 6μ32), so the same proof with every μ32 raised to
+//        1.5μ32 puts x* at least μ32/2 inside both ends (decide32_strict);
 //    (ii) lo < a32 < hi: with |a32| ≤ (P + Q)(1 + 2.0001u32), E_a ≥ (1 − u32)²(4.1(1 − 2^-52)u32(P +
-//        Q) + F) − 2μ32 ≥ 4.09u32|a32| + 13μ32 ≥ max(2u32|a32|, 2μ32) ≥ ulp32(a32), so a32 − E_a is at
-//        or below a32's predecessor in binary32, and so is lo = RN32(a32 − E_a) (RN is monotonic
-//        and the predecessor is a binary32 value); hi likewise.
+//        Q) + F) − 2μ32 ≥ 4.09u32|a32| + 13μ32 ≥ max(2u32|a32|, 2μ32) ≥ ulp32(a32) (cell_margin), so
+//        a32 − E_a is at or below a32's predecessor in binary32, and so is lo = RN32(a32 − E_a) (RN is
+//        monotonic and the predecessor is a binary32 value); hi likewise (cell_ends, for any nearest
+//        binary32 value of a32 ∓ E_a; the two bounds on |a32| and E_a are read from the premises
+//        above, not re-derived in Coq).
 //    (An infinite a32 gives lo = hi = a32, which both forms of the test keep, as before: from finite
 //    operands, a32 = ±∞ needs |x*| ≥ (2 − 2^-24)·2^127 − B_a, past T's overflow threshold; binary16
 //    operands are far too small for it, and bfloat16 ones take this path only with |A| ≤ 1.)

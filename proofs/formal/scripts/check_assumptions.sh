@@ -28,6 +28,8 @@ theorems=(
   ErrorBound.f16_binary32_kernel_bound ErrorBound.bf16_binary32_kernel_bound
   RoundingTest32.decide_component RoundingTest32.decide32_entry RoundingTest32.decide32_conditions
   RoundingTest32.decide32_sound
+  RoundingBits.bits_window_pos RoundingBits.bits_window RoundingBits.code_window RoundingBits.bits_low29
+  RoundingBits.bits_window_sharp RoundingBits.cell_ends RoundingBits.cell_margin RoundingBits.decide32_strict
   AngleAddition.rotation_step AngleAddition.rounding_term AngleAddition.rotation_run
   AngleAddition.table_by_rotation_gap AngleAddition.direct_state_error AngleAddition.step_error
   Consecutive.dd_sum_term Consecutive.seed_state_error Consecutive.step_state_error
@@ -62,7 +64,7 @@ allowed='^(ClassicalDedekindReals\.sig_forall_dec|ClassicalDedekindReals\.sig_no
 
 cd "$work"
 {
-  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound RoundingTest32 AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
+  echo "From RopeCheck Require Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound RoundingTest32 RoundingBits AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward."
   for t in "${theorems[@]}"; do
     echo "Locate RopeCheck.$t."
   done

@@ -4,7 +4,7 @@
 # Usage: check_coq.sh COQC SOURCE_DIR WORK_DIR
 set -euo pipefail
 coqc="$1"; src="$2"; work="$3"
-order=(Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound RoundingTest32 AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward)
+order=(Rotation Layouts Attention CosSinTaylor FastTrig F64CosSin ErrorBound RoundingTest32 RoundingBits AngleAddition Consecutive GateTolerance Fused FusedNorm FusedBackward)
 
 # Forbidden: unfinished proofs and new axioms (words, outside nothing — comments must not use them).
 if grep -nwE 'Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|Hypotheses' "$src"/*.v; then
